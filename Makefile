@@ -1,0 +1,61 @@
+# LoopX Memory — the front door.  `make run` to try it, `make test` to check it.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+REQ_STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-16)
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: setup run test test-sqlite test-postgres lint format serve bench clean
+
+$(REQ_STAMP): requirements.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@rm -f $(VENV)/.requirements-* && touch $@
+
+setup: $(REQ_STAMP)
+
+run: setup
+	DEBUG=true $(BIN)/python manage.py migrate --noinput -v0
+	DEBUG=true $(BIN)/python manage.py loopx_demo --operator operator --format text
+	@echo ""
+	@echo "  Admin     http://$(HOST):$(PORT)/admin/   (operator credentials above)"
+	@echo "  API docs  http://$(HOST):$(PORT)/api/docs/"
+	@echo "  Schema    http://$(HOST):$(PORT)/api/schema/"
+	@echo ""
+	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+## The whole suite on SQLite, then again on a throwaway PostgreSQL cluster.
+test: setup lint test-sqlite test-postgres
+
+test-sqlite: setup
+	@echo "== pytest on SQLite =="
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-postgres: setup
+	@echo "== pytest on PostgreSQL =="
+	scripts/with-postgres.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python manage.py check
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+format: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## Production-style server: set DATABASE_URL (PostgreSQL), SECRET_KEY, ALLOWED_HOSTS.
+serve: setup
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput -v0
+	$(BIN)/gunicorn loopx_site.wsgi:application --bind $(HOST):$(PORT) \
+	  --workers $${WEB_CONCURRENCY:-4} --access-logfile -
+
+bench: setup
+	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-* staticfiles

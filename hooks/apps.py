@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class HooksConfig(AppConfig):
+    name = "hooks"

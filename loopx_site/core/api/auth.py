@@ -1,0 +1,59 @@
+"""Host token authentication.
+
+Hosts send ``Authorization: Bearer <token>`` (``Token <token>`` is accepted too). A
+token is scoped to one Goal and optionally one Agent; ``request.auth`` is the
+``HostToken`` and ``request.user`` a ``HostPrincipal`` carrying that scope.
+"""
+
+from dataclasses import dataclass
+
+from rest_framework import authentication, exceptions
+
+from loopx_site.core.models import HostToken
+from loopx_site.core.services import digest_token
+
+
+@dataclass(frozen=True)
+class HostPrincipal:
+    goal_id: str
+    agent_id: str | None
+    token_prefix: str
+
+    is_authenticated = True
+    is_anonymous = False
+    is_staff = False
+    is_active = True
+
+    def __str__(self) -> str:
+        return f"host:{self.token_prefix}"
+
+
+class HostTokenAuthentication(authentication.BaseAuthentication):
+    keywords = ("bearer", "token")
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].decode("latin-1").lower() not in self.keywords:
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Malformed Authorization header.")
+        try:
+            secret = header[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("Malformed token.") from None
+        token = (
+            HostToken.objects.select_related("goal", "agent")
+            .filter(key_digest=digest_token(secret), revoked_at__isnull=True)
+            .first()
+        )
+        if token is None:
+            raise exceptions.AuthenticationFailed("Unknown or revoked token.")
+        principal = HostPrincipal(
+            goal_id=token.goal.goal_id,
+            agent_id=token.agent.agent_id if token.agent_id else None,
+            token_prefix=token.prefix,
+        )
+        return principal, token
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="api"'

@@ -1,0 +1,79 @@
+"""DRF exception handler: every API error is the same envelope the CLI prints."""
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import DatabaseError
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.response import Response
+
+from loopx_site.core.errors import DomainError
+
+logger = logging.getLogger("loopx.api")
+
+
+def _first_field_error(detail, prefix: str = "") -> tuple[str | None, str]:
+    """(dotted field, message) of the first error in a DRF ValidationError detail."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else None
+            field, message = _first_field_error(value, f"{prefix}{name}." if name else prefix)
+            return field or (prefix + name if name else None), message
+    if isinstance(detail, list) and detail:
+        for index, value in enumerate(detail):
+            if value:
+                if isinstance(value, dict | list):
+                    return _first_field_error(value, f"{prefix}{index}.")
+                return (prefix.rstrip(".") or None), str(value)
+    return (prefix.rstrip(".") or None), str(detail)
+
+
+def to_domain_error(exc: Exception, area: str) -> DomainError | None:
+    if isinstance(exc, DomainError):
+        return exc
+    if isinstance(exc, exceptions.ValidationError):
+        field, message = _first_field_error(exc.detail)
+        return DomainError(
+            "invalid_argument", message, field=field, area=area, details={"errors": exc.detail}
+        )
+    if isinstance(exc, exceptions.ParseError):
+        return DomainError("invalid_json", str(exc.detail), area=area)
+    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        return DomainError("not_authenticated", str(exc.detail), area=area, status=401)
+    if isinstance(exc, exceptions.PermissionDenied | DjangoPermissionDenied):
+        message = getattr(exc, "detail", None) or "Outside this token's scope."
+        return DomainError("scope_forbidden", str(message), area=area, status=403)
+    if isinstance(exc, exceptions.NotFound | Http404):
+        return DomainError("not_found", "Not found.", area=area, status=404)
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        return DomainError("method_not_allowed", str(exc.detail), area=area, status=405)
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        return DomainError("unsupported_media_type", str(exc.detail), area=area, status=415)
+    if isinstance(exc, exceptions.NotAcceptable):
+        return DomainError("not_acceptable", str(exc.detail), area=area, status=406)
+    if isinstance(exc, exceptions.Throttled):
+        return DomainError("throttled", str(exc.detail), area=area, status=429)
+    if isinstance(exc, exceptions.APIException):
+        return DomainError(exc.default_code, str(exc.detail), area=area, status=exc.status_code)
+    if isinstance(exc, DatabaseError):
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        return DomainError(
+            "database_unavailable",
+            "The database is unavailable; nothing was written.",
+            area=area,
+            status=503,
+        )
+    return None
+
+
+def exception_handler(exc, context):
+    view = context.get("view")
+    area = getattr(view, "error_area", "loopx")
+    err = to_domain_error(exc, area)
+    if err is None:
+        return None
+    headers = {}
+    if err.http_status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="api"'
+    return Response(err.envelope(), status=err.http_status, headers=headers)

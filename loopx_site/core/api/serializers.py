@@ -1,0 +1,29 @@
+from rest_framework import serializers
+
+from loopx_site.core.validation import IDENTIFIER_RE
+
+
+class IdentifierField(serializers.RegexField):
+    def __init__(self, **kwargs):
+        super().__init__(IDENTIFIER_RE, max_length=128, **kwargs)
+
+
+class GoalRegisterInput(serializers.Serializer):
+    goal_id = IdentifierField()
+    agent_ids = serializers.ListField(child=IdentifierField(), min_length=1, max_length=64)
+    state_ref = serializers.CharField(max_length=1024, required=False, trim_whitespace=False)
+    instance_id = IdentifierField(required=False)
+
+
+class GoalOutput(serializers.Serializer):
+    goal_id = serializers.CharField()
+    state_ref = serializers.CharField(allow_null=True)
+    instance_id = serializers.CharField(allow_null=True)
+    agents = serializers.ListField(child=serializers.CharField())
+    created_at = serializers.CharField()
+    updated_at = serializers.CharField()
+
+
+class GoalListOutput(serializers.Serializer):
+    schema_version = serializers.CharField(default="loopx_goal_list_v0")
+    goals = GoalOutput(many=True)

@@ -1,0 +1,204 @@
+"""The base of every LoopX management command.
+
+A LoopX command parses its arguments, calls one service and renders the result:
+
+* ``--format json`` (default) prints exactly one JSON object on stdout;
+  ``--format text`` prints a readable summary. ``--format`` is accepted at the end
+  of the command line, after any subcommand.
+* Every ``DomainError``, every argument error (argparse's included) and a database
+  outage becomes the structured error envelope on stdout with exit status 2 — no
+  traceback, no usage dump on stdout.
+* Human progress goes to stderr (``self.progress``).
+
+Subclasses implement ``add_command_arguments(parser)`` and either ``run(**options)``
+returning a payload dict, or, with subcommands made by ``add_subcommands``, one
+``run_<name>(**options)`` method per subcommand.
+"""
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser, handle_default_options
+from django.db import DatabaseError, connections
+
+from loopx_site.core.errors import DomainError
+
+FORMATS = ("json", "text")
+
+
+class CommandArgumentError(Exception):
+    """Raised by the parser instead of printing usage and exiting."""
+
+
+class LoopxCommandParser(CommandParser):
+    def error(self, message: str):
+        raise CommandArgumentError(message)
+
+
+def _sniff_format(argv: Sequence[str]) -> str:
+    for i, arg in enumerate(argv):
+        if arg == "--format" and i + 1 < len(argv) and argv[i + 1] in FORMATS:
+            return argv[i + 1]
+        if arg.startswith("--format=") and arg.split("=", 1)[1] in FORMATS:
+            return arg.split("=", 1)[1]
+    return "json"
+
+
+def _argument_field(message: str) -> str | None:
+    """Best-effort name of the offending option in an argparse message."""
+    for token in message.replace(",", " ").replace(":", " ").split():
+        if token.startswith("--"):
+            return token[2:].split("/")[0].replace("-", "_")
+    return None
+
+
+def format_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A plain fixed-width table for ``--format text``."""
+    rows = list(rows)
+    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    line = "  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))
+    out = [line.rstrip()]
+    out += [
+        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    if not rows:
+        out.append("(none)")
+    return "\n".join(out)
+
+
+def format_mapping(payload: dict[str, Any], *, skip: Iterable[str] = ()) -> str:
+    """``key: value`` lines for the scalar fields of a payload (nested ones as JSON)."""
+    skip = set(skip)
+    lines = []
+    for key, value in payload.items():
+        if key in skip:
+            continue
+        if isinstance(value, dict | list):
+            value = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        lines.append(f"{key}: {'-' if value is None else value}")
+    return "\n".join(lines)
+
+
+class Subcommands:
+    """Adds subcommands that each accept ``--format`` at the end."""
+
+    def __init__(self, action):
+        self._action = action
+
+    def add(self, name: str, help: str) -> CommandParser:
+        sub = self._action.add_parser(name, help=help, description=help)
+        add_format_argument(sub, nested=True)
+        return sub
+
+
+def add_format_argument(parser: argparse.ArgumentParser, *, nested: bool = False) -> None:
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=argparse.SUPPRESS if nested else "json",
+        help="Output format: one JSON object (default) or a readable text summary.",
+    )
+
+
+class LoopxCommand(BaseCommand):
+    requires_system_checks = []
+    #: Area of argument errors raised before a service runs (error schema name).
+    error_area = "loopx"
+
+    # -- parser -----------------------------------------------------------------
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.__class__ = LoopxCommandParser  # argument errors raise instead of exiting
+        add_format_argument(parser)
+        self.add_command_arguments(parser)
+
+    def add_command_arguments(self, parser: CommandParser) -> None:
+        """Declare the command's arguments (override)."""
+
+    def add_subcommands(self, parser: CommandParser, dest: str = "subcommand") -> Subcommands:
+        action = parser.add_subparsers(dest=dest, required=True, metavar=dest.upper())
+        return Subcommands(action)
+
+    # -- execution --------------------------------------------------------------
+    def run_from_argv(self, argv: list[str]) -> None:
+        self._called_from_command_line = True
+        fmt = _sniff_format(argv[2:])
+        code = 0
+        try:
+            parser = self.create_parser(argv[0], argv[1])
+            options = parser.parse_args(argv[2:])
+            cmd_options = vars(options)
+            args = cmd_options.pop("args", ())
+            handle_default_options(options)
+            self.execute(*args, **cmd_options)
+        except CommandArgumentError as exc:
+            err = DomainError(
+                "invalid_argument",
+                str(exc),
+                field=_argument_field(str(exc)),
+                area=self.error_area,
+            )
+            self._emit_error(err, fmt)
+            code = 2
+        except DomainError as exc:
+            self._emit_error(exc, fmt)
+            code = 2
+        except DatabaseError as exc:
+            self.stderr.write(f"database error: {type(exc).__name__}")
+            err = DomainError(
+                "database_unavailable",
+                "The database is unavailable; nothing was written.",
+                area=self.error_area,
+            )
+            self._emit_error(err, fmt)
+            code = 2
+        except Exception:
+            if "--traceback" in argv:
+                raise
+            self.stderr.write(traceback.format_exc(limit=-3))
+            err = DomainError("internal_error", "Unexpected failure.", area=self.error_area)
+            self._emit_error(err, fmt)
+            code = 1
+        finally:
+            connections.close_all()
+        if code:
+            sys.exit(code)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        self.output_format = options.get("format", "json")
+        subcommand = options.get("subcommand")
+        if subcommand:
+            handler: Callable[..., dict] = getattr(self, "run_" + subcommand.replace("-", "_"))
+        else:
+            handler = self.run
+        payload = handler(**options)
+        self.emit(payload, subcommand=subcommand)
+
+    def run(self, **options: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # -- output -----------------------------------------------------------------
+    def emit(self, payload: dict[str, Any], *, subcommand: str | None = None) -> None:
+        if self.output_format == "text":
+            self.stdout.write(self.render_text(payload, subcommand=subcommand))
+        else:
+            self.stdout.write(json.dumps(payload, ensure_ascii=False, sort_keys=False))
+
+    def render_text(self, payload: dict[str, Any], *, subcommand: str | None = None) -> str:
+        """Readable form of a payload; commands override for tables."""
+        return format_mapping(payload)
+
+    def progress(self, message: str) -> None:
+        """Human progress on stderr (never stdout)."""
+        self.stderr.write(message)
+
+    def _emit_error(self, err: DomainError, fmt: str) -> None:
+        if fmt == "text":
+            field = f" (field: {err.field})" if err.field else ""
+            self.stdout.write(f"error: {err.code}{field}: {err.message}")
+        else:
+            self.stdout.write(json.dumps(err.envelope(), ensure_ascii=False))

@@ -1,0 +1,11 @@
+"""Demo data of the registry: Goal ``demo`` with Agents ``author`` and ``reviewer``."""
+
+from loopx_site.core import services
+
+
+def load(*, log) -> dict:
+    registration = services.register_goal(
+        goal_id="demo", agent_ids=["author", "reviewer"], state_ref="goals/demo/state.json"
+    )
+    log("registered Goal demo with Agents author, reviewer")
+    return {"goal_id": registration.goal.goal_id, "agents": ["author", "reviewer"]}

@@ -1,0 +1,199 @@
+"""Settings for LoopX Memory.
+
+Every value comes from the environment (django-environ) with a safe local default;
+``.env.example`` documents them. ``DEBUG`` defaults to false; ``make run`` turns it on
+for the local development server.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    # Zero-configuration local use: a random key kept in the ignored .local/ folder.
+    # Production sets SECRET_KEY in the environment.
+    _key_file = BASE_DIR / ".local" / "secret_key"
+    if not _key_file.exists():
+        import secrets
+
+        _key_file.parent.mkdir(exist_ok=True)
+        _key_file.write_text(secrets.token_urlsafe(50))
+        _key_file.chmod(0o600)
+    SECRET_KEY = _key_file.read_text().strip()
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+
+LOOPX_RUNTIME_ID = env.str("LOOPX_RUNTIME_ID", default="local")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "loopx_site.core",
+    "preferences",
+    "reward_memory",
+    "hooks",
+    "turn_recall",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "loopx_site.urls"
+WSGI_APPLICATION = "loopx_site.wsgi.application"
+ASGI_APPLICATION = "loopx_site.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # IMMEDIATE: a write transaction takes SQLite's write lock when it begins, so two
+    # conditional writers serialise instead of failing late with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 30,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
+    # The test database is a file (not :memory:) so tests can race real processes
+    # against it; one per test run, so parallel runs never share it.
+    import os
+    import tempfile
+
+    DATABASES["default"]["TEST"] = {
+        "NAME": env.str(
+            "LOOPX_TEST_SQLITE_PATH",
+            default=str(Path(tempfile.gettempdir()) / f"loopx-test-{os.getpid()}.sqlite3"),
+        )
+    }
+else:
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# Security: production runs with DEBUG=false behind TLS (SECURE_SSL=true).
+SECURE_SSL = env.bool("SECURE_SSL", default=not DEBUG)
+SECURE_SSL_REDIRECT = SECURE_SSL
+SESSION_COOKIE_SECURE = SECURE_SSL
+CSRF_COOKIE_SECURE = SECURE_SSL
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if SECURE_SSL else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_SSL
+SECURE_HSTS_PRELOAD = SECURE_SSL
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "loopx_site.core.api.auth.HostTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["loopx_site.core.api.permissions.IsHostOrOperator"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "loopx_site.core.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+if DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append(
+        "rest_framework.renderers.BrowsableAPIRenderer"
+    )
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "LoopX Memory API",
+    "DESCRIPTION": (
+        "Memory and capability-hook control plane for autonomous coding agents. "
+        "Authenticate with a host token (`Authorization: Bearer <token>`) scoped to one "
+        "Goal (optionally one Agent). Every write previews unless `execute` is true."
+    ),
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Post-writeback hook providers installed by the operator (composition root): dotted
+# paths to provider classes. The hook core never imports a concrete capability.
+LOOPX_POST_WRITEBACK_HOOKS = env.list(
+    "LOOPX_POST_WRITEBACK_HOOKS",
+    default=["hooks.capabilities.periodic_report.PeriodicReportRuntimeTrigger"],
+)
+
+# Demo data loaders run in order by `manage.py loopx_demo`; each app contributes one.
+LOOPX_DEMO_LOADERS = [
+    "loopx_site.core.demo.load",
+    "preferences.demo.load",
+    "reward_memory.demo.load",
+    "hooks.demo.load",
+    "turn_recall.demo.load",
+]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["stderr"], "level": "WARNING"},
+    "loggers": {
+        "loopx": {
+            "handlers": ["stderr"],
+            "level": env.str("LOG_LEVEL", default="INFO"),
+            "propagate": False,
+        },
+    },
+}

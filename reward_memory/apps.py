@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class RewardMemoryConfig(AppConfig):
+    name = "reward_memory"

@@ -1,0 +1,43 @@
+import pytest
+from rest_framework.test import APIClient
+
+from loopx_site.core import services as core_services
+from tests.factories import AgentFactory, GoalFactory
+
+
+@pytest.fixture
+def goal(db):
+    return GoalFactory(goal_id="demo")
+
+
+@pytest.fixture
+def agent(goal):
+    return AgentFactory(goal=goal, agent_id="author")
+
+
+@pytest.fixture
+def api_client():
+    return APIClient()
+
+
+@pytest.fixture
+def host_client(db):
+    """``host_client(goal_id, agent_id=None)`` → an APIClient holding a scoped token."""
+
+    def make(goal_id: str, agent_id: str | None = None) -> APIClient:
+        issued = core_services.create_token(goal_id=goal_id, agent_id=agent_id)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def operator_client(db, django_user_model):
+    user = django_user_model.objects.create_user(
+        "op", password="pw-for-tests-only", is_staff=True, is_superuser=True
+    )
+    client = APIClient()
+    client.force_authenticate(user)
+    return client

@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class TurnRecallConfig(AppConfig):
+    name = "turn_recall"
