@@ -63,3 +63,27 @@ class HostToken(models.Model):
     def __str__(self) -> str:
         scope = self.goal.goal_id + (f"/{self.agent.agent_id}" if self.agent_id else "")
         return f"{self.prefix}… ({scope})"
+
+
+class SearchDocument(models.Model):
+    """One document of the shared full-text index (see ``loopx_site.core.fulltext``).
+
+    Rows are written only through ``fulltext.index``/``fulltext.remove``; the SQLite FTS5
+    table and the PostgreSQL GIN expression index are created by migration 0002.
+    """
+
+    namespace = models.CharField(max_length=200)
+    namespace_key = models.CharField(max_length=32, help_text="FTS token of the namespace.")
+    ref = models.CharField(max_length=255)
+    body = models.TextField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace", "ref"], name="core_searchdocument_namespace_ref_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}:{self.ref}"

@@ -1,0 +1,43 @@
+import pytest
+
+from loopx_site.core import fulltext
+from loopx_site.core.models import SearchDocument
+
+
+@pytest.fixture
+def corpus(db):
+    fulltext.index("c1", "r1", "Ask the designated reviewer before merging")
+    fulltext.index("c1", "r2", "Write concise PR descriptions with a reviewer checklist")
+    fulltext.index("c1", "r3", "Prefer small commits")
+    fulltext.index("c2", "x1", "Ask the designated reviewer before merging")
+
+
+def test_search_ranks_matches_within_one_namespace(corpus):
+    hits = fulltext.search("c1", "designated reviewer merging", limit=5)
+    assert [h.ref for h in hits][:2] == ["r1", "r2"]
+    assert "x1" not in [h.ref for h in hits]
+    assert hits[0].score >= hits[1].score
+
+
+def test_search_never_crosses_namespaces(corpus):
+    assert [h.ref for h in fulltext.search("c2", "reviewer", limit=5)] == ["x1"]
+    assert fulltext.search("c3", "reviewer", limit=5) == []
+
+
+def test_reindex_replaces_body_and_remove_forgets(corpus):
+    fulltext.index("c1", "r3", "Prefer squash merges")
+    assert [h.ref for h in fulltext.search("c1", "squash", limit=5)] == ["r3"]
+    assert fulltext.search("c1", "commits", limit=5) == []
+    fulltext.remove("c1", "r3")
+    assert fulltext.search("c1", "squash", limit=5) == []
+    assert SearchDocument.objects.filter(namespace="c1").count() == 2
+
+
+@pytest.mark.parametrize("query", ["", "   ", '"*:()', "OR AND NOT"])
+def test_queries_with_syntax_characters_or_no_words_are_safe(corpus, query):
+    hits = fulltext.search("c1", query, limit=5)
+    assert isinstance(hits, list)
+
+
+def test_limit_bounds_the_hits(corpus):
+    assert len(fulltext.search("c1", "reviewer commits prefer", limit=1)) == 1
