@@ -178,6 +178,7 @@ LOOPX_POST_WRITEBACK_HOOKS = env.list(
 LOOPX_DEMO_LOADERS = [
     "loopx_site.core.demo.load",
     "preferences.demo.load",
+    "preferences.demo_recall.load",
     "reward_memory.demo.load",
     "hooks.demo.load",
     "turn_recall.demo.load",

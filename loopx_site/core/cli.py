@@ -171,6 +171,15 @@ class LoopxCommand(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         self.output_format = options.get("format", "json")
         subcommand = options.get("subcommand")
+        run = options.pop("_loopx_run", None)
+        render = options.pop("_loopx_render", None)
+        if run is not None:
+            payload = run(**options)
+            if self.output_format == "text" and render is not None:
+                self.stdout.write(render(payload))
+            else:
+                self.emit(payload, subcommand=subcommand)
+            return
         if subcommand:
             handler: Callable[..., dict] = getattr(self, "run_" + subcommand.replace("-", "_"))
         else:

@@ -1,0 +1,1 @@
+"""Admin of the semantic preference recall hook (configs, extensions, provider notes)."""

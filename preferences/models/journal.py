@@ -1,0 +1,139 @@
+"""The explicit Agent preference journal (spec Part A).
+
+A scope is the exact tuple runtime + Goal ``state_ref`` + Goal ``instance_id`` +
+``goal_id`` + ``agent_id`` (``scope_key`` is its digest). Its ``revision`` is the
+journal revision: every committed operation advances it by one, and the database
+guarantees that no two operations of a scope share a revision, a sequence or an
+operation id. Rows change only through ``preferences.services``.
+"""
+
+from django.db import models
+from django.db.models import F, Q
+
+
+class PreferenceScope(models.Model):
+    scope_key = models.CharField(max_length=64, unique=True)
+    runtime_id = models.CharField(max_length=128)
+    goal = models.ForeignKey("core.Goal", on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey(
+        "core.Agent", on_delete=models.PROTECT, related_name="preference_scopes"
+    )
+    goal_ref = models.CharField("goal id", max_length=128)
+    agent_ref = models.CharField("agent id", max_length=128)
+    state_ref = models.CharField(max_length=1024, blank=True)
+    instance_id = models.CharField(max_length=128, blank=True)
+    revision = models.PositiveIntegerField(null=True, blank=True)
+    journal_started_at = models.DateTimeField(null=True, blank=True)
+    migrated_from = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["goal_ref", "agent_ref", "-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(revision__isnull=True, journal_started_at__isnull=True)
+                | Q(revision__gte=1, journal_started_at__isnull=False),
+                name="preferences_preferencescope_revision_journal_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.goal_ref}/{self.agent_ref} @ {self.state_ref or '-'}"
+
+
+class OperationKind(models.TextChoices):
+    REMEMBER = "remember"
+    RETIRE = "retire"
+    MIGRATE = "migrate"
+
+
+class PreferenceOperation(models.Model):
+    """One committed journal entry; append-only."""
+
+    scope = models.ForeignKey(PreferenceScope, on_delete=models.PROTECT, related_name="journal")
+    sequence = models.PositiveIntegerField()
+    operation_id = models.CharField(max_length=128)
+    kind = models.CharField(max_length=16, choices=OperationKind.choices)
+    key = models.CharField(max_length=128)
+    statement = models.TextField(null=True, blank=True)
+    source_ref = models.CharField(max_length=1024)
+    source_quote = models.TextField()
+    expected_revision = models.PositiveIntegerField(null=True, blank=True)
+    resulting_revision = models.PositiveIntegerField()
+    predecessor_operation_id = models.CharField(max_length=128, null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    request_digest = models.CharField(max_length=64)
+    receipt = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["scope", "sequence"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope", "operation_id"],
+                name="preferences_preferenceoperation_operation_uniq",
+            ),
+            models.UniqueConstraint(
+                fields=["scope", "resulting_revision"],
+                name="preferences_preferenceoperation_revision_uniq",
+            ),
+            models.UniqueConstraint(
+                fields=["scope", "sequence"],
+                name="preferences_preferenceoperation_sequence_uniq",
+            ),
+            models.CheckConstraint(
+                condition=Q(resulting_revision=F("sequence")),
+                name="preferences_preferenceoperation_sequence_check",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["remember", "retire", "migrate"]),
+                name="preferences_preferenceoperation_kind_check",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="retire", statement__isnull=True)
+                | (~Q(kind="retire") & Q(statement__isnull=False)),
+                name="preferences_preferenceoperation_statement_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.sequence} {self.kind} {self.key}"
+
+
+class SubjectState(models.TextChoices):
+    ACTIVE = "active"
+    RETIRED = "retired"
+
+
+class PreferenceSubject(models.Model):
+    """The current view of one key: the latest operation on it."""
+
+    scope = models.ForeignKey(PreferenceScope, on_delete=models.PROTECT, related_name="subjects")
+    key = models.CharField(max_length=128)
+    state = models.CharField(max_length=16, choices=SubjectState.choices)
+    statement = models.TextField(null=True, blank=True)
+    source_ref = models.CharField(max_length=1024)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revision = models.PositiveIntegerField()
+    operation = models.OneToOneField(
+        PreferenceOperation, on_delete=models.PROTECT, related_name="+"
+    )
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["scope", "key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope", "key"], name="preferences_preferencesubject_key_uniq"
+            ),
+            models.CheckConstraint(
+                condition=Q(state="retired", statement__isnull=True)
+                | Q(state="active", statement__isnull=False),
+                name="preferences_preferencesubject_state_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"

@@ -1,0 +1,1 @@
+"""Models of the semantic preference recall hook (Part B)."""

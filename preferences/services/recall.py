@@ -1,0 +1,1 @@
+"""The semantic preference recall hook (Part B): config, providers, receipts."""
