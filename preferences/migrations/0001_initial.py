@@ -102,7 +102,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='preferenceoperation',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'retire'), ('statement__isnull', True)), models.Q(models.Q(('kind', 'retire'), _negated=True), ('statement__isnull', False)), _connector='OR'), name='preferences_preferenceoperation_statement_check'),
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'retire'), ('statement__isnull', True)), models.Q(('kind', 'remember'), ('statement__isnull', False)), ('kind', 'migrate'), _connector='OR'), name='preferences_preferenceoperation_statement_check'),
         ),
         migrations.AddConstraint(
             model_name='preferencesubject',

@@ -93,7 +93,8 @@ class PreferenceOperation(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(kind="retire", statement__isnull=True)
-                | (~Q(kind="retire") & Q(statement__isnull=False)),
+                | Q(kind="remember", statement__isnull=False)
+                | Q(kind="migrate"),
                 name="preferences_preferenceoperation_statement_check",
             ),
         ]
