@@ -84,16 +84,41 @@ def format_mapping(payload: dict[str, Any], *, skip: Iterable[str] = ()) -> str:
     return "\n".join(lines)
 
 
+Handler = Callable[..., dict[str, Any]]
+Renderer = Callable[[dict[str, Any]], str]
+
+
 class Subcommands:
-    """Adds subcommands that each accept ``--format`` at the end."""
+    """Adds subcommands that each accept ``--format`` at the end.
 
-    def __init__(self, action):
+    ``add(name, help)`` makes a leaf; with ``run=`` (and optionally ``render=``) the leaf
+    carries its own handler, which lets one command assemble subcommands from several
+    modules. ``group(name, help)`` nests another level (``semantic_preference agent …``).
+    """
+
+    def __init__(self, action, path: tuple[str, ...] = ()):
         self._action = action
+        self._path = path
 
-    def add(self, name: str, help: str) -> CommandParser:
+    def add(
+        self,
+        name: str,
+        help: str,
+        *,
+        run: Handler | None = None,
+        render: Renderer | None = None,
+    ) -> CommandParser:
         sub = self._action.add_parser(name, help=help, description=help)
         add_format_argument(sub, nested=True)
+        if run is not None:
+            sub.set_defaults(_loopx_run=run, _loopx_render=render)
         return sub
+
+    def group(self, name: str, help: str) -> "Subcommands":
+        parser = self._action.add_parser(name, help=help, description=help)
+        dest = "_".join((*self._path, name, "action"))
+        action = parser.add_subparsers(dest=dest, required=True, metavar="ACTION")
+        return Subcommands(action, (*self._path, name))
 
 
 def add_format_argument(parser: argparse.ArgumentParser, *, nested: bool = False) -> None:
