@@ -12,4 +12,4 @@ from preferences.services.journal import (  # noqa: F401
     remember,
     retire,
 )
-from preferences.services.recall import *  # noqa: F401,F403
+from preferences.services.recall import *  # noqa: F403

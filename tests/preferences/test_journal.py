@@ -1,0 +1,521 @@
+"""Part A acceptance matrix, one behaviour per test (services)."""
+
+import datetime as dt
+
+import pytest
+from django.db import IntegrityError
+
+from loopx_site.core import clock
+from loopx_site.core import services as core_services
+from loopx_site.core.errors import DomainError
+from preferences import selectors, services
+from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
+
+
+def counts():
+    return (
+        PreferenceScope.objects.count(),
+        PreferenceOperation.objects.count(),
+        PreferenceSubject.objects.count(),
+    )
+
+
+def test_read_of_never_written_scope_is_not_participating_and_writes_nothing(scope):
+    view = services.read(goal_id="demo", agent_id="author")
+    assert view["participating"] is False
+    assert view["revision"] is None
+    assert view["current"] == []
+    assert view["authority"] == "advisory_only"
+    assert counts() == (0, 0, 0)
+
+
+def test_remember_preview_returns_the_would_be_view_and_writes_nothing(remember):
+    receipt = remember(execute=False)
+    assert receipt["status"] == "preview"
+    assert receipt["resulting_revision"] == "1"
+    assert receipt["view"]["current"][0]["statement"].startswith("Ask the designated")
+    assert counts() == (0, 0, 0)
+    assert services.read(goal_id="demo", agent_id="author")["participating"] is False
+
+
+def test_remember_execute_with_none_on_empty_store_commits_revision_1(remember):
+    receipt = remember()
+    assert receipt["schema_version"] == "semantic_preference_agent_receipt_v0"
+    assert receipt["status"] == "committed"
+    assert receipt["expected_revision"] is None
+    assert receipt["resulting_revision"] == "1"
+    assert receipt["predecessor_operation_id"] is None
+    view = services.read(goal_id="demo", agent_id="author")
+    assert view["participating"] is True
+    assert view["revision"] == "1"
+    assert view["current"] == [
+        {
+            "key": "review.collaboration",
+            "state": "active",
+            "actionable": True,
+            "statement": "Ask the designated reviewer before merging.",
+            "revision": "1",
+            "operation_id": "preference-1",
+            "source_ref": "owner-message-1",
+            "expires_at": None,
+            "updated_at": view["current"][0]["updated_at"],
+        }
+    ]
+    assert view["usage"]["subjects"] == 1
+    assert view["usage"]["bytes"] > 100
+
+
+def test_stale_revision_is_rejected_and_nothing_written(remember):
+    remember()
+    before = counts()
+    with pytest.raises(DomainError) as exc:
+        remember(statement="Other", expected="none", operation_id="preference-2")
+    assert exc.value.code == "revision_conflict"
+    assert exc.value.http_status == 409
+    assert exc.value.details["current_revision"] == "1"
+    assert exc.value.details["view"]["revision"] == "1"
+    assert counts() == before
+
+
+def test_same_operation_id_and_arguments_replays_the_original_receipt_without_writing(
+    remember, retire
+):
+    original = remember()
+    retire(expected="1")  # the view moves on after the original commit
+    before = counts()
+    again = remember()
+    assert again["status"] == "replayed"
+    assert again["original_receipt"] == original
+    assert again["resulting_revision"] == original["resulting_revision"] == "1"
+    assert again["view"]["revision"] == "2"  # the current view, not the old projection
+    assert again["view"]["current"][0]["state"] == "retired"
+    assert counts() == before
+
+
+def test_same_operation_id_with_a_changed_statement_is_operation_conflict(remember):
+    remember()
+    with pytest.raises(DomainError) as exc:
+        remember(statement="Never ask a reviewer.")
+    assert exc.value.code == "operation_conflict"
+    assert exc.value.http_status == 409
+
+
+def test_same_operation_id_with_a_changed_expected_revision_is_operation_conflict(remember):
+    remember()
+    with pytest.raises(DomainError) as exc:
+        remember(expected="1")
+    assert exc.value.code == "operation_conflict"
+
+
+def test_correction_reusing_the_key_supersedes_in_view_and_keeps_history(remember):
+    remember()
+    receipt = remember(
+        statement="Do not ask a reviewer.",
+        expected="1",
+        operation_id="preference-2",
+        source_ref="owner-message-2",
+    )
+    assert receipt["resulting_revision"] == "2"
+    assert receipt["predecessor_operation_id"] == "preference-1"
+    view = services.read(goal_id="demo", agent_id="author")
+    assert [i["statement"] for i in view["current"]] == ["Do not ask a reviewer."]
+    entries = services.history(goal_id="demo", agent_id="author")["entries"]
+    assert [e["statement"] for e in entries] == [
+        "Ask the designated reviewer before merging.",
+        "Do not ask a reviewer.",
+    ]
+    assert entries[1]["predecessor_operation_id"] == "preference-1"
+
+
+def test_retire_leaves_a_non_actionable_tombstone_and_history_keeps_the_statement(remember, retire):
+    remember()
+    receipt = retire()
+    assert receipt["status"] == "committed"
+    item = services.read(goal_id="demo", agent_id="author")["current"][0]
+    assert item["state"] == "retired"
+    assert item["statement"] is None
+    assert item["actionable"] is False
+    entries = services.history(goal_id="demo", agent_id="author")["entries"]
+    assert entries[0]["statement"] == "Ask the designated reviewer before merging."
+    assert entries[1]["kind"] == "retire"
+    assert entries[1]["statement"] is None
+
+
+def test_retire_unknown_key_is_not_found(remember, retire):
+    remember()
+    with pytest.raises(DomainError) as exc:
+        retire(key="unknown.key")
+    assert exc.value.code == "not_found"
+
+
+def test_retire_already_retired_key_is_already_retired(remember, retire):
+    remember()
+    retire()
+    with pytest.raises(DomainError) as exc:
+        retire(expected="2", operation_id="retire-2")
+    assert exc.value.code == "already_retired"
+    assert exc.value.http_status == 409
+
+
+def test_remembering_a_retired_key_with_an_old_source_ref_is_stale_source(remember, retire):
+    remember()
+    retire()
+    for used in ("owner-message-1", "owner-message-2"):
+        with pytest.raises(DomainError) as exc:
+            remember(expected="2", operation_id=f"again-{used}", source_ref=used)
+        assert exc.value.code == "stale_source"
+    fresh = remember(
+        expected="2",
+        operation_id="again-fresh",
+        source_ref="owner-message-3",
+        statement="Ask the reviewer again.",
+    )
+    assert fresh["status"] == "committed"
+    assert fresh["view"]["current"][0]["statement"] == "Ask the reviewer again."
+
+
+def test_65th_key_is_capacity_exceeded_and_nothing_is_evicted(remember):
+    for n in range(64):
+        remember(
+            key=f"k{n:02d}",
+            statement="s",
+            expected="none" if n == 0 else str(n),
+            operation_id=f"op-{n}",
+        )
+    before = counts()
+    with pytest.raises(DomainError) as exc:
+        remember(key="k64", statement="s", expected="64", operation_id="op-64")
+    assert exc.value.code == "capacity_exceeded"
+    assert exc.value.http_status == 413
+    assert counts() == before
+    assert len(services.read(goal_id="demo", agent_id="author")["current"]) == 64
+
+
+def test_more_than_32_kib_is_capacity_exceeded(remember):
+    big = "x" * 1200
+    committed = 0
+
+    def fill():
+        nonlocal committed
+        for n in range(40):
+            remember(
+                key=f"k{n:02d}",
+                statement=big,
+                expected=str(n) if n else "none",
+                operation_id=f"op-{n}",
+                source_quote="q" * 10,
+            )
+            committed += 1
+
+    with pytest.raises(DomainError) as exc:
+        fill()
+    assert exc.value.code == "capacity_exceeded"
+    view = services.read(goal_id="demo", agent_id="author")
+    assert view["usage"]["bytes"] <= 32768
+    assert len(view["current"]) == committed
+    assert exc.value.details["bytes"] > 32768
+
+
+def test_expired_subject_reads_expired_and_not_actionable(remember, monkeypatch):
+    now = clock.now()
+    remember(expires_at=(now + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert services.read(goal_id="demo", agent_id="author")["current"][0]["state"] == "active"
+    monkeypatch.setattr(clock, "now", lambda: now + dt.timedelta(hours=2))
+    item = services.read(goal_id="demo", agent_id="author")["current"][0]
+    assert item["state"] == "expired"
+    assert item["actionable"] is False
+
+
+@pytest.mark.parametrize(
+    "expires_at",
+    ["2020-01-01T00:00:00Z", "2026-02-30T00:00:00Z", "2030-01-01T00:00:00+01:00", "soon"],
+)
+def test_expires_at_must_be_a_real_future_utc_instant(remember, expires_at):
+    with pytest.raises(DomainError) as exc:
+        remember(expires_at=expires_at)
+    assert exc.value.code == "invalid_argument"
+    assert exc.value.field == "expires_at"
+    assert counts() == (0, 0, 0)
+
+
+def test_other_goal_or_agent_with_same_names_is_isolated(remember):
+    core_services.register_goal(goal_id="other", agent_ids=["author"])
+    remember()
+    assert services.read(goal_id="demo", agent_id="reviewer")["participating"] is False
+    assert services.read(goal_id="other", agent_id="author")["participating"] is False
+    # the same operation id in another scope is a new operation, not a replay
+    receipt = remember(goal_id="other")
+    assert receipt["status"] == "committed"
+
+
+def test_history_pages_have_stable_cursors_without_duplicates_or_gaps(remember):
+    for n in range(7):
+        remember(
+            key=f"k{n}", statement=f"s{n}", expected=str(n) if n else "none", operation_id=f"op-{n}"
+        )
+    seen, cursor = [], None
+    while True:
+        page = services.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
+        seen += [e["sequence"] for e in page["entries"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+        # a cursor is stable: the same page again
+        again = services.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
+        assert again == services.history(
+            goal_id="demo", agent_id="author", after_cursor=cursor, limit=3
+        )
+    assert seen == list(range(1, 8))
+
+
+@pytest.mark.parametrize("cursor", ["garbage", "", "MTIz", "!!"])
+def test_foreign_or_malformed_cursor_is_invalid_argument(remember, cursor):
+    remember()
+    with pytest.raises(DomainError) as exc:
+        services.history(goal_id="demo", agent_id="author", after_cursor=cursor or "x")
+    assert exc.value.field == "after_cursor"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"key": "Review"}, "key"),
+        ({"key": "k" * 129}, "key"),
+        ({"key": "_x"}, "key"),
+        ({"statement": ""}, "statement"),
+        ({"statement": "x" * 1201}, "statement"),
+        ({"statement": "a\x00b"}, "statement"),
+        ({"source_ref": "r" * 1025}, "source_ref"),
+        ({"source_quote": "q" * 1601}, "source_quote"),
+        ({"operation_id": "-op"}, "operation_id"),
+        ({"operation_id": "o" * 129}, "operation_id"),
+        ({"expected": "0"}, "expected_revision"),
+        ({"expected": "abc"}, "expected_revision"),
+    ],
+)
+def test_invalid_arguments_are_rejected_with_the_field_and_nothing_written(
+    remember, overrides, field
+):
+    with pytest.raises(DomainError) as exc:
+        remember(**overrides)
+    assert exc.value.code == "invalid_argument"
+    assert exc.value.field == field
+    assert counts() == (0, 0, 0)
+
+
+def test_unknown_goal_and_agent_are_not_registered(remember):
+    with pytest.raises(DomainError) as exc:
+        remember(goal_id="ghost")
+    assert exc.value.code == "goal_not_registered"
+    with pytest.raises(DomainError) as exc:
+        remember(agent_id="ghost")
+    assert exc.value.code == "agent_not_registered"
+    assert exc.value.http_status == 404
+
+
+def test_changed_state_ref_reads_empty_until_explicit_migration(remember, retire):
+    remember()
+    remember(key="pr.style", statement="Short PRs.", expected="1", operation_id="p2")
+    retire(key="pr.style", expected="2", operation_id="r1")
+    core_services.register_goal(
+        goal_id="demo", agent_ids=["author"], state_ref="goals/demo/moved.json"
+    )
+    assert services.read(goal_id="demo", agent_id="author")["participating"] is False
+
+    preview = services.migrate_scope(goal_id="demo", agent_id="author", operation_id="mig-1")
+    assert preview["status"] == "preview"
+    assert services.read(goal_id="demo", agent_id="author")["participating"] is False
+
+    done = services.migrate_scope(
+        goal_id="demo", agent_id="author", operation_id="mig-1", execute=True
+    )
+    assert done["status"] == "committed"
+    assert done["copied_keys"] == ["pr.style", "review.collaboration"]
+    view = services.read(goal_id="demo", agent_id="author")
+    assert view["revision"] == "2"
+    assert {i["key"]: i["state"] for i in view["current"]} == {
+        "pr.style": "retired",
+        "review.collaboration": "active",
+    }
+    entries = services.history(goal_id="demo", agent_id="author")["entries"]
+    assert {e["kind"] for e in entries} == {"migrate"}
+    assert {e["predecessor_operation_id"] for e in entries} == {"preference-1", "r1"}
+    # lineage survives the move: the retired key's old source is still stale
+    with pytest.raises(DomainError) as exc:
+        remember(key="pr.style", statement="x", expected="2", operation_id="p9")
+    assert exc.value.code == "stale_source"
+    again = services.migrate_scope(
+        goal_id="demo", agent_id="author", operation_id="mig-1", execute=True
+    )
+    assert again["status"] == "replayed"
+
+
+def test_migration_into_a_participating_scope_is_refused(remember):
+    remember()
+    core_services.register_goal(goal_id="demo", agent_ids=["author"], state_ref="moved")
+    remember(operation_id="fresh")
+    with pytest.raises(DomainError) as exc:
+        services.migrate_scope(goal_id="demo", agent_id="author", operation_id="m", execute=True)
+    assert exc.value.code == "scope_not_empty"
+
+
+def test_turn_start_projection_is_absent_for_a_scope_that_never_committed(scope):
+    from loopx_site.core.models import Agent
+
+    agent = Agent.objects.select_related("goal").get(goal__goal_id="demo", agent_id="author")
+    assert selectors.turn_start_projection(agent.goal, agent) is None
+
+
+def test_turn_start_projection_carries_bodies_markers_instructions_and_reads(remember, retire):
+    from loopx_site.core.models import Agent
+
+    remember()
+    remember(key="pr.style", statement="Short PRs.", expected="1", operation_id="p2")
+    retire(key="pr.style", expected="2", operation_id="r1")
+    agent = Agent.objects.select_related("goal").get(goal__goal_id="demo", agent_id="author")
+    projection = selectors.turn_start_projection(agent.goal, agent)
+    assert projection["status"] == "current"
+    assert projection["current"] == [
+        {
+            "key": "review.collaboration",
+            "statement": "Ask the designated reviewer before merging.",
+            "revision": "1",
+        }
+    ]
+    assert projection["markers"] == [{"key": "pr.style", "state": "retired", "revision": "3"}]
+    assert projection["instructions"]
+    assert projection["required_reads"] == [
+        "manage.py semantic_preference agent read --goal-id demo --agent-id author --format json"
+    ]
+
+
+def test_turn_start_projection_of_an_unreadable_store_is_unavailable(remember, monkeypatch):
+    from django.db import OperationalError
+
+    from loopx_site.core.models import Agent
+
+    remember()
+    agent = Agent.objects.select_related("goal").get(goal__goal_id="demo", agent_id="author")
+
+    def broken(scope_ref):
+        raise OperationalError("disk I/O error")
+
+    monkeypatch.setattr(selectors, "get_scope", broken)
+    assert selectors.turn_start_projection(agent.goal, agent) == {
+        "schema_version": "semantic_preference_turn_start_v0",
+        "status": "unavailable",
+    }
+
+
+def test_read_uses_at_most_three_queries(remember, django_assert_max_num_queries):
+    for n in range(5):
+        remember(
+            key=f"k{n}", statement="s", expected=str(n) if n else "none", operation_id=f"op-{n}"
+        )
+    with django_assert_max_num_queries(3):
+        services.read(goal_id="demo", agent_id="author")
+
+
+def test_remember_uses_at_most_eight_queries(remember, django_assert_max_num_queries):
+    remember()
+    with django_assert_max_num_queries(8):
+        remember(key="k2", statement="s", expected="1", operation_id="op-2")
+    with django_assert_max_num_queries(8):
+        remember(key="k2", statement="t", expected="2", operation_id="op-3")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda s, op: PreferenceOperation.objects.create(
+            scope=s,
+            sequence=1,
+            operation_id="preference-1",
+            kind="remember",
+            key="k2",
+            statement="x",
+            source_ref="r",
+            source_quote="q",
+            resulting_revision=1,
+            request_digest="d",
+            receipt={},
+            created_at=clock.now(),
+        ),
+        lambda s, op: PreferenceOperation.objects.create(
+            scope=s,
+            sequence=1,
+            operation_id="other",
+            kind="remember",
+            key="k2",
+            statement="x",
+            source_ref="r",
+            source_quote="q",
+            resulting_revision=1,
+            request_digest="d",
+            receipt={},
+            created_at=clock.now(),
+        ),
+        lambda s, op: PreferenceOperation.objects.create(
+            scope=s,
+            sequence=2,
+            operation_id="other",
+            kind="retire",
+            key="k2",
+            statement="x",
+            source_ref="r",
+            source_quote="q",
+            resulting_revision=2,
+            request_digest="d",
+            receipt={},
+            created_at=clock.now(),
+        ),
+        lambda s, op: PreferenceOperation.objects.create(
+            scope=s,
+            sequence=3,
+            operation_id="other",
+            kind="remember",
+            key="k2",
+            statement="x",
+            source_ref="r",
+            source_quote="q",
+            resulting_revision=2,
+            request_digest="d",
+            receipt={},
+            created_at=clock.now(),
+        ),
+        lambda s, op: PreferenceSubject.objects.create(
+            scope=s,
+            key="review.collaboration",
+            state="active",
+            statement="x",
+            source_ref="r",
+            revision=1,
+            operation=op,
+            updated_at=clock.now(),
+        ),
+        lambda s, op: PreferenceSubject.objects.create(
+            scope=s,
+            key="other",
+            state="retired",
+            statement="x",
+            source_ref="r",
+            revision=1,
+            operation=op,
+            updated_at=clock.now(),
+        ),
+    ],
+    ids=[
+        "operation_uniq",
+        "revision_uniq",
+        "retire_statement_check",
+        "sequence_check",
+        "subject_key_uniq",
+        "subject_state_check",
+    ],
+)
+def test_journal_constraints_hold_in_the_database(remember, make):
+    remember()
+    scope = PreferenceScope.objects.get()
+    op = PreferenceOperation.objects.get()
+    with pytest.raises(IntegrityError):
+        make(scope, op)
