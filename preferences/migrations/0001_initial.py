@@ -94,7 +94,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='preferenceoperation',
-            constraint=models.CheckConstraint(condition=models.Q(('resulting_revision', models.F('sequence'))), name='preferences_preferenceoperation_sequence_check'),
+            constraint=models.CheckConstraint(condition=models.Q(('resulting_revision', models.F('sequence'))), name='preferences_preferenceoperation_revision_sequence_check'),
         ),
         migrations.AddConstraint(
             model_name='preferenceoperation',

@@ -85,7 +85,7 @@ class PreferenceOperation(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(resulting_revision=F("sequence")),
-                name="preferences_preferenceoperation_sequence_check",
+                name="preferences_preferenceoperation_revision_sequence_check",
             ),
             models.CheckConstraint(
                 condition=Q(kind__in=["remember", "retire", "migrate"]),

@@ -208,7 +208,7 @@ def _receipt(plan: _Plan, status: str, revision: int, predecessor, view) -> dict
 def _lock_scope(scope_ref: ScopeRef, now: dt.datetime) -> tuple[PreferenceScope, bool]:
     """Lock (or create) the scope row; call inside ``transaction.atomic()``."""
     scope = (
-        PreferenceScope.objects.select_for_update()
+        PreferenceScope.objects.select_for_update(of=("self",))
         .select_related("migrated_from")
         .filter(scope_key=scope_ref.scope_key)
         .first()
