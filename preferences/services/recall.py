@@ -1,1 +1,63 @@
-"""The semantic preference recall hook (Part B): config, providers, receipts."""
+"""The semantic preference recall hook (Part B): config, providers, receipts.
+
+The use cases live in ``preferences.recall`` (one module per concern); this module is
+the hook's public service surface, star-imported by ``preferences.services``::
+
+    from preferences import services
+
+    result = services.recall(config_path, project="loopx-demo",
+                             surface="issue_fix.pr_description", execute=True)
+    guidance = result.get("maintenance_guidance")
+    receipt = services.application_receipt(
+        surface="issue_fix.pr_description", application_id="pr-123-description-v2",
+        outcome="applied", preference_refs=[i["preference_ref"] for i in result["items"]])
+"""
+
+from preferences.recall.extensions import (
+    install_manifest,
+    list_extensions,
+    read_manifest_file,
+    set_active,
+)
+from preferences.recall.hook import config_for_cli, doctor, recall, registered_config
+from preferences.recall.local_provider import (
+    delete_provider_note,
+    reindex_project,
+    retire_provider_note,
+    save_provider_note,
+)
+from preferences.recall.receipts import application_receipt, maintenance_receipt
+from preferences.recall.registry import register_config, unregister_config
+
+__all__ = [
+    "activate_extension",
+    "application_receipt",
+    "config_for_cli",
+    "deactivate_extension",
+    "delete_provider_note",
+    "doctor",
+    "install_extension",
+    "install_manifest",
+    "list_extensions",
+    "maintenance_receipt",
+    "recall",
+    "register_config",
+    "registered_config",
+    "reindex_project",
+    "retire_provider_note",
+    "save_provider_note",
+    "unregister_config",
+]
+
+
+def install_extension(*, manifest_path, execute: bool = False) -> dict:
+    """``extension install --manifest FILE [--execute]``: validate, then install (idempotent)."""
+    return install_manifest(read_manifest_file(manifest_path), execute=execute)
+
+
+def activate_extension(*, extension_id: str) -> dict:
+    return set_active(extension_id, active=True)
+
+
+def deactivate_extension(*, extension_id: str) -> dict:
+    return set_active(extension_id, active=False)

@@ -1,0 +1,448 @@
+"""The built-in ``loopx-local`` provider and its corpus.
+
+Corpus of a project:
+
+* operator-added ``ProviderNote`` rows (written only through ``save_provider_note`` /
+  ``retire_provider_note`` / ``delete_provider_note``, which keep the shared full-text
+  index in step in the same transaction);
+* when the Reward Memory app offers ``reward_memory.selectors.soft_preference_documents
+  (project)`` — dicts ``{ref, summary, surfaces}`` of active reviewed ``soft_preference``
+  records — those documents too. They are mirrored into the same full-text namespace at
+  recall time (index what changed, remove what left), so ranking is one query.
+
+Ranking is ``loopx_site.core.fulltext`` (SQLite FTS5 BM25 / PostgreSQL ``ts_rank_cd``).
+A document is eligible when it is active, applies to the surface (no surfaces = every
+surface) and, for notes, when every ``context`` key it requires has that value in the
+request's context. Text matches come first, best first; documents that explicitly
+target the surface but share no word with the query follow, by ref. At most ``limit``
+items are returned. ``doctor`` only reads.
+"""
+
+import hashlib
+import importlib
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from loopx_site.core import clock, fulltext
+from loopx_site.core.validation import IDENTIFIER_RE
+from preferences.models import ProviderNote
+from preferences.recall import protocol
+from preferences.recall.config import (
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    require_project,
+    require_surface_id,
+    validate_context,
+)
+from preferences.recall.errors import SemanticPreferenceError, invalid
+
+EXTENSION_ID = "loopx-local"
+NOTES_CORPUS_ID = "loopx_local.provider_notes"
+SOFT_CORPUS_ID = "reward_memory.soft_preference"
+NOTE_REF_PREFIX = "loopx-local:note:"
+MAX_SUMMARY_CHARS = 2000
+MAX_BODY_CHARS = 8000
+MAX_NOTE_SURFACES = 32
+CANDIDATES = 200
+MAX_REQUEST_BYTES = 64 * 1024
+
+
+def namespace(project: str) -> str:
+    """The full-text namespace of one project's corpus."""
+    return "preferences.loopx_local:" + hashlib.sha256(project.encode("utf-8")).hexdigest()[:40]
+
+
+def note_ref(note_id: str) -> str:
+    return NOTE_REF_PREFIX + note_id
+
+
+def _index_ref_of_note(note_id: str) -> str:
+    return "note:" + note_id
+
+
+def _index_ref_of_document(ref: str) -> str:
+    return "soft:" + hashlib.sha256(ref.encode("utf-8")).hexdigest()[:40]
+
+
+# -- the notes corpus (writes) ----------------------------------------------------------
+
+
+def _validate_note(
+    project: Any, note_id: Any, summary: Any, body: Any, surfaces: Any, context: Any
+) -> tuple[str, str, str, str, list[str], dict[str, str]]:
+    project = require_project(project)
+    if not isinstance(note_id, str) or not IDENTIFIER_RE.match(note_id):
+        raise invalid("invalid_argument", "note_id", f"note_id must match {IDENTIFIER_RE.pattern}.")
+    if (
+        not isinstance(summary, str)
+        or not 1 <= len(summary) <= MAX_SUMMARY_CHARS
+        or "\x00" in summary
+    ):
+        raise invalid(
+            "invalid_argument", "summary", f"summary must be 1-{MAX_SUMMARY_CHARS} characters."
+        )
+    if not isinstance(body, str) or len(body) > MAX_BODY_CHARS or "\x00" in body:
+        raise invalid("invalid_argument", "body", f"body must be at most {MAX_BODY_CHARS} chars.")
+    if not isinstance(surfaces, list | tuple) or len(surfaces) > MAX_NOTE_SURFACES:
+        raise invalid(
+            "invalid_argument", "surfaces", f"surfaces must list at most {MAX_NOTE_SURFACES} ids."
+        )
+    surfaces = sorted({require_surface_id(s, "surfaces") for s in surfaces})
+    try:
+        context = validate_context(context or {})
+    except SemanticPreferenceError as exc:
+        raise invalid("invalid_argument", "context", exc.message) from None
+    return project, note_id, summary, body, surfaces, context
+
+
+def save_provider_note(
+    *,
+    project: str,
+    note_id: str,
+    summary: str,
+    body: str = "",
+    surfaces: list[str] | tuple[str, ...] = (),
+    context: dict[str, str] | None = None,
+    active: bool = True,
+) -> dict[str, Any]:
+    """Create or update one note and its full-text entry (idempotent, row-locked).
+
+    ``status`` is ``created``, ``updated`` or ``unchanged`` (same values: nothing written).
+    """
+    project, note_id, summary, body, surfaces, context = _validate_note(
+        project, note_id, summary, body, surfaces, context
+    )
+    values = {
+        "summary": summary,
+        "body": body,
+        "surfaces": surfaces,
+        "context": context,
+        "active": bool(active),
+    }
+    for _attempt in range(2):
+        try:
+            with transaction.atomic():
+                row = (
+                    ProviderNote.objects.select_for_update()
+                    .filter(project=project, note_id=note_id)
+                    .first()
+                )
+                now = clock.now()
+                if row is None:
+                    with transaction.atomic():
+                        row = ProviderNote.objects.create(
+                            project=project,
+                            note_id=note_id,
+                            created_at=now,
+                            updated_at=now,
+                            **values,
+                        )
+                    status = "created"
+                elif all(getattr(row, k) == v for k, v in values.items()):
+                    return _note_result("unchanged", row)
+                else:
+                    for key, value in values.items():
+                        setattr(row, key, value)
+                    row.updated_at = now
+                    row.save()
+                    status = "updated"
+                _sync_note_index(row)
+                return _note_result(status, row)
+        except IntegrityError:
+            continue  # created concurrently: the second pass updates it
+    raise SemanticPreferenceError(
+        "operation_conflict", "Concurrent writes to this note did not settle.", status=409
+    )
+
+
+def retire_provider_note(*, project: str, note_id: str) -> dict[str, Any]:
+    """Deactivate a note (kept for the operator, removed from the index); idempotent."""
+    with transaction.atomic():
+        row = (
+            ProviderNote.objects.select_for_update()
+            .filter(project=project, note_id=note_id)
+            .first()
+        )
+        if row is None:
+            raise SemanticPreferenceError("not_found", "No such provider note.", field="note_id")
+        if not row.active:
+            return _note_result("unchanged", row)
+        row.active = False
+        row.updated_at = clock.now()
+        row.save(update_fields=["active", "updated_at"])
+        _sync_note_index(row)
+    return _note_result("retired", row)
+
+
+def delete_provider_note(*, project: str, note_id: str) -> None:
+    """Delete a note and its index entry (the admin's delete goes through here)."""
+    with transaction.atomic():
+        ProviderNote.objects.filter(project=project, note_id=note_id).delete()
+        fulltext.remove(namespace(project), _index_ref_of_note(note_id))
+
+
+def reindex_project(*, project: str, execute: bool = False) -> dict[str, Any]:
+    """Rebuild one project's note entries in the index (preview unless ``execute``)."""
+    project = require_project(project)
+    ns = namespace(project)
+    notes = list(ProviderNote.objects.filter(project=project, active=True))
+    wanted = {_index_ref_of_note(n.note_id) for n in notes}
+    from loopx_site.core.models import SearchDocument
+
+    present = set(
+        SearchDocument.objects.filter(namespace=ns, ref__startswith="note:").values_list(
+            "ref", flat=True
+        )
+    )
+    stale = sorted(present - wanted)
+    if execute:
+        with transaction.atomic():
+            for note in notes:
+                _sync_note_index(note)
+            for ref in stale:
+                fulltext.remove(ns, ref)
+    return {
+        "schema_version": "semantic_preference_local_reindex_v0",
+        "status": "reindexed" if execute else "preview",
+        "indexed": len(notes),
+        "removed": len(stale),
+    }
+
+
+def _sync_note_index(row: ProviderNote) -> None:
+    ns = namespace(row.project)
+    ref = _index_ref_of_note(row.note_id)
+    if row.active:
+        fulltext.index(ns, ref, f"{row.summary}\n{row.body}".strip())
+    else:
+        fulltext.remove(ns, ref)
+
+
+def _note_result(status: str, row: ProviderNote) -> dict[str, Any]:
+    return {
+        "schema_version": "semantic_preference_provider_note_v0",
+        "status": status,
+        "project": row.project,
+        "note_id": row.note_id,
+        "preference_ref": note_ref(row.note_id),
+        "active": row.active,
+        "surfaces": row.surfaces,
+        "context_keys": sorted(row.context),
+        "updated_at": clock.iso(row.updated_at),
+    }
+
+
+# -- reward-memory soft preferences (optional) ------------------------------------------
+
+
+def soft_preference_source():
+    """``reward_memory.selectors.soft_preference_documents`` when that app offers it."""
+    try:
+        module = importlib.import_module("reward_memory.selectors")
+    except ImportError:
+        return None
+    function = getattr(module, "soft_preference_documents", None)
+    return function if callable(function) else None
+
+
+def _soft_documents(project: str) -> dict[str, dict[str, Any]] | None:
+    source = soft_preference_source()
+    if source is None:
+        return None
+    documents = {}
+    for doc in source(project) or []:
+        ref, summary = doc.get("ref"), doc.get("summary")
+        if not isinstance(ref, str) or not ref or not isinstance(summary, str) or not summary:
+            continue
+        surfaces = [s for s in (doc.get("surfaces") or []) if isinstance(s, str)]
+        documents[_index_ref_of_document(ref)] = {
+            "ref": ref,
+            "summary": summary[:MAX_SUMMARY_CHARS],
+            "surfaces": surfaces,
+        }
+    return documents
+
+
+def _mirror_soft_documents(project: str, documents: dict[str, dict[str, Any]]) -> None:
+    from loopx_site.core.models import SearchDocument
+
+    ns = namespace(project)
+    present = dict(
+        SearchDocument.objects.filter(namespace=ns, ref__startswith="soft:").values_list(
+            "ref", "body"
+        )
+    )
+    changed = {k: d for k, d in documents.items() if present.get(k) != d["summary"]}
+    stale = [k for k in present if k not in documents]
+    if not changed and not stale:
+        return
+    try:
+        with transaction.atomic():
+            for key, doc in changed.items():
+                fulltext.index(ns, key, doc["summary"])
+            for key in stale:
+                fulltext.remove(ns, key)
+    except IntegrityError:
+        pass  # a concurrent recall mirrored the same documents
+
+
+# -- the provider protocol ---------------------------------------------------------------
+
+
+def parse_request(data: bytes) -> dict[str, Any]:
+    """Validate a ``semantic_preference_provider_request_v0`` (``invalid_argument``)."""
+    import json
+
+    if len(data) > MAX_REQUEST_BYTES:
+        raise invalid("invalid_argument", "request", "The request is too large.")
+    try:
+        request = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise invalid("invalid_argument", "request", "The request is not UTF-8 JSON.") from None
+    if not isinstance(request, dict) or request.get("schema_version") != protocol.REQUEST_SCHEMA:
+        raise invalid(
+            "invalid_argument", "request", f"Expected one {protocol.REQUEST_SCHEMA} object."
+        )
+    surface = require_surface_id(request.get("surface"), "surface")
+    query = request.get("query")
+    if not isinstance(query, str) or not 1 <= len(query) <= MAX_QUERY_CHARS:
+        raise invalid("invalid_argument", "query", "query must be 1-500 characters.")
+    limit = request.get("limit")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise invalid("invalid_argument", "limit", f"limit must be 1-{MAX_LIMIT}.")
+    return {
+        "surface": surface,
+        "query": query,
+        "limit": limit,
+        "context": validate_context(request.get("context") or {}),
+        "project": require_project(request.get("project_ref")),
+    }
+
+
+def _applies(surfaces: list[str], surface: str) -> bool:
+    return not surfaces or surface in surfaces
+
+
+def recall_response(
+    *, surface: str, query: str, limit: int, context: dict[str, str], project: str
+) -> dict[str, Any]:
+    """Rank the project's corpus for one request; a ``…_provider_response_v0`` object."""
+    ns = namespace(project)
+    soft = _soft_documents(project)
+    if soft is not None:
+        _mirror_soft_documents(project, soft)
+    notes = {
+        _index_ref_of_note(n.note_id): n
+        for n in ProviderNote.objects.filter(project=project, active=True)
+    }
+
+    def eligible(key: str) -> dict[str, str] | None:
+        note = notes.get(key)
+        if note is not None:
+            if not _applies(note.surfaces, surface):
+                return None
+            if any(context.get(k) != v for k, v in (note.context or {}).items()):
+                return None
+            return {"preference_ref": note_ref(note.note_id), "summary": note.summary}
+        doc = (soft or {}).get(key)
+        if doc is not None and _applies(doc["surfaces"], surface):
+            return {"preference_ref": doc["ref"], "summary": doc["summary"]}
+        return None
+
+    items: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for hit in fulltext.search(ns, query, limit=CANDIDATES):
+        item = eligible(hit.ref)
+        if item is not None and hit.ref not in seen:
+            seen.add(hit.ref)
+            items.append(item)
+        if len(items) >= limit:
+            break
+    if len(items) < limit:
+        targeted = sorted(
+            k for k, n in notes.items() if surface in (n.surfaces or []) and k not in seen
+        ) + sorted(k for k, d in (soft or {}).items() if surface in d["surfaces"] and k not in seen)
+        for key in targeted:
+            item = eligible(key)
+            if item is not None:
+                items.append(item)
+            if len(items) >= limit:
+                break
+    response: dict[str, Any] = {
+        "schema_version": protocol.RESPONSE_SCHEMA,
+        "items": items,
+        "corpus_inventory": inventory(project, with_soft=soft is not None),
+    }
+    return response
+
+
+def inventory(project: str, *, with_soft: bool) -> list[dict[str, Any]]:
+    """The corpora this provider reads for a project, and what closes their maintenance."""
+    entries = [
+        {
+            "corpus_id": NOTES_CORPUS_ID,
+            "scope_ref": f"loopx-local:project:{project}",
+            "read_role": "primary",
+            "write_mode": "operator_managed",
+            "write_actor_ref": "loopx-local:operator",
+            "source_of_truth": "operator_provider_notes",
+            "writeback_triggers": ["explicit_feedback", "source_truth_changed"],
+            "closure_policy": "write_note_then_direct_read_then_scoped_recall",
+        }
+    ]
+    if with_soft:
+        entries.append(
+            {
+                "corpus_id": SOFT_CORPUS_ID,
+                "scope_ref": f"reward-memory:project:{project}",
+                "read_role": "supporting",
+                "write_mode": "candidate_review",
+                "write_actor_ref": "reward-memory:reviewer",
+                "source_of_truth": "reviewed_reward_memory_records",
+                "writeback_triggers": ["explicit_feedback"],
+                "closure_policy": "candidate_review_then_exact_readback_then_scoped_recall",
+            }
+        )
+    return entries
+
+
+def doctor_report(*, project: str | None = None) -> dict[str, Any]:
+    """A read-only health report: the index answers, and (for a project) the notes and
+    their index entries agree. ``healthy`` is false when they do not."""
+    from loopx_site.core.models import SearchDocument
+
+    fulltext.search(namespace(project or "doctor"), "doctor probe", limit=1)
+    report: dict[str, Any] = {
+        "schema_version": "semantic_preference_provider_doctor_v0",
+        "extension_id": EXTENSION_ID,
+        "healthy": True,
+        "soft_preference_source": soft_preference_source() is not None,
+    }
+    if project is not None:
+        project = require_project(project)
+        active = ProviderNote.objects.filter(project=project, active=True).count()
+        indexed = SearchDocument.objects.filter(
+            namespace=namespace(project), ref__startswith="note:"
+        ).count()
+        report.update(active_notes=active, indexed_notes=indexed)
+        report["healthy"] = active == indexed
+    return report
+
+
+def parse_doctor_request(data: bytes) -> str | None:
+    """The project of a doctor request on stdin (``None`` when there is none)."""
+    import json
+
+    if not data.strip():
+        return None
+    try:
+        request = json.loads(data[:MAX_REQUEST_BYTES].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if (
+        isinstance(request, dict)
+        and request.get("schema_version") == protocol.DOCTOR_REQUEST_SCHEMA
+    ):
+        return require_project(request.get("project_ref"))
+    return None
