@@ -1,0 +1,233 @@
+"""Operator views of the settlement seam and the hook sidecar.
+
+Receipts, dispatches, checkpoints and executions are immutable journal rows. Outbox
+intents are admitted or rejected only through the governed executor service.
+"""
+
+import json
+
+from django.contrib import admin, messages
+from django.template.response import TemplateResponse
+from django.utils.html import format_html
+
+from hooks import executors, selectors, services
+from hooks.errors import FAILURE_CODES, HookError
+from hooks.models import (
+    DurableWritebackReceipt,
+    HookDispatch,
+    HookIntent,
+    HookPhaseCheckpoint,
+    HookRegistration,
+    IntentExecution,
+    QuotaSpend,
+    Todo,
+    TurnSettlement,
+)
+
+DEFAULT_EXECUTOR = "fake-scheduler"
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Journal rows: viewable, never added, changed or deleted through the admin."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+def _pretty(value) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
+
+
+@admin.register(Todo)
+class TodoAdmin(ReadOnlyAdmin):
+    list_display = ("todo_id", "goal", "state", "segment_ref", "revision", "updated_at")
+    list_filter = ("state", "goal")
+    search_fields = ("todo_id", "segment_ref", "goal__goal_id")
+    readonly_fields = [f.name for f in Todo._meta.fields]
+
+
+class ReceiptInline(admin.TabularInline):
+    model = DurableWritebackReceipt
+    fields = ("receipt_id", "state", "state_revision", "committed_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(TurnSettlement)
+class TurnSettlementAdmin(ReadOnlyAdmin):
+    list_display = (
+        "turn_instance_id",
+        "agent",
+        "todo",
+        "event_kind",
+        "post_writeback_hooks_enabled",
+        "created_at",
+    )
+    list_filter = ("event_kind", "post_writeback_hooks_enabled", "profile", "goal")
+    search_fields = ("turn_instance_id", "effect_id", "agent__agent_id", "todo__todo_id")
+    readonly_fields = [f.name for f in TurnSettlement._meta.fields]
+    inlines = [ReceiptInline]
+
+
+@admin.register(DurableWritebackReceipt)
+class DurableWritebackReceiptAdmin(ReadOnlyAdmin):
+    list_display = ("receipt_id", "event_kind", "state", "state_revision", "committed_at")
+    list_filter = ("state", "event_kind")
+    search_fields = ("receipt_id", "effect_id", "settlement__turn_instance_id")
+    readonly_fields = [f.name for f in DurableWritebackReceipt._meta.fields]
+
+
+@admin.register(QuotaSpend)
+class QuotaSpendAdmin(ReadOnlyAdmin):
+    list_display = ("spend_id", "goal", "agent", "units", "spent_at")
+    list_filter = ("goal",)
+    search_fields = ("spend_id", "receipt__receipt_id", "agent__agent_id")
+    readonly_fields = [f.name for f in QuotaSpend._meta.fields]
+
+
+class FailureCodeFilter(admin.SimpleListFilter):
+    title = "failure code"
+    parameter_name = "failure_code"
+
+    def lookups(self, request, model_admin):
+        return [(c, c) for c in FAILURE_CODES]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(failure_code=self.value()) if self.value() else queryset
+
+
+@admin.register(HookDispatch)
+class HookDispatchAdmin(ReadOnlyAdmin):
+    list_display = (
+        "dispatch_id",
+        "hook_id",
+        "status",
+        "failure_code",
+        "intent_count",
+        "attempts",
+        "conflict_count",
+        "created_at",
+    )
+    list_filter = ("status", FailureCodeFilter, "hook_id", "event_kind")
+    search_fields = ("dispatch_id", "hook_id", "receipt__receipt_id")
+    exclude = ("result",)
+    readonly_fields = [f.name for f in HookDispatch._meta.fields if f.name != "result"] + [
+        "validated_result"
+    ]
+
+    @admin.display(description="validated result")
+    def validated_result(self, obj):
+        return _pretty(obj.result)
+
+
+@admin.register(HookIntent)
+class HookIntentAdmin(ReadOnlyAdmin):
+    list_display = ("intent_id", "intent_kind", "operation", "policy_version", "status", "goal")
+    list_filter = ("status", "intent_kind", "policy_version", "goal")
+    search_fields = ("intent_id", "dispatch__dispatch_id", "intent_kind")
+    exclude = ("payload",)
+    readonly_fields = [f.name for f in HookIntent._meta.fields if f.name != "payload"] + [
+        "payload_json"
+    ]
+    actions = ["admit_selected", "reject_selected"]
+
+    @admin.display(description="payload")
+    def payload_json(self, obj):
+        return _pretty(obj.payload)
+
+    def has_change_permission(self, request, obj=None):
+        # The changelist actions need it; a single intent is never edited.
+        return obj is None and request.user.has_perm("hooks.change_hookintent")
+
+    def _apply(self, request, queryset, action: str):
+        ids = list(queryset.values_list("intent_id", flat=True))
+        try:
+            if action == "admit":
+                results = services.admit_intents(executor=DEFAULT_EXECUTOR, intent_ids=ids)
+            else:
+                results = services.reject_intents(executor=DEFAULT_EXECUTOR, intent_ids=ids)
+        except HookError as exc:
+            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+            return
+        counts: dict[str, int] = {}
+        for item in results:
+            key = item["action"] + (f" ({item['reason']})" if item["reason"] else "")
+            counts[key] = counts.get(key, 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing"
+        self.message_user(request, f"{DEFAULT_EXECUTOR}: {summary}.", messages.SUCCESS)
+
+    @admin.action(description="Admit through the fake-scheduler executor", permissions=["change"])
+    def admit_selected(self, request, queryset):
+        self._apply(request, queryset, "admit")
+
+    @admin.action(description="Reject through the fake-scheduler executor", permissions=["change"])
+    def reject_selected(self, request, queryset):
+        self._apply(request, queryset, "reject")
+
+
+@admin.register(HookPhaseCheckpoint)
+class HookPhaseCheckpointAdmin(ReadOnlyAdmin):
+    list_display = ("receipt", "registry_digest", "completed_at")
+    search_fields = ("receipt__receipt_id",)
+    readonly_fields = [f.name for f in HookPhaseCheckpoint._meta.fields]
+
+
+@admin.register(IntentExecution)
+class IntentExecutionAdmin(ReadOnlyAdmin):
+    list_display = ("intent", "executor_id", "admission", "reason", "recorded_at")
+    list_filter = ("executor_id", "admission")
+    search_fields = ("intent__intent_id",)
+    exclude = ("decision",)
+    readonly_fields = [f.name for f in IntentExecution._meta.fields if f.name != "decision"] + [
+        "decision_json"
+    ]
+
+    @admin.display(description="decision")
+    def decision_json(self, obj):
+        return _pretty(obj.decision)
+
+
+@admin.register(HookRegistration)
+class HookRegistrationAdmin(admin.ModelAdmin):
+    """Read-only list of installed registrations, built from the composition root."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def changelist_view(self, request, extra_context=None):
+        payload = selectors.registrations_payload()
+        rows = [
+            {**item, "registration_json": json.dumps(item["registration"], indent=2)}
+            for item in payload["registrations"]
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Installed post-writeback hook registrations",
+            "opts": self.model._meta,
+            "payload": payload,
+            "rows": rows,
+            "executors": sorted(executors.EXECUTORS),
+        }
+        return TemplateResponse(request, "admin/hooks/registrations.html", context)

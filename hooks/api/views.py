@@ -1,0 +1,149 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from hooks import selectors, services
+from hooks.api import serializers as s
+from hooks.errors import AREA
+from loopx_site.core import selectors as core_selectors
+from loopx_site.core.api.auth import HostPrincipal
+from loopx_site.core.api.permissions import is_operator, require_scope
+
+
+def _scope(request, goal_id: str | None) -> tuple[list[str] | None, str | None]:
+    """(goal_ids, agent_id) a listing may show: a host sees its token's scope only."""
+    user = request.user
+    if isinstance(user, HostPrincipal):
+        if goal_id is not None:
+            require_scope(request, goal_id, area=AREA)
+        return [user.goal_id], user.agent_id
+    return ([goal_id] if goal_id else None), None
+
+
+class TodoListAddApi(APIView):
+    error_area = AREA
+
+    @extend_schema(operation_id="hooks_todos_list", responses=s.TodoListOutput)
+    def get(self, request, goal_id: str):
+        core_selectors.get_goal(goal_id, area=AREA)
+        todos = selectors.list_todos(goal_id)
+        return Response(
+            {
+                "schema_version": "loopx_todo_list_v0",
+                "goal_id": goal_id,
+                "todos": [selectors.todo_payload(t) for t in todos],
+            }
+        )
+
+    @extend_schema(
+        operation_id="hooks_todos_add",
+        request=s.TodoAddInput,
+        responses={200: s.TodoAddOutput, 201: s.TodoAddOutput},
+        summary="Add a Todo to the Goal (idempotent; same id with other content is 409)",
+    )
+    def post(self, request, goal_id: str):
+        data = s.TodoAddInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.add_todo(goal_id=goal_id, **data.validated_data)
+        return Response(
+            {
+                "schema_version": selectors.TODO_SCHEMA,
+                "created": result.created,
+                "todo": selectors.todo_payload(result.todo),
+            },
+            status=201 if result.created else 200,
+        )
+
+
+class TurnSettleApi(APIView):
+    error_area = AREA
+
+    @extend_schema(
+        operation_id="hooks_turn_settle",
+        request=s.SettleInput,
+        responses={200: s.SettleOutput, 201: s.SettleOutput},
+        summary="Settle a Turn's Todo event: primary writeback, then the hook phase",
+        description=(
+            "Preview unless `execute` is true. The primary writeback (Todo change, committed "
+            "receipt, checkpoint, quota spend) commits in one transaction; post-writeback "
+            "hooks run after it and can never change it. Replays return the same receipt."
+        ),
+    )
+    def post(self, request):
+        data = s.SettleInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        require_scope(request, values["goal_id"], values["agent_id"], area=AREA)
+        result = services.settle(**values)
+        return Response(result.payload, status=201 if result.status == "committed" else 200)
+
+
+class HookDispatchListApi(APIView):
+    error_area = AREA
+
+    @extend_schema(
+        operation_id="hooks_dispatches_list",
+        parameters=[s.DispatchListQuery],
+        responses=s.DispatchListOutput,
+        summary="The sidecar dispatch journal (scoped to the token's Goal)",
+    )
+    def get(self, request):
+        query = s.DispatchListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        goal_ids, agent_id = _scope(request, q.get("goal_id"))
+        return Response(
+            selectors.list_dispatches(
+                goal_ids=goal_ids,
+                agent_id=agent_id,
+                status=q.get("status"),
+                failure_code=q.get("failure_code"),
+                receipt_id=q.get("receipt_id"),
+                hook_id=q.get("hook_id"),
+                after=q.get("cursor"),
+                limit=q["limit"],
+            )
+        )
+
+
+class HookIntentListApi(APIView):
+    error_area = AREA
+
+    @extend_schema(
+        operation_id="hooks_intents_list",
+        parameters=[s.IntentListQuery],
+        responses=s.IntentListOutput,
+        summary="The intent outbox (scoped to the token's Goal); filter with ?status=",
+    )
+    def get(self, request):
+        query = s.IntentListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        goal_ids, agent_id = _scope(request, q.get("goal_id"))
+        return Response(
+            selectors.list_intents(
+                goal_ids=goal_ids,
+                agent_id=agent_id,
+                status=q.get("status"),
+                intent_kind=q.get("intent_kind"),
+                dispatch_id=q.get("dispatch_id"),
+                after=q.get("cursor"),
+                limit=q["limit"],
+            )
+        )
+
+
+class HookRegistrationListApi(APIView):
+    error_area = AREA
+
+    @extend_schema(
+        operation_id="hooks_registrations_list",
+        responses=s.RegistrationListOutput,
+        summary="Installed post-writeback hook registrations",
+    )
+    def get(self, request):
+        payload = selectors.registrations_payload()
+        if not is_operator(request):  # installation paths are operator information
+            for item in payload["registrations"]:
+                item.pop("provider", None)
+        return Response(payload)

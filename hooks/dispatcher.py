@@ -1,0 +1,246 @@
+"""The isolated dispatcher: admissibility, input projection, supervised invocation.
+
+Nothing here writes to the database; ``hooks.services.phase`` records what this module
+decides. Providers run in a worker thread joined with the hook's wall-clock timeout: a
+hung provider is abandoned (daemon thread) and recorded as ``producer_timed_out``; the
+caller never waits past the timeout. Every provider failure becomes one compact failure
+code; nothing a provider raises or prints reaches a receipt.
+"""
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+
+from hooks import boundary, contracts
+from hooks import errors as codes
+from hooks.errors import ContractViolation
+from hooks.models import DurableWritebackReceipt
+from hooks.registry import InstalledHook
+from loopx_site.core import clock
+from loopx_site.core.canonical import canonical_bytes, digest_ref
+
+logger = logging.getLogger("loopx.hooks")
+
+# Per-phase ceilings (one committed receipt), reserved in hook_id order from the declared
+# budgets so they are deterministic and one hook's failure never frees or consumes
+# another's slot.
+MAX_HOOKS_PER_PHASE = 8
+MAX_PHASE_TIMEOUT_MS = 20000
+MAX_PHASE_INTENTS = 64
+
+
+# -- admissibility ----------------------------------------------------------------------
+def receipt_core(receipt: DurableWritebackReceipt) -> dict:
+    """The checkpointed part of a receipt (its digest is the primary checkpoint)."""
+    settlement = receipt.settlement
+    return {
+        "receipt_id": receipt.receipt_id,
+        "effect_id": receipt.effect_id,
+        "step_kind": contracts.STEP_KIND,
+        "goal_id": settlement.goal.goal_id,
+        "agent_id": settlement.agent.agent_id,
+        "todo_id": settlement.todo.todo_id,
+        "turn_instance_id": settlement.turn_instance_id,
+        "event_kind": receipt.event_kind,
+        "state": receipt.state,
+        "state_revision": receipt.state_revision,
+        "committed_at": clock.iso(receipt.committed_at),
+        "event_facts_digest": digest_ref(receipt.event_facts or {}),
+    }
+
+
+def checkpoint_digest(receipt: DurableWritebackReceipt) -> str:
+    return digest_ref(receipt_core(receipt))
+
+
+def inadmissible_reason(receipt: DurableWritebackReceipt) -> str | None:
+    """Why this receipt may not dispatch hooks, or ``None`` (RFC 5.1)."""
+    settlement = receipt.settlement
+    identities = (
+        settlement.goal.goal_id,
+        settlement.agent.agent_id,
+        settlement.todo.todo_id,
+        settlement.turn_instance_id,
+        settlement.effect_id,
+    )
+    if not all(isinstance(v, str) and v for v in identities):
+        return "identity_incomplete"
+    if receipt.effect_id != settlement.effect_id:
+        return "effect_mismatch"
+    if receipt.state != receipt.State.COMMITTED or receipt.committed_at is None:
+        return "receipt_not_committed"
+    if not receipt.checkpoint_digest or receipt.checkpoint_digest != checkpoint_digest(receipt):
+        return "checkpoint_not_durable"
+    if not settlement.post_writeback_hooks_enabled:
+        return "phase_disabled"
+    return None
+
+
+# -- input projection -----------------------------------------------------------------------
+def source_block(receipt: DurableWritebackReceipt) -> dict:
+    settlement = receipt.settlement
+    return {
+        "receipt_id": receipt.receipt_id,
+        "effect_id": receipt.effect_id,
+        "step_kind": contracts.STEP_KIND,
+        "goal_id": settlement.goal.goal_id,
+        "agent_id": settlement.agent.agent_id,
+        "todo_id": settlement.todo.todo_id,
+        "turn_instance_id": settlement.turn_instance_id,
+        "event_kind": receipt.event_kind,
+        "state_revision": receipt.state_revision,
+        "committed_at": clock.iso(receipt.committed_at),
+    }
+
+
+def event_projection(receipt: DurableWritebackReceipt) -> dict:
+    """Core-chosen bounded projection; derived from the receipt's committed facts only."""
+    facts = receipt.event_facts or {}
+    todo_id = receipt.settlement.todo.todo_id
+    fact_refs = [f"receipt:{receipt.receipt_id}", f"todo:{todo_id}:r{facts.get('todo_revision')}"]
+    segment = facts.get("segment")
+    if segment:
+        fact_refs.append(f"segment:{segment['segment_ref']}")
+    return {
+        "schema_version": contracts.PROJECTION_SCHEMA,
+        "transition": facts.get("transition"),
+        "fact_refs": fact_refs,
+        "segment": dict(segment) if segment else None,
+    }
+
+
+def hook_input(receipt: DurableWritebackReceipt, hook: InstalledHook, dispatch_id: str) -> dict:
+    scope = hook.registration["requested_read_scope"]
+    return {
+        "schema_version": contracts.INPUT_SCHEMA,
+        "dispatch_id": dispatch_id,
+        "hook_id": hook.hook_id,
+        "capability_id": hook.capability_id,
+        "source": source_block(receipt),
+        "projection": (event_projection(receipt) if "bounded_event_projection" in scope else None),
+        "boundary": dict(contracts.BOUNDARY_FLAGS),
+    }
+
+
+def dispatch_id_for(receipt: DurableWritebackReceipt, hook: InstalledHook) -> str:
+    return contracts.dispatch_id(
+        receipt_id=receipt.receipt_id,
+        hook_id=hook.hook_id,
+        registration_schema_version=contracts.REGISTRATION_SCHEMA,
+        event_kind=receipt.event_kind,
+    )
+
+
+# -- outcomes ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Outcome:
+    """What one evaluation of one hook produced (before it is journalled)."""
+
+    hook: InstalledHook
+    dispatch_id: str
+    status: str  # accepted | not_applicable | failed
+    failure_code: str | None = None
+    failure_reason: str = ""
+    result: dict | None = None
+    invoked: bool = False
+
+    @property
+    def result_digest(self) -> str:
+        return digest_ref(self.result) if self.result is not None else ""
+
+
+def failed(hook, dispatch_id, code, reason, *, invoked=False) -> Outcome:
+    return Outcome(hook, dispatch_id, "failed", code, reason[:200], None, invoked)
+
+
+def plan_budgets(hooks: list[InstalledHook]) -> dict[str, str]:
+    """hook_id → ``dispatch_budget_exhausted`` reason for hooks past a phase ceiling."""
+    exhausted: dict[str, str] = {}
+    used_hooks = used_ms = used_intents = 0
+    for hook in hooks:
+        if not hook.valid:
+            continue
+        budget = hook.registration["budget"]
+        if used_hooks + 1 > MAX_HOOKS_PER_PHASE:
+            exhausted[hook.hook_id] = "phase:max_hooks"
+        elif used_ms + budget["timeout_ms"] > MAX_PHASE_TIMEOUT_MS:
+            exhausted[hook.hook_id] = "phase:max_wall_time"
+        elif used_intents + budget["max_intents_per_dispatch"] > MAX_PHASE_INTENTS:
+            exhausted[hook.hook_id] = "phase:max_intents"
+        else:
+            used_hooks += 1
+            used_ms += budget["timeout_ms"]
+            used_intents += budget["max_intents_per_dispatch"]
+    return exhausted
+
+
+def evaluate(
+    receipt: DurableWritebackReceipt,
+    hook: InstalledHook,
+    *,
+    budget_reason: str | None = None,
+) -> Outcome:
+    """Run one hook for one admissible receipt under its budgets; never raises."""
+    dispatch_id = dispatch_id_for(receipt, hook)
+    if not hook.valid:
+        return failed(hook, dispatch_id, codes.REGISTRATION_REJECTED, hook.rejection)
+    if budget_reason:
+        return failed(hook, dispatch_id, codes.DISPATCH_BUDGET_EXHAUSTED, budget_reason)
+    payload = hook_input(receipt, hook, dispatch_id)
+    problems = boundary.violations(
+        {"source": payload["source"], "projection": payload["projection"]}, path="input"
+    )
+    if problems:
+        return failed(hook, dispatch_id, codes.INPUT_BOUNDARY_REJECTED, problems[0])
+    return invoke(hook, dispatch_id, canonical_bytes(payload))
+
+
+def invoke(hook: InstalledHook, dispatch_id: str, input_bytes: bytes) -> Outcome:
+    """Call the provider in a worker thread with the hook's timeout and byte budget."""
+    budget = hook.registration["budget"]
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            produced = hook.provider.produce(json.loads(input_bytes))
+        except BaseException as exc:  # isolate everything a provider does
+            box["error"] = codes.PRODUCER_FAILED
+            box["reason"] = "provider_raised"
+            logger.info("hook %s raised %s", hook.hook_id, type(exc).__name__)
+            return
+        try:
+            box["bytes"] = canonical_bytes(produced)
+        except (TypeError, ValueError, RecursionError):
+            box["error"] = codes.RESULT_CONTRACT_REJECTED
+            box["reason"] = "result:not_json"
+
+    worker = threading.Thread(target=work, name=f"loopx-hook:{hook.hook_id}", daemon=True)
+    worker.start()
+    worker.join(budget["timeout_ms"] / 1000.0)
+    if worker.is_alive():
+        logger.info("hook %s timed out", hook.hook_id)
+        return failed(
+            hook, dispatch_id, codes.PRODUCER_TIMED_OUT, "timeout_ms_exceeded", invoked=True
+        )
+    if "error" in box:
+        return failed(hook, dispatch_id, box["error"], box["reason"], invoked=True)
+    data = box["bytes"]
+    if len(data) > budget["max_result_bytes"]:
+        return failed(
+            hook, dispatch_id, codes.RESULT_CONTRACT_REJECTED, "result:byte_budget", invoked=True
+        )
+    try:
+        result = contracts.validate_result(
+            json.loads(data),
+            registration=hook.registration,
+            dispatch_id=dispatch_id,
+            intent_contracts=hook.intent_contracts,
+        )
+    except ContractViolation as exc:
+        return failed(hook, dispatch_id, exc.code, exc.reason, invoked=True)
+    problems = boundary.violations(result, path="result", max_bytes=budget["max_result_bytes"])
+    if problems:
+        return failed(hook, dispatch_id, codes.RESULT_CONTRACT_REJECTED, problems[0], invoked=True)
+    status = "accepted" if result["status"] == "proposed" else "not_applicable"
+    return Outcome(hook, dispatch_id, status, None, "", result, True)

@@ -1,0 +1,134 @@
+from hooks import executors, selectors, services
+from hooks.errors import AREA, FAILURE_CODES, error
+from hooks.models import HookDispatch, HookIntent
+from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
+
+
+class Command(LoopxCommand):
+    help = (
+        "Post-writeback capability hooks: installed registrations, the dispatch journal, "
+        "the intent outbox, crash-recovery replay and the governed executor."
+    )
+    error_area = AREA
+
+    def add_command_arguments(self, parser):
+        sub = self.add_subcommands(parser)
+        sub.add("registrations", "Installed hook registrations and their validation status.")
+
+        dispatches = sub.add("dispatches", "The sidecar dispatch journal, newest first.")
+        dispatches.add_argument("--goal-id")
+        dispatches.add_argument("--status", choices=HookDispatch.Status.values)
+        dispatches.add_argument("--failure-code", choices=FAILURE_CODES)
+        dispatches.add_argument("--receipt-id")
+        dispatches.add_argument("--hook-id")
+        dispatches.add_argument("--limit", type=int, default=100)
+        dispatches.add_argument("--after-cursor", type=int)
+
+        intents = sub.add("intents", "The intent outbox, newest first.")
+        intents.add_argument("--goal-id")
+        intents.add_argument("--status", choices=HookIntent.Status.values)
+        intents.add_argument("--intent-kind")
+        intents.add_argument("--limit", type=int, default=100)
+        intents.add_argument("--after-cursor", type=int)
+
+        replay = sub.add(
+            "replay",
+            "Recover the hook phase of committed receipts that have no sidecar checkpoint "
+            "(and retry failed dispatches with attempts left). Preview unless --execute.",
+        )
+        replay.add_argument("--goal-id")
+        replay.add_argument("--receipt-id")
+        replay.add_argument("--limit", type=int, default=100)
+        replay.add_argument(
+            "--no-retry-failed", dest="retry_failed", action="store_false", default=True
+        )
+        replay.add_argument("--execute", action="store_true")
+
+        execute = sub.add(
+            "execute-intents",
+            "Admit pending intents through a governed executor and record its decision "
+            "(no network or sink call). Preview unless --execute.",
+        )
+        execute.add_argument("--executor", required=True, choices=sorted(executors.EXECUTORS))
+        execute.add_argument("--goal-id")
+        execute.add_argument("--intent-id", action="append", dest="intent_ids")
+        execute.add_argument("--limit", type=int)
+        execute.add_argument("--execute", action="store_true")
+
+    def run_registrations(self, **_):
+        return selectors.registrations_payload()
+
+    def run_dispatches(
+        self, *, goal_id, status, failure_code, receipt_id, hook_id, limit, after_cursor, **_
+    ):
+        return selectors.list_dispatches(
+            goal_ids=[goal_id] if goal_id else None,
+            status=status,
+            failure_code=failure_code,
+            receipt_id=receipt_id,
+            hook_id=hook_id,
+            after=after_cursor,
+            limit=_limit(limit),
+        )
+
+    def run_intents(self, *, goal_id, status, intent_kind, limit, after_cursor, **_):
+        return selectors.list_intents(
+            goal_ids=[goal_id] if goal_id else None,
+            status=status,
+            intent_kind=intent_kind,
+            after=after_cursor,
+            limit=_limit(limit),
+        )
+
+    def run_replay(self, *, goal_id, receipt_id, limit, retry_failed, execute, **_):
+        return services.replay(
+            goal_id=goal_id,
+            receipt_id=receipt_id,
+            limit=limit,
+            retry_failed=retry_failed,
+            execute=execute,
+        )
+
+    def run_execute_intents(self, *, executor, goal_id, intent_ids, limit, execute, **_):
+        return services.execute_intents(
+            executor=executor,
+            execute=execute,
+            limit=limit,
+            intent_ids=intent_ids,
+            goal_id=goal_id,
+        )
+
+    def render_text(self, payload, *, subcommand=None):
+        if subcommand == "registrations":
+            return format_table(
+                payload["registrations"],
+                ["hook_id", "capability_id", "status", "admitted_by_profile", "reason"],
+            )
+        if subcommand == "dispatches":
+            return format_table(
+                payload["dispatches"],
+                ["dispatch_id", "hook_id", "receipt_id", "status", "failure_code", "attempts"],
+            )
+        if subcommand == "intents":
+            rows = [{**i, "status": i["outbox"]["status"]} for i in payload["intents"]]
+            return format_table(rows, ["intent_id", "intent_kind", "operation", "status"])
+        if subcommand == "replay":
+            rows = [
+                {**r, "dispatches": len(r.get("dispatches", r.get("planned_dispatch_ids", [])))}
+                for r in payload["receipts"]
+            ]
+            return format_table(rows, ["receipt_id", "reason", "phase_status", "dispatches"])
+        if subcommand == "execute-intents":
+            rows = [
+                {**d, "decision": (d["decision"] or {}).get("decision")}
+                for d in payload["decisions"]
+            ]
+            head = format_mapping(payload, skip=("decisions",))
+            return head + "\n\n" + format_table(rows, ["intent_id", "action", "reason", "decision"])
+        return format_mapping(payload)
+
+
+def _limit(value: int) -> int:
+    if value is None or not 1 <= value <= selectors.MAX_LIMIT:
+        raise error("invalid_argument", f"limit must be 1-{selectors.MAX_LIMIT}", field="limit")
+    return value

@@ -1,0 +1,46 @@
+from hooks import selectors, services
+from hooks.errors import AREA
+from loopx_site.core import selectors as core_selectors
+from loopx_site.core.cli import LoopxCommand, format_table
+
+
+class Command(LoopxCommand):
+    help = "Add Todos to a Goal (idempotent) or list them."
+    error_area = AREA
+
+    def add_command_arguments(self, parser):
+        sub = self.add_subcommands(parser)
+        add = sub.add("add", "Add a Todo to a Goal; adding the same Todo again is a no-op.")
+        add.add_argument("--goal-id", required=True)
+        add.add_argument("--todo-id", required=True)
+        add.add_argument("--title", required=True, help="Owner prose; never sent to hooks.")
+        add.add_argument("--segment-ref", help="Opaque reference of the segment it belongs to.")
+        listing = sub.add("list", "List a Goal's Todos.")
+        listing.add_argument("--goal-id", required=True)
+        listing.add_argument("--state", choices=["open", "completed"])
+
+    def run_add(self, *, goal_id, todo_id, title, segment_ref, **_):
+        result = services.add_todo(
+            goal_id=goal_id, todo_id=todo_id, title=title, segment_ref=segment_ref
+        )
+        return {
+            "schema_version": selectors.TODO_SCHEMA,
+            "created": result.created,
+            "todo": selectors.todo_payload(result.todo),
+        }
+
+    def run_list(self, *, goal_id, state, **_):
+        core_selectors.get_goal(goal_id, area=AREA)
+        return {
+            "schema_version": "loopx_todo_list_v0",
+            "goal_id": goal_id,
+            "todos": [
+                selectors.todo_payload(t) for t in selectors.list_todos(goal_id, state=state)
+            ],
+        }
+
+    def render_text(self, payload, *, subcommand=None):
+        todos = payload["todos"] if subcommand == "list" else [payload["todo"]]
+        return format_table(
+            todos, ["todo_id", "state", "segment_ref", "revision", "title", "updated_at"]
+        )

@@ -1,0 +1,62 @@
+from hooks import services
+from hooks.errors import AREA
+from hooks.models import EVENT_KINDS
+from hooks.registry import PROFILE_NAMES
+from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
+
+
+class Command(LoopxCommand):
+    help = "Settle a Turn: primary durable writeback, then the post-writeback hook phase."
+    error_area = AREA
+
+    def add_command_arguments(self, parser):
+        sub = self.add_subcommands(parser)
+        settle = sub.add(
+            "settle",
+            "Settle one Todo event of a Turn (preview unless --execute). Replaying the same "
+            "settlement returns the same receipt and dispatches.",
+        )
+        settle.add_argument("--goal-id", required=True)
+        settle.add_argument("--agent-id", required=True)
+        settle.add_argument("--todo-id", required=True)
+        settle.add_argument("--turn-instance-id", required=True)
+        settle.add_argument("--event-kind", required=True, choices=EVENT_KINDS)
+        settle.add_argument(
+            "--profile",
+            choices=PROFILE_NAMES,
+            help="Execution profile (default: 'default', hooks enabled).",
+        )
+        settle.add_argument("--execute", action="store_true", help="Commit (default: preview).")
+
+    def run_settle(
+        self, *, goal_id, agent_id, todo_id, turn_instance_id, event_kind, profile, execute, **_
+    ):
+        result = services.settle(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            todo_id=todo_id,
+            turn_instance_id=turn_instance_id,
+            event_kind=event_kind,
+            execute=execute,
+            profile=profile,
+        )
+        return result.payload
+
+    def render_text(self, payload, *, subcommand=None):
+        receipt = payload["receipt"]
+        head = format_mapping(
+            {
+                "status": payload["status"],
+                "execute": payload["execute"],
+                "receipt_id": receipt["receipt_id"],
+                "receipt_state": receipt["state"],
+                "state_revision": receipt["state_revision"],
+                "committed_at": receipt.get("committed_at"),
+                "quota_spent": (payload.get("quota_spend") or {}).get("spent", False),
+                "hook_phase": payload["hook_phase"]["status"],
+            }
+        )
+        phase = payload["hook_phase"]
+        rows = phase["dispatches"] or phase.get("planned", [])
+        table = format_table(rows, ["hook_id", "dispatch_id", "status", "failure_code"])
+        return head + "\n\n" + table

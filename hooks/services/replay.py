@@ -1,0 +1,69 @@
+"""``replay``: recover the hook phase of committed receipts (crash recovery).
+
+A process killed after the primary commit and before the sidecar checkpoint leaves a
+committed receipt with no hook checkpoint. Replaying it runs the same admitted hooks
+against the same receipt, so it produces the same ``dispatch_id`` and ``intent_id``
+values; the journal's unique constraints make a second replay a no-op.
+"""
+
+from hooks import dispatcher, registry, selectors
+from hooks.errors import AREA, error
+from hooks.services.phase import run_hook_phase
+from loopx_site.core.validation import require_identifier
+
+REPLAY_SCHEMA = "loopx_post_writeback_replay_v0"
+MAX_REPLAY = 500
+
+
+def replay(
+    *,
+    goal_id: str | None = None,
+    receipt_id: str | None = None,
+    execute: bool = False,
+    retry_failed: bool = True,
+    limit: int = 100,
+) -> dict:
+    """Preview (default) or run the hook phase for receipts that need it."""
+    if goal_id is not None:
+        require_identifier(goal_id, "goal_id", area=AREA)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_REPLAY:
+        raise error("invalid_argument", f"limit must be 1-{MAX_REPLAY}", field="limit")
+    candidates: list[tuple[object, str]] = []
+    if receipt_id is not None:
+        require_identifier(receipt_id, "receipt_id", area=AREA)
+        candidates.append((selectors.get_receipt(receipt_id), "requested"))
+    else:
+        missing = selectors.receipts_missing_hook_checkpoint()
+        if goal_id is not None:
+            missing = missing.filter(settlement__goal__goal_id=goal_id)
+        candidates += [(r, "missing_checkpoint") for r in missing[:limit]]
+        if retry_failed and len(candidates) < limit:
+            seen = {r.pk for r, _ in candidates}
+            failing = selectors.receipts_with_retryable_failures()
+            if goal_id is not None:
+                failing = failing.filter(settlement__goal__goal_id=goal_id)
+            for receipt in failing[: limit - len(candidates)]:
+                if receipt.pk not in seen:
+                    candidates.append((receipt, "retryable_failure"))
+    reg = registry.installed()
+    items = []
+    for receipt, reason in candidates:
+        item = {"receipt_id": receipt.receipt_id, "reason": reason}
+        if execute:
+            phase = run_hook_phase(receipt, retry_failed=retry_failed)
+            item["phase_status"] = phase.status
+            item["phase_reason"] = phase.reason
+            item["outcomes"] = [o.public() for o in phase.outcomes]
+            item["dispatches"] = selectors.dispatch_payloads(receipt)
+        else:
+            settlement = receipt.settlement
+            hooks = reg.admitted(allowlist=settlement.hook_allowlist, event_kind=receipt.event_kind)
+            item["admissible"] = dispatcher.inadmissible_reason(receipt) is None
+            item["planned_dispatch_ids"] = [dispatcher.dispatch_id_for(receipt, h) for h in hooks]
+        items.append(item)
+    return {
+        "schema_version": REPLAY_SCHEMA,
+        "execute": execute,
+        "receipts": items,
+        "count": len(items),
+    }

@@ -1,0 +1,327 @@
+"""The primary settlement seam: ``settle`` a Turn's Todo event.
+
+Primary writeback, in ONE transaction: Todo state change (row-locked), the
+``TurnSettlement``, the committed ``DurableWritebackReceipt`` with its checkpoint digest,
+and the ``QuotaSpend`` that the receipt makes eligible. After that transaction has
+committed — outside it — the hook phase runs (``phase.run_hook_phase``); its outcome is
+reported next to the primary receipt but can never change it.
+
+Replaying the same settlement (same Agent + ``turn_instance_id`` and the same Todo,
+event and profile) returns the same receipt and the same dispatches, and recovers any
+missing dispatch; the same Turn instance with different identities is
+``settlement_conflict``.
+"""
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from hooks import contracts, dispatcher, registry, selectors
+from hooks.errors import AREA, error
+from hooks.faults import fault_point
+from hooks.models import (
+    EVENT_KINDS,
+    DurableWritebackReceipt,
+    QuotaSpend,
+    Todo,
+    TurnSettlement,
+)
+from hooks.services.phase import PhaseResult, run_hook_phase
+from loopx_site.core import clock
+from loopx_site.core import selectors as core_selectors
+from loopx_site.core.validation import require_identifier
+
+SETTLEMENT_SCHEMA = "loopx_turn_settlement_v0"
+RECOVERY_SWEEP_LIMIT = 4
+
+
+@dataclass
+class SettleResult:
+    status: str  # preview | committed | replayed
+    execute: bool
+    payload: dict
+
+
+def _validate(goal_id, agent_id, todo_id, turn_instance_id, event_kind, profile_name):
+    for value, name in (
+        (goal_id, "goal_id"),
+        (agent_id, "agent_id"),
+        (todo_id, "todo_id"),
+        (turn_instance_id, "turn_instance_id"),
+    ):
+        require_identifier(value, name, area=AREA)
+    if event_kind not in EVENT_KINDS:
+        raise error(
+            "invalid_argument",
+            f"event_kind must be one of {', '.join(EVENT_KINDS)}",
+            field="event_kind",
+        )
+    if profile_name is not None and profile_name not in registry.PROFILE_NAMES:
+        raise error(
+            "invalid_argument",
+            f"profile must be one of {', '.join(registry.PROFILE_NAMES)}",
+            field="profile",
+        )
+
+
+def settle(
+    *,
+    goal_id: str,
+    agent_id: str,
+    todo_id: str,
+    turn_instance_id: str,
+    event_kind: str,
+    execute: bool = False,
+    profile: str | None = None,
+) -> SettleResult:
+    """Settle one Turn event; preview unless ``execute``. See the module docstring."""
+    _validate(goal_id, agent_id, todo_id, turn_instance_id, event_kind, profile)
+    agent = core_selectors.get_agent(goal_id, agent_id, area=AREA)
+    todo = selectors.get_todo(goal_id, todo_id)
+    chosen = registry.profile(profile)
+    effect = contracts.effect_id(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        todo_id=todo_id,
+        turn_instance_id=turn_instance_id,
+        event_kind=event_kind,
+    )
+    existing = selectors.find_settlement(agent=agent, turn_instance_id=turn_instance_id)
+    if existing is not None:
+        _require_same(existing, effect, chosen, explicit_profile=profile is not None)
+    if not execute:
+        if existing is not None:
+            return _replayed(existing, execute=False)
+        return _preview(agent, todo, effect, event_kind, turn_instance_id, chosen)
+    if existing is not None:
+        return _replayed(existing, execute=True)
+
+    try:
+        settlement, receipt = _commit_primary(
+            agent=agent,
+            todo=todo,
+            effect=effect,
+            event_kind=event_kind,
+            turn_instance_id=turn_instance_id,
+            chosen=chosen,
+        )
+    except IntegrityError:
+        # A racing settle of the same Turn instance committed first.
+        existing = selectors.find_settlement(agent=agent, turn_instance_id=turn_instance_id)
+        if existing is None:
+            raise
+        _require_same(existing, effect, chosen, explicit_profile=profile is not None)
+        return _replayed(existing, execute=True)
+    if settlement is None:  # found committed by a racer once the Todo lock was held
+        existing = selectors.find_settlement(agent=agent, turn_instance_id=turn_instance_id)
+        _require_same(existing, effect, chosen, explicit_profile=profile is not None)
+        return _replayed(existing, execute=True)
+
+    fault_point("after_primary_commit")
+    phase = run_hook_phase(receipt)
+    recovered = recover_pending(agent=agent, exclude=receipt)
+    return SettleResult(
+        "committed", True, _payload("committed", True, settlement, receipt, phase, recovered)
+    )
+
+
+def _require_same(existing: TurnSettlement, effect: str, chosen, *, explicit_profile: bool):
+    if existing.effect_id != effect or (explicit_profile and existing.profile != chosen.name):
+        raise error(
+            "settlement_conflict",
+            "This Turn instance was already settled with a different Todo, event or profile",
+            field="turn_instance_id",
+        )
+
+
+def _commit_primary(*, agent, todo, effect, event_kind, turn_instance_id, chosen):
+    """The primary durable writeback. Returns ``(None, None)`` when a racer won."""
+    now = clock.now()
+    with transaction.atomic():
+        locked = Todo.objects.select_for_update().select_related("goal").get(pk=todo.pk)
+        if TurnSettlement.objects.filter(agent=agent, turn_instance_id=turn_instance_id).exists():
+            return None, None
+        if locked.state != Todo.State.OPEN:
+            raise error(
+                "todo_not_open",
+                f"Todo {locked.todo_id!r} is already completed; nothing was written",
+                field="todo_id",
+            )
+        revision = locked.revision + 1
+        changes = {"revision": revision, "updated_at": now}
+        if event_kind == "todo_completed":
+            changes.update(state=Todo.State.COMPLETED, completed_at=now)
+        else:
+            changes["replan_count"] = locked.replan_count + 1
+        updated = Todo.objects.filter(pk=locked.pk, revision=locked.revision).update(**changes)
+        if updated != 1:  # defensive: the row lock makes this unreachable
+            raise error("settlement_conflict", "The Todo changed concurrently", field="todo_id")
+        facts = _event_facts(locked, event_kind, revision)
+        settlement = TurnSettlement.objects.create(
+            goal=locked.goal,
+            agent=agent,
+            todo=locked,
+            turn_instance_id=turn_instance_id,
+            event_kind=event_kind,
+            effect_id=effect,
+            profile=chosen.name,
+            post_writeback_hooks_enabled=chosen.post_writeback_hooks_enabled,
+            hook_allowlist=chosen.hook_allowlist,
+            created_at=now,
+        )
+        receipt = DurableWritebackReceipt(
+            receipt_id=contracts.receipt_id(effect_id=effect),
+            settlement=settlement,
+            effect_id=effect,
+            event_kind=event_kind,
+            state=DurableWritebackReceipt.State.COMMITTED,
+            state_revision=f"r{revision}",
+            event_facts=facts,
+            committed_at=now,
+            created_at=now,
+        )
+        receipt.checkpoint_digest = dispatcher.checkpoint_digest(receipt)
+        receipt.save(force_insert=True)
+        QuotaSpend.objects.create(
+            spend_id=contracts.spend_id(receipt_id=receipt.receipt_id),
+            receipt=receipt,
+            goal=locked.goal,
+            agent=agent,
+            units=1,
+            spent_at=now,
+        )
+    return settlement, receipt
+
+
+def _event_facts(todo: Todo, event_kind: str, revision: int) -> dict:
+    """Bounded facts snapshotted with the receipt, so replays project identically."""
+    segment = None
+    completed_segment = False
+    if todo.segment_ref:
+        segment = selectors.segment_progress(todo.goal.goal_id, todo.segment_ref)
+        completed_segment = segment["todos_completed"] == segment["todos_total"]
+    if event_kind == "replan_recorded":
+        transition = "replan_recorded"
+    elif completed_segment:
+        transition = "segment_completed"
+    else:
+        transition = "todo_completed"
+    return {"transition": transition, "todo_revision": revision, "segment": segment}
+
+
+def _replayed(settlement: TurnSettlement, *, execute: bool) -> SettleResult:
+    receipt = selectors.receipt_for(settlement)
+    phase = run_hook_phase(receipt) if execute else None
+    return SettleResult(
+        "replayed", execute, _payload("replayed", execute, settlement, receipt, phase, [])
+    )
+
+
+def _preview(agent, todo, effect, event_kind, turn_instance_id, chosen) -> SettleResult:
+    if todo.state != Todo.State.OPEN:
+        raise error(
+            "todo_not_open",
+            f"Todo {todo.todo_id!r} is already completed; nothing would be written",
+            field="todo_id",
+        )
+    receipt_id = contracts.receipt_id(effect_id=effect)
+    planned = []
+    if chosen.post_writeback_hooks_enabled:
+        hooks = registry.installed().admitted(
+            allowlist=chosen.hook_allowlist, event_kind=event_kind
+        )
+        planned = [
+            {
+                "hook_id": h.hook_id,
+                "dispatch_id": contracts.dispatch_id(
+                    receipt_id=receipt_id,
+                    hook_id=h.hook_id,
+                    registration_schema_version=contracts.REGISTRATION_SCHEMA,
+                    event_kind=event_kind,
+                ),
+                "registration_valid": h.valid,
+            }
+            for h in hooks
+        ]
+    payload = {
+        "schema_version": SETTLEMENT_SCHEMA,
+        "ok": True,
+        "status": "preview",
+        "execute": False,
+        "settlement": {
+            "goal_id": agent.goal.goal_id,
+            "agent_id": agent.agent_id,
+            "todo_id": todo.todo_id,
+            "turn_instance_id": turn_instance_id,
+            "event_kind": event_kind,
+            "effect_id": effect,
+            **chosen.public(),
+        },
+        "receipt": {
+            "schema_version": selectors.RECEIPT_SCHEMA,
+            "receipt_id": receipt_id,
+            "effect_id": effect,
+            "step_kind": contracts.STEP_KIND,
+            "event_kind": event_kind,
+            "state": DurableWritebackReceipt.State.PREPARED,
+            "state_revision": f"r{todo.revision + 1}",
+            "committed_at": None,
+        },
+        "quota_spend": None,
+        "hook_phase": {
+            "enabled": chosen.post_writeback_hooks_enabled,
+            "status": "preview",
+            "planned": planned,
+            "dispatches": [],
+            "outcomes": [],
+        },
+    }
+    return SettleResult("preview", False, payload)
+
+
+def _payload(status, execute, settlement, receipt, phase: PhaseResult | None, recovered):
+    if phase is None:
+        phase_status, reason, outcomes = "preview", None, []
+    else:
+        phase_status, reason = phase.status, phase.reason
+        outcomes = [o.public() for o in phase.outcomes]
+    return {
+        "schema_version": SETTLEMENT_SCHEMA,
+        "ok": True,
+        "status": status,
+        "execute": execute,
+        "settlement": {
+            "goal_id": settlement.goal.goal_id,
+            "agent_id": settlement.agent.agent_id,
+            "todo_id": settlement.todo.todo_id,
+            "turn_instance_id": settlement.turn_instance_id,
+            "event_kind": settlement.event_kind,
+            "effect_id": settlement.effect_id,
+            "profile": settlement.profile,
+            "post_writeback_hooks_enabled": settlement.post_writeback_hooks_enabled,
+            "hook_allowlist": settlement.hook_allowlist,
+        },
+        "receipt": selectors.receipt_payload(receipt),
+        "quota_spend": selectors.quota_spend_payload(receipt, selectors.quota_spend_for(receipt)),
+        "hook_phase": {
+            "enabled": settlement.post_writeback_hooks_enabled,
+            "status": phase_status,
+            "reason": reason,
+            "dispatches": selectors.dispatch_payloads(receipt),
+            "outcomes": outcomes,
+            "recovered_receipt_ids": recovered,
+        },
+    }
+
+
+def recover_pending(*, agent, exclude: DurableWritebackReceipt | None = None) -> list[str]:
+    """At the next settle: finish the hook phase of this Agent's receipts that a crash left
+    without a sidecar checkpoint (bounded)."""
+    qs = selectors.receipts_missing_hook_checkpoint().filter(settlement__agent=agent)
+    if exclude is not None:
+        qs = qs.exclude(pk=exclude.pk)
+    recovered = []
+    for receipt in qs[:RECOVERY_SWEEP_LIMIT]:
+        if run_hook_phase(receipt).status == "dispatched":
+            recovered.append(receipt.receipt_id)
+    return recovered

@@ -1,0 +1,66 @@
+"""Todo writes: ``add_todo`` (idempotent on ``(goal, todo_id)``)."""
+
+import re
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from hooks.errors import AREA, error
+from hooks.models import Todo
+from loopx_site.core import clock
+from loopx_site.core import selectors as core_selectors
+from loopx_site.core.validation import require_identifier, require_text
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class TodoResult:
+    todo: Todo
+    created: bool
+
+
+def add_todo(
+    *, goal_id: str, todo_id: str, title: str, segment_ref: str | None = None
+) -> TodoResult:
+    """Add a Todo to a Goal; adding the same one again is a no-op.
+
+    The same ``todo_id`` with a different title or segment is ``todo_conflict`` (409):
+    Todos are not edited through ``add``.
+    """
+    require_identifier(todo_id, "todo_id", area=AREA)
+    require_text(title, "title", max_length=500, area=AREA)
+    if _CONTROL.search(title):
+        raise error("invalid_argument", "title must not contain control characters", field="title")
+    segment = segment_ref or ""
+    if segment_ref is not None:
+        require_text(segment_ref, "segment_ref", max_length=256, area=AREA)
+        if _CONTROL.search(segment_ref):
+            raise error(
+                "invalid_argument",
+                "segment_ref must not contain control characters",
+                field="segment_ref",
+            )
+    goal = core_selectors.get_goal(goal_id, area=AREA)
+    now = clock.now()
+    try:
+        with transaction.atomic():
+            todo, created = Todo.objects.get_or_create(
+                goal=goal,
+                todo_id=todo_id,
+                defaults={
+                    "title": title,
+                    "segment_ref": segment,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
+    except IntegrityError:  # lost a creation race; the row exists now
+        todo, created = Todo.objects.get(goal=goal, todo_id=todo_id), False
+    if not created and (todo.title != title or todo.segment_ref != segment):
+        raise error(
+            "todo_conflict",
+            f"Todo {todo_id!r} already exists with a different title or segment",
+            field="todo_id",
+        )
+    return TodoResult(todo=todo, created=created)
