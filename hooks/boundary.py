@@ -32,6 +32,7 @@ _DENY = (
             r"(?i)(password|passwd|secret|api[_-]?key|bearer|credential|private[_-]?key)[=:]"
             r"|lxh_[A-Za-z0-9_-]{12,}|sk-[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{20,}"
             r"|github_pat_|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|-----BEGIN"
+            r"|[^:@/]+:[^:@/]+@"  # user:password@host
         ),
     ),
 )

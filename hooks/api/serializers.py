@@ -17,17 +17,17 @@ class StrictBooleanField(serializers.BooleanField):
 
 
 # -- Todos --------------------------------------------------------------------------------
-class TodoAddInput(serializers.Serializer):
+class HookTodoAddInput(serializers.Serializer):
     todo_id = IdentifierField()
     title = serializers.CharField(max_length=500, trim_whitespace=False)
     segment_ref = serializers.CharField(max_length=256, required=False, trim_whitespace=False)
 
 
-class TodoOutput(serializers.Serializer):
+class HookTodoOutput(serializers.Serializer):
     todo_id = serializers.CharField()
     goal_id = serializers.CharField()
     title = serializers.CharField()
-    state = serializers.ChoiceField(choices=["open", "completed"])
+    state = serializers.CharField(help_text="open | completed")
     segment_ref = serializers.CharField(allow_null=True)
     revision = serializers.IntegerField()
     replan_count = serializers.IntegerField()
@@ -36,20 +36,20 @@ class TodoOutput(serializers.Serializer):
     completed_at = serializers.CharField(allow_null=True)
 
 
-class TodoAddOutput(serializers.Serializer):
+class HookTodoAddOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_todo_v0")
     created = serializers.BooleanField()
-    todo = TodoOutput()
+    todo = HookTodoOutput()
 
 
-class TodoListOutput(serializers.Serializer):
+class HookTodoListOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_todo_list_v0")
     goal_id = serializers.CharField()
-    todos = TodoOutput(many=True)
+    todos = HookTodoOutput(many=True)
 
 
 # -- settlement ----------------------------------------------------------------------------
-class SettleInput(serializers.Serializer):
+class TurnSettleInput(serializers.Serializer):
     goal_id = IdentifierField()
     agent_id = IdentifierField()
     todo_id = IdentifierField()
@@ -59,7 +59,7 @@ class SettleInput(serializers.Serializer):
     execute = StrictBooleanField(required=False, default=False)
 
 
-class ReceiptOutput(serializers.Serializer):
+class DurableWritebackReceiptOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_durable_writeback_receipt_v0")
     receipt_id = serializers.CharField()
     effect_id = serializers.CharField()
@@ -68,15 +68,15 @@ class ReceiptOutput(serializers.Serializer):
     agent_id = serializers.CharField(required=False)
     todo_id = serializers.CharField(required=False)
     turn_instance_id = serializers.CharField(required=False)
-    event_kind = serializers.ChoiceField(choices=EVENT_KINDS)
-    state = serializers.ChoiceField(choices=["prepared", "committed", "rejected"])
+    event_kind = serializers.CharField()
+    state = serializers.CharField(help_text="prepared | committed | rejected")
     state_revision = serializers.CharField()
     committed_at = serializers.CharField(allow_null=True)
     event_facts_digest = serializers.CharField(required=False)
     checkpoint_digest = serializers.CharField(required=False, allow_null=True)
 
 
-class QuotaSpendOutput(serializers.Serializer):
+class TurnQuotaSpendOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_quota_spend_v0")
     spend_id = serializers.CharField()
     goal_id = serializers.CharField()
@@ -87,7 +87,7 @@ class QuotaSpendOutput(serializers.Serializer):
     eligibility = serializers.DictField()
 
 
-class DispatchOutput(serializers.Serializer):
+class HookDispatchOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_post_writeback_dispatch_receipt_v0")
     dispatch_id = serializers.CharField()
     hook_id = serializers.CharField()
@@ -98,8 +98,10 @@ class DispatchOutput(serializers.Serializer):
     event_kind = serializers.ChoiceField(choices=EVENT_KINDS)
     registration_schema_version = serializers.CharField()
     registration_digest = serializers.CharField(allow_null=True)
-    status = serializers.ChoiceField(choices=HookDispatch.Status.values)
-    failure_code = serializers.ChoiceField(choices=FAILURE_CODES, allow_null=True)
+    status = serializers.CharField(help_text="accepted | not_applicable | failed")
+    failure_code = serializers.CharField(
+        allow_null=True, help_text="One of: " + ", ".join(FAILURE_CODES)
+    )
     failure_reason = serializers.CharField(allow_null=True)
     result_digest = serializers.CharField(allow_null=True)
     intent_ids = serializers.ListField(child=serializers.CharField())
@@ -109,29 +111,29 @@ class DispatchOutput(serializers.Serializer):
     recorded_at = serializers.CharField()
 
 
-class PhaseOutcomeOutput(serializers.Serializer):
+class HookPhaseOutcomeOutput(serializers.Serializer):
     dispatch_id = serializers.CharField()
     hook_id = serializers.CharField()
-    outcome = serializers.ChoiceField(
-        choices=["recorded", "replayed", "retried", "conflict", "failed_again"]
+    outcome = serializers.CharField(
+        help_text="recorded | replayed | retried | conflict | failed_again"
     )
     code = serializers.CharField(allow_null=True)
     provider_invoked = serializers.BooleanField()
 
 
-class HookPhaseOutput(serializers.Serializer):
+class TurnHookPhaseOutput(serializers.Serializer):
     enabled = serializers.BooleanField()
-    status = serializers.ChoiceField(
-        choices=["preview", "dispatched", "disabled", "not_admissible", "deferred"]
+    status = serializers.CharField(
+        help_text="preview | dispatched | disabled | not_admissible | deferred"
     )
     reason = serializers.CharField(allow_null=True, required=False)
     planned = serializers.ListField(child=serializers.DictField(), required=False)
-    dispatches = DispatchOutput(many=True)
-    outcomes = PhaseOutcomeOutput(many=True)
+    dispatches = HookDispatchOutput(many=True)
+    outcomes = HookPhaseOutcomeOutput(many=True)
     recovered_receipt_ids = serializers.ListField(child=serializers.CharField(), required=False)
 
 
-class SettlementOutput(serializers.Serializer):
+class TurnSettlementIdentityOutput(serializers.Serializer):
     goal_id = serializers.CharField()
     agent_id = serializers.CharField()
     todo_id = serializers.CharField()
@@ -143,15 +145,15 @@ class SettlementOutput(serializers.Serializer):
     hook_allowlist = serializers.ListField(child=serializers.CharField(), allow_null=True)
 
 
-class SettleOutput(serializers.Serializer):
+class TurnSettleOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_turn_settlement_v0")
     ok = serializers.BooleanField()
-    status = serializers.ChoiceField(choices=["preview", "committed", "replayed"])
+    status = serializers.CharField(help_text="preview | committed | replayed")
     execute = serializers.BooleanField()
-    settlement = SettlementOutput()
-    receipt = ReceiptOutput()
-    quota_spend = QuotaSpendOutput(allow_null=True)
-    hook_phase = HookPhaseOutput()
+    settlement = TurnSettlementIdentityOutput()
+    receipt = DurableWritebackReceiptOutput()
+    quota_spend = TurnQuotaSpendOutput(allow_null=True)
+    hook_phase = TurnHookPhaseOutput()
 
 
 # -- journal and outbox listings ------------------------------------------------------------
@@ -161,27 +163,27 @@ class _ListQuery(serializers.Serializer):
     cursor = serializers.IntegerField(min_value=1, required=False)
 
 
-class DispatchListQuery(_ListQuery):
+class HookDispatchListQuery(_ListQuery):
     status = serializers.ChoiceField(choices=HookDispatch.Status.values, required=False)
     failure_code = serializers.ChoiceField(choices=FAILURE_CODES, required=False)
     receipt_id = IdentifierField(required=False)
     hook_id = serializers.RegexField(r"^[a-z][a-z0-9_.]{0,139}$", required=False)
 
 
-class IntentListQuery(_ListQuery):
+class HookIntentListQuery(_ListQuery):
     status = serializers.ChoiceField(choices=HookIntent.Status.values, required=False)
     intent_kind = serializers.RegexField(r"^[a-z][a-z0-9_.]{0,139}$", required=False)
     dispatch_id = serializers.RegexField(r"^pwh_[0-9a-f]{64}$", required=False)
 
 
-class DispatchListOutput(serializers.Serializer):
+class HookDispatchListOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_post_writeback_dispatch_list_v0")
-    dispatches = DispatchOutput(many=True)
+    dispatches = HookDispatchOutput(many=True)
     next_cursor = serializers.IntegerField(allow_null=True)
 
 
-class IntentOutboxOutput(serializers.Serializer):
-    status = serializers.ChoiceField(choices=HookIntent.Status.values)
+class HookIntentOutboxOutput(serializers.Serializer):
+    status = serializers.CharField(help_text="pending | admitted | rejected | executed")
     status_reason = serializers.CharField(allow_null=True)
     goal_id = serializers.CharField()
     agent_id = serializers.CharField()
@@ -189,7 +191,7 @@ class IntentOutboxOutput(serializers.Serializer):
     updated_at = serializers.CharField()
 
 
-class IntentOutput(serializers.Serializer):
+class HookIntentOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_post_writeback_intent_v0")
     intent_id = serializers.CharField()
     hook_id = serializers.CharField()
@@ -204,20 +206,20 @@ class IntentOutput(serializers.Serializer):
     failure_policy = serializers.CharField()
     grants_new_action_authority = serializers.BooleanField()
     external_write_performed = serializers.BooleanField()
-    outbox = IntentOutboxOutput()
+    outbox = HookIntentOutboxOutput()
 
 
-class IntentListOutput(serializers.Serializer):
+class HookIntentListOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_post_writeback_intent_list_v0")
-    intents = IntentOutput(many=True)
+    intents = HookIntentOutput(many=True)
     next_cursor = serializers.IntegerField(allow_null=True)
 
 
-class RegistrationOutput(serializers.Serializer):
+class HookRegistrationOutput(serializers.Serializer):
     hook_id = serializers.CharField(allow_null=True)
     capability_id = serializers.CharField(allow_null=True)
     provider = serializers.CharField(required=False, help_text="Operators only.")
-    status = serializers.ChoiceField(choices=["installed", "rejected"])
+    status = serializers.CharField(help_text="installed | rejected")
     failure_code = serializers.CharField(allow_null=True)
     reason = serializers.CharField(allow_null=True)
     registration = serializers.DictField(allow_null=True)
@@ -225,8 +227,8 @@ class RegistrationOutput(serializers.Serializer):
     admitted_by_profile = serializers.BooleanField()
 
 
-class RegistrationListOutput(serializers.Serializer):
+class HookRegistrationListOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_post_writeback_registration_list_v0")
     registry_digest = serializers.CharField()
     profile = serializers.DictField()
-    registrations = RegistrationOutput(many=True)
+    registrations = HookRegistrationOutput(many=True)

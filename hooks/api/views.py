@@ -23,7 +23,7 @@ def _scope(request, goal_id: str | None) -> tuple[list[str] | None, str | None]:
 class TodoListAddApi(APIView):
     error_area = AREA
 
-    @extend_schema(operation_id="hooks_todos_list", responses=s.TodoListOutput)
+    @extend_schema(operation_id="hooks_todos_list", responses=s.HookTodoListOutput)
     def get(self, request, goal_id: str):
         core_selectors.get_goal(goal_id, area=AREA)
         todos = selectors.list_todos(goal_id)
@@ -37,12 +37,12 @@ class TodoListAddApi(APIView):
 
     @extend_schema(
         operation_id="hooks_todos_add",
-        request=s.TodoAddInput,
-        responses={200: s.TodoAddOutput, 201: s.TodoAddOutput},
+        request=s.HookTodoAddInput,
+        responses={200: s.HookTodoAddOutput, 201: s.HookTodoAddOutput},
         summary="Add a Todo to the Goal (idempotent; same id with other content is 409)",
     )
     def post(self, request, goal_id: str):
-        data = s.TodoAddInput(data=request.data)
+        data = s.HookTodoAddInput(data=request.data)
         data.is_valid(raise_exception=True)
         result = services.add_todo(goal_id=goal_id, **data.validated_data)
         return Response(
@@ -60,8 +60,8 @@ class TurnSettleApi(APIView):
 
     @extend_schema(
         operation_id="hooks_turn_settle",
-        request=s.SettleInput,
-        responses={200: s.SettleOutput, 201: s.SettleOutput},
+        request=s.TurnSettleInput,
+        responses={200: s.TurnSettleOutput, 201: s.TurnSettleOutput},
         summary="Settle a Turn's Todo event: primary writeback, then the hook phase",
         description=(
             "Preview unless `execute` is true. The primary writeback (Todo change, committed "
@@ -70,7 +70,7 @@ class TurnSettleApi(APIView):
         ),
     )
     def post(self, request):
-        data = s.SettleInput(data=request.data)
+        data = s.TurnSettleInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         require_scope(request, values["goal_id"], values["agent_id"], area=AREA)
@@ -83,12 +83,12 @@ class HookDispatchListApi(APIView):
 
     @extend_schema(
         operation_id="hooks_dispatches_list",
-        parameters=[s.DispatchListQuery],
-        responses=s.DispatchListOutput,
+        parameters=[s.HookDispatchListQuery],
+        responses=s.HookDispatchListOutput,
         summary="The sidecar dispatch journal (scoped to the token's Goal)",
     )
     def get(self, request):
-        query = s.DispatchListQuery(data=request.query_params)
+        query = s.HookDispatchListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
         goal_ids, agent_id = _scope(request, q.get("goal_id"))
@@ -111,12 +111,12 @@ class HookIntentListApi(APIView):
 
     @extend_schema(
         operation_id="hooks_intents_list",
-        parameters=[s.IntentListQuery],
-        responses=s.IntentListOutput,
+        parameters=[s.HookIntentListQuery],
+        responses=s.HookIntentListOutput,
         summary="The intent outbox (scoped to the token's Goal); filter with ?status=",
     )
     def get(self, request):
-        query = s.IntentListQuery(data=request.query_params)
+        query = s.HookIntentListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
         goal_ids, agent_id = _scope(request, q.get("goal_id"))
@@ -138,7 +138,7 @@ class HookRegistrationListApi(APIView):
 
     @extend_schema(
         operation_id="hooks_registrations_list",
-        responses=s.RegistrationListOutput,
+        responses=s.HookRegistrationListOutput,
         summary="Installed post-writeback hook registrations",
     )
     def get(self, request):

@@ -1,0 +1,115 @@
+import ast
+import pathlib
+
+from hooks import registry
+from tests.helpers import ROOT, run_cli
+from tests.hooks.conftest import PERIODIC
+
+
+def test_default_settings_install_and_admit_the_periodic_report_trigger(db):
+    reg = registry.installed()
+    assert [h.hook_id for h in reg.hooks] == ["periodic_report.runtime_trigger"]
+    assert reg.hooks[0].valid
+    profile = registry.profile(None)
+    assert profile.post_writeback_hooks_enabled is True
+    assert reg.admitted(allowlist=profile.hook_allowlist, event_kind="replan_recorded")
+
+
+def test_admitted_registrations_are_ordered_by_hook_id_not_by_setting_order(install):
+    install("SecondProposer", "Proposer", "Inert", PERIODIC)
+    hooks = registry.installed().admitted(allowlist=None, event_kind="todo_completed")
+    assert [h.hook_id for h in hooks] == [
+        "alpha.inert",
+        "beta.proposer",
+        "gamma.proposer",
+        "periodic_report.runtime_trigger",
+    ]
+
+
+def test_profile_allowlist_admits_a_subset(install):
+    install("Proposer", "SecondProposer", "Inert")
+    hooks = registry.installed().admitted(allowlist=["gamma.proposer"], event_kind="todo_completed")
+    assert [h.hook_id for h in hooks] == ["gamma.proposer"]
+
+
+def test_event_kind_subscription_filters_hooks(install):
+    install("CompletionOnly", "Proposer")
+    reg = registry.installed()
+    assert [h.hook_id for h in reg.admitted(allowlist=None, event_kind="replan_recorded")] == [
+        "beta.proposer"
+    ]
+
+
+def test_uninstallable_entries_are_rejected_without_being_invoked(install):
+    install(
+        "tests.hooks.providers.DoesNotExist",
+        "NotAProvider",
+        "WithCommand",
+        "WithWriteScope",
+        "AbortPolicy",
+        "HugeTimeout",
+        "DuplicateA",
+        "DuplicateB",
+        "Proposer",
+    )
+    reasons = {h.hook_id: h.rejection for h in registry.installed().hooks}
+    assert reasons[None] == "provider:not_importable"
+    assert reasons["bad.no_produce"] == "provider:not_a_provider"
+    assert reasons["bad.command"] == "registration.command:unknown_field"
+    assert reasons["bad.write_scope"] == "registration.write_scope:unknown_field"
+    assert reasons["bad.abort"] == "registration.failure_policy:must_be_isolate"
+    assert reasons["bad.timeout"] == "registration.budget.timeout_ms:out_of_bounds"
+    assert reasons["dup.same"] == "registration.hook_id:duplicate"
+    assert reasons["beta.proposer"] is None
+    assert next(h for h in registry.installed().hooks if h.provider is not None).hook_id == (
+        "beta.proposer"
+    )
+
+
+def test_registry_digest_changes_when_a_registration_changes(install):
+    install("Proposer")
+    first = registry.installed().digest
+    install("Proposer", "Inert")
+    assert registry.installed().digest != first
+
+
+def test_hooks_registrations_command_lists_installed_and_rejected(db, install):
+    install("Proposer", "WithCommand")
+    result = run_cli("hooks", "registrations")
+    assert result.code == 0, result.stdout
+    rows = {r["hook_id"]: r for r in result.json["registrations"]}
+    assert rows["beta.proposer"]["status"] == "installed"
+    assert rows["beta.proposer"]["admitted_by_profile"] is True
+    assert rows["bad.command"]["status"] == "rejected"
+    assert rows["bad.command"]["failure_code"] == "registration_rejected"
+    assert rows["bad.command"]["registration"] is None
+    text = run_cli("hooks", "registrations", "--format", "text")
+    assert text.stdout.splitlines()[0].split()[:3] == ["HOOK_ID", "CAPABILITY_ID", "STATUS"]
+
+
+CORE_MODULES = [
+    "hooks/contracts.py",
+    "hooks/dispatcher.py",
+    "hooks/registry.py",
+    "hooks/boundary.py",
+    "hooks/selectors.py",
+    "hooks/models.py",
+    "hooks/services/phase.py",
+    "hooks/services/settlement.py",
+    "hooks/services/replay.py",
+    "hooks/services/todos.py",
+]
+
+
+def test_core_never_imports_or_names_a_concrete_capability():
+    for rel in CORE_MODULES:
+        source = pathlib.Path(ROOT, rel).read_text()
+        tree = ast.parse(source)
+        imported = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                imported.append(node.module or "")
+            elif isinstance(node, ast.Import):
+                imported += [a.name for a in node.names]
+        assert not [m for m in imported if "capabilities" in m or "executors" in m], rel
+        assert "periodic_report" not in source, rel
