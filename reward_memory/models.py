@@ -1,1 +1,421 @@
-from django.db import models  # noqa: F401
+"""Reward Memory state.
+
+Only ``reward_memory.services`` writes these rows. Invariants the services rely on are
+backed by named constraints: one *active* record per candidate per corpus, an active
+record always has a verified readback, a superseded record names its successor, one
+active standing policy per corpus surface, one ingest event per (Agent, event), and the
+transition history never enters a state twice.
+"""
+
+from django.db import models
+from django.db.models import Q
+
+from reward_memory import contracts as c
+
+MEMORY_CLASS_CHOICES = [(v, v) for v in c.MEMORY_CLASSES]
+LIFECYCLE_CHOICES = [(v, v) for v in c.LIFECYCLE_STATES]
+DECISION_CHOICES = [(v, v) for v in c.DECISIONS]
+GUARD_CHOICES = [(c.GUARD_PASSED, c.GUARD_PASSED), (c.GUARD_BLOCKED, c.GUARD_BLOCKED)]
+INGEST_CHOICES = [(v, v) for v in c.INGEST_STATUSES]
+RECALL_MODE_CHOICES = [(v, v) for v in c.RECALL_MODES]
+RECALL_STATUS_CHOICES = [(v, v) for v in c.RECALL_STATUSES]
+APPLICATION_DECISION_CHOICES = [(v, v) for v in c.APPLICATION_DECISIONS]
+APPLICATION_STATUS_CHOICES = [(v, v) for v in c.APPLICATION_STATUSES]
+
+
+class Corpus(models.Model):
+    """A registered corpus: one memory class, one project, declared surfaces and owners.
+
+    ``provider_scope_ref`` is the private provider binding (never in public payloads;
+    ``provider_binding_ref`` is its public digest).
+    """
+
+    corpus_id = models.CharField(max_length=128, unique=True)
+    memory_class = models.CharField(max_length=32, choices=MEMORY_CLASS_CHOICES)
+    owner = models.CharField(max_length=256, help_text="Actor whose write authority persists.")
+    reviewer = models.CharField(max_length=256)
+    authority_source = models.CharField(max_length=256)
+    retirement_authority = models.CharField(max_length=256)
+    project = models.CharField(max_length=128, db_index=True)
+    surfaces = models.JSONField(default=list)
+    freshness_policy = models.JSONField(default=dict)
+    privacy = models.JSONField(default=dict)
+    provider_id = models.CharField(max_length=64)
+    provider_scope_ref = models.CharField(max_length=512)
+    provider_binding_ref = models.CharField(max_length=71)
+    agent_allowlist = models.JSONField(
+        default=list, help_text='Agents allowed to ingest and recall, as "goal_id/agent_id".'
+    )
+    definition_digest = models.CharField(max_length=71)
+    revision = models.PositiveIntegerField(default=1)
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["corpus_id"]
+        verbose_name_plural = "corpora"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(memory_class__in=c.MEMORY_CLASSES),
+                name="%(app_label)s_%(class)s_memory_class_check",
+            ),
+            models.CheckConstraint(
+                condition=Q(revision__gte=1), name="%(app_label)s_%(class)s_revision_check"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.corpus_id
+
+
+class StandingPolicy(models.Model):
+    """``reward_memory_standing_policy_v0``: one approval of an exact boundary."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="policies")
+    surface = models.CharField(max_length=128)
+    policy_digest = models.CharField(max_length=71)
+    document = models.JSONField()
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField()
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["corpus__corpus_id", "surface", "-created_at"]
+        verbose_name_plural = "standing policies"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["corpus", "policy_digest"], name="%(app_label)s_%(class)s_digest_uniq"
+            ),
+            models.UniqueConstraint(
+                fields=["corpus", "surface"],
+                condition=Q(active=True),
+                name="%(app_label)s_%(class)s_active_surface_uniq",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.corpus_id}:{self.surface}:{self.policy_digest[:15]}"
+
+
+class Candidate(models.Model):
+    """A recorded ``reward_memory_candidate_v0`` (written when a review is executed)."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="candidates")
+    candidate_ref = models.CharField(max_length=69)
+    target_class = models.CharField(max_length=32, blank=True, default="")
+    project = models.CharField(max_length=128, blank=True, default="")
+    surface = models.CharField(max_length=128, blank=True, default="")
+    document = models.JSONField(
+        null=True, blank=True, help_text="Withheld (null) when the shape scan refused it."
+    )
+    guard_status = models.CharField(max_length=16, choices=GUARD_CHOICES)
+    guard_reasons = models.JSONField(default=list)
+    prior_candidate_ref = models.CharField(max_length=69, blank=True, default="")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["corpus", "candidate_ref"], name="%(app_label)s_%(class)s_ref_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.candidate_ref
+
+
+class Review(models.Model):
+    """A recorded ``reward_memory_candidate_review_v0`` decision (not a persistence act)."""
+
+    review_id = models.CharField(max_length=69, unique=True)
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="reviews")
+    candidate = models.ForeignKey(Candidate, on_delete=models.PROTECT, related_name="reviews")
+    requested_decision = models.CharField(max_length=16, choices=DECISION_CHOICES)
+    effective_decision = models.CharField(max_length=16, choices=DECISION_CHOICES)
+    reviewer = models.CharField(max_length=256)
+    guard_status = models.CharField(max_length=16, choices=GUARD_CHOICES)
+    target_record_ref = models.CharField(max_length=68, blank=True, default="")
+    revised_candidate_ref = models.CharField(max_length=69, blank=True, default="")
+    document = models.JSONField()
+    created_at = models.DateTimeField()
+    applied_at = models.DateTimeField(null=True, blank=True)
+    applied_record_ref = models.CharField(max_length=68, blank=True, default="")
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(guard_status=c.GUARD_BLOCKED)
+                | Q(effective_decision__in=["reject", "no_write"]),
+                name="%(app_label)s_%(class)s_blocked_no_write_check",
+            ),
+            models.CheckConstraint(
+                condition=Q(effective_decision__in=c.DECISIONS)
+                & Q(requested_decision__in=c.DECISIONS),
+                name="%(app_label)s_%(class)s_decision_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.review_id
+
+
+class MemoryRecord(models.Model):
+    """An active-record envelope (``reward_memory_active_record_v0``) and its lifecycle.
+
+    ``content`` is the immutable document written to the provider (``content_digest``
+    is its canonical digest); lifecycle fields are LoopX state and change only through
+    ``reward_memory.services`` transitions, each journaled in ``RecordTransition``.
+    """
+
+    record_ref = models.CharField(max_length=68, unique=True)
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="records")
+    candidate_ref = models.CharField(max_length=69, db_index=True)
+    memory_class = models.CharField(max_length=32, choices=MEMORY_CLASS_CHOICES)
+    project = models.CharField(max_length=128)
+    surface = models.CharField(max_length=128)
+    summary = models.TextField(help_text="Private content summary (never in public packets).")
+    content = models.JSONField()
+    content_digest = models.CharField(max_length=71)
+    activation_basis = models.CharField(max_length=32)
+    policy_digest = models.CharField(max_length=71, blank=True, default="")
+    review = models.ForeignKey(
+        Review, on_delete=models.PROTECT, null=True, blank=True, related_name="records"
+    )
+    writer = models.CharField(max_length=256)
+    source_kind = models.CharField(max_length=64)
+    source_actor = models.CharField(max_length=256)
+    observed_at = models.DateTimeField()
+    confidence_level = models.CharField(max_length=8)
+    authority = models.JSONField(default=dict)
+    lifecycle_state = models.CharField(max_length=24, choices=LIFECYCLE_CHOICES)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
+    )
+    revocation = models.JSONField(null=True, blank=True)
+    retirement = models.JSONField(null=True, blank=True)
+    provider_id = models.CharField(max_length=64)
+    provider_resource_ref = models.CharField(max_length=512)
+    provider_ref_digest = models.CharField(max_length=71)
+    readback_verified_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    activated_at = models.DateTimeField(null=True, blank=True)
+    state_changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(
+                fields=["corpus", "surface", "lifecycle_state"],
+                name="reward_mem_rec_corpus_surf_idx",
+            ),
+            models.Index(
+                fields=["memory_class", "project", "lifecycle_state"],
+                name="reward_mem_rec_class_proj_idx",
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["corpus", "candidate_ref"],
+                condition=Q(lifecycle_state=c.ACTIVE),
+                name="%(app_label)s_%(class)s_active_candidate_uniq",
+            ),
+            models.UniqueConstraint(
+                fields=["corpus", "provider_resource_ref"],
+                name="%(app_label)s_%(class)s_resource_uniq",
+            ),
+            models.CheckConstraint(
+                condition=Q(lifecycle_state__in=c.LIFECYCLE_STATES),
+                name="%(app_label)s_%(class)s_lifecycle_check",
+            ),
+            models.CheckConstraint(
+                condition=~Q(lifecycle_state=c.ACTIVE) | Q(readback_verified_at__isnull=False),
+                name="%(app_label)s_%(class)s_active_readback_check",
+            ),
+            models.CheckConstraint(
+                condition=~Q(lifecycle_state=c.SUPERSEDED) | Q(superseded_by__isnull=False),
+                name="%(app_label)s_%(class)s_superseded_by_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.record_ref
+
+
+class RecordTransition(models.Model):
+    """Immutable history of a record's lifecycle (creation included)."""
+
+    record = models.ForeignKey(MemoryRecord, on_delete=models.PROTECT, related_name="transitions")
+    seq = models.PositiveIntegerField()
+    from_state = models.CharField(max_length=24, blank=True, default="")
+    to_state = models.CharField(max_length=24, choices=LIFECYCLE_CHOICES)
+    reason = models.CharField(max_length=64)
+    actor = models.CharField(max_length=256)
+    reference = models.CharField(max_length=256, blank=True, default="")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["record_id", "seq"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["record", "seq"], name="%(app_label)s_%(class)s_seq_uniq"
+            ),
+            models.UniqueConstraint(
+                fields=["record", "to_state"], name="%(app_label)s_%(class)s_state_once_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.record_id}#{self.seq} {self.from_state or '-'}→{self.to_state}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValueError("record transitions are immutable")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("record transitions are immutable")
+
+
+class IngestEvent(models.Model):
+    """One compact event ingested by one Agent: immutable ``observed_at``, latest receipt."""
+
+    event_ref = models.CharField(max_length=68)
+    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="ingest_events")
+    adapter = models.CharField(max_length=64)
+    candidate_ref = models.CharField(max_length=69)
+    record = models.ForeignKey(
+        MemoryRecord, on_delete=models.PROTECT, null=True, blank=True, related_name="events"
+    )
+    status = models.CharField(max_length=24, choices=INGEST_CHOICES)
+    observed_at = models.DateTimeField()
+    event = models.JSONField(help_text="The compact, guard-checked event (retried as is).")
+    receipt = models.JSONField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "event_ref"], name="%(app_label)s_%(class)s_agent_event_uniq"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=c.INGEST_STATUSES),
+                name="%(app_label)s_%(class)s_status_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_ref} ({self.status})"
+
+
+class PendingIngest(models.Model):
+    """The sidecar row of an ingest whose provider commit or readback is unresolved.
+
+    Retried with the same deterministic event (``reconcile_pending_ingests``) at the
+    next turn start; ``resolved_at`` is set when the retry activates.
+    """
+
+    event = models.OneToOneField(IngestEvent, on_delete=models.CASCADE, related_name="sidecar")
+    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=24, choices=INGEST_CHOICES)
+    attempts = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField()
+    last_attempt_at = models.DateTimeField()
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [
+            models.Index(fields=["agent", "resolved_at"], name="reward_mem_pending_agent_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"pending {self.event_id} ({self.reason})"
+
+
+class RecallReceipt(models.Model):
+    """The public packet of one executed recall (query text never stored)."""
+
+    recall_id = models.CharField(max_length=69, unique=True)
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="recalls")
+    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    surface = models.CharField(max_length=128)
+    mode = models.CharField(max_length=32, choices=RECALL_MODE_CHOICES)
+    status = models.CharField(max_length=24, choices=RECALL_STATUS_CHOICES)
+    query_count = models.PositiveSmallIntegerField()
+    result_refs = models.JSONField(default=list)
+    packet = models.JSONField()
+    provider_calls = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(query_count__lte=3), name="%(app_label)s_%(class)s_query_budget_check"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.recall_id
+
+
+class ApplicationReceipt(models.Model):
+    """``reward_memory_application_receipt_v0``: hashed refs, reasoning, verification."""
+
+    application_receipt_id = models.CharField(max_length=69, unique=True)
+    recall = models.ForeignKey(RecallReceipt, on_delete=models.PROTECT, related_name="applications")
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="applications")
+    decision = models.CharField(max_length=16, choices=APPLICATION_DECISION_CHOICES)
+    status = models.CharField(max_length=16, choices=APPLICATION_STATUS_CHOICES)
+    receipt = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=c.APPLICATION_STATUSES),
+                name="%(app_label)s_%(class)s_status_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.application_receipt_id
+
+
+class LocalProviderDocument(models.Model):
+    """Storage of the built-in ``local`` provider (in the project database).
+
+    Searchable documents are also in the shared full-text index
+    (``loopx_site.core.fulltext``) under a per-(scope, surface) namespace.
+    """
+
+    scope_key = models.CharField(max_length=64, help_text="sha256 of the private scope ref.")
+    resource_ref = models.CharField(max_length=512)
+    surface = models.CharField(max_length=128)
+    content = models.TextField()
+    content_digest = models.CharField(max_length=71)
+    recallable = models.BooleanField(default=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope_key", "resource_ref"], name="%(app_label)s_%(class)s_resource_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.content_digest

@@ -1,1 +1,29 @@
-urlpatterns: list = []
+from django.urls import path
+
+from reward_memory.api import views
+
+urlpatterns = [
+    path("reward-memory/corpora/", views.CorpusListApi.as_view(), name="reward-memory-corpora"),
+    path(
+        "reward-memory/corpora/<str:corpus_id>/health/",
+        views.CorpusHealthApi.as_view(),
+        name="reward-memory-corpus-health",
+    ),
+    path(
+        "reward-memory/candidates/review/",
+        views.CandidateReviewApi.as_view(),
+        name="reward-memory-candidate-review",
+    ),
+    path("reward-memory/ingest/", views.IngestApi.as_view(), name="reward-memory-ingest"),
+    path("reward-memory/recall/", views.RecallApi.as_view(), name="reward-memory-recall"),
+    path(
+        "reward-memory/application-receipts/",
+        views.ApplicationReceiptApi.as_view(),
+        name="reward-memory-application-receipts",
+    ),
+    path(
+        "reward-memory/experiments/<str:goal_id>/<str:agent_id>/status/",
+        views.ExperimentStatusApi.as_view(),
+        name="reward-memory-experiment-status",
+    ),
+]

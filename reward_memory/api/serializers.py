@@ -1,0 +1,166 @@
+"""Input/output serializers of the Reward Memory API.
+
+Inputs check envelope shape only. Contract documents (candidates, compact events,
+recall requests, applications) are passed to the services *unfiltered*: their
+deterministic guards must see every field, so an unmodelled, raw or authority-granting
+field is refused with a reason code instead of being silently dropped here.
+"""
+
+from rest_framework import serializers
+
+from reward_memory import contracts as c
+from reward_memory.validation import IDENT_RE
+
+
+class ContractDocumentField(serializers.JSONField):
+    """A JSON object passed through to the service guards as is."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be a JSON object")
+        return value
+
+
+class CandidateReviewInput(serializers.Serializer):
+    candidate = ContractDocumentField(
+        help_text="reward_memory_candidate_v0, or an adapter input mapped onto it."
+    )
+    decision = serializers.ChoiceField(choices=c.DECISIONS)
+    reviewer = serializers.CharField(required=False, max_length=256)
+    corpus_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
+    edit = serializers.DictField(required=False, help_text="Edited fields (edit decision).")
+    record_ref = serializers.CharField(required=False, max_length=68)
+    execute = serializers.BooleanField(default=False)
+
+
+class IngestInput(serializers.Serializer):
+    goal_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
+    agent_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
+    event = ContractDocumentField(
+        help_text="scoped_feedback_reward_memory_event_v0 or "
+        "issue_fix_reward_memory_candidate_adapter_v0."
+    )
+    execute = serializers.BooleanField(default=False)
+
+
+class RecallRequestInput(serializers.Serializer):
+    """Documentation of ``reward_memory_recall_request_v0`` (+ ``execute``)."""
+
+    schema_version = serializers.ChoiceField(choices=[c.RECALL_REQUEST_SCHEMA])
+    goal_id = serializers.CharField()
+    agent_id = serializers.CharField()
+    corpus_id = serializers.CharField()
+    project = serializers.CharField()
+    surface = serializers.CharField()
+    mode = serializers.ChoiceField(choices=c.RECALL_MODES)
+    queries = serializers.ListField(child=serializers.CharField(max_length=500), max_length=3)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=20)
+    read_authority = serializers.DictField()
+    freshness = serializers.DictField(help_text="{observed_at, corpus_revision}")
+    conflicts = serializers.ListField(child=serializers.CharField())
+    provider_binding_ref = serializers.CharField()
+    actor_peer_id = serializers.CharField(required=False)
+    request_id = serializers.CharField(required=False)
+    execute = serializers.BooleanField(default=False)
+
+
+class ApplicationInput(serializers.Serializer):
+    """Documentation of ``reward_memory_application_v0`` (+ ``execute``)."""
+
+    schema_version = serializers.ChoiceField(choices=[c.APPLICATION_SCHEMA])
+    recall_id = serializers.CharField()
+    decision = serializers.ChoiceField(choices=c.APPLICATION_DECISIONS)
+    memory_refs = serializers.ListField(child=serializers.CharField())
+    reasoning_summary = serializers.CharField()
+    artifact_verification = serializers.DictField()
+    execute = serializers.BooleanField(default=False)
+
+
+class GuardOutput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=[c.GUARD_PASSED, c.GUARD_BLOCKED])
+    reasons = serializers.ListField(child=serializers.DictField())
+
+
+class CorpusOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    corpus_id = serializers.CharField()
+    memory_class = serializers.ChoiceField(choices=c.MEMORY_CLASSES)
+    owner = serializers.CharField()
+    reviewer = serializers.CharField()
+    authority_source = serializers.CharField()
+    maintenance = serializers.DictField()
+    project = serializers.CharField()
+    surfaces = serializers.ListField(child=serializers.CharField())
+    freshness = serializers.DictField()
+    privacy = serializers.DictField()
+    provider = serializers.DictField()
+    allowlisted_agents = serializers.IntegerField()
+    standing_policies = serializers.ListField(child=serializers.DictField())
+    revision = serializers.IntegerField()
+    active = serializers.BooleanField()
+    health = serializers.DictField()
+
+
+class CorpusListOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    corpora = CorpusOutput(many=True)
+
+
+class CorpusHealthOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    corpus_id = serializers.CharField()
+    revision = serializers.IntegerField()
+    health = serializers.DictField(help_text="Five separate states: " + ", ".join(c.HEALTH_STATES))
+    records = serializers.DictField()
+
+
+class ReviewOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    review_id = serializers.CharField()
+    candidate_ref = serializers.CharField()
+    requested_decision = serializers.ChoiceField(choices=c.DECISIONS)
+    effective_decision = serializers.ChoiceField(choices=c.DECISIONS)
+    guard = GuardOutput()
+    next_step = serializers.DictField(allow_null=True)
+    recorded = serializers.BooleanField()
+
+
+class IngestReceiptOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    receipt_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=c.INGEST_STATUSES)
+    event_ref = serializers.CharField()
+    candidate_ref = serializers.CharField()
+    record_ref = serializers.CharField(allow_null=True)
+    observed_at = serializers.CharField(allow_null=True)
+    memory_available_for_recall = serializers.BooleanField()
+    readback = serializers.DictField(allow_null=True)
+    guard = GuardOutput()
+
+
+class RecallResultOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    status = serializers.ChoiceField(choices=c.RECALL_STATUSES)
+    recall_id = serializers.CharField()
+    items = serializers.ListField(child=serializers.DictField())
+    provider_calls = serializers.IntegerField()
+    guard = GuardOutput()
+    public_packet = serializers.DictField()
+
+
+class ApplicationReceiptOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    application_receipt_id = serializers.CharField()
+    recall_id = serializers.CharField()
+    decision = serializers.ChoiceField(choices=c.APPLICATION_DECISIONS)
+    status = serializers.ChoiceField(choices=c.APPLICATION_STATUSES)
+    reasons = serializers.ListField(child=serializers.CharField())
+    memory_ref_digests = serializers.ListField(child=serializers.CharField())
+    recorded = serializers.BooleanField()
+
+
+class ExperimentStatusOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    status = serializers.CharField()
+    automation = serializers.DictField()

@@ -1,0 +1,322 @@
+"""``reward_memory_candidate_v0``: structural validation, identity, evaluation, and the two
+pure field-mapping adapters (``issue_fix_reward_memory_candidate_adapter_v0`` and
+``scoped_feedback_reward_memory_event_v0``).
+
+Nothing here reads or writes the database; ``evaluate`` takes the corpus binding as a
+value.
+"""
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
+from reward_memory import contracts as c
+from reward_memory import guards
+from reward_memory import validation as v
+from reward_memory.errors import RewardMemoryError, invalid
+from reward_memory.guards import Reason
+
+
+@dataclass
+class CandidateEvaluation:
+    """A candidate and the deterministic guard outcome; always inspectable."""
+
+    candidate: dict[str, Any] | None  # None when the public-safe shape scan failed
+    candidate_ref: str
+    candidate_digest: str
+    reasons: list[Reason] = field(default_factory=list)
+    observed_at: dt.datetime | None = None
+    expires_at: dt.datetime | None = None
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.reasons)
+
+    @property
+    def guard_status(self) -> str:
+        return c.GUARD_BLOCKED if self.reasons else c.GUARD_PASSED
+
+    def guard_payload(self) -> dict[str, Any]:
+        return {"status": self.guard_status, "reasons": guards.payload(self.reasons)}
+
+
+# -- identity -----------------------------------------------------------------------------
+def identity_fields(candidate: dict[str, Any]) -> dict[str, Any]:
+    """Exactly the fields that name a candidate: class, content, source actor and evidence,
+    scope, requested scopes (as a set) and edit lineage. Reasoning, confidence, times and
+    guard observations are judgement about the candidate, not its identity."""
+    source = candidate.get("source") if isinstance(candidate.get("source"), dict) else {}
+    requested = candidate.get("requested_action_scopes") or []
+    if isinstance(requested, list) and all(isinstance(s, str) for s in requested):
+        requested = sorted(set(requested))
+    ident = {
+        "schema_version": c.CANDIDATE_SCHEMA,
+        "target_class": candidate.get("target_class"),
+        "content_summary": candidate.get("content_summary"),
+        "source": {k: source.get(k) for k in ("kind", "actor", "actor_role", "evidence_ref")},
+        "scope": candidate.get("scope"),
+        "requested_action_scopes": requested,
+    }
+    if candidate.get("working_context_kind") is not None:
+        ident["working_context_kind"] = candidate["working_context_kind"]
+    if candidate.get("lineage") is not None:
+        ident["lineage"] = candidate["lineage"]
+    return ident
+
+
+def candidate_ref(candidate: dict[str, Any]) -> str:
+    return prefixed_id("cand_", nfc(identity_fields(candidate)))
+
+
+def candidate_digest(candidate: dict[str, Any]) -> str:
+    return digest_ref(nfc(candidate))
+
+
+# -- structure ----------------------------------------------------------------------------
+def validate_structure(candidate: dict[str, Any]) -> tuple[dt.datetime, dt.datetime | None]:
+    """Types, enums and patterns; returns (observed_at, expires_at)."""
+    v.choice(candidate.get("target_class"), "target_class", c.MEMORY_CLASSES)
+    if candidate.get("target_class") == c.WORKING_CONTEXT:
+        v.choice(
+            candidate.get("working_context_kind"), "working_context_kind", c.WORKING_CONTEXT_KINDS
+        )
+    elif candidate.get("working_context_kind") is not None:
+        raise invalid("working_context_kind", "only working_context candidates carry a kind")
+    v.text(candidate.get("content_summary"), "content_summary")
+    v.text(candidate.get("reasoning_summary"), "reasoning_summary")
+    source = v.obj(candidate.get("source"), "source")
+    v.token(source.get("kind"), "source.kind")
+    v.ref(source.get("actor"), "source.actor")
+    v.token(source.get("actor_role"), "source.actor_role")
+    v.ref(source.get("evidence_ref"), "source.evidence_ref")
+    observed_at = v.timestamp(source.get("observed_at"), "source.observed_at")
+    scope = v.obj(candidate.get("scope"), "scope")
+    v.ref(scope.get("workspace"), "scope.workspace", required=False)
+    v.project(scope.get("project"), "scope.project")
+    v.surface(scope.get("surface"), "scope.surface")
+    for key in ("repository_revision", "subject_ref", "session_revision"):
+        v.ref(scope.get(key), f"scope.{key}", required=False)
+    confidence = v.obj(candidate.get("confidence"), "confidence")
+    v.choice(confidence.get("level"), "confidence.level", c.CONFIDENCE_LEVELS)
+    v.text(confidence.get("basis"), "confidence.basis", max_length=300)
+    v.action_scopes(candidate.get("requested_action_scopes"), "requested_action_scopes")
+    v.string_list(candidate.get("conflicts"), "conflicts", v.ref)
+    freshness = v.obj(candidate.get("freshness"), "freshness", required=False) or {}
+    v.ref(freshness.get("source_revision"), "freshness.source_revision", required=False)
+    v.ref(freshness.get("current_revision"), "freshness.current_revision", required=False)
+    proof = v.obj(candidate.get("artifact_proof"), "artifact_proof", required=False)
+    if proof is not None:
+        v.boolean(proof.get("required"), "artifact_proof.required", required=False)
+        v.boolean(proof.get("verified"), "artifact_proof.verified")
+        v.ref(proof.get("artifact_ref"), "artifact_proof.artifact_ref")
+        v.digest(proof.get("artifact_digest"), "artifact_proof.artifact_digest", required=False)
+    checkpoint = v.obj(
+        candidate.get("authority_checkpoint"), "authority_checkpoint", required=False
+    )
+    if checkpoint is not None:
+        v.ref(checkpoint.get("checkpoint_ref"), "authority_checkpoint.checkpoint_ref")
+        v.boolean(checkpoint.get("verified"), "authority_checkpoint.verified")
+        v.ref(checkpoint.get("actor"), "authority_checkpoint.actor")
+        v.token(checkpoint.get("role"), "authority_checkpoint.role")
+        v.project(checkpoint.get("project"), "authority_checkpoint.project")
+        v.action_scopes(checkpoint.get("action_scopes"), "authority_checkpoint.action_scopes")
+    lineage = v.obj(candidate.get("lineage"), "lineage", required=False)
+    if lineage is not None:
+        v.pattern(
+            lineage.get("prior_candidate_ref"),
+            "lineage.prior_candidate_ref",
+            CANDIDATE_REF_RE,
+            what="a candidate ref (cand_<hex>)",
+        )
+    expires_at = v.timestamp(candidate.get("expires_at"), "expires_at", required=False)
+    return observed_at, expires_at
+
+
+CANDIDATE_REF_RE = re.compile(r"^cand_[0-9a-f]{64}$")
+
+
+def evaluate(
+    document: Any,
+    *,
+    now: dt.datetime,
+    corpus: guards.CorpusBinding | None = None,
+    field_map: dict[str, str] | None = None,
+) -> CandidateEvaluation:
+    """Validate and guard one candidate document.
+
+    Shape failures (unmodelled/raw/authority fields, URLs, paths, credentials) are guard
+    reasons and stop evaluation (the candidate stays inspectable by ref and reasons);
+    structural errors raise ``invalid_argument``; rule failures are guard reasons.
+    """
+    v.schema(document, c.CANDIDATE_SCHEMA)
+    document = nfc(document)
+    ref = candidate_ref(document)
+    digest = candidate_digest(document)
+    shape = guards.scan(document, guards.CANDIDATE_SHAPE)
+    if shape:
+        return CandidateEvaluation(None, ref, digest, _mapped(shape, field_map))
+    try:
+        observed_at, expires_at = validate_structure(document)
+    except RewardMemoryError as exc:
+        if field_map and exc.field:
+            exc.field = _map_field(exc.field, field_map)
+        raise
+    reasons = guards.candidate_reasons(
+        document, observed_at=observed_at, expires_at=expires_at, now=now, corpus=corpus
+    )
+    return CandidateEvaluation(
+        document, ref, digest, _mapped(reasons, field_map), observed_at, expires_at
+    )
+
+
+def _map_field(name: str, field_map: dict[str, str]) -> str:
+    for prefix, target in sorted(field_map.items(), key=lambda kv: -len(kv[0])):
+        if name == prefix or name.startswith(prefix + "."):
+            return target + name[len(prefix) :]
+    return name
+
+
+def _mapped(reasons: list[Reason], field_map: dict[str, str] | None) -> list[Reason]:
+    if not field_map:
+        return guards.normalise(reasons)
+    return guards.normalise(
+        Reason(r.code, _map_field(r.field, field_map) if r.field else None) for r in reasons
+    )
+
+
+# -- adapters (pure field mappings) -----------------------------------------------------------
+_COMMON = (
+    "content_summary",
+    "reasoning_summary",
+    "confidence",
+    "requested_action_scopes",
+    "conflicts",
+    "artifact_proof",
+    "authority_checkpoint",
+    "expires_at",
+)
+
+ISSUE_FIX_FIELD_MAP = {
+    "source.kind": "feedback_kind",
+    "source.actor": "contributor.actor",
+    "source.actor_role": "contributor.role",
+    "source.evidence_ref": "contributor.evidence_ref",
+    "source.observed_at": "contributor.observed_at",
+    "source": "contributor",
+    "scope.workspace": "workspace",
+    "scope.project": "repository",
+    "scope.surface": "surface",
+    "scope.repository_revision": "repository_revision",
+    "scope.subject_ref": "issue_ref",
+    "freshness.source_revision": "repository_revision",
+    "freshness.current_revision": "current_revision",
+}
+
+
+def _drop_none(mapping: dict[str, Any]) -> dict[str, Any]:
+    return {k: val for k, val in mapping.items() if val is not None}
+
+
+def adapt_issue_fix(event: dict[str, Any]) -> dict[str, Any]:
+    """``issue_fix_reward_memory_candidate_adapter_v0`` → ``reward_memory_candidate_v0``.
+
+    Maps the compact issue reference, repository revision, module-owned surface,
+    contributor evidence and model reasoning; owns no guard or lifecycle decision.
+    """
+    contributor = event.get("contributor")
+    contributor = contributor if isinstance(contributor, dict) else {}
+    candidate = {
+        "schema_version": c.CANDIDATE_SCHEMA,
+        "target_class": event.get("target_class"),
+        "source": _drop_none(
+            {
+                "kind": event.get("feedback_kind"),
+                "actor": contributor.get("actor"),
+                "actor_role": contributor.get("role"),
+                "evidence_ref": contributor.get("evidence_ref"),
+                "observed_at": contributor.get("observed_at"),
+            }
+        ),
+        "scope": _drop_none(
+            {
+                "workspace": event.get("workspace"),
+                "project": event.get("repository"),
+                "surface": event.get("surface"),
+                "repository_revision": event.get("repository_revision"),
+                "subject_ref": event.get("issue_ref"),
+            }
+        ),
+        "freshness": _drop_none(
+            {
+                "source_revision": event.get("repository_revision"),
+                "current_revision": event.get("current_revision"),
+            }
+        ),
+    }
+    candidate.update({k: event[k] for k in _COMMON if event.get(k) is not None})
+    return _drop_none(candidate)
+
+
+def adapt_scoped_feedback(event: dict[str, Any]) -> dict[str, Any]:
+    """``scoped_feedback_reward_memory_event_v0`` → ``reward_memory_candidate_v0``."""
+    keys = ("target_class", "working_context_kind", "source", "scope", "freshness", *_COMMON)
+    candidate = {"schema_version": c.CANDIDATE_SCHEMA}
+    candidate.update({k: event[k] for k in keys if event.get(k) is not None})
+    return candidate
+
+
+@dataclass(frozen=True)
+class Adapter:
+    adapter_id: str
+    shape: dict[str, Any]
+    to_candidate: Any
+    field_map: dict[str, str] | None
+
+
+ADAPTERS = {
+    c.ISSUE_FIX_ADAPTER_SCHEMA: Adapter(
+        "issue_fix_maintainer_feedback",
+        guards.ISSUE_FIX_SHAPE,
+        adapt_issue_fix,
+        ISSUE_FIX_FIELD_MAP,
+    ),
+    c.SCOPED_FEEDBACK_EVENT_SCHEMA: Adapter(
+        "scoped_feedback", guards.SCOPED_FEEDBACK_SHAPE, adapt_scoped_feedback, None
+    ),
+}
+
+
+def event_ref(event: dict[str, Any]) -> str:
+    """The deterministic identity of a compact event (the whole NFC event)."""
+    return prefixed_id("rme_", nfc(event))
+
+
+@dataclass
+class AdaptedEvent:
+    adapter: Adapter
+    event: dict[str, Any]
+    event_ref: str
+    evaluation: CandidateEvaluation
+
+
+def adapt_and_evaluate(
+    event: Any, *, now: dt.datetime, corpus: guards.CorpusBinding | None = None
+) -> AdaptedEvent:
+    """Shape-scan a compact event with its adapter's contract, map it, evaluate it."""
+    version = v.schema(event, tuple(ADAPTERS))
+    adapter = ADAPTERS[version]
+    event = nfc(event)
+    ref = event_ref(event)
+    shape = guards.scan(event, adapter.shape)
+    if isinstance(event.get("contributor"), list | str | int | float | bool):
+        raise invalid("contributor", "contributor must be an object")
+    mapped = adapter.to_candidate(event)
+    if shape:
+        evaluation = CandidateEvaluation(
+            None, candidate_ref(mapped), candidate_digest(mapped), guards.normalise(shape)
+        )
+        return AdaptedEvent(adapter, event, ref, evaluation)
+    evaluation = evaluate(mapped, now=now, corpus=corpus, field_map=adapter.field_map)
+    return AdaptedEvent(adapter, event, ref, evaluation)

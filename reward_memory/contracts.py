@@ -1,0 +1,293 @@
+"""The Reward Memory contract: classes, precedence, stages, health states, schema names,
+lifecycle states and guard reason codes. Pure data; ``architecture()`` renders it.
+
+Core idea (seed 003): keep feedback evidence, policy content and action authority apart.
+Content may be derived; authority never is.
+"""
+
+from typing import Any
+
+# -- schema versions (exact names from the seed / spec) --------------------------------
+CANDIDATE_SCHEMA = "reward_memory_candidate_v0"
+REVIEW_SCHEMA = "reward_memory_candidate_review_v0"
+STANDING_POLICY_SCHEMA = "reward_memory_standing_policy_v0"
+ACTIVE_RECORD_SCHEMA = "reward_memory_active_record_v0"
+INGEST_RECEIPT_SCHEMA = "reward_memory_ingest_receipt_v0"
+RECALL_REQUEST_SCHEMA = "reward_memory_recall_request_v0"
+ISSUE_FIX_ADAPTER_SCHEMA = "issue_fix_reward_memory_candidate_adapter_v0"
+SCOPED_FEEDBACK_EVENT_SCHEMA = "scoped_feedback_reward_memory_event_v0"
+# Names this project defines where the seed names none (documented in the spec file).
+CORPUS_SCHEMA = "reward_memory_corpus_v0"
+CORPUS_HEALTH_SCHEMA = "reward_memory_corpus_health_v0"
+RECALL_RESULT_SCHEMA = "reward_memory_recall_result_v0"
+RECALL_PACKET_SCHEMA = "reward_memory_recall_packet_v0"
+APPLICATION_SCHEMA = "reward_memory_application_v0"
+APPLICATION_RECEIPT_SCHEMA = "reward_memory_application_receipt_v0"
+PROVIDER_CONTENT_SCHEMA = "reward_memory_provider_content_v0"
+RECONCILIATION_SCHEMA = "reward_memory_ingest_reconciliation_v0"
+ARCHITECTURE_SCHEMA = "reward_memory_architecture_v0"
+EXPERIMENT_STATUS_SCHEMA = "reward_memory_experiment_status_v0"
+
+# -- memory classes ----------------------------------------------------------------------
+RUN_BOUND_REWARD = "run_bound_reward"
+HARD_POLICY = "hard_policy"
+SOFT_PREFERENCE = "soft_preference"
+PROCEDURAL_EXPERIENCE = "procedural_experience"
+WORKING_CONTEXT = "working_context"
+MEMORY_CLASSES = (
+    RUN_BOUND_REWARD,
+    HARD_POLICY,
+    SOFT_PREFERENCE,
+    PROCEDURAL_EXPERIENCE,
+    WORKING_CONTEXT,
+)
+ADVISORY_CLASSES = tuple(c for c in MEMORY_CLASSES if c != HARD_POLICY)
+WORKING_CONTEXT_KINDS = ("fresh_execution_context", "session_working_memory")
+
+CLASS_CONTRACT: dict[str, dict[str, str]] = {
+    RUN_BOUND_REWARD: {
+        "source_scope": "explicit human evaluation of one exact goal/run",
+        "authority": "evidence only; must become a candidate through activation policy "
+        "to influence later behaviour",
+        "lifecycle": "append-only overlay; corrections and revocations append references",
+    },
+    HARD_POLICY: {
+        "source_scope": "explicit user/repo/operator authority, or policy derived from "
+        "verified owner/core-contributor evidence bound to an existing project/action scope",
+        "authority": "constrains or vetoes inside the verified scope; never derives "
+        "credentials, new publish/production scope, cross-user or cross-repo authority",
+        "lifecycle": "active until superseded/revoked/expired; weak derivations expire or "
+        "return to review",
+    },
+    SOFT_PREFERENCE: {
+        "source_scope": "explicit feedback, user choice or reviewed candidate bound to "
+        "workspace/project and a module-owned surface",
+        "authority": "advisory ranking or rewrite only",
+        "lifecycle": "persisted only after explicit review; edit/reject/supersede/revoke/retire",
+    },
+    PROCEDURAL_EXPERIENCE: {
+        "source_scope": "revisioned trajectories, distilled experience, maintainer "
+        "corrections, accepted/rejected changes with repository/module/revision scope",
+        "authority": "advice only after verification against the current artifact",
+        "lifecycle": "trajectories append-only; distilled supersedable; new source truth "
+        "marks stale/quarantine/refute/retire",
+    },
+    WORKING_CONTEXT: {
+        "source_scope": "fresh_execution_context (registry/state/todo/quota/checkout "
+        "observation) and session_working_memory",
+        "authority": "current execution only; never becomes policy",
+        "lifecycle": "bound to its session/archive revision",
+    },
+}
+
+# Guarded precedence: a safety/attention order, not a decision table.
+PRECEDENCE = (
+    "explicit_action_authority_and_privacy",
+    "active_in_scope_hard_policy",
+    "fresh_working_context_and_current_source_of_truth",
+    "artifact_verified_procedural_experience",
+    "active_in_scope_soft_preference",
+    "run_bound_reward_as_evidence_only",
+)
+
+HEALTH_STATES = (
+    "corpus_present",
+    "index_present",
+    "retrieval_query_succeeded",
+    "result_readback_verified",
+    "memory_applied_with_receipt",
+)
+
+CONFIDENCE_LEVELS = ("low", "medium", "high")
+
+# -- record lifecycle ------------------------------------------------------------------
+PENDING = "pending_activation"
+ACTIVE = "active"
+SUPERSEDED = "superseded"
+REVOKED = "revoked"
+RETIRED = "retired"
+EXPIRED = "expired"
+LIFECYCLE_STATES = (PENDING, ACTIVE, SUPERSEDED, REVOKED, RETIRED, EXPIRED)
+TERMINAL_STATES = (SUPERSEDED, REVOKED, RETIRED, EXPIRED)
+# Allowed transitions; no state is entered twice, so history is a simple path.
+TRANSITIONS: dict[str, tuple[str, ...]] = {
+    PENDING: (ACTIVE, RETIRED),
+    ACTIVE: (SUPERSEDED, REVOKED, RETIRED, EXPIRED),
+    SUPERSEDED: (),
+    REVOKED: (),
+    RETIRED: (),
+    EXPIRED: (),
+}
+
+# -- review -----------------------------------------------------------------------------
+DECISIONS = ("accept", "edit", "reject", "retire", "no_write")
+GUARD_PASSED = "passed"
+GUARD_BLOCKED = "guard_blocked"
+
+# -- ingest -----------------------------------------------------------------------------
+INGEST_PLANNED = "planned"
+INGEST_ACTIVATED = "activated"
+INGEST_PROVIDER_UNAVAILABLE = "provider_unavailable"
+INGEST_COMMIT_PENDING = "commit_pending"
+INGEST_READBACK_MISMATCH = "readback_mismatch"
+INGEST_STATUSES = (
+    INGEST_PLANNED,
+    GUARD_BLOCKED,
+    INGEST_ACTIVATED,
+    INGEST_PROVIDER_UNAVAILABLE,
+    INGEST_COMMIT_PENDING,
+    INGEST_READBACK_MISMATCH,
+)
+INGEST_RETRYABLE = (INGEST_PROVIDER_UNAVAILABLE, INGEST_COMMIT_PENDING, INGEST_READBACK_MISMATCH)
+ADAPTERS = {
+    ISSUE_FIX_ADAPTER_SCHEMA: "issue_fix_maintainer_feedback",
+    SCOPED_FEEDBACK_EVENT_SCHEMA: "scoped_feedback",
+}
+
+# -- recall -----------------------------------------------------------------------------
+FUNCTION_BOUNDARY = "function_boundary"
+BOUNDED_AGENTIC_SEARCH = "bounded_agentic_search"
+RECALL_MODES = (FUNCTION_BOUNDARY, BOUNDED_AGENTIC_SEARCH)
+MAX_QUERIES = {FUNCTION_BOUNDARY: 1, BOUNDED_AGENTIC_SEARCH: 3}
+RECALL_STATUSES = ("preview", "ok", "empty", "guard_blocked", "provider_unavailable")
+APPLICATION_DECISIONS = ("apply", "ignore", "refute")
+APPLICATION_STATUSES = ("applied", "not_applied", "refuted")
+
+# -- guard reason codes (every one has a test) ------------------------------------------
+REASON_CODES: dict[str, str] = {
+    # public-safe shape / raw-content boundary
+    "unmodelled_field": "a field the contract does not model",
+    "raw_content_field": "a raw content field (chat, transcript, tool log, diff, quote …)",
+    "authority_field": "a field that would grant authority or bind a provider directly",
+    "url_not_allowed": "a URL where only opaque references are allowed",
+    "url_with_credentials": "a URL carrying credentials",
+    "local_path": "an absolute or home-relative local path",
+    "credential_like_content": "a credential-like string",
+    "content_not_compact": "content summary exceeds the compact boundary",
+    # scope binding
+    "scope_unbound": "the class requires a scope field that is missing",
+    "class_mismatch": "memory class differs from the corpus / standing policy",
+    "project_mismatch": "project differs from the corpus / standing policy / request",
+    "surface_mismatch": "surface is not the corpus's / standing policy's surface",
+    # freshness and conflicts
+    "source_stale": "source observation is older than the corpus freshness policy",
+    "source_in_future": "source observation time is in the future",
+    "source_not_current": "source revision is not the current revision",
+    "unresolved_conflict": "unresolved conflicting sources are observed",
+    "already_expired": "expires_at is not in the future",
+    # current-artifact proof
+    "artifact_proof_missing": "current-artifact proof is required but absent or unverified",
+    # authority
+    "advisory_requests_authority": "an advisory class requests action authority",
+    "checkpoint_missing": "hard_policy without an authority checkpoint",
+    "checkpoint_unverified": "the authority checkpoint is not verified",
+    "checkpoint_actor_mismatch": "checkpoint actor differs from the source actor",
+    "checkpoint_role_mismatch": "checkpoint role differs from the source actor role",
+    "checkpoint_project_mismatch": "checkpoint project differs from the candidate project",
+    "action_scope_unbound": "hard_policy requests no action scope to constrain",
+    "action_scope_not_in_checkpoint": "requested action scopes exceed the checkpoint's",
+    "forbidden_action_scope": "an action scope that can never be derived (credentials …)",
+    # standing policy (ingest)
+    "standing_policy_missing": "no active standing policy for the corpus and surface",
+    "source_kind_not_allowed": "source kind not allowed by the standing policy",
+    "actor_role_not_allowed": "actor role not verified by the standing policy",
+    "action_scope_not_in_policy": "requested action scopes exceed the standing policy's",
+    "record_closed": "the candidate's record was closed; a closed record never reactivates",
+    # recall (all stop before the provider is called)
+    "corpus_not_registered": "the request names no registered corpus",
+    "corpus_not_active": "the corpus is retired",
+    "agent_not_allowlisted": "the calling Agent is not allowlisted for the corpus",
+    "read_authority_missing": "no read-authority checkpoint",
+    "read_authority_unverified": "the read-authority checkpoint is not verified",
+    "read_authority_mismatch": "the checkpoint binds another corpus/project/surface/scope",
+    "revision_mismatch": "the request's corpus revision is not current",
+    "freshness_stale": "the request's freshness observation is not current",
+    "provider_binding_mismatch": "the request's provider binding is not the corpus's",
+    "actor_peer_mismatch": "peer-scoped binding without an equal actor_peer_id",
+    "query_count_invalid": "the mode's query count is not met",
+    "query_budget_exceeded": "more queries than the mode allows",
+    "query_not_public_safe": "a query carries a URL, path or credential",
+}
+
+# Action scopes that may never be derived, whatever a checkpoint says.
+FORBIDDEN_SCOPE_PREFIXES = ("credential", "credentials", "secret", "secrets", "token", "tokens")
+
+
+def architecture() -> dict[str, Any]:
+    """The machine-readable contract printed by ``reward_memory architecture``."""
+    return {
+        "schema_version": ARCHITECTURE_SCHEMA,
+        "core_boundary": "feedback evidence, policy content and action authority stay "
+        "apart; content may be derived, authority never is",
+        "classes": [{"memory_class": c, **CLASS_CONTRACT[c]} for c in MEMORY_CLASSES],
+        "working_context_kinds": list(WORKING_CONTEXT_KINDS),
+        "precedence": [{"rank": i + 1, "layer": layer} for i, layer in enumerate(PRECEDENCE)],
+        "precedence_is_decision_table": False,
+        "record_contract": [
+            "memory_class",
+            "source",
+            "scope",
+            "authority",
+            "confidence",
+            "lifecycle_state",
+            "supersession",
+            "revocation",
+            "expiry",
+            "privacy",
+        ],
+        "confidence_levels": list(CONFIDENCE_LEVELS),
+        "confidence_raises_authority": False,
+        "lifecycle_states": list(LIFECYCLE_STATES),
+        "lifecycle_transitions": {k: list(v) for k, v in TRANSITIONS.items()},
+        "stages": [
+            {
+                "stage": 1,
+                "name": "corpus_registry_and_health",
+                "writes_provider": False,
+                "health_states": list(HEALTH_STATES),
+                "health_states_merged": False,
+            },
+            {
+                "stage": 2,
+                "name": "candidates_and_review",
+                "schemas": [CANDIDATE_SCHEMA, REVIEW_SCHEMA, ISSUE_FIX_ADAPTER_SCHEMA],
+                "decisions": list(DECISIONS),
+                "guard_blocked_collapses_to": "no_write",
+            },
+            {
+                "stage": 3,
+                "name": "recall_and_application",
+                "schemas": [
+                    RECALL_REQUEST_SCHEMA,
+                    RECALL_RESULT_SCHEMA,
+                    RECALL_PACKET_SCHEMA,
+                    APPLICATION_RECEIPT_SCHEMA,
+                ],
+                "modes": {m: {"max_queries": MAX_QUERIES[m]} for m in RECALL_MODES},
+            },
+            {
+                "stage": "ingest",
+                "name": "minimal_ingest_loop",
+                "schemas": [
+                    STANDING_POLICY_SCHEMA,
+                    ACTIVE_RECORD_SCHEMA,
+                    INGEST_RECEIPT_SCHEMA,
+                    SCOPED_FEEDBACK_EVENT_SCHEMA,
+                ],
+                "pipeline": [
+                    "candidate_ref_dedupe",
+                    "standing_policy_accept",
+                    "active_envelope",
+                    "provider_sync",
+                    "function_boundary_recall",
+                    "triple_readback",
+                    "ingest_receipt",
+                ],
+                "statuses": list(INGEST_STATUSES),
+                "fail_open": True,
+            },
+        ],
+        "guard_reason_codes": sorted(REASON_CODES),
+        "provider_interface": ["preflight", "write", "recall", "readback", "retire", "canary"],
+        "user_gates": 0,
+    }

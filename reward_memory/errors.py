@@ -1,0 +1,67 @@
+"""Error codes of the reward_memory app (area ``reward_memory``, schema
+``reward_memory_error_v0``).
+
+Guard failures on otherwise well-formed input are *results* (``guard_blocked`` with
+reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
+*errors*: the input cannot be evaluated, or the caller may not perform the operation.
+
+| code | status | when |
+|---|---|---|
+| invalid_argument | 400 | a field fails validation (``field`` names it) |
+| invalid_input_file | 400 | ``--input`` cannot be read or is not a JSON object |
+| unsupported_schema | 400 | ``schema_version`` is missing or not the contract's |
+| goal_not_registered / agent_not_registered | 404 | unknown Goal / Agent |
+| corpus_not_found | 404 | no corpus with that id (or not visible to the caller) |
+| review_not_found / record_not_found / recall_not_found | 404 | unknown ref |
+| corpus_class_immutable | 409 | re-registering a corpus with another memory class |
+| revision_conflict | 409 | ``expected_revision`` is not the corpus's current revision |
+| standing_policy_conflict | 409 | a standing policy does not match its corpus |
+| invalid_transition | 409 | a lifecycle transition the record's state does not allow |
+| review_not_actionable | 409 | applying a review whose effective decision has no next step |
+| review_already_applied | 409 | (reserved) |
+| not_authorized | 403 | the actor lacks the corpus authority the operation needs |
+| reviewer_not_authorized | 403 | recording a review by someone who is not the corpus reviewer |
+| agent_not_allowlisted | 403 | executing with an Agent the corpus does not allowlist |
+| scope_forbidden | 403 | outside the host token's scope |
+"""
+
+from typing import Any
+
+from loopx_site.core.errors import DomainError
+
+AREA = "reward_memory"
+
+STATUS = {
+    "invalid_input_file": 400,
+    "unsupported_schema": 400,
+    "corpus_not_found": 404,
+    "review_not_found": 404,
+    "record_not_found": 404,
+    "recall_not_found": 404,
+    "corpus_class_immutable": 409,
+    "standing_policy_conflict": 409,
+    "invalid_transition": 409,
+    "review_not_actionable": 409,
+    "review_already_applied": 409,
+    "not_authorized": 403,
+    "reviewer_not_authorized": 403,
+    "agent_not_allowlisted": 403,
+}
+
+
+class RewardMemoryError(DomainError):
+    area = AREA
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        details: dict[str, Any] | None = None,
+    ):
+        super().__init__(code, message, field=field, details=details, status=STATUS.get(code))
+
+
+def invalid(field: str | None, message: str, **details: Any) -> RewardMemoryError:
+    return RewardMemoryError("invalid_argument", message, field=field, details=details)

@@ -1,0 +1,372 @@
+"""Deterministic guards: pure functions over plain JSON documents.
+
+Two tiers:
+
+* ``scan`` — the public-safe shape: every key of a document must be modelled by its
+  contract (``SHAPES``), and no string may carry a URL, a local path or a
+  credential-like token. Unmodelled keys are classified as raw content, authority
+  grants or merely unmodelled.
+* rule checks (``candidate_reasons``, ``standing_policy_reasons``, …) over a document
+  that already passed the shape scan and structural validation.
+
+Every failure is a ``Reason(code, field)``; the codes are ``contracts.REASON_CODES``.
+Results are sorted and de-duplicated so the same input always yields the same list.
+"""
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from reward_memory import contracts as c
+
+
+@dataclass(frozen=True, order=True)
+class Reason:
+    code: str
+    field: str | None = None
+
+    def to_payload(self) -> dict[str, str | None]:
+        return {"code": self.code, "field": self.field}
+
+
+def normalise(reasons: Iterable[Reason]) -> list[Reason]:
+    return sorted(set(reasons), key=lambda r: (r.code, r.field or ""))
+
+
+def payload(reasons: Iterable[Reason]) -> list[dict[str, str | None]]:
+    return [r.to_payload() for r in normalise(reasons)]
+
+
+# -- shapes ------------------------------------------------------------------------------
+# A shape maps each modelled key to None (a leaf) or a nested shape (an object).
+def _leaves(*names: str) -> dict[str, None]:
+    return dict.fromkeys(names)
+
+
+SOURCE_SHAPE = _leaves("kind", "actor", "actor_role", "evidence_ref", "observed_at")
+SCOPE_SHAPE = _leaves(
+    "workspace", "project", "surface", "repository_revision", "subject_ref", "session_revision"
+)
+CONFIDENCE_SHAPE = {"level": None, "basis": None}
+FRESHNESS_SHAPE = {"source_revision": None, "current_revision": None}
+ARTIFACT_SHAPE = _leaves("required", "verified", "artifact_ref", "artifact_digest")
+CHECKPOINT_SHAPE = _leaves(
+    "checkpoint_ref", "verified", "actor", "role", "project", "action_scopes"
+)
+COMMON_CANDIDATE_KEYS = {
+    "content_summary": None,
+    "reasoning_summary": None,
+    "confidence": CONFIDENCE_SHAPE,
+    "requested_action_scopes": None,
+    "conflicts": None,
+    "artifact_proof": ARTIFACT_SHAPE,
+    "authority_checkpoint": CHECKPOINT_SHAPE,
+    "expires_at": None,
+}
+CANDIDATE_SHAPE = {
+    "schema_version": None,
+    "target_class": None,
+    "working_context_kind": None,
+    "source": SOURCE_SHAPE,
+    "scope": SCOPE_SHAPE,
+    "freshness": FRESHNESS_SHAPE,
+    "lineage": {"prior_candidate_ref": None},
+    **COMMON_CANDIDATE_KEYS,
+}
+SCOPED_FEEDBACK_SHAPE = {
+    "schema_version": None,
+    "event_id": None,
+    "corpus_id": None,
+    "target_class": None,
+    "working_context_kind": None,
+    "source": SOURCE_SHAPE,
+    "scope": SCOPE_SHAPE,
+    "freshness": FRESHNESS_SHAPE,
+    **COMMON_CANDIDATE_KEYS,
+}
+ISSUE_FIX_SHAPE = {
+    "schema_version": None,
+    "event_id": None,
+    "corpus_id": None,
+    "target_class": None,
+    "issue_ref": None,
+    "workspace": None,
+    "repository": None,
+    "repository_revision": None,
+    "current_revision": None,
+    "surface": None,
+    "feedback_kind": None,
+    "contributor": {"actor": None, "role": None, "evidence_ref": None, "observed_at": None},
+    **COMMON_CANDIDATE_KEYS,
+}
+RECALL_SHAPE = {
+    "schema_version": None,
+    "goal_id": None,
+    "agent_id": None,
+    "corpus_id": None,
+    "project": None,
+    "surface": None,
+    "mode": None,
+    "queries": None,
+    "limit": None,
+    "read_authority": {
+        "checkpoint_ref": None,
+        "verified": None,
+        "corpus_id": None,
+        "project": None,
+        "surface": None,
+        "scope": None,
+    },
+    "freshness": {"observed_at": None, "corpus_revision": None},
+    "conflicts": None,
+    "provider_binding_ref": None,
+    "actor_peer_id": None,
+    "request_id": None,
+}
+
+RAW_FIELD_NAMES = frozenset(
+    {
+        "raw", "raw_content", "raw_text", "body", "text", "content", "full_text", "transcript",
+        "chat", "messages", "conversation", "prompt", "completion", "tool_log", "tool_logs",
+        "tool_output", "log", "logs", "stdout", "stderr", "diff", "patch", "source_quote",
+        "quote", "comment_body", "feedback_body", "file_contents", "excerpt", "snippet",
+    }
+)  # fmt: skip
+AUTHORITY_FIELD_NAMES = frozenset(
+    {
+        "authority", "grant", "grants", "permission", "permissions", "write_authority",
+        "action_authority", "owner_override", "provider_binding", "provider_id",
+        "provider_scope_ref", "scope_ref", "binding", "credentials", "credential", "token",
+        "api_key", "secret", "password", "role_override", "allowlist", "agent_allowlist",
+        "publish", "production", "merge", "standing_policy", "policy_override",
+    }
+)  # fmt: skip
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://\S*|\bfile:\S+|\bwww\.[A-Za-z0-9-]+\.\S+")
+_URL_CREDENTIALS = re.compile(
+    r"://[^/\s@]+@|[?&](?:access_token|token|key|api_key|password|secret|sig|signature)=",
+    re.IGNORECASE,
+)
+_LOCAL_PATH = re.compile(
+    r"(?<![\w:/.~-])(?:~|\.{1,2})?/(?:[\w.@-]+/)+[\w.@-]*"  # /a/b, ~/a/, ../a/b
+    r"|(?<![\w:/.-])~[/\\]"  # ~/
+    r"|\b[A-Za-z]:\\"  # C:\
+    r"|(?<![\w:/.-])/(?:home|Users|root|tmp|etc|var|opt|usr|mnt|private|srv|proc|dev)\b"
+)
+_CREDENTIAL = re.compile(
+    r"(?i:\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
+    r"client[_-]?secret)\s*[:=]\s*\S+)"
+    r"|(?i:\bbearer\s+[A-Za-z0-9._~+/=-]{12,})"
+    r"|\b(?:ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|sk|rk|pk_live|sk_live)[_-]"
+    r"[A-Za-z0-9_]{12,}"
+    r"|\bAKIA[0-9A-Z]{16}\b"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+)
+
+
+def string_reasons(value: str, field: str) -> list[Reason]:
+    """URL / local-path / credential checks of one string value."""
+    reasons = []
+    if _URL.search(value):
+        code = "url_with_credentials" if _URL_CREDENTIALS.search(value) else "url_not_allowed"
+        reasons.append(Reason(code, field))
+    if _LOCAL_PATH.search(value):
+        reasons.append(Reason("local_path", field))
+    if _CREDENTIAL.search(value):
+        reasons.append(Reason("credential_like_content", field))
+    return reasons
+
+
+def is_public_safe_text(value: str) -> bool:
+    return not string_reasons(value, "")
+
+
+def _classify_key(key: str) -> str:
+    lowered = key.lower()
+    if lowered in RAW_FIELD_NAMES or lowered.startswith("raw_"):
+        return "raw_content_field"
+    if lowered in AUTHORITY_FIELD_NAMES:
+        return "authority_field"
+    return "unmodelled_field"
+
+
+def scan(document: Any, shape: dict[str, Any] | None, *, prefix: str = "") -> list[Reason]:
+    """Shape scan of ``document`` against ``shape`` (``None`` = a leaf value).
+
+    Keys are reported by dotted path; the values of refused keys are never echoed.
+    """
+    reasons: list[Reason] = []
+    if isinstance(document, dict):
+        for key, value in document.items():
+            name = f"{prefix}{key}" if isinstance(key, str) else f"{prefix}?"
+            if shape is None or not isinstance(key, str) or key not in shape:
+                reasons.append(Reason(_classify_key(str(key)), name))
+                continue
+            reasons += scan(value, shape[key], prefix=name + ".")
+    elif isinstance(document, list):
+        for index, value in enumerate(document):
+            reasons += scan(value, shape, prefix=f"{prefix}{index}.")
+    elif isinstance(document, str):
+        reasons += string_reasons(document, prefix.rstrip(".") or None)
+    return reasons
+
+
+# -- rule checks ---------------------------------------------------------------------------
+MAX_COMPACT_CHARS = 600
+MAX_COMPACT_LINES = 4
+FUTURE_SKEW = dt.timedelta(minutes=5)
+
+
+def compact_reasons(text: str, field: str) -> list[Reason]:
+    if len(text) > MAX_COMPACT_CHARS or text.count("\n") >= MAX_COMPACT_LINES or "```" in text:
+        return [Reason("content_not_compact", field)]
+    return []
+
+
+def forbidden_scope(scope: str) -> bool:
+    head = scope.split(".", 1)[0].lower()
+    return head in c.FORBIDDEN_SCOPE_PREFIXES
+
+
+@dataclass(frozen=True)
+class CorpusBinding:
+    """What a candidate is bound against (from a registered corpus)."""
+
+    memory_class: str
+    project: str
+    surfaces: tuple[str, ...]
+    max_source_age_days: int | None
+    require_current_revision: bool
+
+
+def candidate_reasons(
+    candidate: dict[str, Any],
+    *,
+    observed_at: dt.datetime,
+    expires_at: dt.datetime | None,
+    now: dt.datetime,
+    corpus: CorpusBinding | None = None,
+) -> list[Reason]:
+    """Rule guards of a structurally valid, NFC-normalised candidate.
+
+    Checks only: raw-content boundary, scope binding, source freshness, unresolved
+    conflicts, current-artifact proof and the authority checkpoint (hard-policy subset
+    rule; advisory classes request no authority).
+    """
+    reasons: list[Reason] = []
+    target = candidate["target_class"]
+    scope = candidate["scope"]
+    freshness = candidate.get("freshness") or {}
+    requested = candidate.get("requested_action_scopes") or []
+
+    reasons += compact_reasons(candidate["content_summary"], "content_summary")
+    reasons += compact_reasons(candidate["reasoning_summary"], "reasoning_summary")
+
+    # scope binding
+    if target == c.RUN_BOUND_REWARD and not scope.get("subject_ref"):
+        reasons.append(Reason("scope_unbound", "scope.subject_ref"))
+    if target == c.WORKING_CONTEXT and not scope.get("session_revision"):
+        reasons.append(Reason("scope_unbound", "scope.session_revision"))
+    if target == c.PROCEDURAL_EXPERIENCE and not scope.get("repository_revision"):
+        reasons.append(Reason("scope_unbound", "scope.repository_revision"))
+    if corpus is not None:
+        if target != corpus.memory_class:
+            reasons.append(Reason("class_mismatch", "target_class"))
+        if scope["project"] != corpus.project:
+            reasons.append(Reason("project_mismatch", "scope.project"))
+        if scope["surface"] not in corpus.surfaces:
+            reasons.append(Reason("surface_mismatch", "scope.surface"))
+
+    # source freshness
+    if observed_at > now + FUTURE_SKEW:
+        reasons.append(Reason("source_in_future", "source.observed_at"))
+    max_age = corpus.max_source_age_days if corpus else None
+    if max_age is not None and now - observed_at > dt.timedelta(days=max_age):
+        reasons.append(Reason("source_stale", "source.observed_at"))
+    source_rev = freshness.get("source_revision")
+    current_rev = freshness.get("current_revision")
+    require_current = corpus.require_current_revision if corpus else True
+    if source_rev and current_rev and source_rev != current_rev:
+        reasons.append(Reason("source_not_current", "freshness.source_revision"))
+    elif target == c.PROCEDURAL_EXPERIENCE and require_current and not current_rev:
+        reasons.append(Reason("source_not_current", "freshness.current_revision"))
+    if expires_at is not None and expires_at <= now:
+        reasons.append(Reason("already_expired", "expires_at"))
+
+    # unresolved conflicts
+    if candidate.get("conflicts"):
+        reasons.append(Reason("unresolved_conflict", "conflicts"))
+
+    # current-artifact proof
+    proof = candidate.get("artifact_proof")
+    proof_required = target == c.PROCEDURAL_EXPERIENCE or bool(proof and proof.get("required"))
+    if proof_required and not (
+        proof and proof.get("verified") is True and proof.get("artifact_digest")
+    ):
+        reasons.append(Reason("artifact_proof_missing", "artifact_proof"))
+
+    # authority
+    for index, scope_name in enumerate(requested):
+        if forbidden_scope(scope_name):
+            reasons.append(Reason("forbidden_action_scope", f"requested_action_scopes.{index}"))
+    if target != c.HARD_POLICY:
+        if requested:
+            reasons.append(Reason("advisory_requests_authority", "requested_action_scopes"))
+    else:
+        reasons += _hard_policy_checkpoint_reasons(candidate)
+    return normalise(reasons)
+
+
+def _hard_policy_checkpoint_reasons(candidate: dict[str, Any]) -> list[Reason]:
+    """The checkpoint must independently bind the same actor, role, project and action
+    scopes, and the candidate may request only a subset of the checkpoint's scopes."""
+    reasons: list[Reason] = []
+    requested = candidate.get("requested_action_scopes") or []
+    if not requested:
+        reasons.append(Reason("action_scope_unbound", "requested_action_scopes"))
+    checkpoint = candidate.get("authority_checkpoint")
+    if not checkpoint:
+        reasons.append(Reason("checkpoint_missing", "authority_checkpoint"))
+        return reasons
+    if checkpoint.get("verified") is not True:
+        reasons.append(Reason("checkpoint_unverified", "authority_checkpoint.verified"))
+    if checkpoint.get("actor") != candidate["source"]["actor"]:
+        reasons.append(Reason("checkpoint_actor_mismatch", "authority_checkpoint.actor"))
+    if checkpoint.get("role") != candidate["source"]["actor_role"]:
+        reasons.append(Reason("checkpoint_role_mismatch", "authority_checkpoint.role"))
+    if checkpoint.get("project") != candidate["scope"]["project"]:
+        reasons.append(Reason("checkpoint_project_mismatch", "authority_checkpoint.project"))
+    allowed = set(checkpoint.get("action_scopes") or [])
+    if not set(requested) <= allowed:
+        reasons.append(Reason("action_scope_not_in_checkpoint", "requested_action_scopes"))
+    return reasons
+
+
+def standing_policy_reasons(candidate: dict[str, Any], policy: dict[str, Any]) -> list[Reason]:
+    """The exact boundary a ``reward_memory_standing_policy_v0`` pre-approves."""
+    reasons: list[Reason] = []
+    if candidate["target_class"] != policy["memory_class"]:
+        reasons.append(Reason("class_mismatch", "target_class"))
+    if candidate["scope"]["project"] != policy["project"]:
+        reasons.append(Reason("project_mismatch", "scope.project"))
+    if candidate["scope"]["surface"] != policy["surface"]:
+        reasons.append(Reason("surface_mismatch", "scope.surface"))
+    if candidate["source"]["kind"] not in policy["allowed_source_kinds"]:
+        reasons.append(Reason("source_kind_not_allowed", "source.kind"))
+    if candidate["source"]["actor_role"] not in policy["verified_actor_roles"]:
+        reasons.append(Reason("actor_role_not_allowed", "source.actor_role"))
+    requested = set(candidate.get("requested_action_scopes") or [])
+    if not requested <= set(policy["action_scopes"]):
+        reasons.append(Reason("action_scope_not_in_policy", "requested_action_scopes"))
+    return normalise(reasons)
+
+
+_PEER = re.compile(r"/peers/([^/]+)/")
+
+
+def peer_of(scope_ref: str) -> str | None:
+    """The actor peer of a peer-scoped provider binding (``…/peers/<peer>/…``)."""
+    match = _PEER.search(scope_ref)
+    return match.group(1) if match else None

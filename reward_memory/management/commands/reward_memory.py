@@ -1,0 +1,204 @@
+"""``manage.py reward_memory …`` — thin adapters over ``reward_memory.services``."""
+
+from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
+from reward_memory import contracts, selectors, services
+from reward_memory.errors import AREA
+from reward_memory.inputs import CASES, read_case, read_json
+
+
+class Command(LoopxCommand):
+    help = "Reward Memory: corpora, candidate review, ingest, recall and receipts."
+    error_area = AREA
+
+    def add_command_arguments(self, parser):
+        sub = self.add_subcommands(parser)
+        sub.add("architecture", "Print the machine-readable Reward Memory contract.")
+
+        corpora = sub.add("corpora", "List registered corpora with their five health states.")
+        corpora.add_argument("--corpus-id", help="Only this corpus.")
+
+        register = sub.add(
+            "register-corpus",
+            "Register or update a corpus and its standing policies (preview by default).",
+        )
+        register.add_argument(
+            "--input",
+            required=True,
+            help='JSON file (or -): {"corpus": {...}, "standing_policy": {...}} '
+            'or {"corpora": [...]}.',
+        )
+        register.add_argument("--expected-revision", type=int)
+        register.add_argument("--execute", action="store_true")
+
+        review = sub.add(
+            "candidate-review", "Review one candidate: accept|edit|reject|retire|no_write."
+        )
+        source = review.add_mutually_exclusive_group(required=True)
+        source.add_argument("--input", help="Candidate (or adapter input / review wrapper) JSON.")
+        source.add_argument("--case", choices=sorted(CASES), help="A shipped public fixture.")
+        review.add_argument("--decision", required=True, choices=contracts.DECISIONS)
+        review.add_argument("--reviewer")
+        review.add_argument("--corpus-id")
+        review.add_argument("--record-ref", help="The active record a retire decision closes.")
+        review.add_argument("--execute", action="store_true", help="Record the review.")
+
+        apply = sub.add(
+            "apply-review",
+            "Perform an accepted/retire review's next step with the corpus owner's authority.",
+        )
+        apply.add_argument("--review-id", required=True)
+        apply.add_argument("--actor", required=True)
+        apply.add_argument("--execute", action="store_true")
+
+        ingest = sub.add("ingest-event", "Ingest one compact event (planned by default).")
+        ingest.add_argument("--goal-id")
+        ingest.add_argument("--agent-id")
+        ingest.add_argument("--input", required=True, help="Compact event JSON file (or -).")
+        ingest.add_argument("--execute", action="store_true")
+
+        reconcile = sub.add(
+            "reconcile-ingest", "Retry this Agent's pending ingest sidecars (exact readback)."
+        )
+        reconcile.add_argument("--goal-id", required=True)
+        reconcile.add_argument("--agent-id", required=True)
+
+        recall = sub.add("recall", "Guarded recall for one corpus and surface.")
+        recall.add_argument("--input", required=True, help="reward_memory_recall_request_v0 JSON.")
+        recall.add_argument("--execute", action="store_true")
+
+        application = sub.add("application-receipt", "Record how a recall's memory was applied.")
+        application.add_argument("--input", required=True, help="reward_memory_application_v0.")
+        application.add_argument("--execute", action="store_true")
+
+        expire = sub.add("expire-records", "Close active records whose expiry has passed.")
+        expire.add_argument("--corpus-id")
+        expire.add_argument("--execute", action="store_true")
+
+        status = sub.add("experiment-status", "The Agent's Reward Memory experiment status.")
+        status.add_argument("--goal-id", required=True)
+        status.add_argument("--agent-id", required=True)
+
+    # -- handlers -------------------------------------------------------------------------
+    def run_architecture(self, **_):
+        return contracts.architecture()
+
+    def run_corpora(self, *, corpus_id=None, **_):
+        rows = [selectors.get_corpus(corpus_id)] if corpus_id else selectors.list_corpora()
+        return {
+            "schema_version": "reward_memory_corpus_list_v0",
+            "corpora": [
+                {**selectors.corpus_payload(c), "health": selectors.corpus_health(c)["health"]}
+                for c in rows
+            ],
+        }
+
+    def run_register_corpus(self, *, input, expected_revision=None, execute=False, **_):
+        document = read_json(input)
+        entries = document.get("corpora") if "corpora" in document else [document]
+        if not isinstance(entries, list) or not entries:
+            entries = [document]
+        results = []
+        for entry in entries:
+            if not isinstance(entry, dict):
+                entry = {}
+            policies = entry.get("standing_policies")
+            if policies is None and entry.get("standing_policy"):
+                policies = [entry["standing_policy"]]
+            results.append(
+                services.register_corpus(
+                    corpus=entry.get("corpus"),
+                    standing_policies=policies,
+                    expected_revision=expected_revision,
+                    execute=execute,
+                )
+            )
+        if len(results) == 1:
+            return results[0]
+        return {"schema_version": "reward_memory_corpus_registration_batch_v0", "results": results}
+
+    def run_candidate_review(
+        self,
+        *,
+        input=None,
+        case=None,
+        decision,
+        reviewer=None,
+        corpus_id=None,
+        record_ref=None,
+        execute=False,
+        **_,
+    ):
+        document = read_case(case) if case else read_json(input)
+        edit = None
+        if "candidate" in document and "schema_version" not in document:
+            edit = document.get("edit")
+            reviewer = reviewer or document.get("reviewer")
+            corpus_id = corpus_id or document.get("corpus_id")
+            record_ref = record_ref or document.get("record_ref")
+            document = document["candidate"]
+        return services.review_candidate(
+            candidate=document,
+            decision=decision,
+            reviewer=reviewer,
+            corpus_id=corpus_id,
+            edit=edit,
+            record_ref=record_ref,
+            execute=execute,
+        )
+
+    def run_apply_review(self, *, review_id, actor, execute=False, **_):
+        return services.apply_review(review_id=review_id, actor=actor, execute=execute)
+
+    def run_ingest_event(self, *, input, goal_id=None, agent_id=None, execute=False, **_):
+        return services.ingest_event(
+            event=read_json(input), goal_id=goal_id, agent_id=agent_id, execute=execute
+        )
+
+    def run_reconcile_ingest(self, *, goal_id, agent_id, **_):
+        return services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
+
+    def run_recall(self, *, input, execute=False, **_):
+        return services.recall(request=read_json(input), execute=execute)
+
+    def run_application_receipt(self, *, input, execute=False, **_):
+        return services.record_application(document=read_json(input), execute=execute)
+
+    def run_expire_records(self, *, corpus_id=None, execute=False, **_):
+        return services.expire_due_records(corpus_id=corpus_id, execute=execute)
+
+    def run_experiment_status(self, *, goal_id, agent_id, **_):
+        return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
+
+    # -- text output ------------------------------------------------------------------------
+    def render_text(self, payload, *, subcommand=None):
+        if subcommand == "corpora":
+            rows = [
+                {
+                    "corpus_id": c["corpus_id"],
+                    "class": c["memory_class"],
+                    "project": c["project"],
+                    "surfaces": ",".join(c["surfaces"]),
+                    "provider": c["provider"]["provider_id"],
+                    "health": selectors.health_summary({"health": c["health"]}),
+                }
+                for c in payload["corpora"]
+            ]
+            return format_table(
+                rows, ["corpus_id", "class", "project", "surfaces", "provider", "health"]
+            )
+        if subcommand == "recall":
+            head = format_mapping(payload, skip=("items", "public_packet", "guard"))
+            rows = [
+                {"class": i["memory_class"], "confidence": i["confidence"], "summary": i["summary"]}
+                for i in payload.get("items", [])
+            ]
+            reasons = ", ".join(r["code"] for r in payload["guard"]["reasons"]) or "-"
+            table = format_table(rows, ["class", "confidence", "summary"])
+            return f"{head}\nguard: {reasons}\n{table}"
+        if isinstance(payload.get("guard"), dict):
+            head = format_mapping(payload, skip=("guard", "candidate", "revised_candidate"))
+            reasons = ", ".join(
+                f"{r['code']}({r['field']})" for r in payload["guard"].get("reasons", [])
+            )
+            return f"{head}\nguard: {payload['guard'].get('status')} {reasons}".rstrip()
+        return format_mapping(payload)

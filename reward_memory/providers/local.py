@@ -1,0 +1,130 @@
+"""The built-in ``local`` provider: documents in the project database, ranked by the
+kernel's full-text index (SQLite FTS5 / PostgreSQL full-text search).
+
+Each (binding scope, surface) is one full-text namespace, so a recall never crosses
+corpora or surfaces. Writes are idempotent upserts keyed by resource ref.
+"""
+
+import hashlib
+
+from django.db import DatabaseError, transaction
+
+from loopx_site.core import clock, fulltext
+from loopx_site.core.canonical import digest_ref
+from reward_memory.models import LocalProviderDocument
+from reward_memory.providers.base import (
+    Binding,
+    Preflight,
+    Provider,
+    ProviderUnavailable,
+    ProviderWrite,
+    RecallItem,
+    WriteResult,
+)
+
+
+def namespace(binding: Binding, surface: str) -> str:
+    """The full-text namespace of one binding scope and surface (no private ref in it)."""
+    return f"reward_memory:{binding.scope_key[:32]}:{surface}"
+
+
+def content_digest(content: bytes) -> str:
+    return "sha256:" + hashlib.sha256(content).hexdigest()
+
+
+class LocalProvider(Provider):
+    provider_id = "local"
+
+    def preflight(self, binding: Binding) -> Preflight:
+        try:
+            present = LocalProviderDocument.objects.filter(
+                scope_key=binding.scope_key, recallable=True
+            ).exists()
+        except DatabaseError:
+            return Preflight(status="unavailable", index_present=False, failure_kind="unavailable")
+        return Preflight(status="ready", index_present=present)
+
+    def write(self, binding: Binding, item: ProviderWrite) -> WriteResult:
+        now = clock.now()
+        text = item.content.decode("utf-8")
+        try:
+            with transaction.atomic():
+                doc, created = LocalProviderDocument.objects.select_for_update().get_or_create(
+                    scope_key=binding.scope_key,
+                    resource_ref=item.resource_ref,
+                    defaults={
+                        "surface": item.surface,
+                        "content": text,
+                        "content_digest": content_digest(item.content),
+                        "recallable": item.recallable,
+                        "created_at": now,
+                        "updated_at": now,
+                    },
+                )
+                if not created and (doc.content != text or doc.recallable != item.recallable):
+                    LocalProviderDocument.objects.filter(pk=doc.pk).update(
+                        content=text,
+                        content_digest=content_digest(item.content),
+                        recallable=item.recallable,
+                        updated_at=now,
+                    )
+                ns = namespace(binding, item.surface)
+                if item.recallable:
+                    fulltext.index(ns, item.resource_ref, item.search_text)
+                else:
+                    fulltext.remove(ns, item.resource_ref)
+        except DatabaseError:
+            raise ProviderUnavailable("unavailable") from None
+        return WriteResult(status="committed", resource_ref=item.resource_ref)
+
+    def recall(self, binding: Binding, *, surface: str, query: str, limit: int) -> list[RecallItem]:
+        try:
+            hits = fulltext.search(namespace(binding, surface), query, limit=limit)
+            if not hits:
+                return []
+            docs = {
+                d.resource_ref: d
+                for d in LocalProviderDocument.objects.filter(
+                    scope_key=binding.scope_key,
+                    resource_ref__in=[h.ref for h in hits],
+                    recallable=True,
+                ).only("resource_ref", "content")
+            }
+        except DatabaseError:
+            raise ProviderUnavailable("unavailable") from None
+        return [
+            RecallItem(
+                resource_ref=h.ref, content=docs[h.ref].content.encode("utf-8"), score=h.score
+            )
+            for h in hits
+            if h.ref in docs
+        ]
+
+    def readback(self, binding: Binding, resource_ref: str) -> bytes | None:
+        try:
+            doc = (
+                LocalProviderDocument.objects.filter(
+                    scope_key=binding.scope_key, resource_ref=resource_ref
+                )
+                .only("content")
+                .first()
+            )
+        except DatabaseError:
+            raise ProviderUnavailable("unavailable") from None
+        return None if doc is None else doc.content.encode("utf-8")
+
+    def retire(self, binding: Binding, resource_ref: str) -> None:
+        try:
+            with transaction.atomic():
+                docs = LocalProviderDocument.objects.filter(
+                    scope_key=binding.scope_key, resource_ref=resource_ref
+                )
+                for doc in docs:
+                    fulltext.remove(namespace(binding, doc.surface), resource_ref)
+                docs.update(recallable=False, updated_at=clock.now())
+        except DatabaseError:
+            raise ProviderUnavailable("unavailable") from None
+
+
+def public_ref(resource_ref: str) -> str:
+    return digest_ref(resource_ref)

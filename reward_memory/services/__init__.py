@@ -1,0 +1,46 @@
+"""Reward Memory services: every write and business rule (API, admin, commands and
+other apps call these).
+
+``reward_memory.services.<name>`` is the public surface; the submodules group Stage 1
+(corpora), Stage 2 (review), lifecycle (records), the ingest loop and Stage 3 recall.
+"""
+
+from reward_memory.services.corpora import (
+    parse_corpus,
+    parse_standing_policy,
+    register_corpus,
+)
+from reward_memory.services.experiments import experiment_status
+from reward_memory.services.ingest import ingest_event, reconcile_pending_ingests
+from reward_memory.services.recall import (
+    RecallGuidance,
+    recall,
+    recall_guidance,
+    record_application,
+)
+from reward_memory.services.records import (
+    expire_due_records,
+    retire_record,
+    revoke_record,
+    supersede_record,
+)
+from reward_memory.services.review import apply_review, review_candidate
+
+__all__ = [
+    "RecallGuidance",
+    "apply_review",
+    "experiment_status",
+    "expire_due_records",
+    "ingest_event",
+    "parse_corpus",
+    "parse_standing_policy",
+    "recall",
+    "recall_guidance",
+    "reconcile_pending_ingests",
+    "record_application",
+    "register_corpus",
+    "retire_record",
+    "review_candidate",
+    "revoke_record",
+    "supersede_record",
+]

@@ -1,0 +1,287 @@
+"""The one write path of a record: active envelope → provider sync → function-boundary
+recall → triple readback → activation. Used by the ingest loop (standing-policy basis)
+and by applying an accepted review (review basis); both are idempotent.
+
+Only the corpus's declared owner persists: the envelope's writer is ``corpus.owner``.
+"""
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from loopx_site.core import clock
+from loopx_site.core.canonical import canonical_bytes, digest_ref, prefixed_id, sha256_hex
+from reward_memory import contracts as c
+from reward_memory import providers, selectors
+from reward_memory.models import Corpus, MemoryRecord, Review
+from reward_memory.services import records
+
+READBACK_RECALL_LIMIT = 20
+
+
+@dataclass
+class ActivationPlan:
+    corpus: Corpus
+    candidate: dict[str, Any]
+    candidate_ref: str
+    basis: str  # "standing_policy" | "review"
+    basis_ref: str  # policy digest | review id
+    observed_at: dt.datetime
+    expires_at: dt.datetime | None
+    review: Review | None = None
+    record_ref: str = ""
+    resource_ref: str = ""
+    content: dict[str, Any] = field(default_factory=dict)
+    content_bytes: bytes = b""
+    content_digest: str = ""
+
+    @property
+    def binding(self) -> providers.Binding:
+        return selectors.provider_binding(self.corpus)
+
+    @property
+    def surface(self) -> str:
+        return self.candidate["scope"]["surface"]
+
+    @property
+    def prior_candidate_ref(self) -> str | None:
+        return (self.candidate.get("lineage") or {}).get("prior_candidate_ref")
+
+
+def record_ref_for(corpus_id: str, candidate_ref: str, basis_ref: str) -> str:
+    """Deterministic record identity; binds the corpus, candidate and activation basis."""
+    return prefixed_id(
+        "rmr_", {"corpus_id": corpus_id, "candidate_ref": candidate_ref, "basis_ref": basis_ref}
+    )
+
+
+def target_key(candidate_ref: str, basis_ref: str) -> str:
+    """The provider target binds both the standing-policy (or review) and candidate digests,
+    so a policy re-version never reuses an old activation."""
+    return sha256_hex({"basis_ref": basis_ref, "candidate_ref": candidate_ref})[:40]
+
+
+def build_plan(plan: ActivationPlan) -> ActivationPlan:
+    """Fill in record ref, provider target and the immutable provider content."""
+    corpus = plan.corpus
+    candidate = plan.candidate
+    plan.record_ref = record_ref_for(corpus.corpus_id, plan.candidate_ref, plan.basis_ref)
+    provider_id = corpus.provider_id
+    try:
+        provider = providers.get(provider_id)
+        plan.resource_ref = provider.resource_ref(
+            plan.binding, surface=plan.surface, key=target_key(plan.candidate_ref, plan.basis_ref)
+        )
+    except providers.ProviderUnavailable:
+        plan.resource_ref = providers.Provider().resource_ref(
+            plan.binding, surface=plan.surface, key=target_key(plan.candidate_ref, plan.basis_ref)
+        )
+    is_policy = candidate["target_class"] == c.HARD_POLICY
+    checkpoint = candidate.get("authority_checkpoint") or {}
+    source = candidate["source"]
+    content: dict[str, Any] = {
+        "schema_version": c.PROVIDER_CONTENT_SCHEMA,
+        "record_ref": plan.record_ref,
+        "corpus_id": corpus.corpus_id,
+        "memory_class": candidate["target_class"],
+        "candidate_ref": plan.candidate_ref,
+        "summary": candidate["content_summary"],
+        "reasoning_summary": candidate["reasoning_summary"],
+        "source": {
+            "kind": source["kind"],
+            "ref": source["evidence_ref"],
+            "actor": source["actor"],
+            "actor_role": source["actor_role"],
+            "observed_at": source["observed_at"],
+        },
+        "scope": dict(candidate["scope"]),
+        "authority": {
+            "kind": "constraint" if is_policy else "advisory",
+            "action_scopes": sorted(set(candidate.get("requested_action_scopes") or [])),
+            "checkpoint_ref": checkpoint.get("checkpoint_ref") if is_policy else None,
+            "authority_source": corpus.authority_source,
+        },
+        "confidence": dict(candidate["confidence"]),
+        "activation": {
+            "basis": plan.basis,
+            "basis_ref": plan.basis_ref,
+            "writer": corpus.owner,
+            "observed_at": clock.iso(plan.observed_at),
+        },
+        "expiry": {"expires_at": clock.iso(plan.expires_at)},
+        "privacy": dict(corpus.privacy or {}),
+    }
+    if candidate.get("working_context_kind"):
+        content["working_context_kind"] = candidate["working_context_kind"]
+    if plan.prior_candidate_ref:
+        content["lineage"] = {"prior_candidate_ref": plan.prior_candidate_ref}
+    plan.content = content
+    plan.content_bytes = canonical_bytes(content)
+    plan.content_digest = digest_ref(content)
+    return plan
+
+
+@dataclass
+class ActivationOutcome:
+    status: str
+    record: MemoryRecord | None
+    readback: dict[str, bool] | None = None
+    deduplicated: bool = False
+    provider_calls: int = 0
+    failure_kind: str | None = None
+
+
+class _Counting:
+    """Counts calls made to a provider (telemetry for receipts; never its payloads)."""
+
+    def __init__(self, provider: providers.Provider):
+        self.provider = provider
+        self.calls = 0
+
+    def __getattr__(self, name):
+        attr = getattr(self.provider, name)
+        if name in ("write", "recall", "readback", "retire", "preflight", "canary"):
+
+            def counted(*args, **kwargs):
+                self.calls += 1
+                return attr(*args, **kwargs)
+
+            return counted
+        return attr
+
+
+def ensure_pending_record(plan: ActivationPlan, *, now: dt.datetime) -> MemoryRecord:
+    """Create the pending record (idempotent on ``record_ref``)."""
+    existing = MemoryRecord.objects.filter(record_ref=plan.record_ref).first()
+    if existing is not None:
+        return existing
+    candidate = plan.candidate
+    try:
+        with transaction.atomic():
+            record = MemoryRecord.objects.create(
+                record_ref=plan.record_ref,
+                corpus=plan.corpus,
+                candidate_ref=plan.candidate_ref,
+                memory_class=candidate["target_class"],
+                project=candidate["scope"]["project"],
+                surface=plan.surface,
+                summary=candidate["content_summary"],
+                content=plan.content,
+                content_digest=plan.content_digest,
+                activation_basis=plan.basis,
+                policy_digest=plan.basis_ref if plan.basis == "standing_policy" else "",
+                review=plan.review,
+                writer=plan.corpus.owner,
+                source_kind=candidate["source"]["kind"],
+                source_actor=candidate["source"]["actor"],
+                observed_at=plan.observed_at,
+                confidence_level=candidate["confidence"]["level"],
+                authority=plan.content["authority"],
+                lifecycle_state=c.PENDING,
+                expires_at=plan.expires_at,
+                provider_id=plan.corpus.provider_id,
+                provider_resource_ref=plan.resource_ref,
+                provider_ref_digest=digest_ref(plan.resource_ref),
+                created_at=now,
+                state_changed_at=now,
+            )
+            records.journal_creation(record, actor=plan.corpus.owner, now=now)
+    except IntegrityError:  # created concurrently by an identical activation
+        record = MemoryRecord.objects.get(record_ref=plan.record_ref)
+    return record
+
+
+def sync_and_verify(plan: ActivationPlan) -> ActivationOutcome:
+    """Provider sync → function-boundary recall → triple readback → activation.
+
+    Never raises for provider conditions: ``provider_unavailable``, ``commit_pending``
+    and ``readback_mismatch`` leave the record pending (not recallable) for a retry
+    with the same plan (same ``observed_at`` ⇒ same bytes ⇒ provider-side dedupe).
+    """
+    now = clock.now()
+    existing = selectors.live_records(plan.corpus, now=now).filter(candidate_ref=plan.candidate_ref)
+    same = existing.filter(record_ref=plan.record_ref).first()
+    if same is not None:
+        return ActivationOutcome(c.INGEST_ACTIVATED, same, _verified(), deduplicated=True)
+    record = ensure_pending_record(plan, now=now)
+    if record.lifecycle_state == c.ACTIVE:
+        return ActivationOutcome(c.INGEST_ACTIVATED, record, _verified(), deduplicated=True)
+    if record.lifecycle_state != c.PENDING:
+        return ActivationOutcome("record_closed", record)
+    try:
+        provider = _Counting(providers.get(plan.corpus.provider_id))
+    except providers.ProviderUnavailable as exc:
+        return ActivationOutcome(c.INGEST_PROVIDER_UNAVAILABLE, record, failure_kind=exc.kind)
+    binding = plan.binding
+    try:
+        written = provider.write(
+            binding,
+            providers.ProviderWrite(
+                resource_ref=plan.resource_ref,
+                surface=plan.surface,
+                content=plan.content_bytes,
+                search_text=plan.candidate["content_summary"],
+            ),
+        )
+        if written.status != "committed" or written.resource_ref != plan.resource_ref:
+            return ActivationOutcome(c.INGEST_COMMIT_PENDING, record, provider_calls=provider.calls)
+        hits = provider.recall(
+            binding,
+            surface=plan.surface,
+            query=plan.candidate["content_summary"],
+            limit=READBACK_RECALL_LIMIT,
+        )
+        readback = provider.readback(binding, plan.resource_ref)
+    except providers.ProviderUnavailable as exc:
+        return ActivationOutcome(
+            c.INGEST_PROVIDER_UNAVAILABLE,
+            record,
+            provider_calls=provider.calls,
+            failure_kind=exc.kind,
+        )
+    checks = _triple_readback(plan, hits, readback)
+    if not all(checks.values()):
+        return ActivationOutcome(
+            c.INGEST_READBACK_MISMATCH, record, checks, provider_calls=provider.calls
+        )
+    try:
+        with transaction.atomic():
+            record = records.activate(
+                record,
+                actor=plan.corpus.owner,
+                now=clock.now(),
+                prior_candidate_ref=plan.prior_candidate_ref,
+            )
+    except IntegrityError:  # another basis of the same candidate activated concurrently
+        return ActivationOutcome(
+            c.INGEST_COMMIT_PENDING, record, checks, provider_calls=provider.calls
+        )
+    return ActivationOutcome(c.INGEST_ACTIVATED, record, checks, provider_calls=provider.calls)
+
+
+def _verified() -> dict[str, bool]:
+    return {"resource_ref": True, "candidate_ref": True, "content_digest": True}
+
+
+def _triple_readback(plan: ActivationPlan, hits, readback: bytes | None) -> dict[str, bool]:
+    """resource ref (the recall found our target), candidate ref (the bytes name our
+    candidate) and canonical content digest (the bytes are exactly ours)."""
+    resource_ok = any(item.resource_ref == plan.resource_ref for item in hits)
+    candidate_ok = False
+    if readback is not None:
+        try:
+            parsed = json.loads(readback.decode("utf-8"))
+            candidate_ok = isinstance(parsed, dict) and parsed.get("candidate_ref") == (
+                plan.candidate_ref
+            )
+        except (UnicodeDecodeError, ValueError):
+            candidate_ok = False
+    digest_ok = (
+        readback is not None
+        and "sha256:" + hashlib.sha256(readback).hexdigest() == plan.content_digest
+    )
+    return {"resource_ref": resource_ok, "candidate_ref": candidate_ok, "content_digest": digest_ok}

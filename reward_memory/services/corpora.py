@@ -1,0 +1,334 @@
+"""Stage 1: the corpus registry and standing policies (no provider writes)."""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from loopx_site.core import clock
+from loopx_site.core.canonical import digest_ref, nfc
+from loopx_site.core.selectors import get_agent
+from reward_memory import contracts as c
+from reward_memory import guards, providers, selectors
+from reward_memory import validation as v
+from reward_memory.errors import AREA, RewardMemoryError, invalid
+from reward_memory.models import Corpus, StandingPolicy
+
+REGISTRATION_SCHEMA = "reward_memory_corpus_registration_v0"
+VISIBILITIES = ("private", "project", "goal")
+RETENTION_CLASSES = ("standard", "short", "session")
+
+
+def parse_corpus(document: Any) -> dict[str, Any]:
+    """Validate a ``reward_memory_corpus_v0`` definition; returns the normalised one."""
+    v.schema(document, c.CORPUS_SCHEMA, "corpus.schema_version")
+    d = nfc(document)
+    allowed = {
+        "schema_version", "corpus_id", "memory_class", "owner", "reviewer", "authority_source",
+        "maintenance", "project", "surfaces", "freshness", "privacy", "provider_binding",
+        "agent_allowlist",
+    }  # fmt: skip
+    for key in d:
+        if key not in allowed:
+            raise invalid(f"corpus.{key}", "field not modelled by reward_memory_corpus_v0")
+    corpus_id = v.identifier(d.get("corpus_id"), "corpus.corpus_id")
+    memory_class = v.choice(d.get("memory_class"), "corpus.memory_class", c.MEMORY_CLASSES)
+    actors = {k: v.ref(d.get(k), f"corpus.{k}") for k in ("owner", "reviewer", "authority_source")}
+    maintenance = v.obj(d.get("maintenance"), "corpus.maintenance")
+    retirement = v.ref(
+        maintenance.get("retirement_authority"), "corpus.maintenance.retirement_authority"
+    )
+    project = v.project(d.get("project"), "corpus.project")
+    surfaces = v.string_list(
+        d.get("surfaces"), "corpus.surfaces", v.surface, required=True, min_items=1, max_items=16
+    )
+    if len(set(surfaces)) != len(surfaces):
+        raise invalid("corpus.surfaces", "surfaces must be distinct")
+    freshness = v.obj(d.get("freshness"), "corpus.freshness", required=False) or {}
+    max_age = v.integer(
+        freshness.get("max_source_age_days"),
+        "corpus.freshness.max_source_age_days",
+        minimum=1,
+        maximum=3650,
+        required=False,
+    )
+    require_current = v.boolean(
+        freshness.get("require_current_revision"),
+        "corpus.freshness.require_current_revision",
+        required=False,
+    )
+    privacy = v.obj(d.get("privacy"), "corpus.privacy", required=False) or {}
+    visibility = v.choice(
+        privacy.get("visibility", "private"), "corpus.privacy.visibility", VISIBILITIES
+    )
+    retention = v.choice(
+        privacy.get("retention_class", "standard"),
+        "corpus.privacy.retention_class",
+        RETENTION_CLASSES,
+    )
+    if privacy.get("raw_content_captured", False) is not False:
+        raise invalid(
+            "corpus.privacy.raw_content_captured", "raw content is never captured (false)"
+        )
+    binding = v.obj(d.get("provider_binding"), "corpus.provider_binding", required=False) or {}
+    provider_id = v.choice(
+        binding.get("provider_id", "local"),
+        "corpus.provider_binding.provider_id",
+        providers.KNOWN_PROVIDER_IDS,
+    )
+    scope_ref = binding.get("scope_ref") or f"local:reward_memory/{corpus_id}"
+    v.text(scope_ref, "corpus.provider_binding.scope_ref", max_length=400)
+    if any(ch.isspace() for ch in scope_ref):
+        raise invalid("corpus.provider_binding.scope_ref", "scope_ref must not contain spaces")
+    if provider_id == "openviking" and scope_ref.startswith("viking://agent/"):
+        raise invalid(
+            "corpus.provider_binding.scope_ref",
+            "Reward Memory never writes under viking://agent/; use a user peer scope",
+        )
+    allowlist = []
+    raw_allowlist = d.get("agent_allowlist") or []
+    if not isinstance(raw_allowlist, list) or len(raw_allowlist) > 64:
+        raise invalid("corpus.agent_allowlist", "agent_allowlist must be a list (≤ 64)")
+    for i, entry in enumerate(raw_allowlist):
+        entry = v.obj(entry, f"corpus.agent_allowlist.{i}")
+        goal_id = v.identifier(entry.get("goal_id"), f"corpus.agent_allowlist.{i}.goal_id")
+        agent_id = v.identifier(entry.get("agent_id"), f"corpus.agent_allowlist.{i}.agent_id")
+        allowlist.append(selectors.agent_key(goal_id, agent_id))
+    return {
+        "corpus_id": corpus_id,
+        "memory_class": memory_class,
+        **actors,
+        "retirement_authority": retirement,
+        "project": project,
+        "surfaces": surfaces,
+        "freshness_policy": {
+            "max_source_age_days": max_age,
+            "require_current_revision": True if require_current is None else require_current,
+        },
+        "privacy": {
+            "visibility": visibility,
+            "retention_class": retention,
+            "raw_content_captured": False,
+        },
+        "provider_id": provider_id,
+        "provider_scope_ref": scope_ref,
+        "agent_allowlist": sorted(set(allowlist)),
+    }
+
+
+def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, Any]:
+    """Validate a ``reward_memory_standing_policy_v0`` against its corpus definition.
+
+    It may only pre-approve what the corpus already declares: same owner, reviewer,
+    authority source, project and class, one declared surface; never credentials, and
+    an advisory class approves no action scope.
+    """
+    v.schema(document, c.STANDING_POLICY_SCHEMA, "standing_policy.schema_version")
+    d = nfc(document)
+    allowed = {
+        "schema_version", "corpus_id", "owner", "reviewer", "authority_source", "project",
+        "surface", "memory_class", "allowed_source_kinds", "verified_actor_roles",
+        "action_scopes",
+    }  # fmt: skip
+    for key in d:
+        if key not in allowed:
+            raise invalid(f"standing_policy.{key}", "field not modelled by the standing policy")
+    policy = {
+        "schema_version": c.STANDING_POLICY_SCHEMA,
+        "corpus_id": v.identifier(d.get("corpus_id"), "standing_policy.corpus_id"),
+        "owner": v.ref(d.get("owner"), "standing_policy.owner"),
+        "reviewer": v.ref(d.get("reviewer"), "standing_policy.reviewer"),
+        "authority_source": v.ref(d.get("authority_source"), "standing_policy.authority_source"),
+        "project": v.project(d.get("project"), "standing_policy.project"),
+        "surface": v.surface(d.get("surface"), "standing_policy.surface"),
+        "memory_class": v.choice(
+            d.get("memory_class"), "standing_policy.memory_class", c.MEMORY_CLASSES
+        ),
+        "allowed_source_kinds": sorted(
+            set(
+                v.string_list(
+                    d.get("allowed_source_kinds"),
+                    "standing_policy.allowed_source_kinds",
+                    v.token,
+                    required=True,
+                    min_items=1,
+                )
+            )
+        ),
+        "verified_actor_roles": sorted(
+            set(
+                v.string_list(
+                    d.get("verified_actor_roles"),
+                    "standing_policy.verified_actor_roles",
+                    v.token,
+                    required=True,
+                    min_items=1,
+                )
+            )
+        ),
+        "action_scopes": sorted(
+            set(v.action_scopes(d.get("action_scopes"), "standing_policy.action_scopes"))
+        ),
+    }
+    mismatched = [
+        key
+        for key in ("corpus_id", "owner", "reviewer", "authority_source", "project", "memory_class")
+        if policy[key] != corpus[key]
+    ]
+    if policy["surface"] not in corpus["surfaces"]:
+        mismatched.append("surface")
+    if mismatched:
+        raise RewardMemoryError(
+            "standing_policy_conflict",
+            "The standing policy must match its corpus exactly.",
+            field=f"standing_policy.{mismatched[0]}",
+            details={"mismatched": mismatched},
+        )
+    for scope in policy["action_scopes"]:
+        if guards.forbidden_scope(scope):
+            raise invalid("standing_policy.action_scopes", "credential scopes are never granted")
+    if policy["memory_class"] != c.HARD_POLICY and policy["action_scopes"]:
+        raise invalid(
+            "standing_policy.action_scopes", "an advisory class pre-approves no action scope"
+        )
+    return policy
+
+
+def register_corpus(
+    *,
+    corpus: Any,
+    standing_policies: list[Any] | None = None,
+    expected_revision: int | None = None,
+    execute: bool = False,
+) -> dict[str, Any]:
+    """Register (or update) one corpus and its standing policies; idempotent.
+
+    Re-registering an identical definition changes nothing. A changed definition needs
+    ``expected_revision`` equal to the current revision (then revision + 1); the memory
+    class never changes. A changed standing policy for a surface retires the previous
+    one (its records keep their policy digest; new ingests bind the new digest).
+    """
+    definition = parse_corpus(corpus)
+    policies = [parse_standing_policy(p, definition) for p in (standing_policies or [])]
+    surfaces = [p["surface"] for p in policies]
+    if len(set(surfaces)) != len(surfaces):
+        raise invalid("standing_policy", "one standing policy per surface")
+    for key in definition["agent_allowlist"]:
+        goal_id, agent_id = key.split("/", 1)
+        get_agent(goal_id, agent_id, area=AREA)
+    definition_digest = digest_ref(definition)
+    policy_digests = {p["surface"]: digest_ref(p) for p in policies}
+    existing = Corpus.objects.filter(corpus_id=definition["corpus_id"]).first()
+    status = _registration_status(existing, definition, definition_digest, expected_revision)
+    if not execute:
+        return _registration_payload(status, definition, policy_digests, existing, executed=False)
+
+    now = clock.now()
+    with transaction.atomic():
+        row = Corpus.objects.select_for_update().filter(corpus_id=definition["corpus_id"]).first()
+        status = _registration_status(row, definition, definition_digest, expected_revision)
+        fields = {
+            **definition,
+            "provider_binding_ref": providers.binding_ref(
+                definition["provider_id"], definition["provider_scope_ref"]
+            ),
+            "definition_digest": definition_digest,
+        }
+        if row is None:
+            try:
+                with transaction.atomic():
+                    row = Corpus.objects.create(**fields, created_at=now, updated_at=now)
+            except IntegrityError:
+                raise RewardMemoryError(
+                    "revision_conflict",
+                    "The corpus was registered concurrently; retry with expected_revision.",
+                    field="corpus_id",
+                ) from None
+        elif status == "updated":
+            Corpus.objects.filter(pk=row.pk, revision=row.revision).update(
+                **fields, revision=row.revision + 1, updated_at=now
+            )
+            row.refresh_from_db()
+        policy_status = _store_policies(row, policies, now)
+    payload = _registration_payload(status, definition, policy_digests, row, executed=True)
+    payload["standing_policies"] = policy_status
+    return payload
+
+
+def _registration_status(existing, definition, digest, expected_revision) -> str:
+    if existing is None:
+        return "created"
+    if existing.memory_class != definition["memory_class"]:
+        raise RewardMemoryError(
+            "corpus_class_immutable",
+            "A corpus keeps its memory class; register a new corpus instead.",
+            field="corpus.memory_class",
+        )
+    if existing.definition_digest == digest:
+        return "unchanged"
+    if expected_revision != existing.revision:
+        raise RewardMemoryError(
+            "revision_conflict",
+            "The corpus definition changed; pass expected_revision equal to the current one.",
+            field="expected_revision",
+            details={"current_revision": existing.revision},
+        )
+    return "updated"
+
+
+def _store_policies(corpus: Corpus, policies: list[dict], now) -> list[dict[str, Any]]:
+    """Call inside the registration transaction (the corpus row is locked)."""
+    out = []
+    for policy in policies:
+        digest = digest_ref(policy)
+        current = StandingPolicy.objects.filter(
+            corpus=corpus, surface=policy["surface"], active=True
+        ).first()
+        if current is not None and current.policy_digest == digest:
+            out.append(
+                {"surface": policy["surface"], "policy_digest": digest, "status": "unchanged"}
+            )
+            continue
+        if current is not None:
+            StandingPolicy.objects.filter(pk=current.pk).update(active=False, retired_at=now)
+        previous = StandingPolicy.objects.filter(corpus=corpus, policy_digest=digest).first()
+        if previous is not None:  # re-activating an earlier identical policy
+            StandingPolicy.objects.filter(pk=previous.pk).update(active=True, retired_at=None)
+        else:
+            StandingPolicy.objects.create(
+                corpus=corpus,
+                surface=policy["surface"],
+                policy_digest=digest,
+                document=policy,
+                active=True,
+                created_at=now,
+            )
+        out.append(
+            {
+                "surface": policy["surface"],
+                "policy_digest": digest,
+                "status": "replaced" if current is not None else "created",
+            }
+        )
+    return out
+
+
+def _registration_payload(status, definition, policy_digests, row, *, executed) -> dict[str, Any]:
+    corpus_payload = selectors.corpus_payload(row) if (row is not None and executed) else None
+    return {
+        "schema_version": REGISTRATION_SCHEMA,
+        "status": status if executed else ("planned" if status != "unchanged" else "unchanged"),
+        "executed": executed,
+        "corpus_id": definition["corpus_id"],
+        "definition_digest": digest_ref(definition),
+        "provider": {
+            "provider_id": definition["provider_id"],
+            "binding_ref": providers.binding_ref(
+                definition["provider_id"], definition["provider_scope_ref"]
+            ),
+        },
+        "standing_policies": [
+            {"surface": s, "policy_digest": d} for s, d in sorted(policy_digests.items())
+        ],
+        "corpus": corpus_payload,
+        "writes_provider": False,
+    }

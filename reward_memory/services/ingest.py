@@ -1,0 +1,317 @@
+"""The minimal ingest loop (``reward_memory ingest-event``).
+
+In order: adapter mapping and guards (before any provider call) → deterministic
+``candidate_ref`` dedupe → standing-policy accept → active envelope → provider sync →
+function-boundary recall → triple readback → ``reward_memory_ingest_receipt_v0``.
+
+Planned by default (no writes, no provider call). ``execute`` needs a registered Goal
+and an Agent the corpus allowlists. One ``IngestEvent`` row per (Agent, event): its
+``observed_at`` is fixed at first execution and reused by every retry, so a retry writes
+the same bytes to the same provider target. Fail-open statuses (provider unavailable,
+commit pending, readback mismatch) leave a sidecar ``PendingIngest`` row that
+``reconcile_pending_ingests`` retries at the next turn start.
+"""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+
+from loopx_site.core import clock
+from loopx_site.core.canonical import digest_ref, prefixed_id
+from loopx_site.core.selectors import get_agent
+from reward_memory import candidates, guards, selectors
+from reward_memory import contracts as c
+from reward_memory import validation as v
+from reward_memory.errors import AREA, RewardMemoryError, invalid
+from reward_memory.guards import Reason
+from reward_memory.models import IngestEvent, PendingIngest
+from reward_memory.services import activation
+
+SETUP_GUIDANCE = (
+    "The corpus provider is not reachable; the event is kept for a retry at the next "
+    "turn start. Check the provider with `manage.py reward_memory corpora`."
+)
+
+
+def ingest_event(
+    *,
+    event: Any,
+    goal_id: str | None = None,
+    agent_id: str | None = None,
+    execute: bool = False,
+) -> dict[str, Any]:
+    """Run the ingest pipeline for one compact event; returns the ingest receipt."""
+    agent = None
+    if execute and (not goal_id or not agent_id):
+        raise invalid("goal_id", "--execute requires --goal-id and --agent-id")
+    if goal_id or agent_id:
+        if not (goal_id and agent_id):
+            raise invalid("agent_id", "goal_id and agent_id go together")
+        agent = get_agent(goal_id, agent_id, area=AREA)
+    if not isinstance(event, dict):
+        raise invalid(None, "the event must be a JSON object")
+    corpus_id = v.identifier(event.get("corpus_id"), "corpus_id")
+    corpus = selectors.get_corpus(corpus_id)
+    if execute and not selectors.is_allowlisted(corpus, goal_id, agent_id):
+        raise RewardMemoryError(
+            "agent_not_allowlisted",
+            "This Agent is not allowlisted to ingest into the corpus.",
+            field="agent_id",
+        )
+    now = clock.now()
+    adapted = candidates.adapt_and_evaluate(event, now=now, corpus=selectors.corpus_binding(corpus))
+    evaluation = adapted.evaluation
+    reasons = list(evaluation.reasons)
+    policy = None
+    if evaluation.candidate is not None:
+        policy = selectors.active_policy(corpus, evaluation.candidate["scope"]["surface"])
+        if policy is None:
+            reasons.append(Reason("standing_policy_missing", "scope.surface"))
+        else:
+            reasons += guards.standing_policy_reasons(evaluation.candidate, policy.document)
+    reasons = guards.normalise(reasons)
+    context = _Context(adapted, corpus, policy, goal_id, agent_id)
+    if reasons:
+        receipt = context.receipt(c.GUARD_BLOCKED, reasons=reasons, executed=execute)
+        if execute:  # a retried event that no longer passes: record it, resolve its sidecar
+            row = selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref)
+            if row is not None:
+                receipt["observed_at"] = clock.iso(row.observed_at)
+                return _finalize(row, receipt, None)
+        return receipt
+    if not execute:
+        existing = (
+            selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref) if agent else None
+        )
+        return context.receipt(
+            c.INGEST_PLANNED,
+            observed_at=existing.observed_at if existing else None,
+            executed=False,
+        )
+    return _execute(context, agent)
+
+
+class _Context:
+    def __init__(self, adapted, corpus, policy, goal_id, agent_id):
+        self.adapted = adapted
+        self.corpus = corpus
+        self.policy = policy
+        self.goal_id = goal_id
+        self.agent_id = agent_id
+
+    @property
+    def candidate(self):
+        return self.adapted.evaluation.candidate
+
+    def plan(self, observed_at) -> activation.ActivationPlan:
+        evaluation = self.adapted.evaluation
+        return activation.build_plan(
+            activation.ActivationPlan(
+                corpus=self.corpus,
+                candidate=evaluation.candidate,
+                candidate_ref=evaluation.candidate_ref,
+                basis="standing_policy",
+                basis_ref=self.policy.policy_digest,
+                observed_at=observed_at,
+                expires_at=evaluation.expires_at,
+            )
+        )
+
+    def receipt(
+        self,
+        status: str,
+        *,
+        reasons: list[Reason] | None = None,
+        observed_at=None,
+        executed: bool,
+        outcome: activation.ActivationOutcome | None = None,
+        plan: activation.ActivationPlan | None = None,
+    ) -> dict[str, Any]:
+        evaluation = self.adapted.evaluation
+        candidate = evaluation.candidate or {}
+        scope = candidate.get("scope") or {}
+        policy_digest = self.policy.policy_digest if self.policy else None
+        record_ref = None
+        if candidate and policy_digest and status != c.GUARD_BLOCKED:
+            record_ref = activation.record_ref_for(
+                self.corpus.corpus_id, evaluation.candidate_ref, policy_digest
+            )
+        target_digest = digest_ref(plan.resource_ref) if plan else None
+        stable = {
+            "status": status,
+            "event_ref": self.adapted.event_ref,
+            "goal_id": self.goal_id,
+            "agent_id": self.agent_id,
+            "candidate_ref": evaluation.candidate_ref,
+            "record_ref": record_ref,
+            "policy_digest": policy_digest,
+            "content_digest": plan.content_digest if plan else None,
+        }
+        retryable = status in c.INGEST_RETRYABLE
+        return {
+            "schema_version": c.INGEST_RECEIPT_SCHEMA,
+            "receipt_id": prefixed_id("rmir_", stable),
+            "status": status,
+            "executed": executed,
+            "adapter": self.adapted.adapter.adapter_id,
+            "event_ref": self.adapted.event_ref,
+            "goal_id": self.goal_id,
+            "agent_id": self.agent_id,
+            "corpus_id": self.corpus.corpus_id,
+            "surface": scope.get("surface"),
+            "memory_class": candidate.get("target_class"),
+            "candidate_ref": evaluation.candidate_ref,
+            "candidate_digest": evaluation.candidate_digest,
+            "policy_digest": policy_digest,
+            "record_ref": record_ref,
+            "content_digest": plan.content_digest if plan else None,
+            "observed_at": clock.iso(observed_at),
+            "memory_available_for_recall": status == c.INGEST_ACTIVATED,
+            "deduplicated": bool(outcome and outcome.deduplicated),
+            "readback": outcome.readback if outcome else None,
+            "provider": {
+                "provider_id": self.corpus.provider_id,
+                "binding_ref": self.corpus.provider_binding_ref,
+                "target_ref_digest": target_digest,
+            },
+            "guard": {
+                "status": c.GUARD_BLOCKED if status == c.GUARD_BLOCKED else c.GUARD_PASSED,
+                "reasons": guards.payload(reasons or []),
+            },
+            "retry": {"sidecar": True, "when": "next_turn_start"} if retryable else None,
+            "setup_guidance": SETUP_GUIDANCE if status == c.INGEST_PROVIDER_UNAVAILABLE else None,
+            "fail_open": True,
+            "user_gate": False,
+        }
+
+
+def _claim(context: _Context, agent) -> IngestEvent:
+    """Get or create the event row; ``observed_at`` is set once, here."""
+    now = clock.now()
+    candidate_ref = context.adapted.evaluation.candidate_ref
+    try:
+        with transaction.atomic():
+            row, _ = IngestEvent.objects.get_or_create(
+                agent=agent,
+                event_ref=context.adapted.event_ref,
+                defaults={
+                    "goal": agent.goal,
+                    "corpus": context.corpus,
+                    "adapter": context.adapted.adapter.adapter_id,
+                    "candidate_ref": candidate_ref,
+                    "status": c.INGEST_PLANNED,
+                    "observed_at": now,
+                    "event": context.adapted.event,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
+    except IntegrityError:  # a concurrent identical event created it first
+        row = IngestEvent.objects.get(agent=agent, event_ref=context.adapted.event_ref)
+    IngestEvent.objects.filter(pk=row.pk).update(attempts=F("attempts") + 1)
+    return row
+
+
+def _execute(context: _Context, agent) -> dict[str, Any]:
+    row = _claim(context, agent)
+    if row.status == c.INGEST_ACTIVATED and row.receipt:
+        return row.receipt  # idempotent replay: same receipt, zero provider calls
+    plan = context.plan(row.observed_at)
+    outcome = activation.sync_and_verify(plan)
+    if outcome.status == "record_closed":
+        reasons = [Reason("record_closed", "candidate_ref")]
+        receipt = context.receipt(
+            c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
+        )
+    else:
+        receipt = context.receipt(
+            outcome.status,
+            observed_at=row.observed_at,
+            executed=True,
+            outcome=outcome,
+            plan=plan,
+        )
+    return _finalize(row, receipt, outcome)
+
+
+def _finalize(row: IngestEvent, receipt: dict[str, Any], outcome) -> dict[str, Any]:
+    """Store the receipt (never downgrading an activated event) and the sidecar state."""
+    now = clock.now()
+    status = receipt["status"]
+    with transaction.atomic():
+        IngestEvent.objects.filter(pk=row.pk).filter(~Q(status=c.INGEST_ACTIVATED)).update(
+            status=status,
+            receipt=receipt,
+            record=outcome.record if outcome and outcome.record else None,
+            updated_at=now,
+        )
+        if status in c.INGEST_RETRYABLE:
+            sidecar, created = PendingIngest.objects.select_for_update().get_or_create(
+                event=row,
+                defaults={
+                    "goal_id": row.goal_id,
+                    "agent_id": row.agent_id,
+                    "reason": status,
+                    "created_at": now,
+                    "last_attempt_at": now,
+                },
+            )
+            if not created:
+                PendingIngest.objects.filter(pk=sidecar.pk).update(
+                    reason=status,
+                    attempts=F("attempts") + 1,
+                    last_attempt_at=now,
+                    resolved_at=None,
+                )
+        else:
+            PendingIngest.objects.filter(event=row, resolved_at__isnull=True).update(
+                resolved_at=now, last_attempt_at=now, reason=status
+            )
+    final = IngestEvent.objects.get(pk=row.pk)
+    return final.receipt
+
+
+def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
+    """Retry this exact Goal+Agent's unresolved sidecar ingests with the same
+    deterministic event and ``observed_at`` (exact readback again). Fail-open: provider
+    conditions leave the rows pending; guard changes resolve them as blocked."""
+    get_agent(goal_id, agent_id, area=AREA)
+    summary = {"attempted": 0, "activated": 0, "still_pending": 0, "blocked": 0}
+    receipts = []
+    for sidecar in list(selectors.pending_ingests(goal_id, agent_id)[:50]):
+        summary["attempted"] += 1
+        try:
+            receipt = ingest_event(
+                event=sidecar.event.event, goal_id=goal_id, agent_id=agent_id, execute=True
+            )
+        except RewardMemoryError as exc:
+            receipt = None
+            summary["blocked"] += 1
+            PendingIngest.objects.filter(pk=sidecar.pk).update(resolved_at=clock.now())
+            receipts.append({"event_ref": sidecar.event.event_ref, "error": exc.code})
+            continue
+        status = receipt["status"]
+        if status == c.INGEST_ACTIVATED:
+            summary["activated"] += 1
+        elif status in c.INGEST_RETRYABLE:
+            summary["still_pending"] += 1
+        else:
+            summary["blocked"] += 1
+            PendingIngest.objects.filter(pk=sidecar.pk, resolved_at__isnull=True).update(
+                resolved_at=clock.now()
+            )
+        receipts.append(
+            {
+                "event_ref": receipt["event_ref"],
+                "status": status,
+                "receipt_id": receipt["receipt_id"],
+            }
+        )
+    return {
+        "schema_version": c.RECONCILIATION_SCHEMA,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        **summary,
+        "receipts": receipts,
+    }

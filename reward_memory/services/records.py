@@ -1,0 +1,251 @@
+"""Record lifecycle: every state change goes through ``_transition`` and is journaled.
+
+States and allowed moves are ``contracts.TRANSITIONS`` (pending_activation → active →
+superseded | revoked | retired | expired; a pending record may be retired). No state is
+entered twice (``RecordTransition`` backs this with a unique constraint).
+"""
+
+import datetime as dt
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max, Q
+
+from loopx_site.core import clock
+from reward_memory import contracts as c
+from reward_memory import providers, selectors
+from reward_memory.errors import RewardMemoryError
+from reward_memory.models import MemoryRecord, RecordTransition
+
+logger = logging.getLogger("reward_memory")
+
+SYSTEM_EXPIRY = "system:expiry"
+
+
+def _transition(
+    record: MemoryRecord,
+    *,
+    to_state: str,
+    reason: str,
+    actor: str,
+    reference: str = "",
+    now: dt.datetime,
+    **updates: Any,
+) -> MemoryRecord:
+    """Move one record to ``to_state`` and journal it.
+
+    Call inside ``transaction.atomic()``; locks the record row (SELECT FOR UPDATE) and
+    re-checks the state, so a concurrent transition loses with ``invalid_transition``.
+    """
+    locked = MemoryRecord.objects.select_for_update().get(pk=record.pk)
+    if to_state not in c.TRANSITIONS[locked.lifecycle_state]:
+        raise RewardMemoryError(
+            "invalid_transition",
+            f"A {locked.lifecycle_state} record cannot become {to_state}.",
+            field="record_ref",
+            details={"from": locked.lifecycle_state, "to": to_state},
+        )
+    changed = MemoryRecord.objects.filter(
+        pk=locked.pk, lifecycle_state=locked.lifecycle_state
+    ).update(lifecycle_state=to_state, state_changed_at=now, **updates)
+    if changed != 1:  # pragma: no cover - the row lock makes this unreachable
+        raise RewardMemoryError("invalid_transition", "The record changed concurrently.")
+    seq = (locked.transitions.aggregate(m=Max("seq"))["m"] or 0) + 1
+    RecordTransition.objects.create(
+        record=locked,
+        seq=seq,
+        from_state=locked.lifecycle_state,
+        to_state=to_state,
+        reason=reason,
+        actor=actor,
+        reference=reference,
+        at=now,
+    )
+    locked.refresh_from_db()
+    return locked
+
+
+def journal_creation(record: MemoryRecord, *, actor: str, now: dt.datetime) -> None:
+    """The first history row of a new (pending) record. Call in the creating transaction."""
+    RecordTransition.objects.create(
+        record=record,
+        seq=1,
+        from_state="",
+        to_state=record.lifecycle_state,
+        reason="created",
+        actor=actor,
+        at=now,
+    )
+
+
+def activate(
+    record: MemoryRecord, *, actor: str, now: dt.datetime, prior_candidate_ref: str | None = None
+) -> MemoryRecord:
+    """pending_activation → active after an exact readback; supersedes in the same
+    transaction the corpus's active record of the same candidate (a new standing-policy
+    or review basis) and of the edited prior candidate, if any.
+
+    Call inside ``transaction.atomic()``.
+    """
+    locked = MemoryRecord.objects.select_for_update().get(pk=record.pk)
+    if locked.lifecycle_state == c.ACTIVE:
+        return locked
+    olds = MemoryRecord.objects.select_for_update().filter(
+        corpus_id=locked.corpus_id, lifecycle_state=c.ACTIVE
+    )
+    predecessor = Q(candidate_ref=locked.candidate_ref)
+    if prior_candidate_ref:
+        predecessor |= Q(candidate_ref=prior_candidate_ref)
+    for old in olds.filter(predecessor).exclude(pk=locked.pk):
+        _transition(
+            old,
+            to_state=c.SUPERSEDED,
+            reason="superseded_on_activation",
+            actor=actor,
+            reference=locked.record_ref,
+            now=now,
+            superseded_by=locked,
+        )
+    return _transition(
+        locked,
+        to_state=c.ACTIVE,
+        reason="readback_verified",
+        actor=actor,
+        now=now,
+        readback_verified_at=now,
+        activated_at=now,
+    )
+
+
+def _deindex(record: MemoryRecord) -> None:
+    """Best effort: ask the provider to stop returning a closed record. Recall filters by
+    LoopX lifecycle regardless, so a failure here never re-exposes the record."""
+    try:
+        providers.get(record.corpus.provider_id).retire(
+            selectors.provider_binding(record.corpus), record.provider_resource_ref
+        )
+    except providers.ProviderUnavailable as exc:
+        logger.info("provider retire deferred: %s", exc.kind)
+
+
+def retire_record(
+    *, record_ref: str, actor: str, reason_summary: str | None = None
+) -> MemoryRecord:
+    """Close an active (or still pending) record. Only the corpus's declared
+    ``retirement_authority`` or owner may retire."""
+    record = selectors.get_record(record_ref)
+    corpus = record.corpus
+    if actor not in (corpus.retirement_authority, corpus.owner):
+        raise RewardMemoryError(
+            "not_authorized",
+            "Only the corpus retirement authority or owner may retire a record.",
+            field="actor",
+        )
+    now = clock.now()
+    with transaction.atomic():
+        record = _transition(
+            record,
+            to_state=c.RETIRED,
+            reason="retired",
+            actor=actor,
+            now=now,
+            retirement={
+                "actor": actor,
+                "at": clock.iso(now),
+                "reason_summary": reason_summary,
+            },
+        )
+    _deindex(record)
+    return record
+
+
+def revoke_record(*, record_ref: str, actor: str, revocation_ref: str) -> MemoryRecord:
+    """Revoke an active record (its authority source or the corpus owner)."""
+    record = selectors.get_record(record_ref)
+    corpus = record.corpus
+    if actor not in (corpus.authority_source, corpus.owner):
+        raise RewardMemoryError(
+            "not_authorized",
+            "Only the corpus authority source or owner may revoke a record.",
+            field="actor",
+        )
+    now = clock.now()
+    with transaction.atomic():
+        record = _transition(
+            record,
+            to_state=c.REVOKED,
+            reason="revoked",
+            actor=actor,
+            reference=revocation_ref,
+            now=now,
+            revocation={"revocation_ref": revocation_ref, "actor": actor, "at": clock.iso(now)},
+        )
+    _deindex(record)
+    return record
+
+
+def supersede_record(*, record_ref: str, by_record_ref: str, actor: str) -> MemoryRecord:
+    """Mark an active record superseded by another active record of the same corpus and
+    surface (the corpus owner's write authority)."""
+    record = selectors.get_record(record_ref)
+    successor = selectors.get_record(by_record_ref)
+    corpus = record.corpus
+    if actor != corpus.owner:
+        raise RewardMemoryError(
+            "not_authorized", "Only the corpus owner may supersede a record.", field="actor"
+        )
+    if (
+        successor.corpus_id != record.corpus_id
+        or successor.surface != record.surface
+        or successor.lifecycle_state != c.ACTIVE
+        or successor.pk == record.pk
+    ):
+        raise RewardMemoryError(
+            "invalid_transition",
+            "A record is superseded only by another active record of its corpus and surface.",
+            field="by_record_ref",
+        )
+    now = clock.now()
+    with transaction.atomic():
+        record = _transition(
+            record,
+            to_state=c.SUPERSEDED,
+            reason="superseded",
+            actor=actor,
+            reference=successor.record_ref,
+            now=now,
+            superseded_by=successor,
+        )
+    _deindex(record)
+    return record
+
+
+def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -> dict[str, Any]:
+    """Move active records whose ``expires_at`` ≤ now to ``expired`` (recall already
+    ignores them; this closes them in the journal and the provider index)."""
+    now = clock.now()
+    due = MemoryRecord.objects.select_related("corpus").filter(
+        lifecycle_state=c.ACTIVE, expires_at__lte=now
+    )
+    if corpus_id is not None:
+        due = due.filter(corpus__corpus_id=corpus_id)
+    refs = list(due.values_list("record_ref", flat=True)[:1000])
+    expired = []
+    if execute:
+        for record in due.filter(record_ref__in=refs):
+            try:
+                with transaction.atomic():
+                    record = _transition(
+                        record, to_state=c.EXPIRED, reason="expired", actor=SYSTEM_EXPIRY, now=now
+                    )
+            except RewardMemoryError:
+                continue  # closed concurrently
+            _deindex(record)
+            expired.append(record.record_ref)
+    return {
+        "schema_version": "reward_memory_expiry_sweep_v0",
+        "executed": execute,
+        "due": len(refs),
+        "expired": len(expired),
+    }

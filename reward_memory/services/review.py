@@ -1,0 +1,345 @@
+"""Stage 2: candidate review decisions, and applying an accepted/retire decision.
+
+A review is a decision *record*, not persistence. ``accept`` and ``retire`` return the
+next step; ``apply_review`` is that step, performed with the corpus owner's write
+authority (accept → envelope, provider sync, exact readback, activation; retire →
+close the record). A guard-blocked candidate stays inspectable but any accept/edit
+collapses to an effective ``no_write``.
+"""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from loopx_site.core import clock
+from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
+from reward_memory import candidates, guards, selectors
+from reward_memory import contracts as c
+from reward_memory import validation as v
+from reward_memory.errors import RewardMemoryError, invalid
+from reward_memory.models import Candidate, Corpus, Review
+from reward_memory.services import activation, records
+
+EDITABLE = (
+    "content_summary",
+    "reasoning_summary",
+    "confidence",
+    "requested_action_scopes",
+    "expires_at",
+)
+ACTIVATION_RECEIPT_SCHEMA = "reward_memory_activation_receipt_v0"
+
+
+def _evaluate(document: Any, *, now, corpus: Corpus | None):
+    binding = selectors.corpus_binding(corpus) if corpus else None
+    if isinstance(document, dict) and document.get("schema_version") in candidates.ADAPTERS:
+        adapted = candidates.adapt_and_evaluate(document, now=now, corpus=binding)
+        return adapted.evaluation, adapted.adapter.adapter_id
+    return candidates.evaluate(document, now=now, corpus=binding), None
+
+
+def review_candidate(
+    *,
+    candidate: Any,
+    decision: str,
+    reviewer: str | None = None,
+    corpus_id: str | None = None,
+    edit: dict[str, Any] | None = None,
+    record_ref: str | None = None,
+    execute: bool = False,
+) -> dict[str, Any]:
+    """Return the ``reward_memory_candidate_review_v0`` record for ``decision``.
+
+    ``candidate`` is a ``reward_memory_candidate_v0`` or an adapter input (mapped by its
+    pure adapter). Without ``corpus_id`` the review is stateless (no scope binding to a
+    corpus); ``execute`` records the candidate and review and needs the corpus and its
+    declared reviewer.
+    """
+    v.choice(decision, "decision", c.DECISIONS)
+    if reviewer is not None:
+        v.ref(reviewer, "reviewer")
+    corpus = selectors.get_corpus(v.identifier(corpus_id, "corpus_id")) if corpus_id else None
+    if execute:
+        if corpus is None:
+            raise invalid("corpus_id", "recording a review needs --corpus-id")
+        if reviewer != corpus.reviewer:
+            raise RewardMemoryError(
+                "reviewer_not_authorized",
+                "Only the corpus's declared reviewer records reviews.",
+                field="reviewer",
+            )
+    now = clock.now()
+    evaluation, adapter = _evaluate(candidate, now=now, corpus=corpus)
+    effective = decision
+    revised = None
+    target = None
+    if decision in ("accept", "edit") and evaluation.blocked:
+        effective = "no_write"
+    if decision == "edit":
+        if not isinstance(edit, dict) or not edit:
+            raise invalid("edit", "an edit decision needs the edited fields")
+        for key in edit:
+            if key not in EDITABLE:
+                raise invalid(f"edit.{key}", f"only {', '.join(EDITABLE)} can be edited")
+        if effective == "edit":
+            revised_doc = {**evaluation.candidate, **nfc(edit)}
+            revised_doc["lineage"] = {"prior_candidate_ref": evaluation.candidate_ref}
+            revised = candidates.evaluate(
+                revised_doc,
+                now=now,
+                corpus=selectors.corpus_binding(corpus) if corpus else None,
+            )
+            if revised.blocked:
+                effective = "no_write"
+    if decision == "retire":
+        if corpus is None:
+            raise invalid("corpus_id", "retiring needs the record's --corpus-id")
+        v.ref(record_ref, "record_ref")
+        target = selectors.get_record(record_ref)
+        if target.corpus_id != corpus.pk or target.candidate_ref != evaluation.candidate_ref:
+            raise invalid("record_ref", "the record is not this candidate's record in the corpus")
+        if target.lifecycle_state != c.ACTIVE:
+            raise RewardMemoryError(
+                "invalid_transition",
+                f"Only an active record can be retired (it is {target.lifecycle_state}).",
+                field="record_ref",
+            )
+    review_id = prefixed_id(
+        "rmrv_",
+        {
+            "candidate_ref": evaluation.candidate_ref,
+            "corpus_id": corpus.corpus_id if corpus else None,
+            "requested_decision": decision,
+            "reviewer": reviewer,
+            "edit": nfc(edit) if decision == "edit" else None,
+            "record_ref": record_ref if decision == "retire" else None,
+        },
+    )
+    document = {
+        "schema_version": c.REVIEW_SCHEMA,
+        "review_id": review_id,
+        "corpus_id": corpus.corpus_id if corpus else None,
+        "adapter": adapter,
+        "candidate_ref": evaluation.candidate_ref,
+        "candidate_digest": evaluation.candidate_digest,
+        "candidate": evaluation.candidate,
+        "target_class": (evaluation.candidate or {}).get("target_class"),
+        "requested_decision": decision,
+        "effective_decision": effective,
+        "guard": evaluation.guard_payload(),
+        "reviewer": reviewer,
+        "revised_candidate": _revised_payload(revised) if revised else None,
+        "target_record_ref": target.record_ref if target else None,
+        "next_step": _next_step(effective, corpus, revised),
+        "writes_provider": False,
+        "recorded": False,
+    }
+    if not execute:
+        return document
+    return _record(document, corpus, evaluation, revised, target, now)
+
+
+def _revised_payload(revised: candidates.CandidateEvaluation) -> dict[str, Any]:
+    return {
+        "candidate_ref": revised.candidate_ref,
+        "candidate_digest": revised.candidate_digest,
+        "candidate": revised.candidate,
+        "guard": revised.guard_payload(),
+    }
+
+
+def _next_step(effective: str, corpus: Corpus | None, revised) -> dict[str, Any] | None:
+    owner = corpus.owner if corpus else None
+    if effective == "accept":
+        return {
+            "action": "activate_record",
+            "performed_by": "corpus_owner",
+            "actor": owner,
+            "requires": ["provider_sync", "exact_readback"],
+        }
+    if effective == "retire":
+        return {
+            "action": "retire_record",
+            "performed_by": "corpus_owner_or_retirement_authority",
+            "actor": owner,
+            "requires": [],
+        }
+    if effective == "edit":
+        return {
+            "action": "review_revised_candidate",
+            "candidate_ref": revised.candidate_ref,
+            "requires": ["review"],
+        }
+    return None
+
+
+def _record(document, corpus, evaluation, revised, target, now) -> dict[str, Any]:
+    """Persist candidate(s) and the review; idempotent on ``review_id``."""
+    with transaction.atomic():
+        candidate_row = _store_candidate(corpus, evaluation, now)
+        if revised is not None:
+            _store_candidate(corpus, revised, now)
+        stored = {**document, "recorded": True}
+        try:
+            with transaction.atomic():
+                review, _ = Review.objects.get_or_create(
+                    review_id=document["review_id"],
+                    defaults={
+                        "corpus": corpus,
+                        "candidate": candidate_row,
+                        "requested_decision": document["requested_decision"],
+                        "effective_decision": document["effective_decision"],
+                        "reviewer": document["reviewer"],
+                        "guard_status": evaluation.guard_status,
+                        "target_record_ref": target.record_ref if target else "",
+                        "revised_candidate_ref": revised.candidate_ref if revised else "",
+                        "document": stored,
+                        "created_at": now,
+                    },
+                )
+        except IntegrityError:
+            review = Review.objects.get(review_id=document["review_id"])
+    return review.document
+
+
+def _store_candidate(corpus: Corpus, evaluation, now) -> Candidate:
+    candidate = evaluation.candidate or {}
+    scope = candidate.get("scope") or {}
+    try:
+        with transaction.atomic():
+            row, _ = Candidate.objects.get_or_create(
+                corpus=corpus,
+                candidate_ref=evaluation.candidate_ref,
+                defaults={
+                    "target_class": candidate.get("target_class") or "",
+                    "project": scope.get("project") or "",
+                    "surface": scope.get("surface") or "",
+                    "document": evaluation.candidate,
+                    "guard_status": evaluation.guard_status,
+                    "guard_reasons": guards.payload(evaluation.reasons),
+                    "prior_candidate_ref": (candidate.get("lineage") or {}).get(
+                        "prior_candidate_ref", ""
+                    ),
+                    "created_at": now,
+                },
+            )
+    except IntegrityError:
+        row = Candidate.objects.get(corpus=corpus, candidate_ref=evaluation.candidate_ref)
+    return row
+
+
+def get_review(review_id: str) -> Review:
+    review = (
+        Review.objects.select_related("corpus", "candidate").filter(review_id=review_id).first()
+    )
+    if review is None:
+        raise RewardMemoryError("review_not_found", "No such review.", field="review_id")
+    return review
+
+
+def apply_review(*, review_id: str, actor: str, execute: bool = False) -> dict[str, Any]:
+    """Perform a recorded review's next step with the corpus's write authority.
+
+    accept → the corpus owner activates the candidate (envelope, provider sync, exact
+    readback; idempotent on the deterministic record ref); retire → the owner or the
+    retirement authority closes the record. Planned unless ``execute``.
+    """
+    v.ref(actor, "actor")
+    review = get_review(review_id)
+    corpus = review.corpus
+    effective = review.effective_decision
+    if effective not in ("accept", "retire"):
+        raise RewardMemoryError(
+            "review_not_actionable",
+            f"A {effective} review has no write step.",
+            field="review_id",
+        )
+    if effective == "retire":
+        if actor not in (corpus.owner, corpus.retirement_authority):
+            raise RewardMemoryError(
+                "not_authorized", "Only the corpus owner or retirement authority retires.",
+                field="actor",
+            )  # fmt: skip
+        base = _apply_payload(review, "planned", review.target_record_ref)
+        if not execute:
+            return base
+        record = selectors.get_record(review.target_record_ref)
+        if record.lifecycle_state != c.RETIRED:
+            record = records.retire_record(
+                record_ref=review.target_record_ref,
+                actor=actor,
+                reason_summary=f"review {review.review_id}",
+            )
+        _mark_applied(review, record.record_ref)
+        return {**base, "status": "retired", "lifecycle_state": record.lifecycle_state}
+
+    if actor != corpus.owner:
+        raise RewardMemoryError(
+            "not_authorized",
+            "Only the corpus's declared owner persists an accepted review.",
+            field="actor",
+        )
+    now = clock.now()
+    evaluation = candidates.evaluate(
+        review.candidate.document, now=now, corpus=selectors.corpus_binding(corpus)
+    )
+    if evaluation.blocked:
+        payload = _apply_payload(review, c.GUARD_BLOCKED, None)
+        payload["guard"] = evaluation.guard_payload()
+        return payload
+    plan = activation.build_plan(
+        activation.ActivationPlan(
+            corpus=corpus,
+            candidate=evaluation.candidate,
+            candidate_ref=evaluation.candidate_ref,
+            basis="review",
+            basis_ref=review.review_id,
+            observed_at=review.created_at,
+            expires_at=evaluation.expires_at,
+            review=review,
+        )
+    )
+    if not execute:
+        payload = _apply_payload(review, "planned", plan.record_ref)
+        payload["content_digest"] = plan.content_digest
+        return payload
+    outcome = activation.sync_and_verify(plan)
+    status = outcome.status if outcome.status != "record_closed" else c.GUARD_BLOCKED
+    if status == c.INGEST_ACTIVATED:
+        _mark_applied(review, plan.record_ref)
+    payload = _apply_payload(review, status, plan.record_ref)
+    payload.update(
+        {
+            "content_digest": plan.content_digest,
+            "readback": outcome.readback,
+            "memory_available_for_recall": status == c.INGEST_ACTIVATED,
+            "provider_target_digest": digest_ref(plan.resource_ref),
+        }
+    )
+    if outcome.status == "record_closed":
+        payload["guard"] = {
+            "status": c.GUARD_BLOCKED,
+            "reasons": [{"code": "record_closed", "field": "candidate_ref"}],
+        }
+    return payload
+
+
+def _apply_payload(review: Review, status: str, record_ref: str | None) -> dict[str, Any]:
+    return {
+        "schema_version": ACTIVATION_RECEIPT_SCHEMA,
+        "review_id": review.review_id,
+        "corpus_id": review.corpus.corpus_id,
+        "effective_decision": review.effective_decision,
+        "candidate_ref": review.candidate.candidate_ref,
+        "record_ref": record_ref,
+        "status": status,
+        "writer": review.corpus.owner,
+        "fail_open": True,
+        "user_gate": False,
+    }
+
+
+def _mark_applied(review: Review, record_ref: str) -> None:
+    Review.objects.filter(pk=review.pk, applied_at__isnull=True).update(
+        applied_at=clock.now(), applied_record_ref=record_ref
+    )

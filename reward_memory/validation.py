@@ -1,0 +1,151 @@
+"""Structural validation helpers (second tier): types, patterns and bounds.
+
+Each raises ``invalid_argument`` (area ``reward_memory``) naming the dotted field.
+Patterns are deliberately permissive for opaque references: URLs, local paths and
+credentials are refused by the shape scan (``guards.scan``) *before* these run, as
+guard reasons rather than errors.
+"""
+
+import datetime as dt
+import re
+from typing import Any
+
+from loopx_site.core import clock
+from reward_memory.errors import RewardMemoryError, invalid
+
+REF_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,256}$")
+TOKEN_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
+SURFACE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+PROJECT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
+ACTION_SCOPE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+IDENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def obj(value: Any, field: str, *, required: bool = True) -> dict[str, Any] | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, dict):
+        raise invalid(field, f"{field} must be an object")
+    return value
+
+
+def text(value: Any, field: str, *, max_length: int = 2000, required: bool = True) -> str | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise invalid(field, f"{field} must be a non-empty string")
+    if len(value) > max_length:
+        raise invalid(field, f"{field} must be at most {max_length} characters")
+    if any(ch in value for ch in "\x00\r") or any(
+        ord(ch) < 32 and ch not in "\n\t" for ch in value
+    ):
+        raise invalid(field, f"{field} must not contain control characters")
+    return value
+
+
+def pattern(
+    value: Any, field: str, regex: re.Pattern[str], *, required: bool = True, what: str = ""
+) -> str | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not regex.match(value) or ".." in value.split("/"):
+        raise invalid(field, f"{field} must be {what or 'match ' + regex.pattern}")
+    return value
+
+
+def ref(value: Any, field: str, *, required: bool = True) -> str | None:
+    return pattern(value, field, REF_RE, required=required, what="an opaque reference")
+
+
+def token(value: Any, field: str, *, required: bool = True) -> str | None:
+    return pattern(value, field, TOKEN_RE, required=required, what="a lower-case token")
+
+
+def surface(value: Any, field: str, *, required: bool = True) -> str | None:
+    return pattern(value, field, SURFACE_RE, required=required, what="a module.surface id")
+
+
+def project(value: Any, field: str, *, required: bool = True) -> str | None:
+    return pattern(value, field, PROJECT_RE, required=required, what="a project id")
+
+
+def identifier(value: Any, field: str, *, required: bool = True) -> str | None:
+    return pattern(value, field, IDENT_RE, required=required, what="an identifier")
+
+
+def digest(value: Any, field: str, *, required: bool = True) -> str | None:
+    return pattern(value, field, DIGEST_RE, required=required, what="a sha256:<hex> digest")
+
+
+def choice(value: Any, field: str, choices: tuple[str, ...], *, required: bool = True):
+    if value is None and not required:
+        return None
+    if value not in choices:
+        raise invalid(field, f"{field} must be one of {', '.join(choices)}")
+    return value
+
+
+def boolean(value: Any, field: str, *, required: bool = True) -> bool | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, bool):
+        raise invalid(field, f"{field} must be true or false")
+    return value
+
+
+def integer(
+    value: Any, field: str, *, minimum: int, maximum: int, required: bool = True
+) -> int | None:
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise invalid(field, f"{field} must be an integer in {minimum}..{maximum}")
+    return value
+
+
+def timestamp(value: Any, field: str, *, required: bool = True) -> dt.datetime | None:
+    if value is None and not required:
+        return None
+    try:
+        return clock.parse_iso_z(value)
+    except (ValueError, TypeError):
+        raise invalid(field, f"{field} must be a UTC timestamp like 2026-12-01T00:00:00Z") from None
+
+
+def string_list(
+    value: Any,
+    field: str,
+    item,
+    *,
+    max_items: int = 32,
+    required: bool = False,
+    min_items: int = 0,
+) -> list[str]:
+    if value is None and not required:
+        return []
+    if not isinstance(value, list) or not min_items <= len(value) <= max_items:
+        raise invalid(field, f"{field} must be a list of {min_items}..{max_items} items")
+    return [item(v, f"{field}.{i}") for i, v in enumerate(value)]
+
+
+def action_scopes(value: Any, field: str) -> list[str]:
+    return string_list(
+        value,
+        field,
+        lambda v, f: pattern(v, f, ACTION_SCOPE_RE, what="an action scope like review.merge"),
+    )
+
+
+def schema(document: Any, expected: str | tuple[str, ...], field: str = "schema_version") -> str:
+    if not isinstance(document, dict):
+        raise invalid(None, "the input must be a JSON object")
+    allowed = (expected,) if isinstance(expected, str) else expected
+    version = document.get("schema_version")
+    if version not in allowed:
+        raise RewardMemoryError(
+            "unsupported_schema",
+            f"schema_version must be {' or '.join(allowed)}",
+            field=field,
+        )
+    return version
