@@ -22,7 +22,7 @@ import hashlib
 import importlib
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from loopx_site.core import clock, fulltext
 from loopx_site.core.validation import IDENTIFIER_RE
@@ -68,7 +68,7 @@ def _index_ref_of_document(ref: str) -> str:
 # -- the notes corpus (writes) ----------------------------------------------------------
 
 
-def _validate_note(
+def validate_note(
     project: Any, note_id: Any, summary: Any, body: Any, surfaces: Any, context: Any
 ) -> tuple[str, str, str, str, list[str], dict[str, str]]:
     project = require_project(project)
@@ -110,7 +110,7 @@ def save_provider_note(
 
     ``status`` is ``created``, ``updated`` or ``unchanged`` (same values: nothing written).
     """
-    project, note_id, summary, body, surfaces, context = _validate_note(
+    project, note_id, summary, body, surfaces, context = validate_note(
         project, note_id, summary, body, surfaces, context
     )
     values = {
@@ -246,12 +246,33 @@ def soft_preference_source():
     return function if callable(function) else None
 
 
+class SoftSourceFailed(Exception):
+    """The Reward Memory source exists but cannot be read (e.g. not migrated yet)."""
+
+
+def _read_soft_source(source, project: str) -> list[dict[str, Any]]:
+    try:
+        if not connection.in_atomic_block:  # autocommit: a failed read breaks nothing
+            return list(source(project) or [])
+        with transaction.atomic():  # a savepoint keeps the caller's transaction usable
+            return list(source(project) or [])
+    except DatabaseError as exc:
+        raise SoftSourceFailed from exc
+
+
 def _soft_documents(project: str) -> dict[str, dict[str, Any]] | None:
+    """The soft-preference documents keyed by index ref; ``None`` when the source is
+    absent or failing — then the corpus is left out of the ranking and the inventory
+    (``doctor`` reports a failing source as unhealthy)."""
     source = soft_preference_source()
     if source is None:
         return None
+    try:
+        rows = _read_soft_source(source, project)
+    except SoftSourceFailed:
+        return None
     documents = {}
-    for doc in source(project) or []:
+    for doc in rows:
         ref, summary = doc.get("ref"), doc.get("summary")
         if not isinstance(ref, str) or not ref or not isinstance(summary, str) or not summary:
             continue
@@ -413,11 +434,19 @@ def doctor_report(*, project: str | None = None) -> dict[str, Any]:
     from loopx_site.core.models import SearchDocument
 
     fulltext.search(namespace(project or "doctor"), "doctor probe", limit=1)
+    source = soft_preference_source()
+    source_state = "absent"
+    if source is not None:
+        source_state = "ok"
+        try:
+            _read_soft_source(source, project or "doctor")
+        except SoftSourceFailed:
+            source_state = "failing"
     report: dict[str, Any] = {
         "schema_version": "semantic_preference_provider_doctor_v0",
         "extension_id": EXTENSION_ID,
-        "healthy": True,
-        "soft_preference_source": soft_preference_source() is not None,
+        "healthy": source_state != "failing",
+        "soft_preference_source": source_state,
     }
     if project is not None:
         project = require_project(project)
@@ -426,7 +455,7 @@ def doctor_report(*, project: str | None = None) -> dict[str, Any]:
             namespace=namespace(project), ref__startswith="note:"
         ).count()
         report.update(active_notes=active, indexed_notes=indexed)
-        report["healthy"] = active == indexed
+        report["healthy"] = report["healthy"] and active == indexed
     return report
 
 

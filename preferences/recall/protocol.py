@@ -39,7 +39,7 @@ FAILURE_KINDS = (
 
 MAX_ITEM_BYTES = 8_000
 MAX_REF_CHARS = 1024
-MAX_SUMMARY_CHARS = 4000
+MAX_SUMMARY_CHARS = MAX_ITEM_BYTES  # bounded by the serialized item size
 MAX_INVENTORY_ENTRIES = 32
 RESPONSE_FIELDS = {"schema_version", "items", "corpus_inventory"}
 ITEM_FIELDS = {"preference_ref", "summary"}

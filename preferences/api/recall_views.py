@@ -1,0 +1,93 @@
+"""One APIView per operation of the recall hook. Configs are named by registration
+(``SemanticPreferenceConfig``, managed by operators); the project comes from that row.
+Any authenticated host or operator may call these routes (they are not Goal-scoped)."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from preferences import services
+from preferences.api.recall_serializers import (
+    ApplicationReceiptInput,
+    ApplicationReceiptOutput,
+    DoctorInput,
+    DoctorOutput,
+    MaintenanceReceiptInput,
+    MaintenanceReceiptOutput,
+    RecallInput,
+    RecallOutput,
+)
+
+TAG = ["semantic preferences"]
+
+
+class RecallHookApi(APIView):
+    error_area = "semantic_preference"
+
+
+class SemanticPreferenceRecallApi(RecallHookApi):
+    @extend_schema(
+        operation_id="semantic_preferences_recall",
+        request=RecallInput,
+        responses=RecallOutput,
+        tags=TAG,
+        summary="Recall ranked preferences for a surface (preview unless execute)",
+    )
+    def post(self, request):
+        data = RecallInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        row = services.registered_config(data.validated_data["config"])
+        return Response(
+            services.recall(
+                row,
+                project=row.project,
+                surface=data.validated_data["surface"],
+                context=data.validated_data["context"],
+                execute=data.validated_data["execute"],
+            )
+        )
+
+
+class SemanticPreferenceDoctorApi(RecallHookApi):
+    @extend_schema(
+        operation_id="semantic_preferences_doctor",
+        request=DoctorInput,
+        responses=DoctorOutput,
+        tags=TAG,
+        summary="Check a registered config and its provider (probe only with execute)",
+    )
+    def post(self, request):
+        data = DoctorInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        row = services.registered_config(data.validated_data["config"])
+        return Response(
+            services.doctor(row, project=row.project, execute=data.validated_data["execute"])
+        )
+
+
+class SemanticPreferenceReceiptApi(RecallHookApi):
+    @extend_schema(
+        operation_id="semantic_preferences_receipt",
+        request=ApplicationReceiptInput,
+        responses=ApplicationReceiptOutput,
+        tags=TAG,
+        summary="Build an application receipt (returned, not written)",
+    )
+    def post(self, request):
+        data = ApplicationReceiptInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(services.application_receipt(**data.validated_data))
+
+
+class SemanticPreferenceMaintenanceReceiptApi(RecallHookApi):
+    @extend_schema(
+        operation_id="semantic_preferences_maintenance_receipt",
+        request=MaintenanceReceiptInput,
+        responses=MaintenanceReceiptOutput,
+        tags=TAG,
+        summary="Build a maintenance receipt (returned, not written)",
+    )
+    def post(self, request):
+        data = MaintenanceReceiptInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(services.maintenance_receipt(**data.validated_data))

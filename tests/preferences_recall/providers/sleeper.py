@@ -1,0 +1,5 @@
+"""Never answers: sleeps far past any timeout."""
+
+import time
+
+time.sleep(120)

@@ -1,0 +1,349 @@
+import json
+from pathlib import Path
+
+import pytest
+from django.db import IntegrityError
+from django.utils import timezone
+
+from preferences import services
+from preferences.models import ProviderExtension
+from preferences.recall.errors import SemanticPreferenceError
+from tests.helpers import run_cli
+from tests.preferences_recall.conftest import (
+    PROVIDERS,
+    SURFACE,
+    extension_config,
+    manifest,
+    provider,
+)
+
+pytestmark = pytest.mark.django_db
+
+SHIPPED = Path(__file__).resolve().parents[2] / "preferences" / "extensions" / "loopx-local.json"
+
+
+# -- install / activate / deactivate / list --------------------------------------------------
+
+
+def test_install_previews_by_default_and_writes_nothing(write_json):
+    path = write_json("m.json", manifest("alpha", provider("valid")))
+    result = services.install_extension(manifest_path=path)
+    assert (result["status"], result["action"]) == ("preview", "install")
+    assert result["extension"]["active"] is False
+    assert ProviderExtension.objects.count() == 0
+
+
+def test_install_execute_is_idempotent_and_installs_inactive(write_json):
+    path = write_json("m.json", manifest("alpha", provider("valid")))
+    first = services.install_extension(manifest_path=path, execute=True)
+    again = services.install_extension(manifest_path=path, execute=True)
+    assert first["status"] == "installed"
+    assert again["status"] == "unchanged"
+    assert again["extension"]["manifest_digest"] == first["extension"]["manifest_digest"]
+    row = ProviderExtension.objects.get()
+    assert row.active is False
+    assert row.entrypoint_argv == provider("valid")
+
+
+def test_reinstalling_a_changed_manifest_updates_it_and_keeps_activation(install, write_json):
+    install(manifest("alpha", provider("valid"), timeout=10))
+    path = write_json("m2.json", manifest("alpha", provider("valid"), timeout=20))
+    preview = services.install_extension(manifest_path=path)
+    assert (preview["status"], preview["action"]) == ("preview", "update")
+    result = services.install_extension(manifest_path=path, execute=True)
+    assert result["status"] == "updated"
+    row = ProviderExtension.objects.get()
+    assert (row.timeout_seconds, row.active) == (20, True)
+
+
+def test_activate_and_deactivate_are_idempotent(install):
+    install(manifest("alpha", provider("valid")), active=False)
+    assert services.activate_extension(extension_id="alpha")["status"] == "activated"
+    assert services.activate_extension(extension_id="alpha")["status"] == "unchanged"
+    assert services.deactivate_extension(extension_id="alpha")["status"] == "deactivated"
+    assert services.deactivate_extension(extension_id="alpha")["status"] == "unchanged"
+    assert ProviderExtension.objects.get().active is False
+
+
+def test_activating_an_unknown_extension_is_not_found():
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.activate_extension(extension_id="nope")
+    assert (exc.value.code, exc.value.http_status) == ("not_found", 404)
+
+
+def test_extension_payloads_never_show_the_command(install):
+    install(manifest("alpha", provider("valid"), doctor=provider("doctor_ok")))
+    listing = services.list_extensions()
+    text = json.dumps(listing)
+    assert listing["extensions"][0]["extension_id"] == "alpha"
+    assert listing["extensions"][0]["doctor"] is True
+    assert str(PROVIDERS) not in text
+    assert "valid.py" not in text
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda m: m.update(capability="post-writeback-hook"), "capability"),
+        (lambda m: m.update(protocol="other_v1"), "protocol"),
+        (lambda m: m.update(permission="root"), "permission"),
+        (lambda m: m.update(timeout_seconds=0), "timeout_seconds"),
+        (lambda m: m.update(timeout_seconds=121), "timeout_seconds"),
+        (lambda m: m.update(entrypoint="provider --serve"), "entrypoint"),
+        (lambda m: m.update(entrypoint=[]), "entrypoint"),
+        (lambda m: m.update(extension_id="has space"), "extension_id"),
+        (lambda m: m.update(shell=True), "shell"),
+        (lambda m: m.pop("entrypoint"), "entrypoint"),
+        (lambda m: m.update(permission="project_database_read"), "permission"),
+    ],
+)
+def test_invalid_manifests_are_rejected_with_nothing_installed(write_json, mutate, field):
+    document = manifest("alpha", provider("valid"))
+    mutate(document)
+    path = write_json("m.json", document)
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.install_extension(manifest_path=path, execute=True)
+    assert (exc.value.code, exc.value.field) == ("invalid_manifest", field)
+    assert ProviderExtension.objects.count() == 0
+
+
+def test_relative_manifest_arguments_resolve_against_the_manifest_directory(tmp_path):
+    (tmp_path / "ext").mkdir()
+    (tmp_path / "ext" / "provider.py").write_text("print('hi')")
+    document = manifest("alpha", ["python3", "./provider.py"])
+    (tmp_path / "ext" / "manifest.json").write_text(json.dumps(document))
+    services.install_extension(manifest_path=tmp_path / "ext" / "manifest.json", execute=True)
+    argv = ProviderExtension.objects.get().entrypoint_argv
+    assert argv == ["python3", str((tmp_path / "ext" / "provider.py").resolve())]
+
+
+def test_the_shipped_loopx_local_manifest_is_valid_and_project_owned():
+    result = services.install_extension(manifest_path=SHIPPED)
+    assert result["extension"]["extension_id"] == "loopx-local"
+    assert result["extension"]["permission"] == "project_database_read"
+    document = json.loads(SHIPPED.read_text())
+    assert document["entrypoint"][:2] == ["python", "manage.py"]
+
+
+def test_constraints_reject_duplicate_ids_and_out_of_range_timeouts():
+    now = timezone.now()
+    fields = {
+        "capability": "semantic-preference",
+        "protocol": "semantic_preference_provider_v0",
+        "entrypoint_argv": ["x"],
+        "permission": "provider_private",
+        "manifest_digest": "sha256:0",
+        "installed_at": now,
+        "updated_at": now,
+    }
+    ProviderExtension.objects.create(extension_id="a", timeout_seconds=5, **fields)
+    with pytest.raises(IntegrityError):
+        ProviderExtension.objects.create(extension_id="a", timeout_seconds=5, **fields)
+
+
+def test_timeout_range_check_constraint():
+    now = timezone.now()
+    with pytest.raises(IntegrityError):
+        ProviderExtension.objects.create(
+            extension_id="b",
+            capability="semantic-preference",
+            protocol="semantic_preference_provider_v0",
+            entrypoint_argv=["x"],
+            permission="provider_private",
+            manifest_digest="sha256:0",
+            installed_at=now,
+            updated_at=now,
+            timeout_seconds=500,
+        )
+
+
+def test_identity_present_check_constraint():
+    now = timezone.now()
+    with pytest.raises(IntegrityError):
+        ProviderExtension.objects.create(
+            extension_id="c",
+            capability="",
+            protocol="semantic_preference_provider_v0",
+            entrypoint_argv=["x"],
+            permission="provider_private",
+            manifest_digest="sha256:0",
+            installed_at=now,
+            updated_at=now,
+            timeout_seconds=5,
+        )
+
+
+# -- selection ---------------------------------------------------------------------------------
+
+
+def test_the_unique_active_implementation_is_selected_and_args_are_appended(install):
+    install(manifest("alpha", provider("valid")))
+    install(manifest("beta", provider("garbage")), active=False)
+    result = services.recall(
+        extension_config(args=["--items", "2"]), project="p", surface=SURFACE, execute=True
+    )
+    assert result["status"] == "completed"
+    assert result["provider"]["extension_id"] == "alpha"
+    assert len(result["items"]) == 2
+
+
+def test_no_active_implementation_is_provider_unavailable_under_fail_open(install):
+    install(manifest("alpha", provider("valid")), active=False)
+    result = services.recall(extension_config(), project="p", surface=SURFACE, execute=True)
+    assert result["status"] == "provider_unavailable"
+    assert result["failure_kind"] == "extension_binding_unavailable"
+
+
+def test_no_active_implementation_fails_a_fail_closed_surface(install):
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.recall(
+            extension_config(policy="fail_closed"), project="p", surface=SURFACE, execute=True
+        )
+    assert exc.value.code == "provider_failed"
+    assert exc.value.details["failure_kind"] == "extension_binding_unavailable"
+
+
+def test_several_active_implementations_are_ambiguous(install):
+    install(manifest("alpha", provider("valid")))
+    install(manifest("beta", provider("valid")))
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.recall(extension_config(), project="p", surface=SURFACE)
+    assert exc.value.code == "provider_ambiguous"
+    assert exc.value.details == {"extension_ids": ["alpha", "beta"]}
+
+
+def test_extension_id_disambiguates(install):
+    install(manifest("alpha", provider("valid")))
+    install(manifest("beta", provider("valid", "--items", "1")))
+    result = services.recall(
+        extension_config(extension_id="beta"), project="p", surface=SURFACE, execute=True
+    )
+    assert result["provider"]["extension_id"] == "beta"
+    assert len(result["items"]) == 1
+
+
+def test_a_deactivated_extension_follows_the_surface_policy(install):
+    install(manifest("alpha", provider("valid")))
+    services.deactivate_extension(extension_id="alpha")
+    open_result = services.recall(
+        extension_config(extension_id="alpha"), project="p", surface=SURFACE, execute=True
+    )
+    assert open_result["failure_kind"] == "extension_binding_unavailable"
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.recall(
+            extension_config(extension_id="alpha", policy="fail_closed"),
+            project="p",
+            surface=SURFACE,
+            execute=True,
+        )
+    assert exc.value.details["failure_kind"] == "extension_binding_unavailable"
+
+
+def test_the_manifest_timeout_applies_to_extension_providers(install):
+    install(manifest("alpha", provider("sleeper"), timeout=1))
+    result = services.recall(extension_config(), project="p", surface=SURFACE, execute=True)
+    assert result["failure_kind"] == "timed_out"
+    assert result["provider"]["timeout_seconds"] == 1
+
+
+def test_extension_state_file_overrides_runtime_state(write_json, install):
+    install(manifest("alpha", provider("garbage")))
+    state = write_json(
+        "state.json",
+        {
+            "schema_version": "semantic_preference_extension_state_v0",
+            "extensions": [
+                {**manifest("gamma", provider("valid", "--items", "1")), "active": True}
+            ],
+        },
+    )
+    config = extension_config(extension_state_file=str(state))
+    result = services.recall(config, project="p", surface=SURFACE, execute=True)
+    assert result["provider"]["extension_id"] == "gamma"
+    assert len(result["items"]) == 1
+
+
+def test_a_missing_state_file_is_an_unavailable_binding(tmp_path):
+    config = extension_config(extension_state_file=str(tmp_path / "none.json"))
+    result = services.recall(config, project="p", surface=SURFACE, execute=True)
+    assert result["failure_kind"] == "extension_binding_unavailable"
+
+
+def test_a_malformed_state_file_is_invalid_config(write_json):
+    state = write_json("state.json", {"schema_version": "nope", "extensions": []})
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.recall(
+            extension_config(extension_state_file=str(state)), project="p", surface=SURFACE
+        )
+    assert exc.value.code == "invalid_config"
+
+
+# -- doctor ----------------------------------------------------------------------------------
+
+
+def test_doctor_runs_the_manifest_doctor_only_with_execute(install, tmp_path):
+    marker = tmp_path / "probe.txt"
+    install(manifest("alpha", provider("valid"), doctor=provider("doctor_ok", str(marker))))
+    preview = services.doctor(extension_config(), project="p")
+    assert preview["status"] == "preview_ready"
+    assert not marker.exists()
+    result = services.doctor(extension_config(), project="p", execute=True)
+    assert result["status"] == "healthy"
+    assert marker.read_text() == "probed\n"
+
+
+def test_doctor_reports_an_unhealthy_probe_without_its_stderr(install):
+    install(manifest("alpha", provider("valid"), doctor=provider("doctor_fail")))
+    result = services.doctor(extension_config(), project="p", execute=True)
+    assert (result["status"], result["failure_kind"]) == ("unhealthy", "nonzero_exit")
+    assert "PROBE-SECRET-TOKEN" not in json.dumps(result)
+
+
+def test_doctor_reports_an_unavailable_binding_with_setup_hints():
+    config = extension_config(setup_hints=["Install the provider extension first."])
+    result = services.doctor(config, project="p", execute=True)
+    assert result["status"] == "unavailable"
+    assert result["failure_kind"] == "extension_binding_unavailable"
+    assert result["setup_hints"] == ["Install the provider extension first."]
+
+
+def test_doctor_without_a_probe_says_so(install):
+    install(manifest("alpha", provider("valid")))
+    result = services.doctor(extension_config(), project="p", execute=True)
+    assert result["status"] == "no_probe"
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+def test_extension_commands_install_activate_list_deactivate(write_json):
+    path = write_json("m.json", manifest("alpha", provider("valid")))
+    preview = run_cli("semantic_preference", "extension", "install", "--manifest", str(path))
+    assert (preview.code, preview.json["status"]) == (0, "preview")
+    installed = run_cli(
+        "semantic_preference", "extension", "install", "--manifest", str(path), "--execute"
+    )
+    assert installed.json["status"] == "installed"
+    assert run_cli("semantic_preference", "extension", "activate", "alpha").json["status"] == (
+        "activated"
+    )
+    listing = run_cli("semantic_preference", "extension", "list")
+    assert [e["extension_id"] for e in listing.json["extensions"]] == ["alpha"]
+    assert listing.json["extensions"][0]["active"] is True
+    text = run_cli("semantic_preference", "extension", "list", "--format", "text")
+    assert "alpha" in text.stdout
+    assert "EXTENSION_ID" in text.stdout
+    gone = run_cli("semantic_preference", "extension", "deactivate", "alpha")
+    assert gone.json["status"] == "deactivated"
+
+
+def test_extension_install_errors_are_structured_and_do_not_echo_the_path(tmp_path):
+    missing = tmp_path / "private-dir" / "m.json"
+    result = run_cli(
+        "semantic_preference", "extension", "install", "--manifest", str(missing), "--execute"
+    )
+    assert result.code == 2
+    assert result.json["schema_version"] == "semantic_preference_error_v0"
+    assert "private-dir" not in result.stdout
+    unknown = run_cli("semantic_preference", "extension", "activate", "nope")
+    assert (unknown.code, unknown.json["error"]["code"]) == (2, "not_found")

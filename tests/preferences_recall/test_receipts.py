@@ -1,0 +1,241 @@
+"""Receipts: only the pinned fields, digests instead of refs, public https artifacts only."""
+
+import hashlib
+import json
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from preferences import services
+from preferences.recall.errors import SemanticPreferenceError
+from tests.helpers import run_cli
+from tests.preferences_recall.conftest import SURFACE
+
+pytestmark = pytest.mark.django_db
+
+APPLICATION_FIELDS = {
+    "schema_version",
+    "surface",
+    "application_id",
+    "outcome",
+    "artifact_ref",
+    "preference_ref_digests",
+}
+MAINTENANCE_FIELDS = {
+    "schema_version",
+    "trigger",
+    "outcome",
+    "corpus_ids",
+    "evidence_ref",
+    "scope_ref_digests",
+}
+DIGEST = re.compile(r"^[0-9a-f]{16}$")
+PRIVATE_REFS = ["provider-owned-reference/SECRET-A", "mem://corpus/SECRET-B"]
+PRIVATE_SCOPES = ["provider-owned-scope-reference/SECRET-C"]
+
+
+def _sha16(ref: str) -> str:
+    return hashlib.sha256(ref.encode()).hexdigest()[:16]
+
+
+def _application(**overrides):
+    args = {
+        "surface": SURFACE,
+        "application_id": "pr-123-description-v2",
+        "outcome": "applied",
+        "preference_refs": PRIVATE_REFS,
+        "artifact_ref": "https://github.com/owner/repo/pull/123",
+    }
+    args.update(overrides)
+    return services.application_receipt(**args)
+
+
+def _maintenance(**overrides):
+    args = {
+        "trigger": "source_truth_changed",
+        "outcome": "verified",
+        "corpus_ids": ["project_preferences"],
+        "scope_refs": PRIVATE_SCOPES,
+        "evidence_ref": "project-preference-readback-v2",
+    }
+    args.update(overrides)
+    return services.maintenance_receipt(**args)
+
+
+def _receipt_shapes():
+    """Every receipt shape the hook produces, through the service, CLI and API paths."""
+    yield "application", _application()
+    yield "application_minimal", _application(artifact_ref=None, outcome="ignored")
+    yield "maintenance", _maintenance()
+    yield (
+        "maintenance_minimal",
+        _maintenance(scope_refs=[], evidence_ref=None, outcome="no_write_rationale"),
+    )
+    cli = run_cli(
+        "semantic_preference", "receipt", "--surface", SURFACE,
+        "--application-id", "pr-1", "--outcome", "failed",
+        "--preference-ref", PRIVATE_REFS[0], "--preference-ref", PRIVATE_REFS[1],
+    )  # fmt: skip
+    yield "application_cli", cli.json
+    cli = run_cli(
+        "semantic_preference", "maintenance-receipt", "--trigger", "explicit_feedback",
+        "--outcome", "verified", "--corpus-id", "project_preferences",
+        "--scope-ref", PRIVATE_SCOPES[0], "--evidence-ref", "https://example.com/evidence/1",
+    )  # fmt: skip
+    yield "maintenance_cli", cli.json
+
+
+def test_every_receipt_shape_holds_only_pinned_fields_and_digests():
+    for name, receipt in _receipt_shapes():
+        text = json.dumps(receipt)
+        for secret in ("SECRET-A", "SECRET-B", "SECRET-C", "provider-owned", "mem://"):
+            assert secret not in text, (name, secret)
+        if receipt["schema_version"] == "semantic_preference_application_receipt_v0":
+            assert set(receipt) == APPLICATION_FIELDS, name
+            digests = receipt["preference_ref_digests"]
+            assert digests == [_sha16(r) for r in PRIVATE_REFS], name
+        else:
+            assert receipt["schema_version"] == "semantic_preference_maintenance_receipt_v0"
+            assert set(receipt) == MAINTENANCE_FIELDS, name
+            digests = receipt["scope_ref_digests"]
+            assert digests in ([], [_sha16(PRIVATE_SCOPES[0])]), name
+        assert all(DIGEST.match(d) for d in digests), name
+
+
+def test_application_receipt_pins_the_seed_example():
+    receipt = _application(preference_refs=["provider-owned-reference"])
+    assert receipt == {
+        "schema_version": "semantic_preference_application_receipt_v0",
+        "surface": SURFACE,
+        "application_id": "pr-123-description-v2",
+        "outcome": "applied",
+        "artifact_ref": "https://github.com/owner/repo/pull/123",
+        "preference_ref_digests": [_sha16("provider-owned-reference")],
+    }
+
+
+def test_at_most_20_preference_refs_and_duplicates_collapse():
+    refs = [f"ref-{i}" for i in range(20)]
+    assert len(_application(preference_refs=refs)["preference_ref_digests"]) == 20
+    assert len(_application(preference_refs=["a", "a", "b"])["preference_ref_digests"]) == 2
+    with pytest.raises(SemanticPreferenceError) as exc:
+        _application(preference_refs=[*refs, "ref-20"])
+    assert exc.value.field == "preference_ref"
+    with pytest.raises(SemanticPreferenceError):
+        _application(preference_refs=[])
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://github.com/owner/repo/pull/1",
+        "https://user:pass@github.com/owner/repo",
+        "https://token@github.com/owner/repo",
+        "https://localhost/pull/1",
+        "https://127.0.0.1/x",
+        "https://10.0.0.5/x",
+        "https://[::1]/x",
+        "https://intranet/x",
+        "https://build.internal/x",
+        "https://github.com/x?access_token=abc",
+        "https://github.com/x?X-Amz-Signature=abc",
+        "https://github.com/x#access_token=abc",
+        "https://github.com/x?api_key=abc",
+        "file:///etc/passwd",
+        "/home/me/artifact.txt",
+        "https://github.com/has space",
+        "https://",
+    ],
+)
+def test_artifact_ref_must_be_public_https_without_credentials(url):
+    with pytest.raises(SemanticPreferenceError) as exc:
+        _application(artifact_ref=url)
+    assert (exc.value.code, exc.value.field) == ("invalid_argument", "artifact_ref")
+    if len(url) > len("https://"):
+        assert url not in json.dumps(exc.value.envelope())
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/owner/repo/pull/123",
+        "https://example.com:8443/a/b?page=2#section",
+        "https://8.8.8.8/report",
+    ],
+)
+def test_public_https_artifact_refs_are_kept(url):
+    assert _application(artifact_ref=url)["artifact_ref"] == url
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("surface", "nodot"),
+        ("application_id", "has space"),
+        ("application_id", "/abs/path"),
+        ("outcome", "maybe"),
+    ],
+)
+def test_application_receipt_rejects_bad_fields(field, value):
+    with pytest.raises(SemanticPreferenceError) as exc:
+        _application(**{field: value})
+    assert exc.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error_field"),
+    [
+        ("trigger", "nightly", "trigger"),
+        ("outcome", "applied", "outcome"),
+        ("corpus_ids", [], "corpus_id"),
+        ("corpus_ids", ["bad id"], "corpus_id"),
+        ("evidence_ref", "/var/lib/evidence.json", "evidence_ref"),
+        ("evidence_ref", "https://user:pw@example.com/e", "evidence_ref"),
+        ("scope_refs", ["x"] * 33, "scope_ref"),
+    ],
+)
+def test_maintenance_receipt_rejects_bad_fields(field, value, error_field):
+    with pytest.raises(SemanticPreferenceError) as exc:
+        _maintenance(**{field: value})
+    assert exc.value.field == error_field
+
+
+def test_maintenance_receipt_sorts_corpus_ids_and_digests():
+    receipt = _maintenance(corpus_ids=["b", "a", "b"], scope_refs=["z", "y"])
+    assert receipt["corpus_ids"] == ["a", "b"]
+    assert receipt["scope_ref_digests"] == sorted([_sha16("z"), _sha16("y")])
+
+
+def test_receipt_cli_errors_are_structured_with_exit_2():
+    result = run_cli(
+        "semantic_preference", "receipt", "--surface", SURFACE, "--application-id", "a",
+        "--outcome", "applied", "--preference-ref", "r",
+        "--artifact-ref", "https://u:p@example.com/x",
+    )  # fmt: skip
+    assert result.code == 2
+    assert result.json["error"]["field"] == "artifact_ref"
+    assert "u:p@" not in result.stdout
+    missing = run_cli("semantic_preference", "receipt", "--surface", SURFACE)
+    assert missing.code == 2
+    assert missing.json["schema_version"] == "semantic_preference_error_v0"
+    assert "Traceback" not in missing.stdout + missing.stderr
+
+
+def test_receipts_write_nothing(django_assert_num_queries):
+    with django_assert_num_queries(0):
+        _application()
+        _maintenance()
+
+
+REFS = st.text(min_size=1, max_size=50).filter(lambda s: "\x00" not in s)
+
+
+@given(st.lists(REFS, min_size=1, max_size=20))
+def test_digests_never_contain_the_refs(refs):
+    receipt = services.application_receipt(
+        surface=SURFACE, application_id="a", outcome="applied", preference_refs=refs
+    )
+    assert all(DIGEST.match(d) for d in receipt["preference_ref_digests"])
+    assert len(receipt["preference_ref_digests"]) == len(dict.fromkeys(refs))
