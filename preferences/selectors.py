@@ -166,10 +166,62 @@ def view_of(scope_ref: ScopeRef, scope: PreferenceScope | None) -> dict[str, Any
     return build_view(scope_ref, revision, records, clock.now())
 
 
+_RECORD_FIELDS = (
+    "key",
+    "state",
+    "statement",
+    "revision",
+    "operation__operation_id",
+    "source_ref",
+    "expires_at",
+    "updated_at",
+)
+
+
+def current_records(scope_key: str) -> tuple[int | None, list[dict[str, Any]]]:
+    """(scope revision, current records) in one query, without model instances.
+
+    A participating scope always holds at least one subject (every committed operation
+    writes one), so no rows means no journal.
+    """
+    rows = list(
+        PreferenceSubject.objects.filter(scope__scope_key=scope_key)
+        .order_by("key")
+        .values_list("scope__revision", *_RECORD_FIELDS)
+    )
+    if not rows:
+        return None, []
+    records = [
+        subject_record(
+            key=key,
+            state=state,
+            statement=statement,
+            revision=revision,
+            operation_id=operation_id,
+            source_ref=source_ref,
+            expires_at=expires_at,
+            updated_at=updated_at,
+        )
+        for (
+            _,
+            key,
+            state,
+            statement,
+            revision,
+            operation_id,
+            source_ref,
+            expires_at,
+            updated_at,
+        ) in rows
+    ]
+    return rows[0][0], records
+
+
 def read_view(*, goal_id: str, agent_id: str) -> dict[str, Any]:
-    """The exact scope's current view: at most three queries, no writes."""
+    """The exact scope's current view: two queries, no writes."""
     scope_ref = resolve_scope(goal_id, agent_id)
-    return view_of(scope_ref, get_scope(scope_ref))
+    revision, records = current_records(scope_ref.scope_key)
+    return build_view(scope_ref, revision, records, clock.now())
 
 
 # -- history ---------------------------------------------------------------------------
