@@ -27,5 +27,5 @@ def load(*, log) -> dict:
         execute=True,
     )
     view = services.read(goal_id="demo", agent_id="author")
-    log(f"preferences: demo/author at revision {view['revision']} ({second['status']} on reload)")
+    log(f"preferences: demo/author at revision {view['revision']} ({first['status']}, {second['status']})")
     return {"revision": view["revision"], "subjects": len(view["current"])}
