@@ -27,5 +27,6 @@ def load(*, log) -> dict:
         execute=True,
     )
     view = services.read(goal_id="demo", agent_id="author")
-    log(f"preferences: demo/author at revision {view['revision']} ({first['status']}, {second['status']})")
+    statuses = f"{first['status']}, {second['status']}"
+    log(f"preferences: demo/author at revision {view['revision']} ({statuses})")
     return {"revision": view["revision"], "subjects": len(view["current"])}
