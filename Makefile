@@ -6,7 +6,7 @@ REQ_STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-sqlite test-postgres lint format serve bench clean
+.PHONY: setup run test test-sqlite test-postgres lint format serve bench soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ serve: setup
 
 bench: setup
 	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+## Reliability soak (>= 10,000 mixed operations) on SQLite, then on PostgreSQL.
+soak: setup
+	$(BIN)/python bench/preferences_soak.py
+	scripts/with-postgres.sh $(BIN)/python bench/preferences_soak.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-* staticfiles

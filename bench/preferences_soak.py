@@ -71,30 +71,30 @@ def main() -> int:
                         execute=True,
                     )["status"]
                 elif choice < 0.35 and states.get(key) == "active":
-                    kwargs = dict(
-                        goal_id="soak",
-                        agent_id="a",
-                        key=key,
-                        source_ref=f"src-{op}",
-                        source_quote="forget",
-                        expected_revision=revision,
-                        operation_id=op,
-                        execute=True,
-                    )
+                    kwargs = {
+                        "goal_id": "soak",
+                        "agent_id": "a",
+                        "key": key,
+                        "source_ref": f"src-{op}",
+                        "source_quote": "forget",
+                        "expected_revision": revision,
+                        "operation_id": op,
+                        "execute": True,
+                    }
                     status = services.retire(**kwargs)["status"]
                     mine.append(("retire", kwargs))
                 else:
-                    kwargs = dict(
-                        goal_id="soak",
-                        agent_id="a",
-                        key=key,
-                        statement=f"statement {op}",
-                        source_ref=f"src-{op}",
-                        source_quote="q",
-                        expected_revision=revision,
-                        operation_id=op,
-                        execute=True,
-                    )
+                    kwargs = {
+                        "goal_id": "soak",
+                        "agent_id": "a",
+                        "key": key,
+                        "statement": f"statement {op}",
+                        "source_ref": f"src-{op}",
+                        "source_quote": "q",
+                        "expected_revision": revision,
+                        "operation_id": op,
+                        "execute": True,
+                    }
                     status = services.remember(**kwargs)["status"]
                     mine.append(("remember", kwargs))
             except DomainError as exc:
