@@ -16,22 +16,22 @@ class ContextField(serializers.JSONField):
     """``{lower_snake_key: value}``; the service rejects anything else as invalid_context."""
 
 
-class RecallInput(serializers.Serializer):
+class SemanticPreferenceRecallInput(serializers.Serializer):
     config = serializers.CharField(max_length=128, help_text="Registered config name.")
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
     context = ContextField(required=False, default=dict)
     execute = serializers.BooleanField(default=False)
 
 
-class DoctorInput(serializers.Serializer):
+class SemanticPreferenceDoctorInput(serializers.Serializer):
     config = serializers.CharField(max_length=128, help_text="Registered config name.")
     execute = serializers.BooleanField(default=False)
 
 
-class ApplicationReceiptInput(serializers.Serializer):
+class SemanticPreferenceApplicationReceiptInput(serializers.Serializer):
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
     application_id = serializers.CharField(max_length=128, trim_whitespace=False)
-    outcome = serializers.ChoiceField(choices=["applied", "ignored", "failed"])
+    outcome = serializers.CharField(max_length=32, help_text="applied | ignored | failed")
     preference_refs = serializers.ListField(
         child=serializers.CharField(max_length=1024, trim_whitespace=False),
         min_length=1,
@@ -42,9 +42,11 @@ class ApplicationReceiptInput(serializers.Serializer):
     )
 
 
-class MaintenanceReceiptInput(serializers.Serializer):
-    trigger = serializers.ChoiceField(choices=["explicit_feedback", "source_truth_changed"])
-    outcome = serializers.ChoiceField(choices=["verified", "no_write_rationale"])
+class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
+    trigger = serializers.CharField(
+        max_length=32, help_text="explicit_feedback | source_truth_changed"
+    )
+    outcome = serializers.CharField(max_length=32, help_text="verified | no_write_rationale")
     corpus_ids = serializers.ListField(
         child=serializers.CharField(max_length=128, trim_whitespace=False),
         min_length=1,
@@ -61,20 +63,20 @@ class MaintenanceReceiptInput(serializers.Serializer):
     )
 
 
-class ItemOutput(serializers.Serializer):
+class SemanticPreferenceItemOutput(serializers.Serializer):
     preference_ref = serializers.CharField()
     summary = serializers.CharField()
 
 
-class ProviderOutput(serializers.Serializer):
-    source = serializers.ChoiceField(choices=["extension", "argv"])
+class SemanticPreferenceProviderOutput(serializers.Serializer):
+    source = serializers.CharField(help_text="extension | argv")
     provider_id = serializers.CharField(allow_null=True)
     extension_id = serializers.CharField(allow_null=True)
     timeout_seconds = serializers.IntegerField()
     doctor = serializers.BooleanField()
 
 
-class GuidanceCorpusOutput(serializers.Serializer):
+class SemanticPreferenceGuidanceCorpusOutput(serializers.Serializer):
     corpus_id = serializers.CharField()
     read_role = serializers.CharField()
     write_mode = serializers.CharField()
@@ -84,47 +86,47 @@ class GuidanceCorpusOutput(serializers.Serializer):
     scope_ref_digests = serializers.ListField(child=serializers.CharField())
 
 
-class GuidanceOutput(serializers.Serializer):
+class SemanticPreferenceGuidanceOutput(serializers.Serializer):
     schema_version = serializers.CharField()
-    corpora = GuidanceCorpusOutput(many=True)
+    corpora = SemanticPreferenceGuidanceCorpusOutput(many=True)
     triggers = serializers.ListField(child=serializers.CharField())
     outcomes = serializers.ListField(child=serializers.CharField())
     instructions = serializers.ListField(child=serializers.CharField())
 
 
-class RecallOutput(serializers.Serializer):
+class SemanticPreferenceRecallOutput(serializers.Serializer):
     schema_version = serializers.CharField()
-    status = serializers.ChoiceField(
-        choices=["preview_ready", "completed", "provider_unavailable", "disabled"]
+    status = serializers.CharField(
+        help_text="preview_ready | completed | provider_unavailable | disabled"
     )
     surface = serializers.CharField()
     failure_policy = serializers.CharField(allow_null=True)
     limit = serializers.IntegerField(allow_null=True)
-    provider = ProviderOutput(allow_null=True)
-    items = ItemOutput(many=True)
+    provider = SemanticPreferenceProviderOutput(allow_null=True)
+    items = SemanticPreferenceItemOutput(many=True)
     truncated = serializers.BooleanField()
     failure_kind = serializers.CharField(allow_null=True)
-    maintenance_guidance = GuidanceOutput(required=False)
+    maintenance_guidance = SemanticPreferenceGuidanceOutput(required=False)
 
 
-class DoctorConfigOutput(serializers.Serializer):
+class SemanticPreferenceDoctorConfigOutput(serializers.Serializer):
     valid = serializers.BooleanField()
     enabled = serializers.BooleanField()
     surfaces = serializers.ListField(child=serializers.CharField())
 
 
-class DoctorOutput(serializers.Serializer):
+class SemanticPreferenceDoctorOutput(serializers.Serializer):
     schema_version = serializers.CharField()
-    status = serializers.ChoiceField(
-        choices=["disabled", "preview_ready", "healthy", "unhealthy", "unavailable", "no_probe"]
+    status = serializers.CharField(
+        help_text="disabled | preview_ready | healthy | unhealthy | unavailable | no_probe"
     )
-    config = DoctorConfigOutput()
-    provider = ProviderOutput(allow_null=True)
+    config = SemanticPreferenceDoctorConfigOutput()
+    provider = SemanticPreferenceProviderOutput(allow_null=True)
     failure_kind = serializers.CharField(allow_null=True)
     setup_hints = serializers.ListField(child=serializers.CharField())
 
 
-class ApplicationReceiptOutput(serializers.Serializer):
+class SemanticPreferenceApplicationReceiptOutput(serializers.Serializer):
     schema_version = serializers.CharField()
     surface = serializers.CharField()
     application_id = serializers.CharField()
@@ -133,7 +135,7 @@ class ApplicationReceiptOutput(serializers.Serializer):
     preference_ref_digests = serializers.ListField(child=serializers.CharField())
 
 
-class MaintenanceReceiptOutput(serializers.Serializer):
+class SemanticPreferenceMaintenanceReceiptOutput(serializers.Serializer):
     schema_version = serializers.CharField()
     trigger = serializers.CharField()
     outcome = serializers.CharField()

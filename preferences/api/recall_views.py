@@ -8,14 +8,14 @@ from rest_framework.views import APIView
 
 from preferences import services
 from preferences.api.recall_serializers import (
-    ApplicationReceiptInput,
-    ApplicationReceiptOutput,
-    DoctorInput,
-    DoctorOutput,
-    MaintenanceReceiptInput,
-    MaintenanceReceiptOutput,
-    RecallInput,
-    RecallOutput,
+    SemanticPreferenceApplicationReceiptInput,
+    SemanticPreferenceApplicationReceiptOutput,
+    SemanticPreferenceDoctorInput,
+    SemanticPreferenceDoctorOutput,
+    SemanticPreferenceMaintenanceReceiptInput,
+    SemanticPreferenceMaintenanceReceiptOutput,
+    SemanticPreferenceRecallInput,
+    SemanticPreferenceRecallOutput,
 )
 
 TAG = ["semantic preferences"]
@@ -28,13 +28,13 @@ class RecallHookApi(APIView):
 class SemanticPreferenceRecallApi(RecallHookApi):
     @extend_schema(
         operation_id="semantic_preferences_recall",
-        request=RecallInput,
-        responses=RecallOutput,
+        request=SemanticPreferenceRecallInput,
+        responses=SemanticPreferenceRecallOutput,
         tags=TAG,
         summary="Recall ranked preferences for a surface (preview unless execute)",
     )
     def post(self, request):
-        data = RecallInput(data=request.data)
+        data = SemanticPreferenceRecallInput(data=request.data)
         data.is_valid(raise_exception=True)
         row = services.registered_config(data.validated_data["config"])
         return Response(
@@ -51,13 +51,13 @@ class SemanticPreferenceRecallApi(RecallHookApi):
 class SemanticPreferenceDoctorApi(RecallHookApi):
     @extend_schema(
         operation_id="semantic_preferences_doctor",
-        request=DoctorInput,
-        responses=DoctorOutput,
+        request=SemanticPreferenceDoctorInput,
+        responses=SemanticPreferenceDoctorOutput,
         tags=TAG,
         summary="Check a registered config and its provider (probe only with execute)",
     )
     def post(self, request):
-        data = DoctorInput(data=request.data)
+        data = SemanticPreferenceDoctorInput(data=request.data)
         data.is_valid(raise_exception=True)
         row = services.registered_config(data.validated_data["config"])
         return Response(
@@ -68,13 +68,13 @@ class SemanticPreferenceDoctorApi(RecallHookApi):
 class SemanticPreferenceReceiptApi(RecallHookApi):
     @extend_schema(
         operation_id="semantic_preferences_receipt",
-        request=ApplicationReceiptInput,
-        responses=ApplicationReceiptOutput,
+        request=SemanticPreferenceApplicationReceiptInput,
+        responses=SemanticPreferenceApplicationReceiptOutput,
         tags=TAG,
         summary="Build an application receipt (returned, not written)",
     )
     def post(self, request):
-        data = ApplicationReceiptInput(data=request.data)
+        data = SemanticPreferenceApplicationReceiptInput(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(services.application_receipt(**data.validated_data))
 
@@ -82,12 +82,12 @@ class SemanticPreferenceReceiptApi(RecallHookApi):
 class SemanticPreferenceMaintenanceReceiptApi(RecallHookApi):
     @extend_schema(
         operation_id="semantic_preferences_maintenance_receipt",
-        request=MaintenanceReceiptInput,
-        responses=MaintenanceReceiptOutput,
+        request=SemanticPreferenceMaintenanceReceiptInput,
+        responses=SemanticPreferenceMaintenanceReceiptOutput,
         tags=TAG,
         summary="Build a maintenance receipt (returned, not written)",
     )
     def post(self, request):
-        data = MaintenanceReceiptInput(data=request.data)
+        data = SemanticPreferenceMaintenanceReceiptInput(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(services.maintenance_receipt(**data.validated_data))
