@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
+from django.db.models import F
 
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
@@ -148,10 +149,20 @@ def build_view(
 ) -> dict[str, Any]:
     """``semantic_preference_agent_view_v0`` from records (keys sorted)."""
     records = sorted(records, key=lambda r: r["key"])
+    return _view(scope_ref.goal.goal_id, scope_ref.agent.agent_id, revision, records, now)
+
+
+def _view(
+    goal_id: str,
+    agent_id: str,
+    revision: int | None,
+    records: list[dict[str, Any]],
+    now: dt.datetime,
+) -> dict[str, Any]:
     return {
         "schema_version": "semantic_preference_agent_view_v0",
-        "goal_id": scope_ref.goal.goal_id,
-        "agent_id": scope_ref.agent.agent_id,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
         "participating": revision is not None,
         "revision": None if revision is None else str(revision),
         "authority": "advisory_only",
@@ -178,19 +189,28 @@ _RECORD_FIELDS = (
 )
 
 
-def current_records(scope_key: str) -> tuple[int | None, list[dict[str, Any]]]:
-    """(scope revision, current records) in one query, without model instances.
+def read_view(*, goal_id: str, agent_id: str) -> dict[str, Any]:
+    """The exact scope's current view, no writes.
 
-    A participating scope always holds at least one subject (every committed operation
-    writes one), so no rows means no journal.
+    One query in the common case: the subjects of the scope whose identity matches the
+    registered Goal's *current* state ref and instance (so a moved state ref reads an
+    empty scope). Only when it returns nothing does a second query tell an unregistered
+    Goal/Agent (404) from a scope that never committed.
     """
     rows = list(
-        PreferenceSubject.objects.filter(scope__scope_key=scope_key)
+        PreferenceSubject.objects.filter(
+            scope__goal__goal_id=goal_id,
+            scope__agent__agent_id=agent_id,
+            scope__runtime_id=settings.LOOPX_RUNTIME_ID,
+            scope__state_ref=F("scope__goal__state_ref"),
+            scope__instance_id=F("scope__goal__instance_id"),
+        )
         .order_by("key")
         .values_list("scope__revision", *_RECORD_FIELDS)
     )
     if not rows:
-        return None, []
+        scope_ref = resolve_scope(goal_id, agent_id)  # raises for an unknown Goal/Agent
+        return build_view(scope_ref, None, [], clock.now())
     records = [
         subject_record(
             key=key,
@@ -214,14 +234,7 @@ def current_records(scope_key: str) -> tuple[int | None, list[dict[str, Any]]]:
             updated_at,
         ) in rows
     ]
-    return rows[0][0], records
-
-
-def read_view(*, goal_id: str, agent_id: str) -> dict[str, Any]:
-    """The exact scope's current view: two queries, no writes."""
-    scope_ref = resolve_scope(goal_id, agent_id)
-    revision, records = current_records(scope_ref.scope_key)
-    return build_view(scope_ref, revision, records, clock.now())
+    return _view(goal_id, agent_id, rows[0][0], records, clock.now())
 
 
 # -- history ---------------------------------------------------------------------------
