@@ -9,6 +9,7 @@ from reward_memory.services.corpora import (
     parse_corpus,
     parse_standing_policy,
     register_corpus,
+    set_corpus_active,
 )
 from reward_memory.services.experiments import experiment_status
 from reward_memory.services.ingest import ingest_event, reconcile_pending_ingests
@@ -42,5 +43,6 @@ __all__ = [
     "retire_record",
     "review_candidate",
     "revoke_record",
+    "set_corpus_active",
     "supersede_record",
 ]

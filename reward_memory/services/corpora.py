@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, nfc
@@ -252,6 +253,26 @@ def register_corpus(
     payload = _registration_payload(status, definition, policy_digests, row, executed=True)
     payload["standing_policies"] = policy_status
     return payload
+
+
+def set_corpus_active(*, corpus_id: str, active: bool, actor: str) -> Corpus:
+    """Retire (``active=False``) or reopen a corpus; only its declared owner may.
+
+    A retired corpus keeps its records but every recall stops before the provider
+    (``corpus_not_active``). The revision moves so stale recall requests are refused.
+    """
+    corpus = selectors.get_corpus(corpus_id)
+    if actor != corpus.owner:
+        raise RewardMemoryError(
+            "not_authorized", "Only the corpus owner retires or reopens it.", field="actor"
+        )
+    now = clock.now()
+    with transaction.atomic():
+        Corpus.objects.filter(pk=corpus.pk).exclude(active=active).update(
+            active=active, revision=F("revision") + 1, updated_at=now
+        )
+    corpus.refresh_from_db()
+    return corpus
 
 
 def _registration_status(existing, definition, digest, expected_revision) -> str:

@@ -501,7 +501,9 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
         reasons.append("not_public_safe")
     attributed = bool(memory_refs) and set(memory_refs) <= set(stored.result_refs)
     verified = verification.get("verified") is True and bool(verification.get("artifact_digest"))
-    if decision == "ignore":
+    if shape:
+        pass  # refused as a whole: nothing else is judged
+    elif decision == "ignore":
         reasons.append("ignored_by_model")
     else:
         if not attributed:
