@@ -144,7 +144,9 @@ class QuotaSpend(models.Model):
     class Meta:
         ordering = ["-spent_at", "spend_id"]
         constraints = [
-            models.CheckConstraint(condition=Q(units__gte=1), name="hooks_quotaspend_units_check"),
+            models.CheckConstraint(
+                condition=Q(units__gte=1), name="hooks_quotaspend_units_min_check"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -207,20 +207,18 @@ def intent_payload(intent: HookIntent) -> dict:
     }
 
 
-def dispatches_for(receipt: DurableWritebackReceipt) -> list[HookDispatch]:
-    return list(
-        HookDispatch.objects.select_related("receipt", "goal", "agent")
-        .prefetch_related("intents")
-        .filter(receipt=receipt)
-        .order_by("hook_id", "dispatch_id")
-    )
-
-
 def dispatch_payloads(receipt: DurableWritebackReceipt) -> list[dict]:
-    return [
-        dispatch_payload(d, [i.intent_id for i in sorted(d.intents.all(), key=_pos)])
-        for d in dispatches_for(receipt)
-    ]
+    """The dispatch receipts of one primary receipt, in ``hook_id`` order."""
+    dispatches = list(HookDispatch.objects.filter(receipt=receipt).order_by("hook_id", "pk"))
+    intents: dict[int, list[str]] = {d.pk: [] for d in dispatches}
+    if any(d.intent_count for d in dispatches):
+        rows = HookIntent.objects.filter(dispatch__receipt=receipt).order_by("position")
+        for dispatch_pk, intent_id in rows.values_list("dispatch_id", "intent_id"):
+            intents[dispatch_pk].append(intent_id)
+    settlement = receipt.settlement
+    for d in dispatches:  # known already: no joins needed
+        d.receipt, d.goal, d.agent = receipt, settlement.goal, settlement.agent
+    return [dispatch_payload(d, intents[d.pk]) for d in dispatches]
 
 
 def _pos(intent: HookIntent) -> int:

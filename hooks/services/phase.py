@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 
-from hooks import contracts, dispatcher, registry
+from hooks import contracts, dispatcher, registry, selectors
 from hooks import errors as codes
 from hooks.dispatcher import Outcome
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, HookPhaseCheckpoint
@@ -58,6 +58,8 @@ class PhaseResult:
     status: str  # dispatched | disabled | not_admissible | deferred
     reason: str | None = None
     outcomes: list[Journalled] = field(default_factory=list)
+    #: dispatch receipts when the phase already knows them (fresh batch), else ``None``
+    dispatches: list[dict] | None = None
 
     @property
     def invoked(self) -> int:
@@ -66,18 +68,19 @@ class PhaseResult:
 
 # -- journal ------------------------------------------------------------------------------
 def record_outcome(receipt: DurableWritebackReceipt, outcome: Outcome) -> Journalled:
-    """Journal one evaluation. Call inside ``transaction.atomic()`` (uses a savepoint)."""
+    """Journal one evaluation; safe inside an outer ``transaction.atomic()``.
+
+    Insert first, under a savepoint: the unique ``dispatch_id`` decides. When the row
+    already exists (a replay, a retry, or a racing dispatcher — PostgreSQL makes the racing
+    insert wait for the other transaction), the row is locked and merged.
+    """
     now = clock.now()
-    existing = (
-        HookDispatch.objects.select_for_update().filter(dispatch_id=outcome.dispatch_id).first()
-    )
-    if existing is None:
-        try:
-            with transaction.atomic():
-                _insert(receipt, outcome, now)
-            return _j(outcome, "recorded", outcome.failure_code)
-        except IntegrityError:  # a racing dispatcher recorded it first
-            existing = HookDispatch.objects.select_for_update().get(dispatch_id=outcome.dispatch_id)
+    try:
+        with transaction.atomic():
+            _insert(receipt, outcome, now)
+        return _j(outcome, "recorded", outcome.failure_code)
+    except IntegrityError:
+        existing = HookDispatch.objects.select_for_update().get(dispatch_id=outcome.dispatch_id)
     return _merge(existing, outcome, now)
 
 
@@ -85,13 +88,13 @@ def _j(outcome: Outcome, name: str, code: str | None) -> Journalled:
     return Journalled(outcome.dispatch_id, outcome.hook.hook_id, name, code, outcome.invoked)
 
 
-def _insert(receipt: DurableWritebackReceipt, outcome: Outcome, now) -> HookDispatch:
+def _dispatch_row(receipt: DurableWritebackReceipt, outcome: Outcome, now) -> HookDispatch:
     hook = outcome.hook
     settlement = receipt.settlement
     max_attempts = (
         hook.registration["budget"]["max_invocations_per_dispatch"] if hook.registration else 1
     )
-    dispatch = HookDispatch.objects.create(
+    return HookDispatch(
         dispatch_id=outcome.dispatch_id,
         receipt=receipt,
         goal=settlement.goal,
@@ -112,35 +115,69 @@ def _insert(receipt: DurableWritebackReceipt, outcome: Outcome, now) -> HookDisp
         created_at=now,
         updated_at=now,
     )
+
+
+def _intent_rows(dispatch: HookDispatch, outcome: Outcome, now) -> list[HookIntent]:
+    if not outcome.result:
+        return []
+    return [
+        HookIntent(
+            intent_id=packet["intent_id"],
+            dispatch=dispatch,
+            goal_id=dispatch.goal_id,
+            agent_id=dispatch.agent_id,
+            position=position,
+            hook_id=packet["hook_id"],
+            capability_id=packet["capability_id"],
+            intent_kind=packet["intent_kind"],
+            operation=packet["operation"],
+            policy_version=packet["policy_version"],
+            payload=packet["payload"],
+            budget=packet["budget"],
+            requested_write_scope=packet["requested_write_scope"],
+            created_at=now,
+            updated_at=now,
+        )
+        for position, packet in enumerate(outcome.result["intents"])
+    ]
+
+
+def _insert(receipt: DurableWritebackReceipt, outcome: Outcome, now) -> HookDispatch:
+    dispatch = _dispatch_row(receipt, outcome, now)
+    dispatch.save(force_insert=True)
     _insert_intents(dispatch, outcome, now)
     return dispatch
 
 
 def _insert_intents(dispatch: HookDispatch, outcome: Outcome, now) -> None:
-    if not outcome.result:
-        return
-    HookIntent.objects.bulk_create(
-        [
-            HookIntent(
-                intent_id=packet["intent_id"],
-                dispatch=dispatch,
-                goal_id=dispatch.goal_id,
-                agent_id=dispatch.agent_id,
-                position=position,
-                hook_id=packet["hook_id"],
-                capability_id=packet["capability_id"],
-                intent_kind=packet["intent_kind"],
-                operation=packet["operation"],
-                policy_version=packet["policy_version"],
-                payload=packet["payload"],
-                budget=packet["budget"],
-                requested_write_scope=packet["requested_write_scope"],
-                created_at=now,
-                updated_at=now,
-            )
-            for position, packet in enumerate(outcome.result["intents"])
-        ]
-    )
+    rows = _intent_rows(dispatch, outcome, now)
+    if rows:
+        HookIntent.objects.bulk_create(rows)
+
+
+def _insert_batch(
+    receipt: DurableWritebackReceipt, outcomes: list[Outcome], registry_digest: str, ids
+) -> list[dict]:
+    """Fresh receipt: journal every outcome and the checkpoint in one savepoint.
+
+    Raises ``IntegrityError`` (savepoint rolled back) when any row already exists; the
+    caller then falls back to the per-dispatch journal."""
+    now = clock.now()
+    with transaction.atomic():
+        dispatches = [_dispatch_row(receipt, o, now) for o in outcomes]
+        HookDispatch.objects.bulk_create(dispatches)
+        pairs = zip(dispatches, outcomes, strict=True)
+        intents = [row for d, o in pairs for row in _intent_rows(d, o, now)]
+        if intents:
+            HookIntent.objects.bulk_create(intents)
+        HookPhaseCheckpoint.objects.create(
+            receipt=receipt, registry_digest=registry_digest, dispatch_ids=ids, completed_at=now
+        )
+    by_dispatch: dict[str, list[str]] = {d.dispatch_id: [] for d in dispatches}
+    for intent in intents:
+        by_dispatch[intent.dispatch.dispatch_id].append(intent.intent_id)
+    ordered = sorted(dispatches, key=lambda d: (d.hook_id, d.pk))
+    return [selectors.dispatch_payload(d, by_dispatch[d.dispatch_id]) for d in ordered]
 
 
 def _merge(existing: HookDispatch, outcome: Outcome, now) -> Journalled:
@@ -175,15 +212,18 @@ def _merge(existing: HookDispatch, outcome: Outcome, now) -> Journalled:
 
 
 # -- the phase ------------------------------------------------------------------------------
-def run_hook_phase(receipt: DurableWritebackReceipt, *, retry_failed: bool = True) -> PhaseResult:
+def run_hook_phase(
+    receipt: DurableWritebackReceipt, *, retry_failed: bool = True, fresh: bool = False
+) -> PhaseResult:
     """Dispatch the admitted hooks of one committed receipt; never raises.
 
     Must run after the primary transaction committed. Existing successful dispatches are
     returned without invoking their provider; failed ones are retried under their
-    ``max_attempts`` when ``retry_failed``.
+    ``max_attempts`` when ``retry_failed``. ``fresh`` (the caller has just committed the
+    receipt) skips looking up earlier dispatches; the unique constraint still decides.
     """
     try:
-        return _run(receipt, retry_failed=retry_failed)
+        return _run(receipt, retry_failed=retry_failed, fresh=fresh)
     except DatabaseError as exc:
         logger.warning("hook phase deferred for %s: %s", receipt.receipt_id, type(exc).__name__)
         return PhaseResult(status="deferred", reason="sidecar_unavailable")
@@ -192,7 +232,7 @@ def run_hook_phase(receipt: DurableWritebackReceipt, *, retry_failed: bool = Tru
         return PhaseResult(status="deferred", reason="sidecar_error")
 
 
-def _run(receipt: DurableWritebackReceipt, *, retry_failed: bool) -> PhaseResult:
+def _run(receipt: DurableWritebackReceipt, *, retry_failed: bool, fresh: bool) -> PhaseResult:
     settlement = receipt.settlement
     if not settlement.post_writeback_hooks_enabled:
         return PhaseResult(status="disabled", reason="phase_disabled")
@@ -202,7 +242,9 @@ def _run(receipt: DurableWritebackReceipt, *, retry_failed: bool) -> PhaseResult
     reg = registry.installed()
     hooks = reg.admitted(allowlist=settlement.hook_allowlist, event_kind=receipt.event_kind)
     over_budget = dispatcher.plan_budgets(hooks)
-    existing = {d.dispatch_id: d for d in HookDispatch.objects.filter(receipt=receipt)}
+    existing = {}
+    if hooks and not fresh:
+        existing = {d.dispatch_id: d for d in HookDispatch.objects.filter(receipt=receipt)}
 
     evaluated: list[Outcome] = []
     settled: list[Journalled] = []
@@ -222,19 +264,27 @@ def _run(receipt: DurableWritebackReceipt, *, retry_failed: bool) -> PhaseResult
             dispatcher.evaluate(receipt, hook, budget_reason=over_budget.get(hook.hook_id))
         )
 
+    ids = [dispatcher.dispatch_id_for(receipt, h) for h in hooks]
+    if fresh and evaluated and not settled:
+        try:
+            payloads = _insert_batch(receipt, evaluated, reg.digest, ids)
+        except IntegrityError:  # a racing dispatcher got there first: journal one by one
+            pass
+        else:
+            outcomes = [_j(o, "recorded", o.failure_code) for o in evaluated]
+            return PhaseResult(status="dispatched", outcomes=outcomes, dispatches=payloads)
+
     journalled: list[Journalled] = []
     with transaction.atomic():
         for outcome in evaluated:
             journalled.append(record_outcome(receipt, outcome))
-        _checkpoint(receipt, reg.digest, [dispatcher.dispatch_id_for(receipt, h) for h in hooks])
-    order = {dispatcher.dispatch_id_for(receipt, h): i for i, h in enumerate(hooks)}
+        _checkpoint(receipt, reg.digest, ids)
+    order = {dispatch_id: i for i, dispatch_id in enumerate(ids)}
     outcomes = sorted(settled + journalled, key=lambda j: order[j.dispatch_id])
     return PhaseResult(status="dispatched", outcomes=outcomes)
 
 
 def _checkpoint(receipt: DurableWritebackReceipt, registry_digest: str, ids: list[str]) -> None:
-    if HookPhaseCheckpoint.objects.filter(receipt=receipt).exists():
-        return
     try:
         with transaction.atomic():
             HookPhaseCheckpoint.objects.create(

@@ -118,7 +118,7 @@ def settle(
         return _replayed(existing, execute=True)
 
     fault_point("after_primary_commit")
-    phase = run_hook_phase(receipt)
+    phase = run_hook_phase(receipt, fresh=True)
     recovered = recover_pending(agent=agent, exclude=receipt)
     return SettleResult(
         "committed", True, _payload("committed", True, settlement, receipt, phase, recovered)
@@ -307,7 +307,11 @@ def _payload(status, execute, settlement, receipt, phase: PhaseResult | None, re
             "enabled": settlement.post_writeback_hooks_enabled,
             "status": phase_status,
             "reason": reason,
-            "dispatches": selectors.dispatch_payloads(receipt),
+            "dispatches": (
+                phase.dispatches
+                if phase is not None and phase.dispatches is not None
+                else selectors.dispatch_payloads(receipt)
+            ),
             "outcomes": outcomes,
             "recovered_receipt_ids": recovered,
         },

@@ -310,3 +310,29 @@ class CommitProbe(Base):
         finally:
             connection.close()
         return build_result(hook_input, [])
+
+
+class BarrierProposer(Proposer):
+    """Waits until every racing dispatcher has invoked it, then proposes (deterministic)."""
+
+    registration = registration("pi.barrier")
+    intent_contracts = note_contract("pi")
+    BARRIER: threading.Barrier | None = None
+
+    def make(self, hook_input):
+        if BarrierProposer.BARRIER is not None:
+            BarrierProposer.BARRIER.wait(timeout=1.5)
+        return build_result(hook_input, [self.note(hook_input)])
+
+
+class BarrierFlaky(Nondeterministic):
+    """Like BarrierProposer, but every invocation proposes a different payload."""
+
+    registration = registration("rho.barrier_flaky")
+    intent_contracts = note_contract("rho")
+
+    def make(self, hook_input):
+        if BarrierProposer.BARRIER is not None:
+            BarrierProposer.BARRIER.wait(timeout=1.5)
+        variant = f"t{threading.get_ident()}"
+        return build_result(hook_input, [self.note(hook_input, variant=variant)])

@@ -274,3 +274,24 @@ def test_hooks_run_after_the_primary_transaction_committed(install):
     payload = settle().payload
     assert providers.CommitProbe.SEEN == [True]
     assert payload["hook_phase"]["dispatches"][0]["status"] == "not_applicable"
+
+
+def test_fresh_batch_falls_back_to_the_per_dispatch_journal_when_a_row_exists(todo, install):
+    install("Proposer", "Inert")
+    settle()
+    receipt = DurableWritebackReceipt.objects.select_related(
+        "settlement__goal", "settlement__agent", "settlement__todo"
+    ).get()
+    HookDispatch.objects.filter(hook_id="alpha.inert").delete()
+    from hooks.models import HookPhaseCheckpoint
+
+    HookPhaseCheckpoint.objects.all().delete()
+    result = services.run_hook_phase(receipt, fresh=True)
+    assert [(o.hook_id, o.outcome) for o in result.outcomes] == [
+        ("alpha.inert", "recorded"),
+        ("beta.proposer", "replayed"),
+    ]
+    assert result.dispatches is None
+    assert HookDispatch.objects.count() == 2
+    assert HookIntent.objects.count() == 1
+    assert HookPhaseCheckpoint.objects.count() == 1

@@ -216,6 +216,7 @@ def test_hook_phase_failure_of_the_sidecar_database_leaves_primary_committed(
         raise DatabaseError("sidecar down")
 
     monkeypatch.setattr(phase, "record_outcome", broken)
+    monkeypatch.setattr(phase, "_insert_batch", broken)
     result = settle()
     assert result.status == "committed"
     assert result.payload["hook_phase"]["status"] == "deferred"
