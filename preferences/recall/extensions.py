@@ -530,7 +530,9 @@ def runtime_command(
             "DJANGO_SETTINGS_MODULE": os.environ.get(
                 "DJANGO_SETTINGS_MODULE", "loopx_site.settings"
             ),
-            "PYTHONPATH": str(base),
+            "PYTHONPATH": os.pathsep.join(
+                [str(base), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+            ),
             "DATABASE_URL": database_url(),
             "LOOPX_RUNTIME_ID": settings.LOOPX_RUNTIME_ID,
         }
