@@ -14,6 +14,9 @@ Selection (``resolve_binding``):
 * neither → the unique active implementation; none → ``extension_binding_unavailable``;
   several → ``provider_ambiguous`` (an error: the operator must disambiguate).
 
+A config's ``args`` are appended to the manifest entrypoint and to the manifest doctor
+alike, so both check the same binding.
+
 Entrypoints. ``["python", "manage.py", …]`` is the project's own form: at run time it
 becomes this interpreter running this project's ``manage.py`` in the project directory,
 and — only with the ``project_database_read`` permission, which only this form may hold —

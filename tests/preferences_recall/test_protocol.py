@@ -190,3 +190,33 @@ def test_context_validation_accepts_exactly_lower_snake_keys_and_nonempty_values
         assert exc.value.code == "invalid_context"
     else:
         assert validate_context(mapping) == dict(sorted(mapping.items()))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(st.binary(max_size=300) | JSON_VALUES.map(lambda v: json.dumps(v).encode()))
+def test_any_stdout_is_either_a_parsed_response_or_one_bounded_failure(stdout):
+    outcome = None
+    try:
+        outcome = len(protocol.parse_response(stdout, limit=5).items)
+    except protocol.ProtocolFailure as exc:
+        outcome = exc.kind
+    assert outcome in protocol.FAILURE_KINDS or 0 <= outcome <= 5
+
+
+@given(JSON_VALUES)
+def test_any_config_value_is_either_valid_or_a_coded_error(raw):
+    from preferences.recall.config import HookConfig, validate_config
+
+    try:
+        outcome = validate_config(raw)
+    except SemanticPreferenceError as exc:
+        outcome = exc.code
+    assert isinstance(outcome, HookConfig) or outcome == "invalid_config"
