@@ -61,7 +61,7 @@ class Corpus(models.Model):
                 name="%(app_label)s_%(class)s_memory_class_check",
             ),
             models.CheckConstraint(
-                condition=Q(revision__gte=1), name="%(app_label)s_%(class)s_revision_check"
+                condition=Q(revision__gte=1), name="%(app_label)s_%(class)s_revision_min_check"
             ),
         ]
 

@@ -257,9 +257,10 @@ def apply_review(*, review_id: str, actor: str, execute: bool = False) -> dict[s
     if effective == "retire":
         if actor not in (corpus.owner, corpus.retirement_authority):
             raise RewardMemoryError(
-                "not_authorized", "Only the corpus owner or retirement authority retires.",
+                "not_authorized",
+                "Only the corpus owner or retirement authority retires.",
                 field="actor",
-            )  # fmt: skip
+            )
         base = _apply_payload(review, "planned", review.target_record_ref)
         if not execute:
             return base

@@ -38,7 +38,7 @@ def _recall(corpus, execute=True, **overrides):
 
 
 def test_function_boundary_recall_returns_active_records_privately(db, corpus, refs):
-    result = _recall(corpus, queries=["PR description effect"])
+    result = _recall(corpus, queries=["user visible effect"])
     assert result["status"] == "ok"
     assert result["provider_calls"] == 1
     assert {i["memory_ref"] for i in result["items"]} <= set(refs)
@@ -48,7 +48,7 @@ def test_function_boundary_recall_returns_active_records_privately(db, corpus, r
     text = json.dumps(packet)
     for summary in SUMMARIES:
         assert summary not in text
-    assert "PR description effect" not in text
+    assert "user visible effect" not in text
     assert all(i["memory_ref_digest"].startswith("sha256:") for i in packet["items"])
     assert packet["authority_derived_from_hits"] is False
     assert RecallReceipt.objects.get().packet == packet
@@ -138,8 +138,12 @@ def test_provider_unavailable_fails_open_with_setup_guidance(db, double_corpus, 
 
 
 def test_uninstalled_provider_fails_open(db, agents):
-    corpus = f.register("ov", provider_id="openviking", agents=[("demo", "author")],
-                        scope_ref="viking://user/u1/memories/reward_memory")  # fmt: skip
+    corpus = f.register(
+        "ov",
+        provider_id="openviking",
+        agents=[("demo", "author")],
+        scope_ref="viking://user/u1/memories/reward_memory",
+    )
     result = _recall(corpus)
     assert result["status"] == "provider_unavailable"
     assert result["public_packet"]["failure_kind"] == "not_installed"
