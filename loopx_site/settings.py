@@ -173,6 +173,9 @@ LOOPX_POST_WRITEBACK_HOOKS = env.list(
     "LOOPX_POST_WRITEBACK_HOOKS",
     default=["hooks.capabilities.periodic_report.PeriodicReportRuntimeTrigger"],
 )
+# The default execution profile's hook phase switch and optional allowlist of hook ids.
+LOOPX_POST_WRITEBACK_HOOKS_ENABLED = env.bool("LOOPX_POST_WRITEBACK_HOOKS_ENABLED", default=True)
+LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST = env.list("LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST", default=None)
 
 # Demo data loaders run in order by `manage.py loopx_demo`; each app contributes one.
 LOOPX_DEMO_LOADERS = [
