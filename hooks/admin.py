@@ -23,21 +23,9 @@ from hooks.models import (
     Todo,
     TurnSettlement,
 )
+from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 
 DEFAULT_EXECUTOR = "fake-scheduler"
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Journal rows: viewable, never added, changed or deleted through the admin."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 def _pretty(value) -> str:
@@ -52,15 +40,10 @@ class TodoAdmin(ReadOnlyAdmin):
     readonly_fields = [f.name for f in Todo._meta.fields]
 
 
-class ReceiptInline(admin.TabularInline):
+class ReceiptInline(ReadOnlyTabularInline):
     model = DurableWritebackReceipt
     fields = ("receipt_id", "state", "state_revision", "committed_at")
     readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(TurnSettlement)

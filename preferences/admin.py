@@ -6,6 +6,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
+from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from loopx_site.core.canonical import sha256_hex
 from loopx_site.core.errors import DomainError
 from preferences import (
@@ -15,26 +16,14 @@ from preferences import (
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 
 
-class ReadOnlyMixin:
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class SubjectInline(ReadOnlyMixin, admin.TabularInline):
+class SubjectInline(ReadOnlyTabularInline):
     model = PreferenceSubject
     fields = ("key", "state", "statement", "revision", "expires_at", "updated_at")
     readonly_fields = fields
-    extra = 0
     show_change_link = True
 
 
-class JournalInline(ReadOnlyMixin, admin.TabularInline):
+class JournalInline(ReadOnlyTabularInline):
     model = PreferenceOperation
     fields = (
         "sequence",
@@ -47,12 +36,11 @@ class JournalInline(ReadOnlyMixin, admin.TabularInline):
         "created_at",
     )
     readonly_fields = fields
-    extra = 0
     ordering = ("sequence",)
 
 
 @admin.register(PreferenceScope)
-class PreferenceScopeAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class PreferenceScopeAdmin(ReadOnlyAdmin):
     list_display = (
         "goal_ref",
         "agent_ref",
@@ -221,7 +209,7 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(PreferenceOperation)
-class PreferenceOperationAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class PreferenceOperationAdmin(ReadOnlyAdmin):
     list_display = ("sequence", "kind", "key", "operation_id", "scope", "created_at")
     list_filter = ("kind", "scope__goal")
     search_fields = ("key", "operation_id", "scope__goal_ref", "scope__agent_ref")
