@@ -6,6 +6,12 @@ Queries are natural-language text: they are tokenised (Unicode word characters,
 lower-cased) and matched as an OR of tokens, ranked by BM25 (SQLite) or ``ts_rank_cd``
 (PostgreSQL), best first, ties broken by ``ref``. Callers keep their own lifecycle
 filters: remove a document when it stops being recallable.
+
+Bounded work on large indexes (SQLite): a token matching more than ``POOL`` documents
+of the index is *common*. When a query has selective tokens, only those are matched
+(common tokens add little to BM25 and would make the cost linear in the namespace);
+when every token is common, the newest ``POOL`` matching documents are ranked. Below
+``POOL`` matches per token the ranking is exactly the plain OR query's.
 """
 
 import hashlib
@@ -18,6 +24,7 @@ from loopx_site.core import clock
 from loopx_site.core.models import SearchDocument
 
 MAX_QUERY_TOKENS = 32
+POOL = 1000
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
@@ -76,17 +83,53 @@ def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
             "ORDER BY score DESC, d.ref LIMIT %s"
         )
         params = [" | ".join(words), namespace, limit]
-    else:
-        ors = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        sql = (
-            "SELECT d.ref, -bm25(core_searchdocument_fts, 0.0, 1.0) AS score "
-            "FROM core_searchdocument_fts JOIN core_searchdocument d "
-            "ON d.id = core_searchdocument_fts.rowid "
-            "WHERE core_searchdocument_fts MATCH %s "
-            "ORDER BY score DESC, d.ref LIMIT %s"
-        )
-        params = [f"namespace_key:{namespace_token(namespace)} AND body:({ors})", limit]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return [Hit(ref=r, score=float(s)) for r, s in cursor.fetchall()]
+    return _search_sqlite(namespace_token(namespace), words, limit)
+
+
+_COUNT_SQL = (
+    "SELECT count(*) FROM (SELECT 1 FROM core_searchdocument_fts "
+    "WHERE core_searchdocument_fts MATCH %s LIMIT %s)"
+)
+_BOUND_SQL = (
+    "SELECT core_searchdocument_fts.rowid FROM core_searchdocument_fts "
+    "JOIN core_searchdocument d ON d.id = core_searchdocument_fts.rowid "
+    "WHERE core_searchdocument_fts MATCH %s AND d.namespace_key = %s "
+    "ORDER BY core_searchdocument_fts.rowid DESC LIMIT 1 OFFSET %s"
+)
+_RANK_SQL = (
+    "SELECT d.ref, -bm25(core_searchdocument_fts, 0.0, 1.0) AS score "
+    "FROM core_searchdocument_fts JOIN core_searchdocument d "
+    "ON d.id = core_searchdocument_fts.rowid "
+    "WHERE core_searchdocument_fts MATCH %s AND d.namespace_key = %s "
+    "AND core_searchdocument_fts.rowid >= %s ORDER BY score DESC, d.ref LIMIT %s"
+)
+
+
+def _body_query(words: list[str]) -> str:
+    return "body:(" + " OR ".join('"' + w.replace('"', '""') + '"' for w in words) + ")"
+
+
+def _search_sqlite(ns_key: str, words: list[str], limit: int) -> list[Hit]:
     # No atomic block: on SQLite (IMMEDIATE mode) it would take the write lock for a read.
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        selective, common = [], []
+        for word in words:  # counts at most POOL + 1 matches per token (whole index)
+            cursor.execute(_COUNT_SQL, [_body_query([word]), POOL + 1])
+            matches = cursor.fetchone()[0]
+            if matches > POOL:
+                common.append(word)
+            elif matches:
+                selective.append(word)
+        if not (selective or common):
+            return []
+        match = _body_query(selective or common)
+        lowest = 0
+        if not selective:  # every token is common: rank the newest POOL matches
+            cursor.execute(_BOUND_SQL, [match, ns_key, POOL - 1])
+            row = cursor.fetchone()
+            lowest = row[0] if row is not None else 0
+        cursor.execute(_RANK_SQL, [match, ns_key, lowest, limit])
         return [Hit(ref=r, score=float(s)) for r, s in cursor.fetchall()]

@@ -47,13 +47,13 @@ class IngestInput(serializers.Serializer):
 class RecallRequestInput(serializers.Serializer):
     """Documentation of ``reward_memory_recall_request_v0`` (+ ``execute``)."""
 
-    schema_version = serializers.ChoiceField(choices=[c.RECALL_REQUEST_SCHEMA])
+    schema_version = serializers.CharField(help_text=c.RECALL_REQUEST_SCHEMA)
     goal_id = serializers.CharField()
     agent_id = serializers.CharField()
     corpus_id = serializers.CharField()
     project = serializers.CharField()
     surface = serializers.CharField()
-    mode = serializers.ChoiceField(choices=c.RECALL_MODES)
+    mode = serializers.CharField(help_text=" | ".join(c.RECALL_MODES))
     queries = serializers.ListField(child=serializers.CharField(max_length=500), max_length=3)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=20)
     read_authority = serializers.DictField()
@@ -68,9 +68,9 @@ class RecallRequestInput(serializers.Serializer):
 class ApplicationInput(serializers.Serializer):
     """Documentation of ``reward_memory_application_v0`` (+ ``execute``)."""
 
-    schema_version = serializers.ChoiceField(choices=[c.APPLICATION_SCHEMA])
+    schema_version = serializers.CharField(help_text=c.APPLICATION_SCHEMA)
     recall_id = serializers.CharField()
-    decision = serializers.ChoiceField(choices=c.APPLICATION_DECISIONS)
+    decision = serializers.CharField(help_text=" | ".join(c.APPLICATION_DECISIONS))
     memory_refs = serializers.ListField(child=serializers.CharField())
     reasoning_summary = serializers.CharField()
     artifact_verification = serializers.DictField()
@@ -78,14 +78,14 @@ class ApplicationInput(serializers.Serializer):
 
 
 class GuardOutput(serializers.Serializer):
-    status = serializers.ChoiceField(choices=[c.GUARD_PASSED, c.GUARD_BLOCKED])
+    status = serializers.CharField(help_text="passed | guard_blocked")
     reasons = serializers.ListField(child=serializers.DictField())
 
 
 class CorpusOutput(serializers.Serializer):
     schema_version = serializers.CharField()
     corpus_id = serializers.CharField()
-    memory_class = serializers.ChoiceField(choices=c.MEMORY_CLASSES)
+    memory_class = serializers.CharField(help_text=" | ".join(c.MEMORY_CLASSES))
     owner = serializers.CharField()
     reviewer = serializers.CharField()
     authority_source = serializers.CharField()
@@ -119,8 +119,8 @@ class ReviewOutput(serializers.Serializer):
     schema_version = serializers.CharField()
     review_id = serializers.CharField()
     candidate_ref = serializers.CharField()
-    requested_decision = serializers.ChoiceField(choices=c.DECISIONS)
-    effective_decision = serializers.ChoiceField(choices=c.DECISIONS)
+    requested_decision = serializers.CharField(help_text=" | ".join(c.DECISIONS))
+    effective_decision = serializers.CharField(help_text=" | ".join(c.DECISIONS))
     guard = GuardOutput()
     next_step = serializers.DictField(allow_null=True)
     recorded = serializers.BooleanField()
@@ -129,7 +129,7 @@ class ReviewOutput(serializers.Serializer):
 class IngestReceiptOutput(serializers.Serializer):
     schema_version = serializers.CharField()
     receipt_id = serializers.CharField()
-    status = serializers.ChoiceField(choices=c.INGEST_STATUSES)
+    status = serializers.CharField(help_text=" | ".join(c.INGEST_STATUSES))
     event_ref = serializers.CharField()
     candidate_ref = serializers.CharField()
     record_ref = serializers.CharField(allow_null=True)
@@ -141,7 +141,7 @@ class IngestReceiptOutput(serializers.Serializer):
 
 class RecallResultOutput(serializers.Serializer):
     schema_version = serializers.CharField()
-    status = serializers.ChoiceField(choices=c.RECALL_STATUSES)
+    status = serializers.CharField(help_text=" | ".join(c.RECALL_STATUSES))
     recall_id = serializers.CharField()
     items = serializers.ListField(child=serializers.DictField())
     provider_calls = serializers.IntegerField()
@@ -153,8 +153,8 @@ class ApplicationReceiptOutput(serializers.Serializer):
     schema_version = serializers.CharField()
     application_receipt_id = serializers.CharField()
     recall_id = serializers.CharField()
-    decision = serializers.ChoiceField(choices=c.APPLICATION_DECISIONS)
-    status = serializers.ChoiceField(choices=c.APPLICATION_STATUSES)
+    decision = serializers.CharField(help_text=" | ".join(c.APPLICATION_DECISIONS))
+    status = serializers.CharField(help_text=" | ".join(c.APPLICATION_STATUSES))
     reasons = serializers.ListField(child=serializers.CharField())
     memory_ref_digests = serializers.ListField(child=serializers.CharField())
     recorded = serializers.BooleanField()

@@ -82,20 +82,17 @@ class LocalProvider(Provider):
             hits = fulltext.search(namespace(binding, surface), query, limit=limit)
             if not hits:
                 return []
-            docs = {
-                d.resource_ref: d
-                for d in LocalProviderDocument.objects.filter(
+            docs = dict(
+                LocalProviderDocument.objects.filter(
                     scope_key=binding.scope_key,
                     resource_ref__in=[h.ref for h in hits],
                     recallable=True,
-                ).only("resource_ref", "content")
-            }
+                ).values_list("resource_ref", "content")
+            )
         except DatabaseError:
             raise ProviderUnavailable("unavailable") from None
         return [
-            RecallItem(
-                resource_ref=h.ref, content=docs[h.ref].content.encode("utf-8"), score=h.score
-            )
+            RecallItem(resource_ref=h.ref, content=docs[h.ref].encode("utf-8"), score=h.score)
             for h in hits
             if h.ref in docs
         ]

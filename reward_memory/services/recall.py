@@ -176,7 +176,7 @@ def recall(*, request: Any, execute: bool = False) -> dict[str, Any]:
     keeps its original output and no user gate is ever raised.
     """
     parsed, shape = _parse(request)
-    get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
+    agent = get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=parsed.corpus_id).first()
     now = clock.now()
     reasons = guards.normalise(shape + _guard(parsed, corpus, now))
@@ -207,12 +207,33 @@ def recall(*, request: Any, execute: bool = False) -> dict[str, Any]:
         result = _result(
             parsed, recall_id, "provider_unavailable", [], calls=calls, failure_kind=exc.kind
         )
-        _store(parsed, corpus, result)
+        _store(parsed, corpus, agent, result)
         return result
     records, filtered = _accept(corpus, parsed, hits, now)
     status = "ok" if records else "empty"
     result = _result(parsed, recall_id, status, records, calls=calls, filtered=filtered)
-    return _store(parsed, corpus, result, records)
+    return _store(parsed, corpus, agent, result, records)
+
+
+def _result_rows():
+    """Records with just the columns a recall result needs (no provider content)."""
+    return MemoryRecord.objects.select_related("review").only(
+        "record_ref",
+        "candidate_ref",
+        "memory_class",
+        "surface",
+        "summary",
+        "content_digest",
+        "activation_basis",
+        "policy_digest",
+        "confidence_level",
+        "authority",
+        "lifecycle_state",
+        "expires_at",
+        "provider_resource_ref",
+        "provider_ref_digest",
+        "review__review_id",
+    )
 
 
 def _accept(corpus: Corpus, request: _Request, hits, now):
@@ -224,9 +245,7 @@ def _accept(corpus: Corpus, request: _Request, hits, now):
             order.setdefault(item.resource_ref, item.content)
     rows = {
         r.provider_resource_ref: r
-        for r in MemoryRecord.objects.select_related("review").filter(
-            corpus=corpus, provider_resource_ref__in=list(order)
-        )
+        for r in _result_rows().filter(corpus=corpus, provider_resource_ref__in=list(order))
     }
     filtered = {"not_active": 0, "expired": 0, "readback_mismatch": 0, "unknown": 0}
     accepted = []
@@ -323,8 +342,7 @@ def _result(
     }
 
 
-def _store(request: _Request, corpus: Corpus, result: dict, records=()) -> dict[str, Any]:
-    agent = get_agent(request.goal_id, request.agent_id, area=AREA)
+def _store(request: _Request, corpus: Corpus, agent, result: dict, records=()) -> dict[str, Any]:
     try:
         with transaction.atomic():
             RecallReceipt.objects.create(
@@ -352,9 +370,7 @@ def _replay(request: _Request, stored: RecallReceipt, now) -> dict[str, Any]:
     """Same recall id → the stored results (still filtered by lifecycle), no provider."""
     rows = {
         r.record_ref: r
-        for r in MemoryRecord.objects.select_related("review").filter(
-            corpus=stored.corpus, record_ref__in=stored.result_refs
-        )
+        for r in _result_rows().filter(corpus=stored.corpus, record_ref__in=stored.result_refs)
     }
     records = [
         rows[ref]

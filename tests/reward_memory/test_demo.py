@@ -1,0 +1,33 @@
+"""The demo loader registers visible corpora and records, idempotently."""
+
+from loopx_site.core import demo as core_demo
+from reward_memory import demo, selectors
+from reward_memory.models import Corpus, IngestEvent, MemoryRecord, Review
+
+
+def test_demo_is_idempotent_and_shows_active_reviewed_records(db):
+    core_demo.load(log=lambda *_: None)
+    first = demo.load(log=lambda *_: None)
+    counts = (
+        Corpus.objects.count(),
+        MemoryRecord.objects.count(),
+        IngestEvent.objects.count(),
+        Review.objects.count(),
+    )
+    second = demo.load(log=lambda *_: None)
+    assert first == second
+    assert counts == (
+        Corpus.objects.count(),
+        MemoryRecord.objects.count(),
+        IngestEvent.objects.count(),
+        Review.objects.count(),
+    )
+    assert first["ingest_statuses"] == ["activated", "activated", "activated"]
+    assert first["review_applied"] == "activated"
+    assert set(first["corpora"]) == {"loopx-demo-turn-admission", "loopx-demo-pr-description"}
+    assert MemoryRecord.objects.filter(lifecycle_state="active").count() == 4
+    docs = selectors.soft_preference_documents("loopx-demo")
+    surfaces = {s for d in docs for s in d["surfaces"]}
+    assert surfaces == {"agent_workflow.turn_admission", "issue_fix.pr_description"}
+    for corpus in Corpus.objects.all():
+        assert corpus.policies.filter(active=True).count() == 1
