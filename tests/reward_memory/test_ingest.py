@@ -251,3 +251,40 @@ def test_provider_target_binds_policy_and_candidate_digests(db, double_corpus, d
     assert second["policy_digest"] != first["policy_digest"]
     assert second["provider"]["target_ref_digest"] != first["provider"]["target_ref_digest"]
     assert len(double.documents) == 2
+
+
+def test_hard_policy_ingest_binds_only_the_verified_checkpoint_scopes(db, agents):
+    corpus = f.register(
+        "policy",
+        memory_class="hard_policy",
+        agents=[("demo", "author")],
+        policy_kwargs={
+            "roles": ["core_contributor"],
+            "action_scopes": ["issue_fix.request_reproduction", "issue_fix.request_changes"],
+        },
+    )
+    event = f.hard_policy_candidate()
+    event.pop("schema_version")
+    event = {
+        "schema_version": "scoped_feedback_reward_memory_event_v0",
+        "event_id": "hp-1",
+        "corpus_id": "policy",
+        **event,
+    }
+    receipt = ingest(event)
+    assert receipt["status"] == "activated"
+    record = MemoryRecord.objects.get()
+    assert record.authority["kind"] == "constraint"
+    assert record.authority["action_scopes"] == ["issue_fix.request_reproduction"]
+    assert record.authority["checkpoint_ref"] == "checkpoint:roles/proj-a/1"
+    result = services.recall(
+        request=f.recall_request(corpus, queries=["reproduction test storage contract"]),
+        execute=True,
+    )
+    item = result["items"][0]
+    assert item["authority"] == "constraint"
+    assert item["action_scopes"] == ["issue_fix.request_reproduction"]
+    unverified = f.merge(event, {"event_id": "hp-2", "authority_checkpoint": {"verified": False}})
+    blocked = ingest(unverified)
+    assert blocked["status"] == "guard_blocked"
+    assert {r["code"] for r in blocked["guard"]["reasons"]} == {"checkpoint_unverified"}

@@ -331,3 +331,38 @@ def test_pending_record_creation_is_idempotent(db, corpus):
     assert activation.ensure_pending_record(plan, now=f.NOW).pk == record.pk
     assert records.activate(record, actor=f.OWNER, now=f.NOW).lifecycle_state == "active"
     assert MemoryRecord.objects.count() == 1
+
+
+def test_active_record_envelope_carries_the_full_record_contract(db, corpus):
+    from reward_memory import selectors
+
+    receipt = _ingest(expires_at="2027-01-01T00:00:00Z")
+    envelope = selectors.record_envelope(selectors.get_record(receipt["record_ref"]))
+    assert envelope["schema_version"] == "reward_memory_active_record_v0"
+    for key in (
+        "memory_class",
+        "source",
+        "scope",
+        "authority",
+        "confidence",
+        "lifecycle_state",
+        "supersession",
+        "revocation",
+        "expiry",
+        "privacy",
+    ):
+        assert key in envelope
+    assert envelope["source"]["kind"] == "maintainer_feedback"
+    assert envelope["scope"]["surface"] == f.SURFACE
+    assert envelope["authority"] == {
+        "kind": "advisory",
+        "action_scopes": [],
+        "checkpoint_ref": None,
+        "authority_source": f.AUTHORITY,
+    }
+    assert envelope["confidence"]["level"] == "medium"
+    assert envelope["privacy"]["raw_content_captured"] is False
+    assert envelope["expiry"] == {"expires_at": "2027-01-01T00:00:00Z"}
+    assert envelope["activation"]["writer"] == f.OWNER
+    assert envelope["activation"]["basis"] == "standing_policy"
+    assert envelope["supersession"] == {"supersedes": [], "superseded_by": None}
