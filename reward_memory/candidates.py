@@ -75,6 +75,9 @@ def candidate_digest(candidate: dict[str, Any]) -> str:
 
 
 # -- structure ----------------------------------------------------------------------------
+CANDIDATE_REF_RE = re.compile(r"^cand_[0-9a-f]{64}$")
+
+
 def validate_structure(candidate: dict[str, Any]) -> tuple[dt.datetime, dt.datetime | None]:
     """Types, enums and patterns; returns (observed_at, expires_at)."""
     v.choice(candidate.get("target_class"), "target_class", c.MEMORY_CLASSES)
@@ -132,9 +135,6 @@ def validate_structure(candidate: dict[str, Any]) -> tuple[dt.datetime, dt.datet
         )
     expires_at = v.timestamp(candidate.get("expires_at"), "expires_at", required=False)
     return observed_at, expires_at
-
-
-CANDIDATE_REF_RE = re.compile(r"^cand_[0-9a-f]{64}$")
 
 
 def evaluate(

@@ -36,7 +36,7 @@ def read_json(path: str, *, option: str = "input") -> dict[str, Any]:
         )
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise RewardMemoryError(
             "invalid_input_file", f"--{option} is not valid JSON.", field=option
         ) from None

@@ -137,9 +137,29 @@ def action_scopes(value: Any, field: str) -> list[str]:
     )
 
 
+MAX_DEPTH = 32
+
+
+def _too_deep(document: Any) -> bool:
+    """Iterative nesting check (contract documents are shallow; refuse before recursing)."""
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return False
+
+
 def schema(document: Any, expected: str | tuple[str, ...], field: str = "schema_version") -> str:
+    """The document is a JSON object of the expected contract (and not absurdly nested)."""
     if not isinstance(document, dict):
         raise invalid(None, "the input must be a JSON object")
+    if _too_deep(document):
+        raise invalid(None, f"the input nests deeper than {MAX_DEPTH} levels")
     allowed = (expected,) if isinstance(expected, str) else expected
     version = document.get("schema_version")
     if version not in allowed:

@@ -195,3 +195,15 @@ def test_refs_and_digests_are_stable_under_key_order_and_unicode_normalisation(
     adapted_b = candidates.adapt_and_evaluate(event_variant, now=f.NOW)
     assert adapted_a.event_ref == adapted_b.event_ref
     assert adapted_a.evaluation.candidate_ref == adapted_b.evaluation.candidate_ref
+
+
+def test_absurdly_nested_documents_are_refused_without_recursion():
+    doc = f.candidate()
+    inner: dict = {}
+    doc["scope"]["extra"] = inner
+    for _ in range(5000):
+        inner["x"] = {}
+        inner = inner["x"]
+    with pytest.raises(RewardMemoryError) as exc:
+        _evaluate(doc)
+    assert exc.value.code == "invalid_argument"
