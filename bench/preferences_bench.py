@@ -42,9 +42,16 @@ def main() -> None:
     def fill(agent, n, keys=64):
         for i in range(n):
             services.remember(
-                goal_id="bench", agent_id=agent, key=f"k{i % keys:02d}", statement=f"s{i}",
-                source_ref=f"r{i}", source_quote="q", expected_revision=str(i) if i else "none",
-                operation_id=f"op-{i}", execute=True)
+                goal_id="bench",
+                agent_id=agent,
+                key=f"k{i % keys:02d}",
+                statement=f"s{i}",
+                source_ref=f"r{i}",
+                source_quote="q",
+                expected_revision=str(i) if i else "none",
+                operation_id=f"op-{i}",
+                execute=True,
+            )
 
     fill("a", 64)
     read = median_seconds(lambda: services.read(goal_id="bench", agent_id="a"), args.rounds)
@@ -57,8 +64,11 @@ def main() -> None:
         "JOIN preferences_preferencescope sc ON sc.id = s.scope_id "
         "WHERE sc.scope_key = ? ORDER BY s.key"
     )
-    scope_key = connection.cursor().execute(
-        "SELECT scope_key FROM preferences_preferencescope WHERE agent_ref='a'").fetchone()[0]
+    scope_key = (
+        connection.cursor()
+        .execute("SELECT scope_key FROM preferences_preferencescope WHERE agent_ref='a'")
+        .fetchone()[0]
+    )
     raw_read = median_seconds(lambda: raw.execute(sql, (scope_key,)).fetchall(), args.rounds)
 
     # commit throughput: service vs raw insert+update transaction
@@ -66,8 +76,10 @@ def main() -> None:
     start = time.perf_counter()
     fill("b", n_commits, keys=32)
     service_rate = n_commits / (time.perf_counter() - start)
-    raw.execute("CREATE TABLE bench_journal (id INTEGER PRIMARY KEY, scope INT, rev INT, "
-                "body TEXT, UNIQUE(scope, rev))")
+    raw.execute(
+        "CREATE TABLE bench_journal (id INTEGER PRIMARY KEY, scope INT, rev INT, "
+        "body TEXT, UNIQUE(scope, rev))"
+    )
     raw.execute("CREATE TABLE bench_scope (id INTEGER PRIMARY KEY, rev INT)")
     raw.execute("INSERT INTO bench_scope VALUES (1, 0)")
     raw.commit()
@@ -82,31 +94,37 @@ def main() -> None:
     # history pages: journal of 100 vs 10,000 (last page via cursor)
     fill("c", 10_000)
     page_small = median_seconds(
-        lambda: services.history(goal_id="bench", agent_id="b", limit=50), 50)
+        lambda: services.history(goal_id="bench", agent_id="b", limit=50), 50
+    )
     cursor = None
     for _ in range(5):  # walk a few pages in to a deep cursor
-        cursor = services.history(goal_id="bench", agent_id="c", after_cursor=cursor,
-                                  limit=200)["next_cursor"]
+        cursor = services.history(goal_id="bench", agent_id="c", after_cursor=cursor, limit=200)[
+            "next_cursor"
+        ]
     page_large = median_seconds(
-        lambda: services.history(goal_id="bench", agent_id="c", after_cursor=cursor, limit=50),
-        50)
+        lambda: services.history(goal_id="bench", agent_id="c", after_cursor=cursor, limit=50), 50
+    )
 
-    print(json.dumps({
-        "benchmark": "preferences",
-        "backend": connection.vendor,
-        "read_64_keys_median_ms": round(read * 1000, 3),
-        "raw_sqlite_select_median_ms": round(raw_read * 1000, 3),
-        "read_ratio": round(read / raw_read, 2),
-        "read_ratio_target": "<= 4",
-        "remember_commits_per_s": round(service_rate, 1),
-        "raw_transaction_commits_per_s": round(raw_rate, 1),
-        "commit_ratio": round(service_rate / raw_rate, 3),
-        "commit_ratio_target": ">= 0.25",
-        "history_page_ms_at_200": round(page_small * 1000, 3),
-        "history_page_ms_at_10000": round(page_large * 1000, 3),
-        "history_ratio": round(page_large / page_small, 2),
-        "history_ratio_target": "<= 1.5",
-    }))
+    print(
+        json.dumps(
+            {
+                "benchmark": "preferences",
+                "backend": connection.vendor,
+                "read_64_keys_median_ms": round(read * 1000, 3),
+                "raw_sqlite_select_median_ms": round(raw_read * 1000, 3),
+                "read_ratio": round(read / raw_read, 2),
+                "read_ratio_target": "<= 4",
+                "remember_commits_per_s": round(service_rate, 1),
+                "raw_transaction_commits_per_s": round(raw_rate, 1),
+                "commit_ratio": round(service_rate / raw_rate, 3),
+                "commit_ratio_target": ">= 0.25",
+                "history_page_ms_at_200": round(page_small * 1000, 3),
+                "history_page_ms_at_10000": round(page_large * 1000, 3),
+                "history_ratio": round(page_large / page_small, 2),
+                "history_ratio_target": "<= 1.5",
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

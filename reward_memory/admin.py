@@ -5,6 +5,7 @@ here (retry pending ingests) calls a service."""
 
 from django.contrib import admin, messages
 
+from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from loopx_site.core.errors import DomainError
 from reward_memory import selectors, services
 from reward_memory.models import (
@@ -21,28 +22,10 @@ from reward_memory.models import (
 )
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Journal and receipt rows are immutable: no add, change or delete."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class StandingPolicyInline(admin.TabularInline):
+class StandingPolicyInline(ReadOnlyTabularInline):
     model = StandingPolicy
     fields = ("surface", "policy_digest", "active", "created_at", "retired_at")
     readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Corpus)
@@ -99,15 +82,10 @@ class StandingPolicyAdmin(ReadOnlyAdmin):
     readonly_fields = ("corpus", "surface", "policy_digest", "document", "active", "created_at")
 
 
-class TransitionInline(admin.TabularInline):
+class TransitionInline(ReadOnlyTabularInline):
     model = RecordTransition
     fields = ("seq", "from_state", "to_state", "reason", "actor", "reference", "at")
     readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(MemoryRecord)
