@@ -10,7 +10,6 @@ Run: ``.venv/bin/python bench/preferences_bench.py [--rounds N]``.
 
 import argparse
 import json
-import sqlite3
 import statistics
 import time
 
@@ -30,7 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=300)
     args = parser.parse_args()
-    db_path = django_on_temp_db()
+    django_on_temp_db()
 
     from django.db import connection
 
@@ -56,43 +55,61 @@ def main() -> None:
     fill("a", 64)
     read = median_seconds(lambda: services.read(goal_id="bench", agent_id="a"), args.rounds)
 
-    raw = sqlite3.connect(str(db_path)) if db_path else None
+    # Baselines use the same database through its raw DB-API connection (no ORM).
+    raw = connection.connection
+    mark = "?" if connection.vendor == "sqlite" else "%s"
     sql = (
         "SELECT s.key, s.state, s.statement, s.revision, o.operation_id, s.source_ref, "
         "s.expires_at, s.updated_at FROM preferences_preferencesubject s "
         "JOIN preferences_preferenceoperation o ON o.id = s.operation_id "
         "JOIN preferences_preferencescope sc ON sc.id = s.scope_id "
-        "WHERE sc.scope_key = ? ORDER BY s.key"
+        f"WHERE sc.scope_key = {mark} ORDER BY s.key"
     )
-    scope_key = (
-        connection.cursor()
-        .execute("SELECT scope_key FROM preferences_preferencescope WHERE agent_ref='a'")
-        .fetchone()[0]
-    )
-    raw_read = median_seconds(lambda: raw.execute(sql, (scope_key,)).fetchall(), args.rounds)
+    with connection.cursor() as c:
+        c.execute("SELECT scope_key FROM preferences_preferencescope WHERE agent_ref='a'")
+        scope_key = c.fetchone()[0]
 
-    # commit throughput: service vs raw insert+update transaction
+    def raw_select():
+        cur = raw.cursor()
+        cur.execute(sql, (scope_key,))
+        cur.fetchall()
+
+    raw_read = median_seconds(raw_select, args.rounds)
+
+    # commit throughput: service vs a raw conditional insert+update transaction
     n_commits = 200
     start = time.perf_counter()
     fill("b", n_commits, keys=32)
     service_rate = n_commits / (time.perf_counter() - start)
-    raw.execute(
-        "CREATE TABLE bench_journal (id INTEGER PRIMARY KEY, scope INT, rev INT, "
-        "body TEXT, UNIQUE(scope, rev))"
-    )
-    raw.execute("CREATE TABLE bench_scope (id INTEGER PRIMARY KEY, rev INT)")
-    raw.execute("INSERT INTO bench_scope VALUES (1, 0)")
-    raw.commit()
+    with connection.cursor() as c:
+        c.execute(
+            "CREATE TABLE bench_journal (id INTEGER PRIMARY KEY, scope INT, rev INT, "
+            "body TEXT, UNIQUE(scope, rev))"
+        )
+        c.execute("CREATE TABLE bench_scope (id INTEGER PRIMARY KEY, rev INT)")
+        c.execute("INSERT INTO bench_scope VALUES (1, 0)")
+    begin = "BEGIN IMMEDIATE" if connection.vendor == "sqlite" else "BEGIN"
+    lock = "" if connection.vendor == "sqlite" else " FOR UPDATE"
+    cur = raw.cursor()
     start = time.perf_counter()
     for i in range(n_commits):
-        raw.execute("BEGIN IMMEDIATE")
-        raw.execute("INSERT INTO bench_journal (scope, rev, body) VALUES (1, ?, ?)", (i + 1, "s"))
-        raw.execute("UPDATE bench_scope SET rev = ? WHERE id = 1 AND rev = ?", (i + 1, i))
-        raw.execute("COMMIT")
+        cur.execute(begin)
+        cur.execute(f"SELECT rev FROM bench_scope WHERE id = 1{lock}")
+        cur.execute(
+            f"INSERT INTO bench_journal (id, scope, rev, body) VALUES ({mark}, 1, {mark}, {mark})",
+            (i + 1, i + 1, "s"),
+        )
+        cur.execute(
+            f"UPDATE bench_scope SET rev = {mark} WHERE id = 1 AND rev = {mark}", (i + 1, i)
+        )
+        cur.execute("COMMIT")
     raw_rate = n_commits / (time.perf_counter() - start)
 
     # history pages: journal of 100 vs 10,000 (last page via cursor)
     fill("c", 10_000)
+    if connection.vendor == "postgresql":  # planner statistics, as autovacuum would keep
+        with connection.cursor() as c:
+            c.execute("ANALYZE")
     page_small = median_seconds(
         lambda: services.history(goal_id="bench", agent_id="b", limit=50), 50
     )

@@ -100,19 +100,6 @@ def subject_record(
     }
 
 
-def record_of(subject: PreferenceSubject) -> dict[str, Any]:
-    return subject_record(
-        key=subject.key,
-        state=subject.state,
-        statement=subject.statement,
-        revision=subject.revision,
-        operation_id=subject.operation.operation_id,
-        source_ref=subject.source_ref,
-        expires_at=subject.expires_at,
-        updated_at=subject.updated_at,
-    )
-
-
 def view_item(record: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
     """A record as clients see it: ``expired`` once ``expires_at`` has passed."""
     state = record["state"]
@@ -173,8 +160,7 @@ def _view(
 
 def view_of(scope_ref: ScopeRef, scope: PreferenceScope | None) -> dict[str, Any]:
     revision = scope.revision if scope is not None else None
-    records = [record_of(s) for s in current_subjects(scope)]
-    return build_view(scope_ref, revision, records, clock.now())
+    return build_view(scope_ref, revision, scope_records(scope), clock.now())
 
 
 _RECORD_FIELDS = (
@@ -187,6 +173,40 @@ _RECORD_FIELDS = (
     "expires_at",
     "updated_at",
 )
+
+
+def _records(rows) -> list[dict[str, Any]]:
+    return [
+        subject_record(
+            key=key,
+            state=state,
+            statement=statement,
+            revision=revision,
+            operation_id=operation_id,
+            source_ref=source_ref,
+            expires_at=expires_at,
+            updated_at=updated_at,
+        )
+        for (
+            key,
+            state,
+            statement,
+            revision,
+            operation_id,
+            source_ref,
+            expires_at,
+            updated_at,
+        ) in rows
+    ]
+
+
+def scope_records(scope: PreferenceScope | None) -> list[dict[str, Any]]:
+    """The stored records of a scope's current subjects (one query, no model instances)."""
+    if scope is None:
+        return []
+    return _records(
+        PreferenceSubject.objects.filter(scope=scope).order_by("key").values_list(*_RECORD_FIELDS)
+    )
 
 
 def read_view(*, goal_id: str, agent_id: str) -> dict[str, Any]:
@@ -282,9 +302,9 @@ def history(
     scope_ref = resolve_scope(goal_id, agent_id)
     after = _decode_cursor(scope_ref.scope_key, after_cursor) if after_cursor else 0
     ops = list(
-        PreferenceOperation.objects.filter(
-            scope__scope_key=scope_ref.scope_key, sequence__gt=after
-        ).order_by("sequence")[: limit + 1]
+        PreferenceOperation.objects.filter(scope__scope_key=scope_ref.scope_key, sequence__gt=after)
+        .defer("receipt", "request_digest")
+        .order_by("sequence")[: limit + 1]
     )
     more = len(ops) > limit
     ops = ops[:limit]

@@ -109,6 +109,13 @@ def _replay_or_conflict(
     }
 
 
+def _stored(receipt: dict[str, Any]) -> dict[str, Any]:
+    """The receipt as kept in the journal: every field but the view. A replay returns
+    these fields unchanged with the *current* view, so the journal does not grow by a
+    full view per operation."""
+    return {k: v for k, v in receipt.items() if k != "view"}
+
+
 def _revision_conflict(scope_ref: ScopeRef, scope: PreferenceScope | None, expected) -> None:
     view = selectors.view_of(scope_ref, scope)
     raise PreferenceError(
@@ -135,7 +142,7 @@ def _evaluate(
     plan: _Plan,
     scope_ref: ScopeRef,
     scope: PreferenceScope | None,
-    subjects: list[PreferenceSubject],
+    subjects: list[dict[str, Any]],
     now: dt.datetime,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], str | None, int]:
     """Apply the rules to the current state; return (new record, new records,
@@ -144,16 +151,15 @@ def _evaluate(
     if plan.expected_revision != current_revision:
         _revision_conflict(scope_ref, scope, plan.expected_revision)
 
-    by_key = {s.key: s for s in subjects}
-    existing = by_key.get(plan.key)
+    existing = next((r for r in subjects if r["key"] == plan.key), None)
     if plan.kind == "retire":
         if existing is None:
             raise PreferenceError("not_found", f"No subject {plan.key!r} to retire.", field="key")
-        if existing.state == "retired":
+        if existing["state"] == "retired":
             raise PreferenceError(
                 "already_retired", f"Subject {plan.key!r} is already retired.", field="key"
             )
-    elif existing is not None and existing.state == "retired":
+    elif existing is not None and existing["state"] == "retired":
         used = PreferenceOperation.objects.filter(
             scope_id__in=_lineage_scope_ids(scope), key=plan.key, source_ref=plan.source_ref
         ).exists()
@@ -177,7 +183,7 @@ def _evaluate(
         expires_at=plan.expires_at,
         updated_at=now,
     )
-    records = [selectors.record_of(s) for s in subjects if s.key != plan.key] + [record]
+    records = [r for r in subjects if r["key"] != plan.key] + [record]
     use = selectors.usage(records)
     if use["subjects"] > use["max_subjects"] or use["bytes"] > use["max_bytes"]:
         raise PreferenceError(
@@ -185,7 +191,7 @@ def _evaluate(
             "The current view would exceed its capacity; nothing was evicted.",
             details=use,
         )
-    predecessor = existing.operation.operation_id if existing is not None else None
+    predecessor = existing["operation_id"] if existing is not None else None
     return record, records, predecessor, resulting_revision
 
 
@@ -251,7 +257,7 @@ def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
     now = clock.now()
     if not execute:
         scope = selectors.get_scope(scope_ref)
-        subjects = selectors.current_subjects(scope)
+        subjects = selectors.scope_records(scope)
         try:
             _, records, predecessor, revision = _evaluate(plan, scope_ref, scope, subjects, now)
         except PreferenceError:
@@ -265,7 +271,7 @@ def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
     try:
         with transaction.atomic():
             scope, created = _lock_scope(scope_ref, now)
-            subjects = [] if created else selectors.current_subjects(scope)
+            subjects = [] if created else selectors.scope_records(scope)
             try:
                 record, records, predecessor, revision = _evaluate(
                     plan, scope_ref, scope, subjects, now
@@ -299,7 +305,7 @@ def _commit(scope, plan, record, subjects, predecessor, revision, receipt, now) 
         predecessor_operation_id=predecessor,
         expires_at=plan.expires_at,
         request_digest=plan.request_digest,
-        receipt=receipt,
+        receipt=_stored(receipt),
         created_at=now,
     )
     values = {
@@ -311,7 +317,7 @@ def _commit(scope, plan, record, subjects, predecessor, revision, receipt, now) 
         "operation": op,
         "updated_at": now,
     }
-    if any(s.key == plan.key for s in subjects):
+    if any(r["key"] == plan.key for r in subjects):
         PreferenceSubject.objects.filter(scope=scope, key=plan.key).update(**values)
     else:
         PreferenceSubject.objects.create(scope=scope, key=plan.key, **values)
@@ -511,6 +517,7 @@ def migrate_scope(
                 **existing.receipt,
                 "status": "replayed",
                 "view": selectors.view_of(scope_ref, target),
+                "original_receipt": existing.receipt,
             }
         rows = plan_rows(target.revision if target is not None else None)
         records = [_migrated_record(subject, n, operation_id, now) for n, subject, _ in rows]
@@ -531,6 +538,7 @@ def migrate_scope(
                 **existing.receipt,
                 "status": "replayed",
                 "view": selectors.view_of(scope_ref, target),
+                "original_receipt": existing.receipt,
             }
         rows = plan_rows(target.revision)
         if not rows:
@@ -553,7 +561,7 @@ def migrate_scope(
                 predecessor_operation_id=origin.operation_id,
                 expires_at=subject.expires_at,
                 request_digest=digest,
-                receipt=receipt,
+                receipt=_stored(receipt),
                 created_at=now,
             )
             PreferenceSubject.objects.create(

@@ -85,7 +85,7 @@ def test_same_operation_id_and_arguments_replays_the_original_receipt_without_wr
     before = counts()
     again = remember()
     assert again["status"] == "replayed"
-    assert again["original_receipt"] == original
+    assert again["original_receipt"] == {k: v for k, v in original.items() if k != "view"}
     assert again["resulting_revision"] == original["resulting_revision"] == "1"
     assert again["view"]["revision"] == "2"  # the current view, not the old projection
     assert again["view"]["current"][0]["state"] == "retired"
