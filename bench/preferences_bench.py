@@ -128,7 +128,7 @@ def main() -> None:
                 "benchmark": "preferences",
                 "backend": connection.vendor,
                 "read_64_keys_median_ms": round(read * 1000, 3),
-                "raw_sqlite_select_median_ms": round(raw_read * 1000, 3),
+                "raw_select_median_ms": round(raw_read * 1000, 3),
                 "read_ratio": round(read / raw_read, 2),
                 "read_ratio_target": "<= 4",
                 "remember_commits_per_s": round(service_rate, 1),

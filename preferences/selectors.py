@@ -301,10 +301,16 @@ def history(
         raise invalid("limit", f"limit must be 1-{HISTORY_MAX_LIMIT}")
     scope_ref = resolve_scope(goal_id, agent_id)
     after = _decode_cursor(scope_ref.scope_key, after_cursor) if after_cursor else 0
-    ops = list(
-        PreferenceOperation.objects.filter(scope__scope_key=scope_ref.scope_key, sequence__gt=after)
-        .defer("receipt", "request_digest")
-        .order_by("sequence")[: limit + 1]
+    # The scope row first, so the page is one range scan of the (scope, sequence) index.
+    scope = get_scope(scope_ref)
+    ops = (
+        []
+        if scope is None
+        else list(
+            PreferenceOperation.objects.filter(scope=scope, sequence__gt=after)
+            .defer("receipt", "request_digest")
+            .order_by("sequence")[: limit + 1]
+        )
     )
     more = len(ops) > limit
     ops = ops[:limit]
