@@ -175,29 +175,12 @@ _RECORD_FIELDS = (
 )
 
 
+_RECORD_KEYS = tuple(f.removeprefix("operation__") for f in _RECORD_FIELDS)
+
+
 def _records(rows) -> list[dict[str, Any]]:
-    return [
-        subject_record(
-            key=key,
-            state=state,
-            statement=statement,
-            revision=revision,
-            operation_id=operation_id,
-            source_ref=source_ref,
-            expires_at=expires_at,
-            updated_at=updated_at,
-        )
-        for (
-            key,
-            state,
-            statement,
-            revision,
-            operation_id,
-            source_ref,
-            expires_at,
-            updated_at,
-        ) in rows
-    ]
+    """Stored records from ``values_list(*_RECORD_FIELDS)`` rows."""
+    return [subject_record(**dict(zip(_RECORD_KEYS, row, strict=True))) for row in rows]
 
 
 def scope_records(scope: PreferenceScope | None) -> list[dict[str, Any]]:
@@ -231,29 +214,7 @@ def read_view(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     if not rows:
         scope_ref = resolve_scope(goal_id, agent_id)  # raises for an unknown Goal/Agent
         return build_view(scope_ref, None, [], clock.now())
-    records = [
-        subject_record(
-            key=key,
-            state=state,
-            statement=statement,
-            revision=revision,
-            operation_id=operation_id,
-            source_ref=source_ref,
-            expires_at=expires_at,
-            updated_at=updated_at,
-        )
-        for (
-            _,
-            key,
-            state,
-            statement,
-            revision,
-            operation_id,
-            source_ref,
-            expires_at,
-            updated_at,
-        ) in rows
-    ]
+    records = _records(row[1:] for row in rows)
     return _view(goal_id, agent_id, rows[0][0], records, clock.now())
 
 
