@@ -18,6 +18,8 @@ STATUS_BY_CODE = {
     "agent_not_registered": 404,
     "not_found": 404,
     "method_not_allowed": 405,
+    "throttled": 429,
+    "csrf_failed": 403,
     "revision_conflict": 409,
     "operation_conflict": 409,
     "idempotency_conflict": 409,
@@ -27,6 +29,28 @@ STATUS_BY_CODE = {
     "database_unavailable": 503,
     "internal_error": 500,
 }
+
+
+# LoopX's document ``status`` for an error code (``loopx_wire.md``): the conflict
+# statuses LoopX has, ``unavailable`` for a store that cannot be read, and
+# ``invalid_request`` for everything else a caller can fix. Our finer ``code`` stays
+# beside it in the envelope.
+WIRE_STATUS_BY_CODE = {
+    "revision_conflict": "revision_conflict",
+    "operation_conflict": "operation_conflict",
+    "database_unavailable": "unavailable",
+    "store_unavailable": "unavailable",
+    "not_authenticated": "unauthenticated",
+    "scope_forbidden": "forbidden",
+    "csrf_failed": "forbidden",
+    "throttled": "throttled",
+    "internal_error": "internal_error",
+}
+
+
+def wire_status(code: str) -> str:
+    """LoopX's ``status`` for one of our error codes."""
+    return WIRE_STATUS_BY_CODE.get(code, "invalid_request")
 
 
 class DomainError(Exception):
@@ -50,20 +74,29 @@ class DomainError(Exception):
         self.field = field
         self.details = details or {}
         self.http_status = status or STATUS_BY_CODE.get(code, 400)
+        # Extra top-level fields of the error document (e.g. ``current`` on a conflict).
+        self.extra: dict[str, Any] = {}
         if area:
             self.area = area
 
+    @property
+    def wire_status(self) -> str:
+        return wire_status(self.code)
+
     def envelope(self) -> dict[str, Any]:
-        return {
+        """LoopX's error document: ``error`` is the one-line message; our ``code``,
+        ``field`` and ``details`` sit beside it as extra top-level fields."""
+        document: dict[str, Any] = {
             "ok": False,
             "schema_version": f"{self.area}_error_v0",
-            "error": {
-                "code": self.code,
-                "message": self.message,
-                "field": self.field,
-                "details": self.details,
-            },
+            "status": self.wire_status,
+            "error": self.message,
+            "code": self.code,
+            "field": self.field,
+            "details": self.details,
         }
+        document.update(self.extra)
+        return document
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code!r}, field={self.field!r})"

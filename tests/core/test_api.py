@@ -15,7 +15,7 @@ def two_goals(db):
 def test_unauthenticated_request_gets_401_envelope(api_client, two_goals):
     response = api_client.get("/api/v1/goals/demo/")
     assert response.status_code == 401
-    assert response.json()["error"]["code"] == "not_authenticated"
+    assert response.json()["code"] == "not_authenticated"
     assert response["WWW-Authenticate"].startswith("Bearer")
 
 
@@ -34,12 +34,11 @@ def test_token_reads_its_own_goal_and_is_refused_another(host_client, two_goals)
     assert other.json() == {
         "ok": False,
         "schema_version": "loopx_error_v0",
-        "error": {
-            "code": "scope_forbidden",
-            "message": "Outside this token's scope.",
-            "field": None,
-            "details": {},
-        },
+        "status": "forbidden",
+        "error": "Outside this token's scope.",
+        "code": "scope_forbidden",
+        "field": None,
+        "details": {},
     }
 
 
@@ -76,8 +75,8 @@ def test_invalid_body_is_400_envelope_with_field(operator_client, two_goals):
     )
     assert response.status_code == 400
     body = response.json()
-    assert body["error"]["code"] == "invalid_argument"
-    assert body["error"]["field"] == "goal_id"
+    assert body["code"] == "invalid_argument"
+    assert body["field"] == "goal_id"
 
 
 def test_malformed_json_is_400_envelope(operator_client, two_goals):
@@ -85,13 +84,13 @@ def test_malformed_json_is_400_envelope(operator_client, two_goals):
         "POST", "/api/v1/goals/", "{not json", content_type="application/json"
     )
     assert response.status_code == 400
-    assert response.json()["error"]["code"] == "invalid_json"
+    assert response.json()["code"] == "invalid_json"
 
 
 def test_unknown_goal_is_404_goal_not_registered(operator_client, two_goals):
     response = operator_client.get("/api/v1/goals/ghost/")
     assert response.status_code == 404
-    assert response.json()["error"]["code"] == "goal_not_registered"
+    assert response.json()["code"] == "goal_not_registered"
 
 
 def test_operator_creates_goal_with_201(operator_client, db):

@@ -35,7 +35,7 @@ def test_malformed_input_is_one_envelope_with_exit_2(db, name, junk):
     payload = json.loads(result.stdout)  # exactly one JSON document
     assert payload["ok"] is False
     assert payload["schema_version"].endswith("_error_v0")
-    assert payload["error"]["code"]
+    assert payload["code"]
     assert "Traceback" not in result.stdout + result.stderr
     assert "usage:" not in result.stdout
 

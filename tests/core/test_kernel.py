@@ -88,10 +88,9 @@ def test_domain_error_envelope_has_the_pinned_shape():
     assert err.envelope() == {
         "ok": False,
         "schema_version": "semantic_preference_error_v0",
-        "error": {
-            "code": "revision_conflict",
-            "message": "stale",
-            "field": "expected_revision",
-            "details": {"current_revision": "3"},
-        },
+        "status": "revision_conflict",
+        "error": "stale",
+        "code": "revision_conflict",
+        "field": "expected_revision",
+        "details": {"current_revision": "3"},
     }

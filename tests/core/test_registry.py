@@ -90,9 +90,9 @@ def test_bad_registry_input_is_one_structured_error_with_exit_2(db, argv, code, 
     payload = result.json  # exactly one JSON document, no usage dump
     assert payload["ok"] is False
     assert payload["schema_version"] == "loopx_error_v0"
-    assert payload["error"]["code"] == code
+    assert payload["code"] == code
     if field:
-        assert payload["error"]["field"] == field
+        assert payload["field"] == field
     assert "Traceback" not in result.stdout + result.stderr
     assert Goal.objects.count() == 0
 
@@ -100,13 +100,13 @@ def test_bad_registry_input_is_one_structured_error_with_exit_2(db, argv, code, 
 def test_token_create_scopes_to_unknown_goal_is_404_style_error(db):
     result = run_cli("token", "create", "--goal-id", "nope")
     assert result.code == 2
-    assert result.json["error"]["code"] == "goal_not_registered"
+    assert result.json["code"] == "goal_not_registered"
 
 
 def test_token_create_for_unknown_agent_is_agent_not_registered(db):
     GoalFactory(goal_id="g1")
     result = run_cli("token", "create", "--goal-id", "g1", "--agent-id", "ghost")
-    assert result.json["error"]["code"] == "agent_not_registered"
+    assert result.json["code"] == "agent_not_registered"
 
 
 def test_token_secret_is_printed_once_and_only_its_digest_stored(db):

@@ -37,7 +37,7 @@ def test_todo_routes_add_and_list(agent, host_client):
     )
     assert conflict.status_code == 409
     assert conflict.json()["schema_version"] == "post_writeback_hook_error_v0"
-    assert conflict.json()["error"]["code"] == "todo_conflict"
+    assert conflict.json()["code"] == "todo_conflict"
     listed = client.get("/api/v1/goals/demo/todos/").json()
     assert [t["todo_id"] for t in listed["todos"]] == ["t1"]
 
@@ -45,7 +45,7 @@ def test_todo_routes_add_and_list(agent, host_client):
 def test_todo_route_refuses_another_goal(agent, other_goal, host_client):
     response = host_client("demo").get("/api/v1/goals/other/todos/")
     assert response.status_code == 403
-    assert response.json()["error"]["code"] == "scope_forbidden"
+    assert response.json()["code"] == "scope_forbidden"
 
 
 def test_settle_route_previews_then_commits_and_matches_the_cli(todo, host_client):
@@ -83,7 +83,7 @@ def test_settle_route_errors_are_envelopes(todo, other_goal, host_client, body, 
     AgentFactory(goal=todo.goal, agent_id="reviewer")
     response = host_client("demo", "author").post("/api/v1/turns/settle/", body, format="json")
     assert response.status_code == status
-    error = response.json()["error"]
+    error = response.json()
     assert error["code"] == code
     if field:
         assert error["field"] == field
@@ -99,7 +99,7 @@ def test_settle_route_conflict_is_409(todo, host_client):
         format="json",
     )
     assert response.status_code == 409
-    assert response.json()["error"]["code"] == "settlement_conflict"
+    assert response.json()["code"] == "settlement_conflict"
 
 
 def test_dispatch_and_intent_listings_are_scoped_to_the_tokens_goal(
@@ -126,7 +126,7 @@ def test_intent_listing_filters_by_status(todo, host_client):
     assert client.get("/api/v1/hooks/intents/?status=executed").json()["intents"] == []
     bad = client.get("/api/v1/hooks/intents/?status=sent")
     assert bad.status_code == 400
-    assert bad.json()["error"]["field"] == "status"
+    assert bad.json()["field"] == "status"
     assert client.get("/api/v1/hooks/dispatches/?limit=0").status_code == 400
     failing = client.get("/api/v1/hooks/dispatches/?failure_code=producer_failed").json()
     assert failing["dispatches"] == []

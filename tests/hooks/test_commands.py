@@ -121,9 +121,9 @@ def test_malformed_command_input_exits_2_with_a_structured_error(todo, argv, cod
     envelope = result.json
     assert envelope["ok"] is False
     assert envelope["schema_version"] == "post_writeback_hook_error_v0"
-    assert envelope["error"]["code"] == code
+    assert envelope["code"] == code
     if field is not None:
-        assert envelope["error"]["field"] == field
+        assert envelope["field"] == field
     assert "Traceback" not in result.stdout + result.stderr
     assert Todo.objects.count() == 1
 
@@ -138,7 +138,7 @@ def test_settle_conflict_exits_2_with_409_code(todo):
     run_cli(*SETTLE, "--execute")
     result = run_cli(*SETTLE[:-1], "replan_recorded", "--execute")
     assert result.code == 2
-    assert result.json["error"]["code"] == "settlement_conflict"
+    assert result.json["code"] == "settlement_conflict"
 
 
 def test_commands_have_help(db):

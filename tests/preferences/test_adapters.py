@@ -103,8 +103,8 @@ def test_api_stale_write_is_409_envelope(scope, host_client):
     assert response.status_code == 409
     body = response.json()
     assert body["schema_version"] == "semantic_preference_error_v0"
-    assert body["error"]["code"] == "revision_conflict"
-    assert body["error"]["details"]["current_revision"] == "1"
+    assert body["code"] == "revision_conflict"
+    assert body["details"]["current_revision"] == "1"
 
 
 @pytest.mark.parametrize(
@@ -121,7 +121,7 @@ def test_api_bad_input_is_400_with_field(scope, host_client, body, field):
         f"{BASE}remember/", {**REMEMBER, **body}, format="json"
     )
     assert response.status_code == 400
-    assert response.json()["error"]["field"] == field
+    assert response.json()["field"] == field
 
 
 def test_api_scope_is_the_tokens(scope, host_client):
@@ -138,7 +138,7 @@ def test_api_scope_is_the_tokens(scope, host_client):
 def test_api_unknown_agent_is_404(scope, host_client):
     response = host_client("demo").get("/api/v1/goals/demo/agents/ghost/preferences/")
     assert response.status_code == 404
-    assert response.json()["error"]["code"] == "agent_not_registered"
+    assert response.json()["code"] == "agent_not_registered"
 
 
 @pytest.mark.parametrize(

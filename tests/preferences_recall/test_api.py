@@ -53,14 +53,14 @@ def test_the_api_never_loads_a_client_supplied_path(client, write_json):
     path = write_json("cfg.json", legacy_config(provider("valid")))
     response = client.post(RECALL, {"config": str(path), "surface": SURFACE}, format="json")
     assert response.status_code in (400, 404)
-    assert response.json()["error"]["code"] in ("config_not_found", "invalid_argument")
+    assert response.json()["code"] in ("config_not_found", "invalid_argument")
     assert str(path) not in response.content.decode()
 
 
 def test_unknown_config_is_404(client):
     response = client.post(RECALL, {"config": "nope", "surface": SURFACE}, format="json")
     assert response.status_code == 404
-    assert response.json()["error"]["code"] == "config_not_found"
+    assert response.json()["code"] == "config_not_found"
 
 
 def test_fail_closed_provider_failure_is_503_with_the_failure_kind(client):
@@ -69,7 +69,7 @@ def test_fail_closed_provider_failure_is_503_with_the_failure_kind(client):
         RECALL, {"config": "closed", "surface": SURFACE, "execute": True}, format="json"
     )
     assert response.status_code == 503
-    error = response.json()["error"]
+    error = response.json()
     assert (error["code"], error["details"]["failure_kind"]) == ("provider_failed", "nonzero_exit")
     assert "hunter2" not in response.content.decode()
 
@@ -98,7 +98,7 @@ def test_bad_recall_requests_are_400_with_a_code(client, body, code):
     register("cfg", legacy_config(provider("valid")))
     response = client.post(RECALL, body, format="json")
     assert response.status_code == 400
-    assert response.json()["error"]["code"] == code
+    assert response.json()["code"] == code
 
 
 def test_doctor_route(client, tmp_path):

@@ -56,16 +56,16 @@ def test_bad_arguments_exit_2_with_one_structured_error(write_json, args, code):
     result = _recall(*base, *args, "--execute")
     assert result.code == 2
     assert result.json["schema_version"] == "semantic_preference_error_v0"
-    assert result.json["error"]["code"] == code
+    assert result.json["code"] == code
     assert "Traceback" not in result.stdout + result.stderr
 
 
 def test_missing_config_and_missing_flags_are_structured_errors(tmp_path):
     missing = _recall("--project", "p", "--config", str(tmp_path / "x.json"), "--surface", SURFACE)
-    assert (missing.code, missing.json["error"]["code"]) == (2, "config_not_found")
+    assert (missing.code, missing.json["code"]) == (2, "config_not_found")
     assert str(tmp_path) not in missing.stdout
     no_surface = _recall("--project", "p", "--config", "x")
-    assert (no_surface.code, no_surface.json["error"]["code"]) == (2, "invalid_argument")
+    assert (no_surface.code, no_surface.json["code"]) == (2, "invalid_argument")
 
 
 def test_invalid_config_errors_name_the_field_not_the_value(write_json):
@@ -74,7 +74,7 @@ def test_invalid_config_errors_name_the_field_not_the_value(write_json):
     path = str(write_json("cfg.json", config))
     result = _recall("--project", "p", "--config", path, "--surface", SURFACE)
     assert result.code == 2
-    assert result.json["error"]["field"] == "provider.argv"
+    assert result.json["field"] == "provider.argv"
     assert "valid.py" not in result.stdout
 
 

@@ -346,4 +346,4 @@ def test_extension_install_errors_are_structured_and_do_not_echo_the_path(tmp_pa
     assert result.json["schema_version"] == "semantic_preference_error_v0"
     assert "private-dir" not in result.stdout
     unknown = run_cli("semantic_preference", "extension", "activate", "nope")
-    assert (unknown.code, unknown.json["error"]["code"]) == (2, "not_found")
+    assert (unknown.code, unknown.json["code"]) == (2, "not_found")

@@ -67,8 +67,8 @@ def test_fail_closed_raises_provider_failed_carrying_the_kind(write_json, name, 
         services.recall(path, project="p", surface=SURFACE, execute=True)
     envelope = exc.value.envelope()
     assert envelope["schema_version"] == "semantic_preference_error_v0"
-    assert envelope["error"]["code"] == "provider_failed"
-    assert envelope["error"]["details"] == {"surface": SURFACE, "failure_kind": kind}
+    assert envelope["code"] == "provider_failed"
+    assert envelope["details"] == {"surface": SURFACE, "failure_kind": kind}
     assert exc.value.http_status == 503
     assert_private(json.dumps(envelope))
 
@@ -87,8 +87,8 @@ def test_cli_fail_closed_exits_2_with_one_structured_error_and_no_stderr(
         "--surface", SURFACE, "--execute",
     )  # fmt: skip
     assert result.code == 2
-    assert result.json["error"]["code"] == "provider_failed"
-    assert result.json["error"]["details"]["failure_kind"] == kind
+    assert result.json["code"] == "provider_failed"
+    assert result.json["details"]["failure_kind"] == kind
     assert_private(result.stdout)
     assert_private(result.stderr)
     assert str(path) not in result.stdout

@@ -262,7 +262,7 @@ def test_provider_doctor_command_exits_2_when_unhealthy(notes):
     fulltext.remove(local_provider.namespace(PROJECT), "note:pr-structure")
     result = run_cli("local_preference_provider", "doctor", "--project", PROJECT)
     assert result.code == 2
-    assert result.json["error"]["code"] == "provider_unhealthy"
+    assert result.json["code"] == "provider_unhealthy"
 
 
 # -- end to end through real subprocesses ---------------------------------------------------

@@ -215,7 +215,7 @@ def test_receipt_cli_errors_are_structured_with_exit_2():
         "--artifact-ref", "https://u:p@example.com/x",
     )  # fmt: skip
     assert result.code == 2
-    assert result.json["error"]["field"] == "artifact_ref"
+    assert result.json["field"] == "artifact_ref"
     assert "u:p@" not in result.stdout
     missing = run_cli("semantic_preference", "receipt", "--surface", SURFACE)
     assert missing.code == 2

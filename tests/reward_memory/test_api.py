@@ -50,7 +50,7 @@ def test_health_route_hides_corpora_outside_the_token_scope(db, host_client, age
     hidden = host_client("demo", "reviewer").get(f"{BASE}/corpora/one/health/")
     assert hidden.status_code == 404
     assert hidden.json()["schema_version"] == "reward_memory_error_v0"
-    assert hidden.json()["error"]["code"] == "corpus_not_found"
+    assert hidden.json()["code"] == "corpus_not_found"
     missing = host_client("demo", "author").get(f"{BASE}/corpora/nope/health/")
     assert missing.status_code == 404
 
@@ -77,7 +77,7 @@ def test_candidate_review_bad_input_is_a_400_envelope(db, author):
     body = response.json()
     assert body["ok"] is False
     assert body["schema_version"] == "reward_memory_error_v0"
-    assert body["error"]["field"] == "decision"
+    assert body["field"] == "decision"
     bad = _post(author, "candidates/review/", {"candidate": "text", "decision": "accept"})
     assert bad.status_code == 400
     wrong = _post(
@@ -86,7 +86,7 @@ def test_candidate_review_bad_input_is_a_400_envelope(db, author):
         {"candidate": f.candidate(target_class="rumour"), "decision": "accept"},
     )
     assert wrong.status_code == 400
-    assert wrong.json()["error"]["field"] == "target_class"
+    assert wrong.json()["field"] == "target_class"
 
 
 def test_candidate_review_guard_block_is_a_result_not_an_error(db, author):
@@ -134,7 +134,7 @@ def test_ingest_preview_execute_and_scope(db, author, host_client):
         other, "ingest/", {"goal_id": "demo", "agent_id": "author", "event": event, "execute": True}
     )
     assert forbidden.status_code == 403
-    assert forbidden.json()["error"]["code"] == "scope_forbidden"
+    assert forbidden.json()["code"] == "scope_forbidden"
     missing = _post(author, "ingest/", {"event": event, "execute": True})
     assert missing.status_code == 400
 
@@ -193,7 +193,7 @@ def test_recall_body_must_be_an_object_with_identity(db, author):
     assert _post(author, "recall/", ["x"]).status_code == 400
     response = _post(author, "recall/", {"schema_version": "reward_memory_recall_request_v0"})
     assert response.status_code == 400
-    assert response.json()["error"]["field"] == "goal_id"
+    assert response.json()["field"] == "goal_id"
 
 
 def test_experiment_status_is_unavailable_until_configured(db, author, host_client):

@@ -163,9 +163,9 @@ def test_malformed_input_exits_2_with_a_structured_error(db, corpus, tmp_path, a
     body = json.loads(result.stdout)
     assert body["ok"] is False
     assert body["schema_version"] in ("reward_memory_error_v0", "loopx_error_v0")
-    assert body["error"]["code"] == code
+    assert body["code"] == code
     if field:
-        assert body["error"]["field"] == field
+        assert body["field"] == field
     assert "Traceback" not in result.stdout + result.stderr
     assert str(tmp_path) not in result.stdout
 
