@@ -3,11 +3,10 @@
 Errors never echo the path (it may be an absolute local path): they say which option.
 """
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from loopx_site.core import files
 from reward_memory.errors import RewardMemoryError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -20,31 +19,10 @@ MAX_INPUT_BYTES = 256_000
 
 
 def read_json(path: str, *, option: str = "input") -> dict[str, Any]:
-    try:
-        if path == "-":
-            raw = sys.stdin.read(MAX_INPUT_BYTES + 1)
-        else:
-            with open(path, encoding="utf-8") as handle:
-                raw = handle.read(MAX_INPUT_BYTES + 1)
-    except (OSError, UnicodeDecodeError):
-        raise RewardMemoryError(
-            "invalid_input_file", f"--{option} could not be read as UTF-8 text.", field=option
-        ) from None
-    if len(raw) > MAX_INPUT_BYTES:
-        raise RewardMemoryError(
-            "invalid_input_file", f"--{option} exceeds {MAX_INPUT_BYTES} bytes.", field=option
-        )
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise RewardMemoryError(
-            "invalid_input_file", f"--{option} is not valid JSON.", field=option
-        ) from None
-    if not isinstance(value, dict):
-        raise RewardMemoryError(
-            "invalid_input_file", f"--{option} must hold one JSON object.", field=option
-        )
-    return value
+    """One JSON object from a regular file or ``-`` (stdin), size- and depth-capped."""
+    return files.read_json(
+        path, option=option, area=RewardMemoryError.area, max_bytes=MAX_INPUT_BYTES
+    )
 
 
 def read_case(name: str) -> dict[str, Any]:

@@ -1,0 +1,166 @@
+"""Reading operator-supplied files and JSON documents, safely, in one place.
+
+Every command option that names a file (``--input``, ``--manifest``, ``--config``, …)
+and every JSON body goes through these helpers:
+
+* only a regular file is read (a FIFO, device or directory is refused without blocking:
+  the file is opened with ``O_NONBLOCK`` and checked with ``fstat`` before reading);
+* the size is capped before decoding;
+* JSON nesting is bounded *before* ``json.loads`` recurses, so a deeply nested document
+  is a coded error, never a ``RecursionError``;
+* error messages name the option, never the path (it may be an absolute local path).
+"""
+
+import json
+import os
+import stat
+import sys
+from typing import Any
+
+from loopx_site.core.errors import DomainError
+
+DEFAULT_MAX_BYTES = 256_000
+DEFAULT_MAX_DEPTH = 64
+
+
+def _error(code: str, message: str, *, option: str, area: str) -> DomainError:
+    return DomainError(code, message, field=option, area=area)
+
+
+def read_bytes(
+    path: str | os.PathLike,
+    *,
+    option: str,
+    area: str = "loopx",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    code: str = "invalid_input_file",
+    not_found_code: str | None = None,
+    allow_stdin: bool = False,
+) -> bytes:
+    """The bytes of one regular file (or stdin for ``-`` when allowed), at most ``max_bytes``."""
+    if allow_stdin and str(path) == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream (tests, embedding): encode what it gives
+            data = sys.stdin.read(max_bytes + 1).encode("utf-8")
+        else:
+            data = stream.read(max_bytes + 1)
+    else:
+        try:
+            fd = os.open(os.fspath(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise _error(
+                not_found_code or code, f"--{option} does not exist.", option=option, area=area
+            ) from None
+        except OSError:
+            raise _error(
+                code, f"--{option} could not be opened.", option=option, area=area
+            ) from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _error(code, f"--{option} must be a regular file.", option=option, area=area)
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read(max_bytes + 1)
+        except OSError:
+            raise _error(code, f"--{option} could not be read.", option=option, area=area) from None
+        finally:
+            os.close(fd)
+    if len(data) > max_bytes:
+        raise _error(code, f"--{option} exceeds {max_bytes} bytes.", option=option, area=area)
+    return data
+
+
+def read_text(path: str | os.PathLike, *, option: str, area: str = "loopx", **kwargs: Any) -> str:
+    """``read_bytes`` decoded as UTF-8 (a coded error otherwise)."""
+    code = kwargs.get("code", "invalid_input_file")
+    data = read_bytes(path, option=option, area=area, **kwargs)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _error(code, f"--{option} is not UTF-8 text.", option=option, area=area) from None
+
+
+def json_depth_exceeds(text: str | bytes, max_depth: int) -> bool:
+    """True when brackets outside strings nest deeper than ``max_depth``.
+
+    A linear scan that never recurses; it does not validate JSON (``json.loads`` does).
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads_json(
+    text: str | bytes,
+    *,
+    option: str,
+    area: str = "loopx",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    code: str = "invalid_input_file",
+    require_object: bool = True,
+) -> Any:
+    """Strict JSON (no NaN/Infinity) with bounded nesting; coded errors, no traceback."""
+    if json_depth_exceeds(text, max_depth):
+        raise _error(
+            code, f"--{option} nests deeper than {max_depth} levels.", option=option, area=area
+        )
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise _error(code, f"--{option} is not valid JSON.", option=option, area=area) from None
+    if require_object and not isinstance(value, dict):
+        raise _error(code, f"--{option} must hold one JSON object.", option=option, area=area)
+    return value
+
+
+def read_json(
+    path: str | os.PathLike,
+    *,
+    option: str,
+    area: str = "loopx",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    code: str = "invalid_input_file",
+    not_found_code: str | None = None,
+    allow_stdin: bool = True,
+    require_object: bool = True,
+) -> Any:
+    """One JSON document from a regular file (or ``-`` for stdin)."""
+    text = read_text(
+        path,
+        option=option,
+        area=area,
+        max_bytes=max_bytes,
+        code=code,
+        not_found_code=not_found_code,
+        allow_stdin=allow_stdin,
+    )
+    return loads_json(
+        text,
+        option=option,
+        area=area,
+        max_depth=max_depth,
+        code=code,
+        require_object=require_object,
+    )
