@@ -2,6 +2,12 @@
 
 Thin: forms check shape, every save, delete and action goes through ``preferences.services``
 and a ``DomainError`` becomes an error message.
+
+The admin never creates a provider command: a config form may only bind an installed
+extension by ``provider.extension_id`` and set non-executable fields (the registered-origin
+rule of ``validate_config``), and installed extensions are read-only here except
+disabling. Installing, upgrading and enabling happen in the operator's shell
+(``manage.py semantic_preference extension … --execute``).
 """
 
 from django import forms
@@ -17,7 +23,7 @@ from preferences.recall.local_provider import validate_note
 class SemanticPreferenceConfigForm(forms.ModelForm):
     class Meta:
         model = SemanticPreferenceConfig
-        fields = ["name", "project", "description", "config"]
+        fields = ["name", "goal", "shared_with", "project", "description", "config"]
 
     def clean_config(self):
         value = self.cleaned_data["config"]
@@ -32,8 +38,10 @@ class SemanticPreferenceConfigForm(forms.ModelForm):
 @admin.register(SemanticPreferenceConfig)
 class SemanticPreferenceConfigAdmin(admin.ModelAdmin):
     form = SemanticPreferenceConfigForm
-    list_display = ["name", "project", "enabled", "surface_ids", "updated_at"]
+    list_display = ["name", "goal", "project", "enabled", "surface_ids", "updated_at"]
+    list_filter = ["goal"]
     search_fields = ["name", "project", "description"]
+    filter_horizontal = ["shared_with"]
     readonly_fields = ["config_digest", "created_at", "updated_at"]
 
     @admin.display(boolean=True)
@@ -54,6 +62,7 @@ class SemanticPreferenceConfigAdmin(admin.ModelAdmin):
                 name=obj.name,
                 project=obj.project,
                 config=obj.config,
+                goal_id=obj.goal.goal_id if obj.goal_id else None,
                 description=obj.description,
                 execute=True,
             )
@@ -62,6 +71,18 @@ class SemanticPreferenceConfigAdmin(admin.ModelAdmin):
             return
         saved = SemanticPreferenceConfig.objects.get(name=obj.name)
         obj.pk = saved.pk
+        self._shared = [g.goal_id for g in form.cleaned_data.get("shared_with") or []]
+
+    def save_related(self, request, form, formsets, change):
+        """Sharing goes through the service (the form's own m2m save is not used)."""
+        if not SemanticPreferenceConfig.objects.filter(name=form.instance.name).exists():
+            return
+        try:
+            services.share_config(
+                name=form.instance.name, goal_ids=getattr(self, "_shared", []), execute=True
+            )
+        except DomainError as exc:
+            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
 
     def delete_model(self, request, obj):
         services.unregister_config(name=obj.name)
@@ -73,8 +94,8 @@ class SemanticPreferenceConfigAdmin(admin.ModelAdmin):
 
 @admin.register(ProviderExtension)
 class ProviderExtensionAdmin(admin.ModelAdmin):
-    """Installed from a manifest (`semantic_preference extension install`); read-only here
-    except activation, which goes through the service."""
+    """Installed from a manifest (`semantic_preference extension install --execute`);
+    read-only here except disabling (enabling runs only in the operator's shell)."""
 
     list_display = [
         "extension_id",
@@ -86,7 +107,7 @@ class ProviderExtensionAdmin(admin.ModelAdmin):
     ]
     list_filter = ["active", "permission", "capability"]
     search_fields = ["extension_id", "description"]
-    actions = ["activate", "deactivate"]
+    actions = ["deactivate"]
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in self.model._meta.fields]
@@ -97,23 +118,15 @@ class ProviderExtensionAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    def _toggle(self, request, queryset, *, active: bool):
-        run = services.activate_extension if active else services.deactivate_extension
+    @admin.action(description="Disable selected extensions", permissions=["change"])
+    def deactivate(self, request, queryset):
         for row in queryset:
             try:
-                result = run(extension_id=row.extension_id)
+                result = services.deactivate_extension(extension_id=row.extension_id, execute=True)
             except DomainError as exc:
                 self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
                 continue
             self.message_user(request, f"{row.extension_id}: {result['status']}")
-
-    @admin.action(description="Activate selected extensions", permissions=["change"])
-    def activate(self, request, queryset):
-        self._toggle(request, queryset, active=True)
-
-    @admin.action(description="Deactivate selected extensions", permissions=["change"])
-    def deactivate(self, request, queryset):
-        self._toggle(request, queryset, active=False)
 
 
 class ProviderNoteForm(forms.ModelForm):

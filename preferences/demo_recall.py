@@ -1,11 +1,14 @@
 """Demo data of the recall hook: the installed ``loopx-local`` extension, a registered
-config ``demo`` and a few provider notes for project ``loopx-demo`` (idempotent)."""
+config ``demo`` (owned by Goal ``demo``, shared with no other Goal) and a few provider
+notes for project ``loopx-demo`` (idempotent; the registry demo runs first)."""
 
 from pathlib import Path
 
+from loopx_site.core.errors import DomainError
 from preferences import services
 
 PROJECT = "loopx-demo"
+GOAL_ID = "demo"
 MANIFEST = Path(__file__).resolve().parent / "extensions" / "loopx-local.json"
 
 DEMO_CONFIG = {
@@ -13,10 +16,11 @@ DEMO_CONFIG = {
     "enabled": True,
     "provider": {
         "id": "loopx_local",
-        "setup_hints": [
-            "Run `manage.py semantic_preference doctor --project loopx-demo "
+        "extension_id": "loopx-local",
+        "setup_hints": {
+            "configure": "Run `manage.py semantic_preference doctor --project loopx-demo "
             "--config demo --execute` after adding notes."
-        ],
+        },
     },
     "surfaces": {
         "issue_fix.pr_description": {
@@ -54,10 +58,18 @@ NOTES = [
 
 
 def load(*, log) -> dict:
-    installed = services.install_extension(manifest_path=MANIFEST, execute=True)
-    services.activate_extension(extension_id="loopx-local")
-    log(f"provider extension loopx-local: {installed['status']}, active")
-    services.register_config(name="demo", project=PROJECT, config=DEMO_CONFIG, execute=True)
+    try:
+        installed = services.install_extension(manifest_path=MANIFEST, execute=True)
+    except DomainError as exc:
+        if exc.code != "extension_installed":
+            raise
+        installed = services.upgrade_extension(manifest_path=MANIFEST, execute=True)
+    if not installed["enabled"]:
+        services.activate_extension(extension_id="loopx-local", execute=True)
+    log(f"provider extension loopx-local: {installed['status']}, enabled")
+    services.register_config(
+        name="demo", project=PROJECT, config=DEMO_CONFIG, goal_id=GOAL_ID, execute=True
+    )
     for note in NOTES:
         services.save_provider_note(project=PROJECT, **note)
     log(f"semantic preference config `demo` and {len(NOTES)} provider notes for {PROJECT}")

@@ -34,7 +34,8 @@ class SemanticPreferenceApplicationReceiptInput(serializers.Serializer):
     outcome = serializers.CharField(max_length=32, help_text="applied | ignored | failed")
     preference_refs = serializers.ListField(
         child=serializers.CharField(max_length=1024, trim_whitespace=False),
-        min_length=1,
+        required=False,
+        default=list,
         max_length=20,
     )
     artifact_ref = serializers.CharField(
@@ -46,7 +47,9 @@ class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
     trigger = serializers.CharField(
         max_length=32, help_text="explicit_feedback | source_truth_changed"
     )
-    outcome = serializers.CharField(max_length=32, help_text="verified | no_write_rationale")
+    outcome = serializers.CharField(
+        max_length=32, help_text="verified | no_write_rationale | failed"
+    )
     corpus_ids = serializers.ListField(
         child=serializers.CharField(max_length=128, trim_whitespace=False),
         min_length=1,
@@ -64,6 +67,8 @@ class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
 
 
 class SemanticPreferenceItemOutput(serializers.Serializer):
+    """A provider item, passed through: these two fields plus any the provider added."""
+
     preference_ref = serializers.CharField()
     summary = serializers.CharField()
 
@@ -76,37 +81,62 @@ class SemanticPreferenceProviderOutput(serializers.Serializer):
     doctor = serializers.BooleanField()
 
 
-class SemanticPreferenceGuidanceCorpusOutput(serializers.Serializer):
+class SemanticPreferenceProviderRequestOutput(serializers.Serializer):
+    """``semantic_preference_provider_request_v0``: exactly what the provider receives."""
+
+    schema_version = serializers.CharField()
+    surface = serializers.CharField()
+    query = serializers.CharField()
+    limit = serializers.IntegerField()
+    context = ContextField()
+
+
+class SemanticPreferenceCorpusOutput(serializers.Serializer):
     corpus_id = serializers.CharField()
-    read_role = serializers.CharField()
-    write_mode = serializers.CharField()
+    scope_ref = serializers.CharField()
+    read_role = serializers.CharField(help_text="primary | fallback | reference")
+    write_mode = serializers.CharField(help_text="read_only | provider_managed")
+    write_actor_ref = serializers.CharField(allow_null=True)
     source_of_truth = serializers.CharField()
     writeback_triggers = serializers.ListField(child=serializers.CharField())
-    closure_policy = serializers.CharField()
-    scope_ref_digests = serializers.ListField(child=serializers.CharField())
+    closure_policy = serializers.CharField(help_text="none | write_wait_l2_read_scoped_recall")
 
 
 class SemanticPreferenceGuidanceOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
-    corpora = SemanticPreferenceGuidanceCorpusOutput(many=True)
-    triggers = serializers.ListField(child=serializers.CharField())
-    outcomes = serializers.ListField(child=serializers.CharField())
-    instructions = serializers.ListField(child=serializers.CharField())
+    schema_version = serializers.CharField(help_text="semantic_preference_maintenance_guidance_v0")
+    corpus_ids = serializers.ListField(child=serializers.CharField())
+    writeback_triggers = serializers.ListField(child=serializers.CharField())
+    closure_outcomes = serializers.ListField(child=serializers.CharField())
+    completion = serializers.CharField()
 
 
 class SemanticPreferenceRecallOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+    ok = serializers.BooleanField()
+    schema_version = serializers.CharField(help_text="semantic_preference_recall_v0")
     status = serializers.CharField(
         help_text="preview_ready | completed | provider_unavailable | disabled"
     )
     surface = serializers.CharField()
+    request = SemanticPreferenceProviderRequestOutput(
+        required=False, help_text="Preview only: the provider request."
+    )
+    items = SemanticPreferenceItemOutput(many=True)
+    truncated = serializers.BooleanField()
+    corpus_inventory = SemanticPreferenceCorpusOutput(
+        many=True, required=False, help_text="Completed only; [] when the provider sent none."
+    )
+    maintenance_guidance = SemanticPreferenceGuidanceOutput(
+        required=False, allow_null=True, help_text="Completed only; null without writable corpora."
+    )
+    failure_kind = serializers.CharField(allow_null=True)
     failure_policy = serializers.CharField(allow_null=True)
     limit = serializers.IntegerField(allow_null=True)
     provider = SemanticPreferenceProviderOutput(allow_null=True)
-    items = SemanticPreferenceItemOutput(many=True)
-    truncated = serializers.BooleanField()
-    failure_kind = serializers.CharField(allow_null=True)
-    maintenance_guidance = SemanticPreferenceGuidanceOutput(required=False)
+
+
+class SemanticPreferenceSetupHintsOutput(serializers.Serializer):
+    install = serializers.CharField(required=False)
+    configure = serializers.CharField(required=False)
 
 
 class SemanticPreferenceDoctorConfigOutput(serializers.Serializer):
@@ -116,18 +146,29 @@ class SemanticPreferenceDoctorConfigOutput(serializers.Serializer):
 
 
 class SemanticPreferenceDoctorOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+    ok = serializers.BooleanField()
+    schema_version = serializers.CharField(help_text="semantic_preference_provider_doctor_v0")
     status = serializers.CharField(
-        help_text="disabled | preview_ready | healthy | unhealthy | unavailable | no_probe"
+        help_text="disabled | probe_required | ready | provider_missing | provider_unavailable"
     )
+    provider_id = serializers.CharField(allow_null=True)
+    available = serializers.BooleanField()
+    verified = serializers.BooleanField()
+    probe_configured = serializers.BooleanField()
+    failure_kind = serializers.CharField(allow_null=True)
+    setup_hints = SemanticPreferenceSetupHintsOutput()
+    automatic_setup_performed = serializers.BooleanField()
+    credential_writes_performed = serializers.BooleanField()
+    service_writes_performed = serializers.BooleanField()
+    external_writes_performed = serializers.BooleanField()
     config = SemanticPreferenceDoctorConfigOutput()
     provider = SemanticPreferenceProviderOutput(allow_null=True)
-    failure_kind = serializers.CharField(allow_null=True)
-    setup_hints = serializers.ListField(child=serializers.CharField())
 
 
 class SemanticPreferenceApplicationReceiptOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+    ok = serializers.BooleanField()
+    schema_version = serializers.CharField(help_text="semantic_preference_application_receipt_v0")
+    status = serializers.CharField(help_text="built")
     surface = serializers.CharField()
     application_id = serializers.CharField()
     outcome = serializers.CharField()
@@ -136,7 +177,9 @@ class SemanticPreferenceApplicationReceiptOutput(serializers.Serializer):
 
 
 class SemanticPreferenceMaintenanceReceiptOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+    ok = serializers.BooleanField()
+    schema_version = serializers.CharField(help_text="semantic_preference_maintenance_receipt_v0")
+    status = serializers.CharField(help_text="built")
     trigger = serializers.CharField()
     outcome = serializers.CharField()
     corpus_ids = serializers.ListField(child=serializers.CharField())

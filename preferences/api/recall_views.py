@@ -1,11 +1,17 @@
 """One APIView per operation of the recall hook. Configs are named by registration
 (``SemanticPreferenceConfig``, managed by operators); the project comes from that row.
-Any authenticated host or operator may call these routes (they are not Goal-scoped)."""
+
+A host token runs (recall/doctor) only configs of its own Goal or shared with its Goal;
+any other config answers 404 exactly like a missing one. The scope handed to the built-in
+provider is the token's Goal/Agent (an operator's run uses the config's owner Goal) —
+never a field of the request body."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from loopx_site.core.api.auth import HostPrincipal
+from loopx_site.core.api.permissions import is_operator
 from preferences import services
 from preferences.api.recall_serializers import (
     SemanticPreferenceApplicationReceiptInput,
@@ -24,6 +30,17 @@ TAG = ["semantic preferences"]
 class RecallHookApi(APIView):
     error_area = "semantic_preference"
 
+    def config_and_scope(self, request, name):
+        """The registered config this caller may run and the verified scope of the run."""
+        if is_operator(request):
+            row = services.registered_config(name)
+            return row, services.scope_of(row)
+        user = request.user
+        goal_id = user.goal_id if isinstance(user, HostPrincipal) else None
+        row = services.registered_config(name, goal_id=goal_id, operator=False)
+        agent_id = user.agent_id if isinstance(user, HostPrincipal) else None
+        return row, services.Scope(goal_id=goal_id, agent_id=agent_id)
+
 
 class SemanticPreferenceRecallApi(RecallHookApi):
     @extend_schema(
@@ -36,7 +53,7 @@ class SemanticPreferenceRecallApi(RecallHookApi):
     def post(self, request):
         data = SemanticPreferenceRecallInput(data=request.data)
         data.is_valid(raise_exception=True)
-        row = services.registered_config(data.validated_data["config"])
+        row, scope = self.config_and_scope(request, data.validated_data["config"])
         return Response(
             services.recall(
                 row,
@@ -44,6 +61,7 @@ class SemanticPreferenceRecallApi(RecallHookApi):
                 surface=data.validated_data["surface"],
                 context=data.validated_data["context"],
                 execute=data.validated_data["execute"],
+                scope=scope,
             )
         )
 
@@ -59,9 +77,11 @@ class SemanticPreferenceDoctorApi(RecallHookApi):
     def post(self, request):
         data = SemanticPreferenceDoctorInput(data=request.data)
         data.is_valid(raise_exception=True)
-        row = services.registered_config(data.validated_data["config"])
+        row, scope = self.config_and_scope(request, data.validated_data["config"])
         return Response(
-            services.doctor(row, project=row.project, execute=data.validated_data["execute"])
+            services.doctor(
+                row, project=row.project, execute=data.validated_data["execute"], scope=scope
+            )
         )
 
 

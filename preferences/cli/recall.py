@@ -1,9 +1,11 @@
 """CLI of the semantic preference recall hook: ``recall``, ``doctor``, ``receipt``,
-``maintenance-receipt`` and ``extension install|activate|deactivate|list`` under
+``maintenance-receipt`` and ``extension install|upgrade|enable|disable|rollback|list``
+(``activate``/``deactivate`` are aliases of ``enable``/``disable``) under
 ``manage.py semantic_preference`` (and the ``manage.py recall`` shortcut).
 
 Parse → one service call → render. ``--config CFG`` is a local-private config file (git
-must ignore it) or the name of an operator-registered config.
+must ignore it; the only place besides an installed extension a provider command may come
+from) or the name of an operator-registered config (run with its owner Goal as scope).
 """
 
 import argparse
@@ -15,7 +17,9 @@ from preferences.recall.config import parse_context_entries
 
 
 def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--project", required=True, help="Project reference for the provider.")
+    parser.add_argument(
+        "--project", default=".", help="Project reference for the provider (default: .)."
+    )
     parser.add_argument(
         "--config", required=True, help="Ignored config file, or a registered config name."
     )
@@ -32,40 +36,81 @@ def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _config_and_scope(config: str):
+    source = services.config_for_cli(config)
+    scope = services.scope_of(source) if not isinstance(source, str) else None
+    return source, scope
+
+
 def run_recall(*, project, config, surface, context, execute, **_) -> dict[str, Any]:
+    source, scope = _config_and_scope(config)
     return services.recall(
-        services.config_for_cli(config),
+        source,
         project=project,
         surface=surface,
         execute=execute,
         context=parse_context_entries(context),
+        scope=scope,
     )
 
 
 def render_recall(payload: dict[str, Any]) -> str:
-    head = format_mapping(payload, skip=("items", "maintenance_guidance", "provider"))
+    head = format_mapping(
+        payload,
+        skip=("items", "maintenance_guidance", "provider", "request", "corpus_inventory"),
+    )
     provider = payload.get("provider") or {}
     lines = [head, f"provider: {provider.get('extension_id') or provider.get('source') or '-'}"]
+    request = payload.get("request")
+    if request:
+        lines += [
+            "",
+            "provider request (sent on --execute):",
+            format_mapping({k: v for k, v in request.items() if k != "context"}),
+            "context: "
+            + (", ".join(f"{k}={v}" for k, v in request["context"].items()) or "(none)"),
+        ]
     if payload.get("items"):
         lines += ["", format_table(payload["items"], ["preference_ref", "summary"])]
+    inventory = payload.get("corpus_inventory") or []
+    if inventory:
+        lines += [
+            "",
+            "corpus inventory:",
+            format_table(
+                [{**c, "writeback_triggers": ",".join(c["writeback_triggers"])} for c in inventory],
+                ["corpus_id", "read_role", "write_mode", "writeback_triggers", "closure_policy"],
+            ),
+        ]
     guidance = payload.get("maintenance_guidance")
     if guidance:
         lines += [
             "",
-            "maintenance guidance:",
-            format_table(
-                [
-                    {**c, "writeback_triggers": ",".join(c["writeback_triggers"])}
-                    for c in guidance["corpora"]
-                ],
-                ["corpus_id", "write_mode", "writeback_triggers", "closure_policy"],
-            ),
+            "maintenance guidance: corpora "
+            + ", ".join(guidance["corpus_ids"])
+            + "; triggers "
+            + ", ".join(guidance["writeback_triggers"])
+            + "; close with "
+            + " | ".join(guidance["closure_outcomes"])
+            + f" ({guidance['completion']})",
         ]
     return "\n".join(lines)
 
 
+def render_doctor(payload: dict[str, Any]) -> str:
+    head = format_mapping(payload, skip=("config", "provider", "setup_hints"))
+    hints = payload.get("setup_hints") or {}
+    lines = [head]
+    for key in ("install", "configure"):
+        if hints.get(key):
+            lines.append(f"setup hint ({key}): {hints[key]}")
+    return "\n".join(lines)
+
+
 def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--project", required=True, help="Project reference for the provider.")
+    parser.add_argument(
+        "--project", default=".", help="Project reference for the provider (default: .)."
+    )
     parser.add_argument(
         "--config", required=True, help="Ignored config file, or a registered config name."
     )
@@ -75,7 +120,8 @@ def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_doctor(*, project, config, execute, **_) -> dict[str, Any]:
-    return services.doctor(services.config_for_cli(config), project=project, execute=execute)
+    source, scope = _config_and_scope(config)
+    return services.doctor(source, project=project, execute=execute, scope=scope)
 
 
 def run_receipt(
@@ -106,28 +152,44 @@ def run_install(*, manifest, execute, **_) -> dict[str, Any]:
     return services.install_extension(manifest_path=manifest, execute=execute)
 
 
-def run_activate(*, extension_id, **_) -> dict[str, Any]:
-    return services.activate_extension(extension_id=extension_id)
+def run_upgrade(*, manifest, execute, **_) -> dict[str, Any]:
+    return services.upgrade_extension(manifest_path=manifest, execute=execute)
 
 
-def run_deactivate(*, extension_id, **_) -> dict[str, Any]:
-    return services.deactivate_extension(extension_id=extension_id)
+def run_enable(*, extension_id, execute, **_) -> dict[str, Any]:
+    return services.activate_extension(extension_id=extension_id, execute=execute)
+
+
+def run_disable(*, extension_id, execute, **_) -> dict[str, Any]:
+    return services.deactivate_extension(extension_id=extension_id, execute=execute)
+
+
+def run_rollback(*, extension_id, execute, **_) -> dict[str, Any]:
+    return services.rollback_extension(extension_id=extension_id, execute=execute)
 
 
 def run_list(**_) -> dict[str, Any]:
     return services.list_extensions()
 
 
-EXTENSION_COLUMNS = ["extension_id", "version", "active", "permission", "timeout_seconds"]
+EXTENSION_COLUMNS = [
+    "extension_id",
+    "version",
+    "enabled",
+    "active_revision",
+    "rollback_available",
+    "permission",
+    "timeout_seconds",
+]
 
 
 def render_extension(payload: dict[str, Any]) -> str:
-    return "\n".join(
-        [
-            format_mapping(payload, skip=("extension",)),
-            format_table([payload["extension"]], EXTENSION_COLUMNS),
-        ]
-    )
+    doctor = payload.get("doctor") or {}
+    lines = [format_mapping(payload, skip=("extension", "doctor"))]
+    if doctor:
+        lines.append(f"doctor: {doctor.get('status')} (verified: {doctor.get('verified')})")
+    lines.append(format_table([payload["extension"]], EXTENSION_COLUMNS))
+    return "\n".join(lines)
 
 
 def render_list(payload: dict[str, Any]) -> str:
@@ -148,7 +210,7 @@ def register(sub: Subcommands) -> None:
         "doctor",
         "Check a config and its provider; --execute runs the read-only provider probe.",
         run=run_doctor,
-        render=format_mapping,
+        render=render_doctor,
     )
     add_doctor_arguments(doctor)
 
@@ -164,9 +226,9 @@ def register(sub: Subcommands) -> None:
     receipt.add_argument(
         "--preference-ref",
         action="append",
-        required=True,
+        default=[],
         dest="preference_refs",
-        help="Repeatable provider-owned reference (hashed into the receipt).",
+        help="Optional, repeatable provider-owned reference (hashed into the receipt).",
     )
     receipt.add_argument("--artifact-ref", help="Public https:// URL of the artifact.")
 
@@ -179,7 +241,9 @@ def register(sub: Subcommands) -> None:
     maintenance.add_argument(
         "--trigger", required=True, help="explicit_feedback | source_truth_changed"
     )
-    maintenance.add_argument("--outcome", required=True, help="verified | no_write_rationale")
+    maintenance.add_argument(
+        "--outcome", required=True, help="verified | no_write_rationale | failed"
+    )
     maintenance.add_argument(
         "--corpus-id", action="append", required=True, dest="corpus_ids", help="Repeatable."
     )
@@ -193,23 +257,25 @@ def register(sub: Subcommands) -> None:
     maintenance.add_argument("--evidence-ref", help="Compact evidence reference.")
 
     extension = sub.group("extension", "Installed semantic preference provider extensions.")
-    install = extension.add(
-        "install",
-        "Install a provider extension from its manifest (preview unless --execute).",
-        run=run_install,
-        render=render_extension,
-    )
-    install.add_argument("--manifest", required=True, help="Manifest JSON file.")
-    install.add_argument("--execute", action="store_true", help="Install (default: preview).")
-    activate = extension.add(
-        "activate", "Activate an installed extension.", run=run_activate, render=render_extension
-    )
-    activate.add_argument("extension_id")
-    deactivate = extension.add(
-        "deactivate",
-        "Deactivate an installed extension.",
-        run=run_deactivate,
-        render=render_extension,
-    )
-    deactivate.add_argument("extension_id")
+    for verb, run, text in (
+        ("install", run_install, "Install a provider extension (TOML or JSON manifest)."),
+        ("upgrade", run_upgrade, "Install a new revision of an installed extension."),
+    ):
+        command = extension.add(
+            verb, text + " Preview unless --execute.", run=run, render=render_extension
+        )
+        command.add_argument("--manifest", required=True, help="Manifest file (.toml or .json).")
+        command.add_argument("--execute", action="store_true", help="Apply (default: preview).")
+    for verb, run, text in (
+        ("enable", run_enable, "Enable an installed extension."),
+        ("activate", run_enable, "Alias of enable."),
+        ("disable", run_disable, "Disable an installed extension."),
+        ("deactivate", run_disable, "Alias of disable."),
+        ("rollback", run_rollback, "Make the previous revision active again."),
+    ):
+        command = extension.add(
+            verb, text + " Preview unless --execute.", run=run, render=render_extension
+        )
+        command.add_argument("extension_id")
+        command.add_argument("--execute", action="store_true", help="Apply (default: preview).")
     extension.add("list", "List installed extensions.", run=run_list, render=render_list)

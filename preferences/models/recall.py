@@ -4,7 +4,9 @@
   manifest-owned entrypoint, doctor, permission and timeout, and whether an operator
   activated it).
 * ``SemanticPreferenceConfig`` — a ``semantic_preference_hook_config_v0`` an operator
-  registered by name; the API takes configs only this way (never a client path).
+  registered by name; the API takes configs only this way (never a client path). A
+  registered config only binds an installed extension by id (no command), belongs to one
+  Goal (``goal``; ``NULL`` = operators only) and may be shared with other Goals.
 * ``ProviderNote`` — an operator-added note in the corpus of the built-in ``loopx-local``
   provider, indexed into the shared full-text index.
 
@@ -27,8 +29,15 @@ class ProviderExtension(models.Model):
     doctor_argv = models.JSONField(null=True, blank=True, help_text="Read-only health check.")
     permission = models.CharField(max_length=64)
     timeout_seconds = models.PositiveSmallIntegerField()
-    setup_hints = models.JSONField(default=list, blank=True)
+    setup_hints = models.JSONField(default=dict, blank=True)
     manifest_digest = models.CharField(max_length=71, help_text="sha256 of the manifest.")
+    revision = models.CharField(
+        max_length=16, blank=True, default="", help_text="Revision id of the active manifest."
+    )
+    rollback_revision = models.CharField(max_length=16, blank=True, default="")
+    revisions = models.JSONField(
+        default=list, blank=True, help_text="Retained manifest revisions (newest last)."
+    )
     active = models.BooleanField(default=False)
     installed_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -56,6 +65,20 @@ class ProviderExtension(models.Model):
 
 class SemanticPreferenceConfig(models.Model):
     name = models.CharField(max_length=128)
+    goal = models.ForeignKey(
+        "core.Goal",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="semantic_preference_configs",
+        help_text="Owner Goal: its host tokens may run this config. Empty = operators only.",
+    )
+    shared_with = models.ManyToManyField(
+        "core.Goal",
+        blank=True,
+        related_name="shared_semantic_preference_configs",
+        help_text="Other Goals an operator explicitly shared this config with.",
+    )
     project = models.CharField(
         max_length=1024, help_text="Project reference sent to the provider with every request."
     )

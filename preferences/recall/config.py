@@ -9,7 +9,6 @@ anywhere in the hook) branches on a surface or module name.
 No error message carries the config path, the provider command or a config value.
 """
 
-import json
 import os
 import re
 import shutil
@@ -18,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loopx_site.core import files
+from loopx_site.core.errors import DomainError
 from preferences.recall.errors import SemanticPreferenceError, invalid
 
 SCHEMA_VERSION = "semantic_preference_hook_config_v0"
@@ -30,8 +31,8 @@ MAX_QUERY_CHARS = 500
 MAX_SURFACES = 64
 MAX_ARGV_ITEMS = 64
 MAX_ARG_CHARS = 4096
-MAX_SETUP_HINTS = 16
-MAX_SETUP_HINT_CHARS = 500
+SETUP_HINT_KEYS = ("install", "configure")
+MAX_SETUP_HINT_CHARS = 1000
 FAILURE_POLICIES = ("fail_open", "fail_closed")
 MAX_CONTEXT_ENTRIES = 16
 MAX_CONTEXT_VALUE_CHARS = 500
@@ -56,6 +57,11 @@ PROVIDER_FIELDS = {
     "setup_hints",
 }
 SURFACE_FIELDS = {"query", "limit", "failure_policy"}
+#: Origins whose provider object may carry a command (argv, args, a state file): only a
+#: local-private file the CLI reads in the operator's shell, and in-process callers.
+COMMAND_ORIGINS = ("file", "inline")
+#: The only provider fields a registered config (admin form, API) may set.
+REGISTERED_PROVIDER_FIELDS = {"id", "extension_id", "setup_hints"}
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ class ProviderConfig:
     probe_argv: tuple[str, ...] | None = None
     extension_id: str | None = None
     extension_state_file: Path | None = None
-    setup_hints: tuple[str, ...] = ()
+    setup_hints: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_legacy(self) -> bool:
@@ -106,7 +112,11 @@ class HookConfig:
 
 
 def require_surface_id(value: Any, field_name: str, *, code: str = "invalid_argument") -> str:
-    if not isinstance(value, str) or len(value) > MAX_SURFACE_CHARS or not SURFACE_RE.match(value):
+    if (
+        not isinstance(value, str)
+        or len(value) > MAX_SURFACE_CHARS
+        or not SURFACE_RE.fullmatch(value)
+    ):
         raise invalid(
             code,
             field_name,
@@ -202,6 +212,8 @@ def validate_config(
         )
     enabled = _require_bool(raw.get("enabled", False), "enabled")
     provider = None
+    if origin not in COMMAND_ORIGINS and isinstance(raw.get("provider"), dict):
+        _require_bindable(raw["provider"], enabled=enabled)
     if "provider" in raw:
         provider = _validate_provider(raw["provider"], origin=origin, base_dir=base_dir)
     elif enabled:
@@ -243,6 +255,61 @@ def _validate_surface(surface_id: str, spec: Any) -> SurfaceConfig:
     return SurfaceConfig(surface_id=surface_id, query=query, limit=limit, failure_policy=policy)
 
 
+def _require_bindable(provider: dict, *, enabled: bool) -> None:
+    """A registered config only names an installed extension: no command of any kind."""
+    for name in sorted(provider):
+        if name not in REGISTERED_PROVIDER_FIELDS:
+            raise invalid(
+                "invalid_config",
+                f"provider.{str(name)[:64]}",
+                "A registered config binds an installed, active extension by "
+                "provider.extension_id; provider commands, args, state files and timeouts "
+                "come only from `semantic_preference extension install` in the operator's "
+                "shell.",
+            )
+    if enabled and "extension_id" not in provider:
+        raise invalid(
+            "invalid_config",
+            "provider.extension_id",
+            "A registered config must name the installed extension by provider.extension_id.",
+        )
+
+
+def _validate_setup_hints(raw: Any) -> dict[str, str]:
+    """LoopX's ``setup_hints`` object: optional ``install`` and ``configure`` strings."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise invalid(
+            "invalid_config",
+            "provider.setup_hints",
+            "provider.setup_hints must be an object with install and/or configure.",
+        )
+    _reject_unknown(raw, set(SETUP_HINT_KEYS), "provider.setup_hints.")
+    hints = {}
+    for key in SETUP_HINT_KEYS:
+        if key in raw:
+            value = _require_str(
+                raw[key], f"provider.setup_hints.{key}", max_chars=MAX_SETUP_HINT_CHARS
+            ).strip()
+            if value:
+                hints[key] = value
+    return hints
+
+
+def _require_runnable(argv: tuple[str, ...], field_name: str) -> tuple[str, ...]:
+    """A program is a bare command name (found on PATH) or an absolute path — never a
+    relative path, which would resolve against whatever directory the caller chose."""
+    program = argv[0]
+    if "/" in program and not os.path.isabs(program):
+        raise invalid(
+            "invalid_config",
+            field_name,
+            f"{field_name}[0] must be a command name or an absolute path.",
+        )
+    return argv
+
+
 def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> ProviderConfig:
     if not isinstance(raw, dict):
         raise invalid("invalid_config", "provider", "provider must be an object.")
@@ -250,20 +317,11 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
     provider_id = None
     if "id" in raw:
         provider_id = raw["id"]
-        if not isinstance(provider_id, str) or not PROVIDER_ID_RE.match(provider_id):
+        if not isinstance(provider_id, str) or not PROVIDER_ID_RE.fullmatch(provider_id):
             raise invalid(
                 "invalid_config", "provider.id", f"provider.id must match {PROVIDER_ID_RE.pattern}."
             )
-    hints = raw.get("setup_hints", [])
-    if not isinstance(hints, list) or len(hints) > MAX_SETUP_HINTS:
-        raise invalid(
-            "invalid_config",
-            "provider.setup_hints",
-            f"setup_hints must be a list of at most {MAX_SETUP_HINTS} strings.",
-        )
-    hints = tuple(
-        _require_str(h, "provider.setup_hints", max_chars=MAX_SETUP_HINT_CHARS) for h in hints
-    )
+    hints = _validate_setup_hints(raw.get("setup_hints"))
     if "argv" in raw:
         if "extension_id" in raw:
             raise invalid(
@@ -278,7 +336,7 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
                     f"provider.{extension_only}",
                     f"provider.{extension_only} applies to extension providers, not argv.",
                 )
-        argv = require_argv(raw["argv"], "provider.argv")
+        argv = _require_runnable(require_argv(raw["argv"], "provider.argv"), "provider.argv")
         timeout = _require_int(
             raw.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS),
             "provider.timeout_seconds",
@@ -287,7 +345,9 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
         )
         probe = None
         if "probe_argv" in raw:
-            probe = require_argv(raw["probe_argv"], "provider.probe_argv")
+            probe = _require_runnable(
+                require_argv(raw["probe_argv"], "provider.probe_argv"), "provider.probe_argv"
+            )
         return ProviderConfig(
             id=provider_id, argv=argv, timeout_seconds=timeout, probe_argv=probe, setup_hints=hints
         )
@@ -303,7 +363,7 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
     extension_id = None
     if "extension_id" in raw:
         extension_id = raw["extension_id"]
-        if not isinstance(extension_id, str) or not PROVIDER_ID_RE.match(extension_id):
+        if not isinstance(extension_id, str) or not PROVIDER_ID_RE.fullmatch(extension_id):
             raise invalid(
                 "invalid_config",
                 "provider.extension_id",
@@ -315,6 +375,13 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
             raw["extension_state_file"], "provider.extension_state_file", max_chars=4096
         )
         state_file = Path(text)
+        if origin not in COMMAND_ORIGINS:
+            raise invalid(
+                "invalid_config",
+                "provider.extension_state_file",
+                "provider.extension_state_file is honoured only in a local-private config "
+                "file read by the CLI.",
+            )
         if not state_file.is_absolute():
             if base_dir is None:
                 raise invalid(
@@ -336,26 +403,28 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
 
 
 def read_private_json(path: Path, *, what: str, not_found_code: str, invalid_code: str) -> Any:
-    """Read a bounded local-private JSON file that git must ignore (see ``ensure_ignored``)."""
-    try:
-        absolute = Path(os.path.abspath(path))
-        if not absolute.is_file():
-            raise invalid(not_found_code, what, f"The {what} file does not exist or is not a file.")
-        ensure_ignored(absolute, field_name=what)
-        with absolute.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError:
-        raise invalid(not_found_code, what, f"The {what} file cannot be read.") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise invalid(invalid_code, what, f"The {what} file exceeds {MAX_CONFIG_BYTES} bytes.")
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError):
-        raise invalid(invalid_code, what, f"The {what} file is not valid UTF-8 JSON.") from None
+    """Read a bounded local-private JSON file that git must ignore (see ``ensure_ignored``).
 
-
-def _reject_constant(name: str):
-    raise ValueError(name)
+    Reading goes through ``loopx_site.core.files`` (regular files only, size and depth
+    caps); its errors are re-coded for this area and never name the path.
+    """
+    absolute = Path(os.path.abspath(path))
+    if not os.path.lexists(absolute):
+        raise invalid(not_found_code, what, f"The {what} file does not exist or is not a file.")
+    ensure_ignored(absolute, field_name=what)
+    try:
+        return files.read_json(
+            absolute,
+            option=what,
+            area="semantic_preference",
+            max_bytes=MAX_CONFIG_BYTES,
+            code=invalid_code,
+            not_found_code=not_found_code,
+            allow_stdin=False,
+            require_object=False,
+        )
+    except DomainError as exc:
+        raise invalid(exc.code, what, exc.message) from None
 
 
 def load_config_file(path: str | os.PathLike) -> HookConfig:
@@ -471,7 +540,7 @@ def validate_context(mapping: Any) -> dict[str, str]:
         if (
             not isinstance(key, str)
             or len(key) > MAX_CONTEXT_KEY_CHARS
-            or not CONTEXT_KEY_RE.match(key)
+            or not CONTEXT_KEY_RE.fullmatch(key)
         ):
             raise invalid(
                 "invalid_context", "context", "Each context key must be lower_snake (a-z, 0-9, _)."

@@ -11,8 +11,11 @@ status or rejected output reaches a result or an error.
 """
 
 import os
-import tempfile
+import shutil
+from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import Q
 
 from preferences.models import SemanticPreferenceConfig
 from preferences.recall import protocol, runner
@@ -28,20 +31,63 @@ from preferences.recall.errors import SemanticPreferenceError, invalid
 from preferences.recall.extensions import Binding, BindingUnavailable, resolve_binding
 
 RECALL_SCHEMA = "semantic_preference_recall_v0"
-DOCTOR_SCHEMA = "semantic_preference_doctor_v0"
+DOCTOR_SCHEMA = "semantic_preference_provider_doctor_v0"
 BINDING_UNAVAILABLE = "extension_binding_unavailable"
+#: LoopX's doctor flags: the doctor never sets anything up or writes anywhere.
+DOCTOR_FLAGS = {
+    "automatic_setup_performed": False,
+    "credential_writes_performed": False,
+    "service_writes_performed": False,
+    "external_writes_performed": False,
+}
+PROBE_FAILURE = {"nonzero_exit": "probe_nonzero_exit"}
+MISSING_CONFIG = "No registered config has this name."
 
 ConfigSource = str | os.PathLike | dict | HookConfig | SemanticPreferenceConfig
 
 
-def registered_config(name: Any) -> SemanticPreferenceConfig:
-    """The operator-registered config of that name (``config_not_found`` otherwise)."""
+@dataclass(frozen=True)
+class Scope:
+    """The server-verified scope a provider run is for (never read from a request body)."""
+
+    goal_id: str | None = None
+    agent_id: str | None = None
+
+    def env(self, project: str) -> dict[str, str]:
+        values = {"LOOPX_RECALL_PROJECT": project}
+        if self.goal_id:
+            values["LOOPX_RECALL_GOAL_ID"] = self.goal_id
+        if self.agent_id:
+            values["LOOPX_RECALL_AGENT_ID"] = self.agent_id
+        return values
+
+
+def registered_config(name: Any, *, goal_id: str | None = None, operator: bool = True):
+    """The registered config of that name the caller may run (``config_not_found``).
+
+    An operator may run every config; a host (``operator=False``) only its Goal's configs
+    and those shared with its Goal — any other config is reported exactly like a missing
+    one.
+    """
     if not isinstance(name, str) or not name:
         raise invalid("invalid_argument", "config", "config must be a registered config name.")
-    row = SemanticPreferenceConfig.objects.filter(name=name).first()
+    rows = SemanticPreferenceConfig.objects.filter(name=name)
+    if not operator:
+        if not goal_id:
+            rows = rows.none()
+        else:
+            rows = rows.filter(
+                Q(goal__goal_id=goal_id) | Q(shared_with__goal_id=goal_id)
+            ).distinct()
+    row = rows.select_related("goal").first()
     if row is None:
-        raise invalid("config_not_found", "config", "No registered config has this name.")
+        raise invalid("config_not_found", "config", MISSING_CONFIG)
     return row
+
+
+def scope_of(row: SemanticPreferenceConfig) -> Scope:
+    """The scope of an operator's run of a registered config: its owner Goal."""
+    return Scope(goal_id=row.goal.goal_id if row.goal_id else None)
 
 
 def config_for_cli(value: str) -> str | SemanticPreferenceConfig:
@@ -52,7 +98,7 @@ def config_for_cli(value: str) -> str | SemanticPreferenceConfig:
     """
     if os.path.lexists(value):
         return value
-    row = SemanticPreferenceConfig.objects.filter(name=value).first()
+    row = SemanticPreferenceConfig.objects.filter(name=value).select_related("goal").first()
     return row if row is not None else value
 
 
@@ -68,19 +114,18 @@ def load_config(config: ConfigSource) -> HookConfig:
     raise invalid("invalid_config", "config", "config must be a path, a mapping or a config row.")
 
 
-def _working_dir(binding: Binding, project: str) -> str:
-    if binding.cwd is not None:
-        return binding.cwd
-    if os.path.isdir(project):
-        return os.path.abspath(project)
-    return tempfile.gettempdir()
-
-
 def _bind(hook: HookConfig) -> tuple[Binding | None, str | None]:
     try:
         return resolve_binding(hook.provider), None
     except BindingUnavailable:
         return None, BINDING_UNAVAILABLE
+
+
+def _env(binding: Binding, project: str, scope: Scope | None) -> dict[str, str]:
+    extra = dict(binding.env)
+    if binding.builtin:
+        extra.update((scope or Scope()).env(project))
+    return runner.minimal_env(extra)
 
 
 def recall(
@@ -90,118 +135,149 @@ def recall(
     surface: str,
     execute: bool = False,
     context: dict[str, str] | None = None,
+    scope: Scope | None = None,
 ) -> dict[str, Any]:
     """Recall ranked semantic preferences for one module-owned surface.
 
-    Returns ``semantic_preference_recall_v0``; ``items`` is the private result for the
-    caller (the only place recalled content appears).
+    Returns LoopX's ``semantic_preference_recall_v0`` document; ``items`` is the private
+    result for the caller (the only place recalled content appears). ``scope`` is the
+    verified Goal/Agent handed to the built-in provider.
     """
     project = require_project(project)
     require_surface_id(surface, "surface")
     context = validate_context(context)
     hook = load_config(config)
     result: dict[str, Any] = {
+        "ok": True,
         "schema_version": RECALL_SCHEMA,
         "status": "disabled",
         "surface": surface,
-        "failure_policy": None,
-        "limit": None,
-        "provider": None,
         "items": [],
         "truncated": False,
         "failure_kind": None,
+        "failure_policy": None,
+        "limit": None,
+        "provider": None,
     }
     if not hook.enabled:
         return result
     surface_config = hook.surface(surface)
     result["failure_policy"] = surface_config.failure_policy
     result["limit"] = surface_config.limit
+    request = protocol.request_document(
+        surface=surface, query=surface_config.query, limit=surface_config.limit, context=context
+    )
     binding, failure = _bind(hook)
     if binding is not None:
         result["provider"] = binding.public()
     if failure is not None:
         return _degrade(result, failure)
     if not execute:
-        result["status"] = "preview_ready"
+        result.update(status="preview_ready", request=request)
         return result
-    request = protocol.build_request(
-        surface=surface,
-        query=surface_config.query,
-        limit=surface_config.limit,
-        context=context,
-        project=project,
-    )
     run = runner.run(
         list(binding.argv),
-        request=request,
+        request=protocol.encode_request(request),
         timeout_seconds=binding.timeout_seconds,
-        env=runner.minimal_env(binding.env),
-        cwd=_working_dir(binding, project),
+        env=_env(binding, project, scope),
     )
     if run.failure_kind is not None:
         return _degrade(result, run.failure_kind)
     try:
         parsed = protocol.parse_response(run.stdout, limit=surface_config.limit)
-        guidance = protocol.maintenance_guidance(parsed.inventory) if parsed.inventory else None
     except protocol.ProtocolFailure as failure_:
         return _degrade(result, failure_.kind)
-    result.update(status="completed", items=parsed.items, truncated=parsed.truncated)
-    if guidance is not None:
-        result["maintenance_guidance"] = guidance
+    result.update(
+        status="completed",
+        items=parsed.items,
+        truncated=parsed.truncated,
+        corpus_inventory=parsed.inventory,
+        maintenance_guidance=protocol.maintenance_guidance(parsed.inventory),
+    )
     return result
 
 
 def _degrade(result: dict[str, Any], failure_kind: str) -> dict[str, Any]:
     if result["failure_policy"] == "fail_closed":
-        raise SemanticPreferenceError(
+        error = SemanticPreferenceError(
             "provider_failed",
-            "The semantic preference provider failed and this surface is fail_closed.",
+            f"semantic preference provider unavailable: {failure_kind}",
             field="surface",
             details={"surface": result["surface"], "failure_kind": failure_kind},
         )
+        error.extra = {"failure_kind": failure_kind}
+        raise error
     result.update(status="provider_unavailable", items=[], truncated=False)
     result["failure_kind"] = failure_kind
     return result
 
 
-def doctor(config: ConfigSource, *, project: str, execute: bool = False) -> dict[str, Any]:
-    """Check a config and its provider binding; with ``execute`` run the read-only probe
-    (the manifest doctor, or the legacy ``probe_argv``). Never installs, starts or writes.
+def _program_available(program: str) -> bool:
+    if os.path.isabs(program):
+        return os.path.isfile(program) and os.access(program, os.X_OK)
+    return shutil.which(program, path=runner.minimal_env()["PATH"]) is not None
+
+
+def doctor(
+    config: ConfigSource, *, project: str, execute: bool = False, scope: Scope | None = None
+) -> dict[str, Any]:
+    """LoopX's ``semantic_preference_provider_doctor_v0`` for a config.
+
+    Without ``execute`` nothing runs (``probe_required`` when a probe is configured); with
+    it, the read-only probe (the manifest doctor, or the legacy ``probe_argv``) runs once
+    through the bounded runner. Never installs, configures, starts or writes anything.
     """
     project = require_project(project)
     hook = load_config(config)
     result: dict[str, Any] = {
+        "ok": True,
         "schema_version": DOCTOR_SCHEMA,
         "status": "disabled",
+        "provider_id": None,
+        "available": False,
+        "verified": False,
+        "probe_configured": False,
+        "failure_kind": None,
+        "setup_hints": {},
+        **DOCTOR_FLAGS,
         "config": {"valid": True, "enabled": hook.enabled, "surfaces": sorted(hook.surfaces)},
         "provider": None,
-        "failure_kind": None,
-        "setup_hints": [],
     }
     if not hook.enabled:
         return result
-    hints = list(hook.provider.setup_hints) if hook.provider else []
+    result["provider_id"] = hook.provider.id or "configured_provider"
+    result["setup_hints"] = dict(hook.provider.setup_hints)
     binding, failure = _bind(hook)
     if failure is not None:
-        result.update(status="unavailable", failure_kind=failure, setup_hints=hints)
+        result.update(status="provider_unavailable", failure_kind=failure)
+        result["probe_configured"] = not hook.provider.is_legacy
         return result
     result["provider"] = binding.public()
-    hints += [h for h in binding.setup_hints if h not in hints]
-    if binding.doctor_argv is None:
-        result.update(status="no_probe", setup_hints=hints)
+    result["setup_hints"] = dict(binding.setup_hints)
+    probe = binding.doctor_argv
+    result["probe_configured"] = probe is not None
+    if not _program_available(binding.argv[0]):
+        result.update(status="provider_missing", failure_kind=None)
+        return result
+    result["available"] = True
+    if probe is None:
+        result["status"] = "ready"
         return result
     if not execute:
-        result["status"] = "preview_ready"
+        result["status"] = "probe_required"
         return result
     run = runner.run(
-        list(binding.doctor_argv),
-        request=protocol.build_doctor_request(project=project),
+        list(probe),
+        request=b"",
         timeout_seconds=binding.timeout_seconds,
-        env=runner.minimal_env(binding.env),
-        cwd=_working_dir(binding, project),
+        env=_env(binding, project, scope),
     )
     if run.failure_kind is not None:
-        result.update(status="unhealthy", failure_kind=run.failure_kind, setup_hints=hints)
+        result.update(
+            status="provider_unavailable",
+            available=False,
+            failure_kind=PROBE_FAILURE.get(run.failure_kind, "probe_execution_failed"),
+        )
         return result
-    result["status"] = "healthy"
+    result.update(status="ready", verified=True)
     return result

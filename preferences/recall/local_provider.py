@@ -38,8 +38,10 @@ from preferences.recall.config import (
 from preferences.recall.errors import SemanticPreferenceError, invalid
 
 EXTENSION_ID = "loopx-local"
-NOTES_CORPUS_ID = "loopx_local.provider_notes"
-SOFT_CORPUS_ID = "reward_memory.soft_preference"
+NOTES_CORPUS_ID = "loopx_local_provider_notes"
+SOFT_CORPUS_ID = "reward_memory_soft_preferences"
+#: Where the runner puts the verified project of a run (see ``hook.Scope``).
+PROJECT_ENV = "LOOPX_RECALL_PROJECT"
 NOTE_REF_PREFIX = "loopx-local:note:"
 MAX_SUMMARY_CHARS = 2000
 MAX_BODY_CHARS = 8000
@@ -72,7 +74,7 @@ def validate_note(
     project: Any, note_id: Any, summary: Any, body: Any, surfaces: Any, context: Any
 ) -> tuple[str, str, str, str, list[str], dict[str, str]]:
     project = require_project(project)
-    if not isinstance(note_id, str) or not IDENTIFIER_RE.match(note_id):
+    if not isinstance(note_id, str) or not IDENTIFIER_RE.fullmatch(note_id):
         raise invalid("invalid_argument", "note_id", f"note_id must match {IDENTIFIER_RE.pattern}.")
     if (
         not isinstance(summary, str)
@@ -311,8 +313,12 @@ def _mirror_soft_documents(project: str, documents: dict[str, dict[str, Any]]) -
 # -- the provider protocol ---------------------------------------------------------------
 
 
-def parse_request(data: bytes) -> dict[str, Any]:
-    """Validate a ``semantic_preference_provider_request_v0`` (``invalid_argument``)."""
+def parse_request(data: bytes, *, project: str | None) -> dict[str, Any]:
+    """Validate a ``semantic_preference_provider_request_v0`` (``invalid_argument``).
+
+    The request carries no project: it is the runner's verified ``LOOPX_RECALL_PROJECT``
+    or the operator's ``--project`` (``project``).
+    """
     import json
 
     if len(data) > MAX_REQUEST_BYTES:
@@ -337,7 +343,7 @@ def parse_request(data: bytes) -> dict[str, Any]:
         "query": query,
         "limit": limit,
         "context": validate_context(request.get("context") or {}),
-        "project": require_project(request.get("project_ref")),
+        "project": require_project(project),
     }
 
 
@@ -399,17 +405,18 @@ def recall_response(
 
 
 def inventory(project: str, *, with_soft: bool) -> list[dict[str, Any]]:
-    """The corpora this provider reads for a project, and what closes their maintenance."""
+    """The corpora this provider reads for a project, and what closes their maintenance
+    (LoopX's inventory vocabulary)."""
     entries = [
         {
             "corpus_id": NOTES_CORPUS_ID,
             "scope_ref": f"loopx-local:project:{project}",
             "read_role": "primary",
-            "write_mode": "operator_managed",
+            "write_mode": "provider_managed",
             "write_actor_ref": "loopx-local:operator",
             "source_of_truth": "operator_provider_notes",
             "writeback_triggers": ["explicit_feedback", "source_truth_changed"],
-            "closure_policy": "write_note_then_direct_read_then_scoped_recall",
+            "closure_policy": "write_wait_l2_read_scoped_recall",
         }
     ]
     if with_soft:
@@ -417,12 +424,12 @@ def inventory(project: str, *, with_soft: bool) -> list[dict[str, Any]]:
             {
                 "corpus_id": SOFT_CORPUS_ID,
                 "scope_ref": f"reward-memory:project:{project}",
-                "read_role": "supporting",
-                "write_mode": "candidate_review",
+                "read_role": "reference",
+                "write_mode": "provider_managed",
                 "write_actor_ref": "reward-memory:reviewer",
                 "source_of_truth": "reviewed_reward_memory_records",
                 "writeback_triggers": ["explicit_feedback"],
-                "closure_policy": "candidate_review_then_exact_readback_then_scoped_recall",
+                "closure_policy": "write_wait_l2_read_scoped_recall",
             }
         )
     return entries
@@ -459,19 +466,7 @@ def doctor_report(*, project: str | None = None) -> dict[str, Any]:
     return report
 
 
-def parse_doctor_request(data: bytes) -> str | None:
-    """The project of a doctor request on stdin (``None`` when there is none)."""
-    import json
-
-    if not data.strip():
-        return None
-    try:
-        request = json.loads(data[:MAX_REQUEST_BYTES].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
-    if (
-        isinstance(request, dict)
-        and request.get("schema_version") == protocol.DOCTOR_REQUEST_SCHEMA
-    ):
-        return require_project(request.get("project_ref"))
-    return None
+def project_from_env(environ) -> str | None:
+    """The verified project the runner handed over (``None`` outside a provider run)."""
+    value = environ.get(PROJECT_ENV)
+    return value or None

@@ -10,6 +10,7 @@ corpus ids, an optional compact evidence reference and the digests of the scope 
 
 import ipaddress
 import re
+import socket
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -30,25 +31,51 @@ MAX_PREFERENCE_REFS = 20
 MAX_SCOPE_REFS = 32
 MAX_CORPUS_IDS = 32
 MAX_URL_CHARS = 2048
-APPLICATION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-EVIDENCE_TOKEN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
+APPLICATION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+EVIDENCE_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
 _CREDENTIAL_KEY_RE = re.compile(
     r"(token|secret|passw|signature|^sig$|credential|api_?key|access_?key|auth|session|"
     r"^key$|^code$|x-amz-|sas)",
     re.IGNORECASE,
 )
 _PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".localdomain")
-_HOST_LABEL_RE = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+_HOST_LABEL_RE = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
+#: A top-level label has a letter (an all-digit or hex label is an address spelling).
+_TLD_RE = re.compile(r"(xn--[a-z0-9-]+|[a-z][a-z0-9-]*[a-z]|[a-z]{2,})")
+
+
+def _obfuscated_ipv4(host: str) -> bool:
+    """True for every spelling the C resolver reads as an IPv4 address other than the
+    canonical dotted quad: ``127.1``, ``0x7f.1``, ``2130706433``, ``0177.0.0.1`` …"""
+    try:
+        socket.inet_aton(host)
+    except (OSError, ValueError):
+        return False
+    try:
+        return str(ipaddress.IPv4Address(host)) != host
+    except ValueError:
+        return True
+
+
+def _public_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address):
+        for embedded in (address.ipv4_mapped, address.sixtofour):
+            if embedded is not None and not embedded.is_global:
+                return False
+        if address.teredo is not None:
+            return False
+    return address.is_global and not address.is_multicast
 
 
 def public_https_url(value: Any, field: str) -> str:
-    """Accept only a public ``https://`` URL without credentials (userinfo, or
-    credential-like query/fragment parameters) and without a private host."""
+    """Accept only a public ``https://`` URL: no userinfo, no credential-looking query or
+    fragment parameter, and a host that is a public name or a public canonical address —
+    never loopback, private, link-local, reserved or an obfuscated IPv4 spelling."""
     problem = "must be a public https:// URL without credentials"
     if (
         not isinstance(value, str)
         or not 1 <= len(value) <= MAX_URL_CHARS
-        or re.search(r"[\x00-\x20\x7f]", value)
+        or re.search(r"[\x00-\x20\x7f\\]", value)
     ):
         raise invalid("invalid_argument", field, f"{field} {problem}.")
     try:
@@ -57,7 +84,7 @@ def public_https_url(value: Any, field: str) -> str:
         _ = parts.port
     except ValueError:
         raise invalid("invalid_argument", field, f"{field} {problem}.") from None
-    if parts.scheme != "https" or not host or "@" in parts.netloc:
+    if parts.scheme != "https" or not host or "@" in parts.netloc or "%" in parts.netloc:
         raise invalid("invalid_argument", field, f"{field} {problem}.")
     host = host.rstrip(".").lower()
     try:
@@ -65,13 +92,15 @@ def public_https_url(value: Any, field: str) -> str:
     except ValueError:
         address = None
     if address is not None:
-        if not address.is_global:
+        if not _public_address(address) or (address.version == 4 and str(address) != host):
             raise invalid("invalid_argument", field, f"{field} {problem}.")
     elif (
         "." not in host
         or host == "localhost"
         or host.endswith(_PRIVATE_SUFFIXES)
-        or not all(_HOST_LABEL_RE.match(label) for label in host.split("."))
+        or _obfuscated_ipv4(host)
+        or not all(_HOST_LABEL_RE.fullmatch(label) for label in host.split("."))
+        or not _TLD_RE.fullmatch(host.rsplit(".", 1)[-1])
     ):
         raise invalid("invalid_argument", field, f"{field} {problem}.")
     for part in (parts.query, parts.fragment):
@@ -105,12 +134,12 @@ def application_receipt(
     surface: str,
     application_id: str,
     outcome: str,
-    preference_refs: list[str] | tuple[str, ...],
+    preference_refs: list[str] | tuple[str, ...] | None = None,
     artifact_ref: str | None = None,
 ) -> dict[str, Any]:
     """Build a ``semantic_preference_application_receipt_v0`` (returned, not written)."""
     require_surface_id(surface, "surface")
-    if not isinstance(application_id, str) or not APPLICATION_ID_RE.match(application_id):
+    if not isinstance(application_id, str) or not APPLICATION_ID_RE.fullmatch(application_id):
         raise invalid(
             "invalid_argument",
             "application_id",
@@ -120,21 +149,24 @@ def application_receipt(
         raise invalid(
             "invalid_argument", "outcome", "outcome must be one of applied, ignored, failed."
         )
+    refs = [] if preference_refs is None else preference_refs
     digests = _ref_digests(
-        list(preference_refs) if isinstance(preference_refs, list | tuple) else preference_refs,
+        list(refs) if isinstance(refs, list | tuple) else refs,
         "preference_ref",
-        minimum=1,
+        minimum=0,
         maximum=MAX_PREFERENCE_REFS,
     )
     if artifact_ref is not None:
         public_https_url(artifact_ref, "artifact_ref")
     return {
+        "ok": True,
         "schema_version": APPLICATION_SCHEMA,
+        "status": "built",
         "surface": surface,
         "application_id": application_id,
         "outcome": outcome,
         "artifact_ref": artifact_ref,
-        "preference_ref_digests": digests,
+        "preference_ref_digests": sorted(digests),
     }
 
 
@@ -155,12 +187,14 @@ def maintenance_receipt(
         )
     if outcome not in MAINTENANCE_OUTCOMES:
         raise invalid(
-            "invalid_argument", "outcome", "outcome must be verified or no_write_rationale."
+            "invalid_argument",
+            "outcome",
+            "outcome must be verified, no_write_rationale, or failed.",
         )
     if not isinstance(corpus_ids, list | tuple) or not 1 <= len(corpus_ids) <= MAX_CORPUS_IDS:
         raise invalid("invalid_argument", "corpus_id", f"Give 1-{MAX_CORPUS_IDS} corpus ids.")
     for corpus_id in corpus_ids:
-        if not isinstance(corpus_id, str) or not CORPUS_ID_RE.match(corpus_id):
+        if not isinstance(corpus_id, str) or not CORPUS_ID_RE.fullmatch(corpus_id):
             raise invalid(
                 "invalid_argument", "corpus_id", f"corpus ids must match {CORPUS_ID_RE.pattern}."
             )
@@ -171,11 +205,13 @@ def maintenance_receipt(
         maximum=MAX_SCOPE_REFS,
     )
     if evidence_ref is not None and not (
-        isinstance(evidence_ref, str) and EVIDENCE_TOKEN_RE.match(evidence_ref)
+        isinstance(evidence_ref, str) and EVIDENCE_TOKEN_RE.fullmatch(evidence_ref)
     ):
         public_https_url(evidence_ref, "evidence_ref")
     return {
+        "ok": True,
         "schema_version": MAINTENANCE_SCHEMA,
+        "status": "built",
         "trigger": trigger,
         "outcome": outcome,
         "corpus_ids": sorted(set(corpus_ids)),

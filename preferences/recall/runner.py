@@ -9,20 +9,36 @@ One request on stdin, one response on stdout:
 * stdout is read incrementally and capped: one byte past the cap kills the group;
 * stderr goes to ``/dev/null`` — it is never read, logged or copied;
 * the environment is minimal: ``PATH`` and ``LANG`` plus only what the caller passes
-  explicitly (the built-in provider's database settings), never the parent's secrets.
+  explicitly (the built-in provider's database settings and verified scope), never the
+  parent's secrets;
+* the program runs in a fresh scratch directory (removed afterwards), inherits no file
+  descriptor besides its three pipes, and gets CPU-time, address-space, process-count
+  and file-size limits (``resource.setrlimit`` in the child before ``exec``);
+* before the first spawn this process marks itself non-dumpable
+  (``prctl(PR_SET_DUMPABLE, 0)``), so a same-user child cannot read
+  ``/proc/<parent>/environ`` or attach to it.
 
 Every failure is reduced to one of the pinned failure kinds; no exception text, exit
 status or output of the provider leaves this module except the accepted stdout bytes.
 """
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import selectors
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not POSIX
+    resource = None
 
 MAX_STDOUT_BYTES = 256_000
 _CHUNK = 65_536
@@ -31,6 +47,61 @@ EXECUTION_FAILED = "execution_failed"
 TIMED_OUT = "timed_out"
 NONZERO_EXIT = "nonzero_exit"
 RESPONSE_TOO_LARGE = "response_too_large"
+
+
+#: Child limits. CPU seconds are a backstop above the wall-clock timeout; the address
+#: space fits a Python interpreter with Django loaded; the process cap (per real uid,
+#: counted by the kernel) only stops fork bombs.
+CPU_SECONDS_MARGIN = 5
+MAX_ADDRESS_SPACE_BYTES = 2 * 1024**3
+MAX_PROCESSES = 512
+MAX_FILE_BYTES = 64 * 1024**2
+PR_SET_DUMPABLE = 4
+
+_dumpable_lock = threading.Lock()
+_non_dumpable: bool | None = None
+
+
+def mark_non_dumpable() -> bool:
+    """Mark this process non-dumpable once (Linux ``prctl``); ``False`` where unsupported.
+
+    A non-dumpable process's ``/proc/<pid>/environ``, ``mem`` and ``ptrace`` are closed to
+    other processes of the same user, which is what a provider child is.
+    """
+    global _non_dumpable
+    with _dumpable_lock:
+        if _non_dumpable is None:
+            _non_dumpable = False
+            try:
+                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+                _non_dumpable = libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                _non_dumpable = False
+        return _non_dumpable
+
+
+def _limit_child(cpu_seconds: int):
+    """``preexec_fn``: resource limits applied in the child before ``exec``."""
+
+    def apply() -> None:
+        if resource is None:
+            return
+        for name, value in (
+            ("RLIMIT_CPU", cpu_seconds),
+            ("RLIMIT_AS", MAX_ADDRESS_SPACE_BYTES),
+            ("RLIMIT_NPROC", MAX_PROCESSES),
+            ("RLIMIT_FSIZE", MAX_FILE_BYTES),
+            ("RLIMIT_CORE", 0),
+        ):
+            limit = getattr(resource, name, None)
+            if limit is None:
+                continue
+            with contextlib.suppress(ValueError, OSError):
+                _soft, hard = resource.getrlimit(limit)
+                value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+                resource.setrlimit(limit, (value, value))
+
+    return apply
 
 
 @dataclass(frozen=True)
@@ -68,10 +139,21 @@ def run(
     request: bytes,
     timeout_seconds: float,
     env: dict[str, str] | None = None,
-    cwd: str | os.PathLike | None = None,
     max_stdout: int = MAX_STDOUT_BYTES,
 ) -> RunResult:
-    """Run ``argv`` once with ``request`` on stdin and return its bounded stdout."""
+    """Run ``argv`` once with ``request`` on stdin and return its bounded stdout.
+
+    The working directory is always a fresh scratch directory: no caller chooses it.
+    """
+    mark_non_dumpable()
+    scratch = tempfile.mkdtemp(prefix="loopx-provider-")
+    try:
+        return _run_in(argv, request, timeout_seconds, env, max_stdout, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_in(argv, request, timeout_seconds, env, max_stdout, scratch) -> RunResult:
     deadline = time.monotonic() + timeout_seconds
     try:
         process = subprocess.Popen(
@@ -80,9 +162,11 @@ def run(
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=minimal_env() if env is None else env,
-            cwd=cwd,
+            cwd=scratch,
             close_fds=True,
+            pass_fds=(),
             start_new_session=True,
+            preexec_fn=_limit_child(int(timeout_seconds) + CPU_SECONDS_MARGIN),
         )
     except (OSError, ValueError, subprocess.SubprocessError):
         return RunResult(EXECUTION_FAILED)

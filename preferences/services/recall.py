@@ -17,9 +17,17 @@ from preferences.recall.extensions import (
     install_manifest,
     list_extensions,
     read_manifest_file,
+    rollback,
     set_active,
 )
-from preferences.recall.hook import config_for_cli, doctor, recall, registered_config
+from preferences.recall.hook import (
+    Scope,
+    config_for_cli,
+    doctor,
+    recall,
+    registered_config,
+    scope_of,
+)
 from preferences.recall.local_provider import (
     delete_provider_note,
     reindex_project,
@@ -27,9 +35,10 @@ from preferences.recall.local_provider import (
     save_provider_note,
 )
 from preferences.recall.receipts import application_receipt, maintenance_receipt
-from preferences.recall.registry import register_config, unregister_config
+from preferences.recall.registry import register_config, share_config, unregister_config
 
 __all__ = [
+    "Scope",
     "activate_extension",
     "application_receipt",
     "config_for_cli",
@@ -45,19 +54,35 @@ __all__ = [
     "registered_config",
     "reindex_project",
     "retire_provider_note",
+    "rollback_extension",
     "save_provider_note",
+    "scope_of",
+    "share_config",
     "unregister_config",
+    "upgrade_extension",
 ]
 
 
 def install_extension(*, manifest_path, execute: bool = False) -> dict:
-    """``extension install --manifest FILE [--execute]``: validate, then install (idempotent)."""
+    """``extension install --manifest FILE [--execute]``: validate, then install enabled."""
     return install_manifest(read_manifest_file(manifest_path), execute=execute)
 
 
-def activate_extension(*, extension_id: str) -> dict:
-    return set_active(extension_id, active=True)
+def upgrade_extension(*, manifest_path, execute: bool = False) -> dict:
+    """``extension upgrade --manifest FILE [--execute]``: a new revision of an installed id."""
+    return install_manifest(read_manifest_file(manifest_path), execute=execute, operation="upgrade")
 
 
-def deactivate_extension(*, extension_id: str) -> dict:
-    return set_active(extension_id, active=False)
+def activate_extension(*, extension_id: str, execute: bool = False) -> dict:
+    """``extension enable|activate ID [--execute]``."""
+    return set_active(extension_id, active=True, execute=execute)
+
+
+def deactivate_extension(*, extension_id: str, execute: bool = False) -> dict:
+    """``extension disable|deactivate ID [--execute]``."""
+    return set_active(extension_id, active=False, execute=execute)
+
+
+def rollback_extension(*, extension_id: str, execute: bool = False) -> dict:
+    """``extension rollback ID [--execute]``."""
+    return rollback(extension_id, execute=execute)

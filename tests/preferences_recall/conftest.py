@@ -57,6 +57,29 @@ def extension_config(
     }
 
 
+def bound_config(
+    extension_id: str,
+    *,
+    policy: str = "fail_open",
+    limit: int = 5,
+    surface: str = SURFACE,
+    enabled: bool = True,
+) -> dict:
+    """A registered-config body: it only names an installed extension (no command)."""
+    return {
+        "schema_version": CONFIG_SCHEMA,
+        "enabled": enabled,
+        "provider": {"id": "bound_provider", "extension_id": extension_id},
+        "surfaces": {
+            surface: {
+                "query": "PR description structure and reviewer language preferences",
+                "limit": limit,
+                "failure_policy": policy,
+            }
+        },
+    }
+
+
 def manifest(
     extension_id: str,
     entrypoint: list[str],
@@ -95,14 +118,46 @@ def write_json(tmp_path):
 
 @pytest.fixture
 def install(db, write_json):
-    """``install(manifest_dict, active=True)`` installs (and activates) an extension."""
+    """``install(manifest_dict, active=True)`` installs an extension (installs enable it;
+    ``active=False`` disables it again)."""
     from preferences import services
 
     def do(document: dict, *, active: bool = True) -> dict:
         path = write_json(f"manifests/{document['extension_id']}.json", document)
         result = services.install_extension(manifest_path=path, execute=True)
-        if active:
-            services.activate_extension(extension_id=document["extension_id"])
+        if not active:
+            services.deactivate_extension(extension_id=document["extension_id"], execute=True)
         return result
+
+    return do
+
+
+@pytest.fixture
+def bind(install):
+    """``bind(name, argv, policy=…, doctor=None, goal_id="demo", project=…)`` installs an
+    extension running ``argv`` (id ``ext-<name>``) and registers config ``name`` bound to
+    it, owned by ``goal_id`` — the only way a registered config reaches a command."""
+    from preferences import services
+
+    def do(
+        name: str,
+        argv: list[str],
+        *,
+        policy: str = "fail_open",
+        doctor: list[str] | None = None,
+        goal_id: str | None = "demo",
+        project: str = "loopx-demo",
+        limit: int = 5,
+        timeout: int = 10,
+    ):
+        extension_id = f"ext-{name}"
+        install(manifest(extension_id, argv, doctor=doctor, timeout=timeout))
+        return services.register_config(
+            name=name,
+            project=project,
+            config=bound_config(extension_id, policy=policy, limit=limit),
+            goal_id=goal_id,
+            execute=True,
+        )
 
     return do

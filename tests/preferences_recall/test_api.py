@@ -2,7 +2,6 @@ import json
 
 import pytest
 
-from preferences import services
 from tests.helpers import run_cli
 from tests.preferences_recall.conftest import SURFACE, legacy_config, provider
 
@@ -12,10 +11,6 @@ RECALL = "/api/v1/semantic-preferences/recall/"
 DOCTOR = "/api/v1/semantic-preferences/doctor/"
 RECEIPTS = "/api/v1/semantic-preferences/receipts/"
 MAINTENANCE = "/api/v1/semantic-preferences/maintenance-receipts/"
-
-
-def register(name: str, config: dict, project: str = "loopx-demo") -> None:
-    services.register_config(name=name, project=project, config=config, execute=True)
 
 
 @pytest.fixture
@@ -30,12 +25,19 @@ def test_routes_require_authentication(api_client):
         assert response.json()["schema_version"] == "semantic_preference_error_v0"
 
 
-def test_recall_previews_by_default_then_executes(client, tmp_path):
+def test_recall_previews_by_default_then_executes(client, bind, tmp_path):
     marker = tmp_path / "calls.txt"
-    register("cfg", legacy_config(provider("valid", "--marker", str(marker))))
+    bind("cfg", provider("valid", "--marker", str(marker)))
     preview = client.post(RECALL, {"config": "cfg", "surface": SURFACE}, format="json")
     assert preview.status_code == 200
     assert preview.json()["status"] == "preview_ready"
+    assert preview.json()["request"] == {
+        "schema_version": "semantic_preference_provider_request_v0",
+        "surface": SURFACE,
+        "query": "PR description structure and reviewer language preferences",
+        "limit": 5,
+        "context": {},
+    }
     assert not marker.exists()
     done = client.post(
         RECALL,
@@ -45,7 +47,8 @@ def test_recall_previews_by_default_then_executes(client, tmp_path):
     body = done.json()
     assert (done.status_code, body["status"]) == (200, "completed")
     assert len(body["items"]) == 3
-    assert body["maintenance_guidance"]["corpora"][0]["corpus_id"] == "project_preferences"
+    assert body["maintenance_guidance"]["corpus_ids"] == ["project_preferences"]
+    assert body["corpus_inventory"][0]["corpus_id"] == "project_preferences"
     assert marker.read_text() == "called\n"
 
 
@@ -63,19 +66,24 @@ def test_unknown_config_is_404(client):
     assert response.json()["code"] == "config_not_found"
 
 
-def test_fail_closed_provider_failure_is_503_with_the_failure_kind(client):
-    register("closed", legacy_config(provider("nonzero_secret"), policy="fail_closed"))
+def test_fail_closed_provider_failure_is_503_with_the_failure_kind(client, bind):
+    bind("closed", provider("nonzero_secret"), policy="fail_closed")
     response = client.post(
         RECALL, {"config": "closed", "surface": SURFACE, "execute": True}, format="json"
     )
     assert response.status_code == 503
     error = response.json()
     assert (error["code"], error["details"]["failure_kind"]) == ("provider_failed", "nonzero_exit")
+    assert (error["ok"], error["status"], error["failure_kind"]) == (
+        False,
+        "invalid_request",
+        "nonzero_exit",
+    )
     assert "hunter2" not in response.content.decode()
 
 
-def test_fail_open_provider_failure_is_200_provider_unavailable(client):
-    register("open", legacy_config(provider("garbage")))
+def test_fail_open_provider_failure_is_200_provider_unavailable(client, bind):
+    bind("open", provider("garbage"))
     response = client.post(
         RECALL, {"config": "open", "surface": SURFACE, "execute": True}, format="json"
     )
@@ -94,21 +102,25 @@ def test_fail_open_provider_failure_is_200_provider_unavailable(client):
         ({"surface": SURFACE}, "invalid_argument"),
     ],
 )
-def test_bad_recall_requests_are_400_with_a_code(client, body, code):
-    register("cfg", legacy_config(provider("valid")))
+def test_bad_recall_requests_are_400_with_a_code(client, bind, body, code):
+    bind("cfg", provider("valid"))
     response = client.post(RECALL, body, format="json")
     assert response.status_code == 400
     assert response.json()["code"] == code
 
 
-def test_doctor_route(client, tmp_path):
+def test_doctor_route(client, bind, tmp_path):
     marker = tmp_path / "probe.txt"
-    register("cfg", legacy_config(provider("valid"), probe_argv=provider("doctor_ok", str(marker))))
+    bind("cfg", provider("valid"), doctor=provider("doctor_ok", str(marker)))
+    marker.unlink()  # the install probed once
     preview = client.post(DOCTOR, {"config": "cfg"}, format="json").json()
-    assert preview["status"] == "preview_ready"
+    assert (preview["schema_version"], preview["status"]) == (
+        "semantic_preference_provider_doctor_v0",
+        "probe_required",
+    )
     assert not marker.exists()
     done = client.post(DOCTOR, {"config": "cfg", "execute": True}, format="json").json()
-    assert done["status"] == "healthy"
+    assert (done["status"], done["verified"]) == ("ready", True)
     assert marker.exists()
 
 
@@ -156,8 +168,8 @@ def test_receipt_route_rejects_credentials_in_artifact_refs(client):
     assert "secret@" not in response.content.decode()
 
 
-def test_recall_through_api_and_cli_agree(client, operator_client):
-    register("cfg", legacy_config(provider("valid")))
+def test_recall_through_api_and_cli_agree(client, operator_client, bind):
+    bind("cfg", provider("valid"))
     api = client.post(
         RECALL, {"config": "cfg", "surface": SURFACE, "execute": True}, format="json"
     ).json()

@@ -1,6 +1,5 @@
 import pytest
 
-from preferences import services
 from tests.helpers import run_cli
 from tests.preferences_recall.conftest import SURFACE, legacy_config, provider
 
@@ -31,10 +30,8 @@ def test_the_recall_shortcut_takes_the_same_arguments(write_json):
     assert _recall(*args).json == _recall(*args, command=("recall",)).json
 
 
-def test_a_registered_config_name_works_on_the_command_line():
-    services.register_config(
-        name="mine", project="p", config=legacy_config(provider("valid")), execute=True
-    )
+def test_a_registered_config_name_works_on_the_command_line(bind):
+    bind("mine", provider("valid"), project="p", goal_id=None)
     result = _recall("--project", "p", "--config", "mine", "--surface", SURFACE, "--execute")
     assert result.json["status"] == "completed"
 
@@ -94,9 +91,9 @@ def test_doctor_command(write_json, tmp_path):
     config = legacy_config(provider("valid"), probe_argv=provider("doctor_ok", str(marker)))
     path = str(write_json("cfg.json", config))
     preview = run_cli("semantic_preference", "doctor", "--project", "p", "--config", path)
-    assert preview.json["status"] == "preview_ready"
+    assert (preview.json["status"], preview.json["probe_configured"]) == ("probe_required", True)
     done = run_cli("semantic_preference", "doctor", "--project", "p", "--config", path, "--execute")
-    assert done.json["status"] == "healthy"
+    assert (done.json["status"], done.json["verified"]) == ("ready", True)
     assert done.json["config"] == {"valid": True, "enabled": True, "surfaces": [SURFACE]}
     assert marker.exists()
 

@@ -1,4 +1,5 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -28,40 +29,63 @@ SHIPPED = Path(__file__).resolve().parents[2] / "preferences" / "extensions" / "
 def test_install_previews_by_default_and_writes_nothing(write_json):
     path = write_json("m.json", manifest("alpha", provider("valid")))
     result = services.install_extension(manifest_path=path)
-    assert (result["status"], result["action"]) == ("preview", "install")
-    assert result["extension"]["active"] is False
+    assert (result["status"], result["operation"], result["dry_run"]) == (
+        "preview",
+        "install",
+        True,
+    )
+    assert (result["changed"], result["would_change"]) == (False, True)
     assert ProviderExtension.objects.count() == 0
 
 
-def test_install_execute_is_idempotent_and_installs_inactive(write_json):
+def test_install_execute_is_idempotent_and_installs_enabled(write_json):
     path = write_json("m.json", manifest("alpha", provider("valid")))
     first = services.install_extension(manifest_path=path, execute=True)
     again = services.install_extension(manifest_path=path, execute=True)
-    assert first["status"] == "installed"
-    assert again["status"] == "unchanged"
-    assert again["extension"]["manifest_digest"] == first["extension"]["manifest_digest"]
+    assert (first["status"], first["changed"], first["enabled"]) == ("applied", True, True)
+    assert (again["status"], again["changed"]) == ("unchanged", False)
+    assert again["revision"] == first["revision"]
     row = ProviderExtension.objects.get()
-    assert row.active is False
+    assert row.active is True
     assert row.entrypoint_argv == provider("valid")
 
 
-def test_reinstalling_a_changed_manifest_updates_it_and_keeps_activation(install, write_json):
-    install(manifest("alpha", provider("valid"), timeout=10))
+def test_a_changed_manifest_needs_upgrade_which_keeps_a_rollback(install, write_json):
+    first = install(manifest("alpha", provider("valid"), timeout=10))
     path = write_json("m2.json", manifest("alpha", provider("valid"), timeout=20))
-    preview = services.install_extension(manifest_path=path)
-    assert (preview["status"], preview["action"]) == ("preview", "update")
-    result = services.install_extension(manifest_path=path, execute=True)
-    assert result["status"] == "updated"
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.install_extension(manifest_path=path, execute=True)
+    assert exc.value.code == "extension_installed"
+    preview = services.upgrade_extension(manifest_path=path)
+    assert (preview["status"], preview["would_change"]) == ("preview", True)
+    assert ProviderExtension.objects.get().timeout_seconds == 10
+    result = services.upgrade_extension(manifest_path=path, execute=True)
+    assert (result["status"], result["previous_revision"]) == ("applied", first["revision"])
+    assert result["rollback_available"] is True
     row = ProviderExtension.objects.get()
     assert (row.timeout_seconds, row.active) == (20, True)
+    back = services.rollback_extension(extension_id="alpha", execute=True)
+    assert back["revision"] == first["revision"]
+    assert ProviderExtension.objects.get().timeout_seconds == 10
 
 
-def test_activate_and_deactivate_are_idempotent(install):
+def test_upgrade_of_a_missing_extension_is_not_found(write_json):
+    path = write_json("m.json", manifest("alpha", provider("valid")))
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.upgrade_extension(manifest_path=path, execute=True)
+    assert exc.value.code == "not_found"
+
+
+def test_enable_and_disable_preview_then_apply_idempotently(install):
     install(manifest("alpha", provider("valid")), active=False)
-    assert services.activate_extension(extension_id="alpha")["status"] == "activated"
-    assert services.activate_extension(extension_id="alpha")["status"] == "unchanged"
-    assert services.deactivate_extension(extension_id="alpha")["status"] == "deactivated"
-    assert services.deactivate_extension(extension_id="alpha")["status"] == "unchanged"
+    preview = services.activate_extension(extension_id="alpha")
+    assert (preview["status"], preview["would_change"]) == ("preview", True)
+    assert ProviderExtension.objects.get().active is False
+    assert services.activate_extension(extension_id="alpha", execute=True)["changed"] is True
+    assert services.activate_extension(extension_id="alpha", execute=True)["changed"] is False
+    assert services.deactivate_extension(extension_id="alpha", execute=True)["changed"] is True
+    again = services.deactivate_extension(extension_id="alpha", execute=True)
+    assert again["status"] == "unchanged"
     assert ProviderExtension.objects.get().active is False
 
 
@@ -114,7 +138,9 @@ def test_relative_manifest_arguments_resolve_against_the_manifest_directory(tmp_
     (tmp_path / "ext" / "manifest.json").write_text(json.dumps(document))
     services.install_extension(manifest_path=tmp_path / "ext" / "manifest.json", execute=True)
     argv = ProviderExtension.objects.get().entrypoint_argv
-    assert argv == ["python3", str((tmp_path / "ext" / "provider.py").resolve())]
+    assert os.path.isabs(argv[0])
+    assert os.path.basename(argv[0]).startswith("python3")
+    assert argv[1] == str((tmp_path / "ext" / "provider.py").resolve())
 
 
 def test_the_shipped_loopx_local_manifest_is_valid_and_project_owned():
@@ -224,7 +250,7 @@ def test_extension_id_disambiguates(install):
 
 def test_a_deactivated_extension_follows_the_surface_policy(install):
     install(manifest("alpha", provider("valid")))
-    services.deactivate_extension(extension_id="alpha")
+    services.deactivate_extension(extension_id="alpha", execute=True)
     open_result = services.recall(
         extension_config(extension_id="alpha"), project="p", surface=SURFACE, execute=True
     )
@@ -284,33 +310,57 @@ def test_a_malformed_state_file_is_invalid_config(write_json):
 def test_doctor_runs_the_manifest_doctor_only_with_execute(install, tmp_path):
     marker = tmp_path / "probe.txt"
     install(manifest("alpha", provider("valid"), doctor=provider("doctor_ok", str(marker))))
+    marker.unlink()  # the install ran the manifest doctor once
     preview = services.doctor(extension_config(), project="p")
-    assert preview["status"] == "preview_ready"
+    assert (preview["status"], preview["probe_configured"]) == ("probe_required", True)
     assert not marker.exists()
     result = services.doctor(extension_config(), project="p", execute=True)
-    assert result["status"] == "healthy"
+    assert (result["status"], result["verified"], result["available"]) == ("ready", True, True)
+    assert result["automatic_setup_performed"] is False
     assert marker.read_text() == "probed\n"
 
 
-def test_doctor_reports_an_unhealthy_probe_without_its_stderr(install):
-    install(manifest("alpha", provider("valid"), doctor=provider("doctor_fail")))
+def test_an_install_whose_doctor_fails_is_refused_without_its_stderr(write_json):
+    path = write_json(
+        "m.json", manifest("alpha", provider("valid"), doctor=provider("doctor_fail"))
+    )
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.install_extension(manifest_path=path, execute=True)
+    assert exc.value.code == "extension_doctor_failed"
+    assert "PROBE-SECRET-TOKEN" not in json.dumps(exc.value.envelope())
+    assert ProviderExtension.objects.count() == 0
+
+
+def test_doctor_reports_an_unhealthy_probe_without_its_stderr(install, tmp_path):
+    flag = tmp_path / "fail"
+    install(
+        manifest("alpha", provider("valid"), doctor=provider("doctor_ok", "--fail-if", str(flag)))
+    )
+    flag.write_text("x")
     result = services.doctor(extension_config(), project="p", execute=True)
-    assert (result["status"], result["failure_kind"]) == ("unhealthy", "nonzero_exit")
-    assert "PROBE-SECRET-TOKEN" not in json.dumps(result)
+    assert (result["status"], result["failure_kind"]) == (
+        "provider_unavailable",
+        "probe_nonzero_exit",
+    )
+    assert result["verified"] is False
 
 
 def test_doctor_reports_an_unavailable_binding_with_setup_hints():
-    config = extension_config(setup_hints=["Install the provider extension first."])
+    config = extension_config(setup_hints={"install": "Install the provider extension first."})
     result = services.doctor(config, project="p", execute=True)
-    assert result["status"] == "unavailable"
+    assert result["status"] == "provider_unavailable"
     assert result["failure_kind"] == "extension_binding_unavailable"
-    assert result["setup_hints"] == ["Install the provider extension first."]
+    assert result["setup_hints"] == {"install": "Install the provider extension first."}
 
 
-def test_doctor_without_a_probe_says_so(install):
+def test_doctor_without_a_probe_is_ready_but_unverified(install):
     install(manifest("alpha", provider("valid")))
     result = services.doctor(extension_config(), project="p", execute=True)
-    assert result["status"] == "no_probe"
+    assert (result["status"], result["verified"], result["probe_configured"]) == (
+        "ready",
+        False,
+        False,
+    )
 
 
 # -- commands ----------------------------------------------------------------------------
@@ -323,18 +373,24 @@ def test_extension_commands_install_activate_list_deactivate(write_json):
     installed = run_cli(
         "semantic_preference", "extension", "install", "--manifest", str(path), "--execute"
     )
-    assert installed.json["status"] == "installed"
-    assert run_cli("semantic_preference", "extension", "activate", "alpha").json["status"] == (
-        "activated"
+    assert (installed.json["status"], installed.json["enabled"]) == ("applied", True)
+    off = run_cli("semantic_preference", "extension", "disable", "alpha", "--execute")
+    assert (off.json["operation"], off.json["enabled"]) == ("disable", False)
+    on = run_cli("semantic_preference", "extension", "activate", "alpha", "--execute")
+    assert (on.json["operation"], on.json["enabled"], on.json["changed"]) == (
+        "enable",
+        True,
+        True,
     )
     listing = run_cli("semantic_preference", "extension", "list")
-    assert [e["extension_id"] for e in listing.json["extensions"]] == ["alpha"]
-    assert listing.json["extensions"][0]["active"] is True
+    assert listing.json["schema_version"] == "loopx_extension_state_v0"
+    assert [e["id"] for e in listing.json["extensions"]] == ["alpha"]
+    assert listing.json["extensions"][0]["enabled"] is True
     text = run_cli("semantic_preference", "extension", "list", "--format", "text")
     assert "alpha" in text.stdout
     assert "EXTENSION_ID" in text.stdout
-    gone = run_cli("semantic_preference", "extension", "deactivate", "alpha")
-    assert gone.json["status"] == "deactivated"
+    gone = run_cli("semantic_preference", "extension", "deactivate", "alpha", "--execute")
+    assert gone.json["status"] == "applied"
 
 
 def test_extension_install_errors_are_structured_and_do_not_echo_the_path(tmp_path):
@@ -345,5 +401,5 @@ def test_extension_install_errors_are_structured_and_do_not_echo_the_path(tmp_pa
     assert result.code == 2
     assert result.json["schema_version"] == "semantic_preference_error_v0"
     assert "private-dir" not in result.stdout
-    unknown = run_cli("semantic_preference", "extension", "activate", "nope")
+    unknown = run_cli("semantic_preference", "extension", "activate", "nope", "--execute")
     assert (unknown.code, unknown.json["code"]) == (2, "not_found")

@@ -3,6 +3,7 @@ nothing of the provider's command, stderr or output in any result or error."""
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -196,24 +197,27 @@ def test_a_provider_that_ignores_a_large_stdin_request_still_times_out_cleanly()
     assert result.failure_kind == "timed_out"
 
 
-def test_the_request_is_canonical_json_on_stdin(write_json):
+def test_the_request_is_exactly_the_five_key_request_on_stdin(write_json):
     path = write_json("cfg.json", legacy_config(provider("valid", "--echo-request")))
+    preview = services.recall(path, project="loopx-demo", surface=SURFACE, context={"b_key": "2"})
     result = services.recall(
         path, project="loopx-demo", surface=SURFACE, execute=True, context={"b_key": "2"}
     )
     request = json.loads(result["items"][0]["summary"])
-    assert request == {
-        "context": {"b_key": "2"},
-        "limit": 5,
-        "project_ref": "loopx-demo",
-        "protocol": "semantic_preference_provider_v0",
-        "query": "PR description structure and reviewer language preferences",
-        "schema_version": "semantic_preference_provider_request_v0",
-        "surface": SURFACE,
-    }
+    assert (
+        request
+        == preview["request"]
+        == {
+            "context": {"b_key": "2"},
+            "limit": 5,
+            "query": "PR description structure and reviewer language preferences",
+            "schema_version": "semantic_preference_provider_request_v0",
+            "surface": SURFACE,
+        }
+    )
 
 
-def test_an_existing_project_directory_is_the_providers_working_directory(write_json, tmp_path):
+def test_providers_run_in_a_scratch_directory_never_the_callers(write_json, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     script = (
@@ -221,6 +225,9 @@ def test_an_existing_project_directory_is_the_providers_working_directory(write_
         "'semantic_preference_provider_response_v0', 'items': [{'preference_ref': 'cwd', "
         "'summary': os.getcwd()}]}))"
     )
-    path = write_json("cfg.json", legacy_config(["python3", "-c", script]))
+    path = write_json("cfg.json", legacy_config([sys.executable, "-c", script]))
     result = services.recall(path, project=str(project), surface=SURFACE, execute=True)
-    assert os.path.samefile(result["items"][0]["summary"], project)
+    cwd = result["items"][0]["summary"]
+    assert not os.path.exists(cwd)  # removed after the run
+    assert os.path.basename(cwd).startswith("loopx-provider-")
+    assert not cwd.startswith(str(project))

@@ -217,13 +217,15 @@ def test_reward_memory_soft_preferences_join_the_ranking_when_offered(notes, mon
 
 @pytest.mark.django_db
 def test_provider_request_parsing_rejects_malformed_requests():
-    good = protocol.build_request(
-        surface=SURFACE, query="q", limit=3, context={"a": "b"}, project=PROJECT
+    good = protocol.encode_request(
+        protocol.request_document(surface=SURFACE, query="q", limit=3, context={"a": "b"})
     )
-    assert local_provider.parse_request(good)["limit"] == 3
+    assert local_provider.parse_request(good, project=PROJECT)["limit"] == 3
     for bad in (b"", b"[]", b'{"schema_version": "x"}', good.replace(b'"limit":3', b'"limit":99')):
         with pytest.raises(SemanticPreferenceError):
-            local_provider.parse_request(bad)
+            local_provider.parse_request(bad, project=PROJECT)
+    with pytest.raises(SemanticPreferenceError):  # no verified project, no corpus
+        local_provider.parse_request(good, project=None)
 
 
 # -- doctor and reindex -------------------------------------------------------------------
@@ -245,14 +247,14 @@ def test_doctor_report_is_read_only_and_checks_the_index(notes, django_assert_nu
 
 @pytest.mark.django_db
 def test_provider_command_answers_a_request_on_stdin(notes, no_soft_source):
-    request = protocol.build_request(
-        surface=SURFACE, query=QUERY, limit=2, context={}, project=PROJECT
+    request = protocol.encode_request(
+        protocol.request_document(surface=SURFACE, query=QUERY, limit=2, context={})
     ).decode()
-    result = run_cli("local_preference_provider", "recall", stdin=request)
+    result = run_cli("local_preference_provider", "recall", "--project", PROJECT, stdin=request)
     assert result.code == 0
     assert result.json["schema_version"] == "semantic_preference_provider_response_v0"
     assert len(result.json["items"]) == 2
-    bad = run_cli("local_preference_provider", "recall", stdin="garbage")
+    bad = run_cli("local_preference_provider", "recall", "--project", PROJECT, stdin="garbage")
     assert bad.code == 2
 
 
@@ -286,8 +288,8 @@ def test_end_to_end_install_add_notes_recall_and_doctor(write_json):
     installed = run_manage(
         "semantic_preference", "extension", "install", "--manifest", str(SHIPPED), "--execute"
     )
-    assert json.loads(installed.stdout)["status"] == "installed"
-    assert run_manage("semantic_preference", "extension", "activate", "loopx-local").returncode == 0
+    assert json.loads(installed.stdout)["status"] == "applied"
+    assert json.loads(installed.stdout)["enabled"] is True
     for note in NOTES:
         services.save_provider_note(project=PROJECT, **note)
     config = str(_local_config(write_json))
@@ -303,14 +305,13 @@ def test_end_to_end_install_add_notes_recall_and_doctor(write_json):
     assert payload["items"][0]["preference_ref"] == "loopx-local:note:pr-structure"
     assert len(payload["items"]) <= 3
     guidance = payload["maintenance_guidance"]
-    corpus_ids = [c["corpus_id"] for c in guidance["corpora"]]
-    assert local_provider.NOTES_CORPUS_ID in corpus_ids
-    assert f"loopx-local:project:{PROJECT}" not in recalled.stdout
+    assert local_provider.NOTES_CORPUS_ID in guidance["corpus_ids"]
+    assert f"loopx-local:project:{PROJECT}" not in json.dumps(guidance)
 
     doctor = run_manage(
         "semantic_preference", "doctor", "--project", PROJECT, "--config", config, "--execute"
     )
-    assert json.loads(doctor.stdout)["status"] == "healthy"
+    assert json.loads(doctor.stdout)["status"] == "ready"
 
     shortcut = run_manage(
         "recall", "--project", PROJECT, "--config", config, "--surface", SURFACE,
@@ -324,7 +325,6 @@ def test_end_to_end_install_add_notes_recall_and_doctor(write_json):
 @pytest.mark.django_db(transaction=True)
 def test_in_process_recall_reaches_the_test_database_through_the_provider(write_json):
     services.install_extension(manifest_path=SHIPPED, execute=True)
-    services.activate_extension(extension_id="loopx-local")
     services.save_provider_note(
         project=PROJECT, note_id="only", summary="PR description structure first."
     )
@@ -334,7 +334,7 @@ def test_in_process_recall_reaches_the_test_database_through_the_provider(write_
     assert result["items"] == [
         {"preference_ref": "loopx-local:note:only", "summary": "PR description structure first."}
     ]
-    assert services.doctor(config, project=PROJECT, execute=True)["status"] == "healthy"
+    assert services.doctor(config, project=PROJECT, execute=True)["status"] == "ready"
     receipt = services.application_receipt(
         surface=SURFACE,
         application_id="pr-1",
@@ -348,11 +348,13 @@ def test_in_process_recall_reaches_the_test_database_through_the_provider(write_
 @pytest.mark.django_db(transaction=True)
 def test_doctor_turns_unhealthy_when_the_index_drifts(write_json):
     services.install_extension(manifest_path=SHIPPED, execute=True)
-    services.activate_extension(extension_id="loopx-local")
     services.save_provider_note(project=PROJECT, note_id="only", summary="Something.")
     fulltext.remove(local_provider.namespace(PROJECT), "note:only")
     result = services.doctor(_local_config(write_json), project=PROJECT, execute=True)
-    assert (result["status"], result["failure_kind"]) == ("unhealthy", "nonzero_exit")
+    assert (result["status"], result["failure_kind"]) == (
+        "provider_unavailable",
+        "probe_nonzero_exit",
+    )
 
 
 @pytest.mark.django_db

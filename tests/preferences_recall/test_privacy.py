@@ -52,13 +52,24 @@ def test_no_output_of_the_hook_leaks_private_material(write_json, install, tmp_p
         outputs.extend([result.stdout, result.stderr])
         return result
 
+    broken = tmp_path / "broken"
     install(
-        manifest("alpha", provider("nonzero_secret"), doctor=provider("doctor_fail")),
+        manifest(
+            "alpha",
+            provider("nonzero_secret"),
+            doctor=provider("doctor_ok", "--fail-if", str(broken)),
+        ),
         active=True,
     )
+    broken.write_text("x")
     cli("semantic_preference", "extension", "list")
     cli("semantic_preference", "extension", "list", "--format", "text")
-    cli("semantic_preference", "extension", "activate", "alpha")
+    cli("semantic_preference", "extension", "activate", "alpha", "--execute")
+    cli("semantic_preference", "extension", "disable", "alpha")
+    failing = write_json(
+        "failing.json", manifest("beta", provider("valid"), doctor=provider("doctor_fail"))
+    )
+    cli("semantic_preference", "extension", "install", "--manifest", str(failing), "--execute")
     cli("semantic_preference", "extension", "install", "--manifest", str(tmp_path / "nope.json"))
 
     ext_cfg = write_json(

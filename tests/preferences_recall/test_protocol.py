@@ -55,7 +55,13 @@ def test_the_seed_response_is_accepted_with_its_inventory():
 
 def test_a_response_without_inventory_stays_compatible():
     parsed = protocol.parse_response(_response([]), limit=5)
-    assert (parsed.items, parsed.inventory) == ([], None)
+    assert (parsed.items, parsed.inventory) == ([], [])
+
+
+def test_extra_item_and_response_fields_pass_through():
+    item = {"preference_ref": "r", "summary": "s", "score": 0.9, "source": "notes"}
+    parsed = protocol.parse_response(_response([item], extra_field=1), limit=5)
+    assert parsed.items == [item]
 
 
 @pytest.mark.parametrize(
@@ -64,19 +70,24 @@ def test_a_response_without_inventory_stays_compatible():
         (b"", "invalid_json"),
         (b"\xff\xfe\x00", "invalid_json"),
         (b'{"a": NaN}', "invalid_json"),
+        (b"[" * 200 + b"]" * 200, "invalid_json"),
         (b"[]", "invalid_response"),
         (b'{"schema_version": "semantic_preference_provider_response_v0"}', "invalid_response"),
-        (_response([], extra_field=1), "invalid_response"),
         (_response([{"preference_ref": "r"}]), "invalid_response"),
-        (_response([{"preference_ref": "r", "summary": ""}]), "invalid_response"),
         (_response([{"preference_ref": 1, "summary": "s"}]), "invalid_response"),
-        (_response([{"preference_ref": "r", "summary": "s", "score": 1}]), "invalid_response"),
         (_response(["just a string"]), "invalid_response"),
         (_response([{"preference_ref": "r", "summary": "s" * 8000}]), "item_too_large"),
     ],
 )
 def test_response_defects_reduce_to_one_bounded_kind(stdout, kind):
     assert _kind(stdout) == kind
+
+
+def test_only_items_within_the_limit_are_checked_and_kept():
+    items = [{"preference_ref": f"r{i}", "summary": "s"} for i in range(3)]
+    items.append({"preference_ref": "big", "summary": "s" * 9000})
+    parsed = protocol.parse_response(_response(items), limit=3)
+    assert (len(parsed.items), parsed.truncated) == (3, True)
 
 
 def test_an_item_of_exactly_8000_serialized_bytes_is_accepted():
@@ -92,80 +103,77 @@ def test_an_item_of_exactly_8000_serialized_bytes_is_accepted():
 @pytest.mark.parametrize(
     "mutate",
     [
-        lambda e: e.pop("closure_policy"),
-        lambda e: e.update(raw_memory="the whole corpus"),
-        lambda e: e.update(writeback_triggers=[]),
-        lambda e: e.update(writeback_triggers=["explicit_feedback", "explicit_feedback"]),
         lambda e: e.update(writeback_triggers=["on_tuesdays"]),
         lambda e: e.update(corpus_id="has spaces"),
+        lambda e: e.update(corpus_id="Project.Preferences"),
         lambda e: e.update(scope_ref=""),
-        lambda e: e.update(write_mode="Provider Managed"),
-        lambda e: e.update(read_role=3),
+        lambda e: e.update(write_mode="operator_managed"),
+        lambda e: e.update(read_role="supporting"),
+        lambda e: e.update(closure_policy="whenever"),
+        lambda e: e.update(source_of_truth="Not A Token"),
     ],
 )
 def test_inventory_defects_are_invalid_corpus_inventory(mutate):
+    # Vocabulary from LoopX loopx/capabilities/semantic_preference/contract.py
     entry = dict(SEED_ENTRY)
     mutate(entry)
     assert _kind(_response([], [entry])) == "invalid_corpus_inventory"
 
 
+def test_inventory_defaults_follow_loopx():
+    entry = dict(SEED_ENTRY)
+    entry.pop("closure_policy")
+    entry.pop("write_actor_ref")
+    entry["writeback_triggers"] = ["source_truth_changed", "explicit_feedback"]
+    parsed = protocol.parse_response(_response([], [entry]), limit=5)
+    assert parsed.inventory[0]["closure_policy"] == "none"
+    assert parsed.inventory[0]["write_actor_ref"] is None
+    assert parsed.inventory[0]["writeback_triggers"] == [
+        "explicit_feedback",
+        "source_truth_changed",
+    ]
+
+
 def test_inventory_must_be_a_bounded_list_without_duplicates():
     assert _kind(_response([], {"corpus_id": "x"})) == "invalid_corpus_inventory"
     assert _kind(_response([], [SEED_ENTRY] * 2)) == "invalid_corpus_inventory"
-    many = [dict(SEED_ENTRY, scope_ref=f"s{i}") for i in range(33)]
+    many = [dict(SEED_ENTRY, corpus_id=f"c{i}") for i in range(21)]
     assert _kind(_response([], many)) == "invalid_corpus_inventory"
 
 
-def test_guidance_groups_by_corpus_and_shows_scope_refs_only_as_digests():
-    other = dict(SEED_ENTRY, scope_ref="second-scope")
+def test_guidance_lists_writable_corpora_and_their_triggers_only():
     notes = dict(
         SEED_ENTRY,
         corpus_id="agent_notes",
         scope_ref="notes-scope",
         writeback_triggers=["explicit_feedback"],
-        write_mode="operator_managed",
     )
-    guidance = protocol.maintenance_guidance([SEED_ENTRY, other, notes])
-    assert guidance["schema_version"] == "semantic_preference_maintenance_guidance_v0"
-    assert [c["corpus_id"] for c in guidance["corpora"]] == ["agent_notes", "project_preferences"]
-    project = guidance["corpora"][1]
-    assert project["scope_ref_digests"] == sorted(
-        hashlib.sha256(r.encode()).hexdigest()[:16]
-        for r in ["provider-owned-scope-reference", "second-scope"]
-    )
-    assert project["writeback_triggers"] == ["explicit_feedback", "source_truth_changed"]
-    assert project["closure_policy"] == "write_wait_l2_read_scoped_recall"
-    assert project["write_mode"] == "provider_managed"
-    assert guidance["triggers"] == ["explicit_feedback", "source_truth_changed"]
-    text = json.dumps(guidance)
-    for raw in ("provider-owned-scope-reference", "second-scope", "notes-scope", "actor-reference"):
-        assert raw not in text
+    frozen = dict(SEED_ENTRY, corpus_id="frozen", write_mode="read_only")
+    guidance = protocol.maintenance_guidance([SEED_ENTRY, notes, frozen])
+    assert guidance == {
+        "schema_version": "semantic_preference_maintenance_guidance_v0",
+        "corpus_ids": ["project_preferences", "agent_notes"],
+        "writeback_triggers": ["explicit_feedback", "source_truth_changed"],
+        "closure_outcomes": ["verified", "no_write_rationale"],
+        "completion": "provider_write_then_wait_l2_read_and_scoped_recall",
+    }
+    assert "notes-scope" not in json.dumps(guidance)
+    assert protocol.maintenance_guidance([frozen]) is None
+    assert protocol.maintenance_guidance([]) is None
 
 
-def test_guidance_rejects_one_corpus_with_two_policies():
-    conflicting = dict(SEED_ENTRY, scope_ref="s2", closure_policy="something_else")
-    with pytest.raises(protocol.ProtocolFailure) as exc:
-        protocol.maintenance_guidance([SEED_ENTRY, conflicting])
-    assert exc.value.kind == "invalid_corpus_inventory"
-
-
-def test_recall_with_inventory_returns_maintenance_guidance(write_json):
+def test_recall_with_inventory_returns_it_and_maintenance_guidance(write_json):
     path = write_json("cfg.json", legacy_config(provider("valid")))
     result = services.recall(path, project="p", surface=SURFACE, execute=True)
-    guidance = result["maintenance_guidance"]
-    assert guidance["corpora"][0]["corpus_id"] == "project_preferences"
-    assert guidance["corpora"][0]["scope_ref_digests"] == [
-        protocol.ref_digest("provider-owned-scope-reference")
-    ]
-    assert "provider-owned-scope-reference" not in json.dumps(result)
-    assert "provider-owned-actor-reference" not in json.dumps(result)
+    assert result["maintenance_guidance"]["corpus_ids"] == ["project_preferences"]
+    assert result["corpus_inventory"] == [SEED_ENTRY]
 
 
-def test_recall_without_inventory_has_no_guidance(write_json):
+def test_recall_without_inventory_has_an_empty_inventory_and_null_guidance(write_json):
     path = write_json("cfg.json", legacy_config(provider("valid", "--no-inventory")))
     result = services.recall(path, project="p", surface=SURFACE, execute=True)
     assert result["status"] == "completed"
-    assert "maintenance_guidance" not in result
+    assert (result["corpus_inventory"], result["maintenance_guidance"]) == ([], None)
 
 
 @given(st.text(min_size=1, max_size=200))

@@ -38,7 +38,7 @@ def test_racing_installs_of_one_manifest_install_it_once(write_json, n):
     path = write_json("m.json", manifest("alpha", provider("valid")))
     results = _race(n, lambda: services.install_extension(manifest_path=path, execute=True))
     statuses = sorted(r["status"] for r in results)
-    assert statuses == ["installed"] + ["unchanged"] * (n - 1), results
+    assert statuses == ["applied"] + ["unchanged"] * (n - 1), results
     assert ProviderExtension.objects.count() == 1
 
 

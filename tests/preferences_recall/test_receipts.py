@@ -16,6 +16,8 @@ from tests.preferences_recall.conftest import SURFACE
 pytestmark = pytest.mark.django_db
 
 APPLICATION_FIELDS = {
+    "ok",
+    "status",
     "schema_version",
     "surface",
     "application_id",
@@ -24,6 +26,8 @@ APPLICATION_FIELDS = {
     "preference_ref_digests",
 }
 MAINTENANCE_FIELDS = {
+    "ok",
+    "status",
     "schema_version",
     "trigger",
     "outcome",
@@ -95,7 +99,7 @@ def test_every_receipt_shape_holds_only_pinned_fields_and_digests():
         if receipt["schema_version"] == "semantic_preference_application_receipt_v0":
             assert set(receipt) == APPLICATION_FIELDS, name
             digests = receipt["preference_ref_digests"]
-            assert digests == [_sha16(r) for r in PRIVATE_REFS], name
+            assert digests == sorted(_sha16(r) for r in PRIVATE_REFS), name
         else:
             assert receipt["schema_version"] == "semantic_preference_maintenance_receipt_v0"
             assert set(receipt) == MAINTENANCE_FIELDS, name
@@ -107,7 +111,9 @@ def test_every_receipt_shape_holds_only_pinned_fields_and_digests():
 def test_application_receipt_pins_the_seed_example():
     receipt = _application(preference_refs=["provider-owned-reference"])
     assert receipt == {
+        "ok": True,
         "schema_version": "semantic_preference_application_receipt_v0",
+        "status": "built",
         "surface": SURFACE,
         "application_id": "pr-123-description-v2",
         "outcome": "applied",
@@ -123,8 +129,14 @@ def test_at_most_20_preference_refs_and_duplicates_collapse():
     with pytest.raises(SemanticPreferenceError) as exc:
         _application(preference_refs=[*refs, "ref-20"])
     assert exc.value.field == "preference_ref"
-    with pytest.raises(SemanticPreferenceError):
-        _application(preference_refs=[])
+    # LoopX: --preference-ref is optional (a receipt of an ignored/failed application).
+    assert _application(preference_refs=[])["preference_ref_digests"] == []
+    assert (
+        services.application_receipt(surface=SURFACE, application_id="a", outcome="ignored")[
+            "preference_ref_digests"
+        ]
+        == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,6 +159,32 @@ def test_at_most_20_preference_refs_and_duplicates_collapse():
         "/home/me/artifact.txt",
         "https://github.com/has space",
         "https://",
+        # obfuscated loopback / private spellings (issue 10 item 8)
+        "https://127.1/x",
+        "https://0x7f.1/x",
+        "https://0x7f000001/x",
+        "https://2130706433/x",
+        "https://0177.0.0.1/x",
+        "https://127.0.0.1./x",
+        "https://[::ffff:127.0.0.1]/x",
+        "https://[::ffff:7f00:1]/x",
+        "https://[fe80::1%25eth0]/x",
+        "https://[fd00::1]/x",
+        "https://169.254.169.254/latest/meta-data",
+        "https://192.168.1.10/x",
+        "https://100.64.0.1/x",
+        "https://0.0.0.0/x",
+        "https://[::]/x",
+        "https://host.localhost/x",
+        "https://printer.local/x",
+        "https://u@github.com/x",
+        "https://:p@github.com/x",
+        "https://github.com/x?token=abc",
+        "https://github.com/x?client_secret=abc",
+        "https://github.com/x?password=abc",
+        "https://github.com/x?sig=abc",
+        "https://github.com/x?Authorization=Bearer",
+        "https://github.com\\@evil.example/x",
     ],
 )
 def test_artifact_ref_must_be_public_https_without_credentials(url):
@@ -189,6 +227,7 @@ def test_application_receipt_rejects_bad_fields(field, value):
     [
         ("trigger", "nightly", "trigger"),
         ("outcome", "applied", "outcome"),
+        ("outcome", "ignored", "outcome"),
         ("corpus_ids", [], "corpus_id"),
         ("corpus_ids", ["bad id"], "corpus_id"),
         ("evidence_ref", "/var/lib/evidence.json", "evidence_ref"),
@@ -200,6 +239,11 @@ def test_maintenance_receipt_rejects_bad_fields(field, value, error_field):
     with pytest.raises(SemanticPreferenceError) as exc:
         _maintenance(**{field: value})
     assert exc.value.field == error_field
+
+
+@pytest.mark.parametrize("outcome", ["verified", "no_write_rationale", "failed"])
+def test_maintenance_outcomes_are_loopx_s(outcome):
+    assert _maintenance(outcome=outcome)["outcome"] == outcome
 
 
 def test_maintenance_receipt_sorts_corpus_ids_and_digests():

@@ -3,9 +3,11 @@
 ``recall`` reads one ``semantic_preference_provider_request_v0`` on stdin and prints one
 ``semantic_preference_provider_response_v0``; ``doctor`` prints a read-only health report
 and exits 2 when unhealthy; ``reindex`` rebuilds a project's note index (preview unless
-``--execute``). ``--project`` overrides the request's project (config ``args``).
+``--execute``). The corpus project is ``--project`` (a config's ``args``) or the
+``LOOPX_RECALL_PROJECT`` the runner sets from the verified config/token.
 """
 
+import os
 import sys
 
 from loopx_site.core.cli import LoopxCommand
@@ -39,14 +41,12 @@ class Command(LoopxCommand):
         reindex.add_argument("--execute", action="store_true")
 
     def run_recall(self, *, project=None, **_):
-        request = local_provider.parse_request(_read_stdin())
-        if project is not None:
-            request["project"] = project
+        project = project or local_provider.project_from_env(os.environ)
+        request = local_provider.parse_request(_read_stdin(), project=project)
         return local_provider.recall_response(**request)
 
     def run_doctor(self, *, project=None, **_):
-        if project is None:
-            project = local_provider.parse_doctor_request(_read_stdin())
+        project = project or local_provider.project_from_env(os.environ)
         report = local_provider.doctor_report(project=project)
         if not report["healthy"]:
             raise SemanticPreferenceError(
