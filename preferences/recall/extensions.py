@@ -904,7 +904,7 @@ def resolve_binding(provider: ProviderConfig) -> Binding:
             details={"extension_ids": sorted(e.manifest.extension_id for e in candidates)},
         )
     manifest = candidates[0].manifest
-    builtin = is_project_entrypoint(manifest.entrypoint)
+    builtin = manifest.permission == "project_database_read"
     args = _builtin_args(provider.args) if builtin else provider.args
     argv, env = runtime_command(manifest.entrypoint, permission=manifest.permission)
     doctor = None

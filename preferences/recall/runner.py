@@ -16,7 +16,9 @@ One request on stdin, one response on stdout:
   and file-size limits (``resource.setrlimit`` in the child before ``exec``);
 * before the first spawn this process marks itself non-dumpable
   (``prctl(PR_SET_DUMPABLE, 0)``), so a same-user child cannot read
-  ``/proc/<parent>/environ`` or attach to it.
+  ``/proc/<parent>/environ`` or attach to it; the child sets ``no_new_privs`` and, under
+  a root server (which an operator must not run), drops the capabilities that bypass
+  that mark.
 
 Every failure is reduced to one of the pinned failure kinds; no exception text, exit
 status or output of the provider leaves this module except the accepted stdout bytes.
@@ -57,9 +59,17 @@ MAX_ADDRESS_SPACE_BYTES = 2 * 1024**3
 MAX_PROCESSES = 512
 MAX_FILE_BYTES = 64 * 1024**2
 PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+#: Capabilities a root server's provider child loses before exec: each of them lets a
+#: same-user process read a non-dumpable process's ``/proc/<pid>/environ`` or memory
+#: (CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON), or load code into the kernel
+#: (CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_BPF).
+DROPPED_CAPABILITIES = (16, 17, 19, 21, 38, 39)
 
 _dumpable_lock = threading.Lock()
 _non_dumpable: bool | None = None
+_libc = None
 
 
 def mark_non_dumpable() -> bool:
@@ -68,15 +78,15 @@ def mark_non_dumpable() -> bool:
     A non-dumpable process's ``/proc/<pid>/environ``, ``mem`` and ``ptrace`` are closed to
     other processes of the same user, which is what a provider child is.
     """
-    global _non_dumpable
+    global _non_dumpable, _libc
     with _dumpable_lock:
         if _non_dumpable is None:
             _non_dumpable = False
             try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-                _non_dumpable = libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+                _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+                _non_dumpable = _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
             except (OSError, AttributeError):
-                _non_dumpable = False
+                _libc, _non_dumpable = None, False
         return _non_dumpable
 
 
@@ -84,6 +94,14 @@ def _limit_child(cpu_seconds: int):
     """``preexec_fn``: resource limits applied in the child before ``exec``."""
 
     def apply() -> None:
+        libc = _libc
+        if libc is not None:
+            # No privilege gain through setuid programs; and a root server's child loses
+            # the capabilities that would bypass the parent's non-dumpable mark.
+            libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+            if os.geteuid() == 0:
+                for capability in DROPPED_CAPABILITIES:
+                    libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
         if resource is None:
             return
         for name, value in (
