@@ -517,7 +517,9 @@ def parse_context_entries(entries: list[str] | None) -> dict[str, str]:
     for entry in entries or []:
         if not isinstance(entry, str) or "=" not in entry:
             raise invalid(
-                "invalid_context", "context", "Each --context entry must be lower_snake=value."
+                "invalid_context",
+                "context",
+                "context must use lower-snake key=value syntax (lower_snake=value).",
             )
         key, value = entry.split("=", 1)
         if key in mapping:
@@ -543,7 +545,9 @@ def validate_context(mapping: Any) -> dict[str, str]:
             or not CONTEXT_KEY_RE.fullmatch(key)
         ):
             raise invalid(
-                "invalid_context", "context", "Each context key must be lower_snake (a-z, 0-9, _)."
+                "invalid_context",
+                "context",
+                "context must use lower-snake key=value syntax (keys: a-z, 0-9, _).",
             )
         if (
             not isinstance(value, str)

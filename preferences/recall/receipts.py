@@ -113,7 +113,9 @@ def public_https_url(value: Any, field: str) -> str:
 def _ref_digests(refs: Any, field: str, *, minimum: int, maximum: int) -> list[str]:
     if not isinstance(refs, list | tuple) or not minimum <= len(refs) <= maximum:
         raise invalid(
-            "invalid_argument", field, f"{field} must hold {minimum}-{maximum} references."
+            "invalid_argument",
+            field,
+            f"{field} supports at most {maximum} references (at least {minimum}).",
         )
     digests: list[str] = []
     for ref in refs:
