@@ -383,3 +383,35 @@ def test_a_cli_local_config_may_still_name_a_command(write_json):
         "completed"
     )
     assert CONFIG_SCHEMA == "semantic_preference_hook_config_v0"
+
+
+# -- config and manifest files go through the safe reader ------------------------------------
+
+
+@pytest.mark.parametrize("command", ["recall", "install"])
+def test_a_fifo_config_or_manifest_is_refused_without_blocking(tmp_path, command):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    if command == "recall":
+        argv = ["recall", "--config", str(fifo), "--surface", SURFACE, "--execute"]
+    else:
+        argv = ["extension", "install", "--manifest", str(fifo), "--execute"]
+    result = run_cli("semantic_preference", *argv)
+    assert result.code == 2
+    assert result.json["status"] == "invalid_request"
+    assert str(fifo) not in result.stdout
+
+
+@pytest.mark.parametrize("name", ["deep.json", "deep.toml"])
+def test_deeply_nested_config_and_manifest_files_are_refused(tmp_path, name):
+    path = tmp_path / name
+    if name.endswith(".json"):
+        path.write_text("[" * 5000 + "]" * 5000)
+        argv = ["recall", "--config", str(path), "--surface", SURFACE]
+    else:
+        path.write_text("x = " + "[" * 5000 + "]" * 5000)
+        argv = ["extension", "install", "--manifest", str(path)]
+    result = run_cli("semantic_preference", *argv)
+    assert result.code == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.json["code"] in ("invalid_config", "invalid_manifest")
