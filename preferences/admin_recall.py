@@ -16,8 +16,8 @@ from django.contrib import admin, messages
 from loopx_site.core.errors import DomainError
 from preferences import services
 from preferences.models import ProviderExtension, ProviderNote, SemanticPreferenceConfig
-from preferences.recall.config import validate_config
 from preferences.recall.local_provider import validate_note
+from preferences.recall.registry import validate_registered
 
 
 class SemanticPreferenceConfigForm(forms.ModelForm):
@@ -28,7 +28,7 @@ class SemanticPreferenceConfigForm(forms.ModelForm):
     def clean_config(self):
         value = self.cleaned_data["config"]
         try:
-            validate_config(value, origin="registered")
+            validate_registered(value)
         except DomainError as exc:
             field = f" ({exc.field})" if exc.field else ""
             raise forms.ValidationError(f"{exc.code}{field}: {exc.message}") from None

@@ -19,9 +19,27 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.models import Goal
 from loopx_site.core.validation import IDENTIFIER_RE
-from preferences.models import SemanticPreferenceConfig
+from preferences.models import ProviderExtension, SemanticPreferenceConfig
 from preferences.recall.config import require_project, validate_config
 from preferences.recall.errors import SemanticPreferenceError, invalid
+
+
+def validate_registered(config: Any) -> None:
+    """The rules of a registered config: the registered-origin shape, and an enabled one
+    names an extension that is installed and enabled (``invalid_config`` otherwise)."""
+    hook = validate_config(config, origin="registered")
+    if not hook.enabled or hook.provider is None:
+        return
+    installed = ProviderExtension.objects.filter(
+        extension_id=hook.provider.extension_id, active=True
+    ).exists()
+    if not installed:
+        raise invalid(
+            "invalid_config",
+            "provider.extension_id",
+            "No installed, enabled extension has this id; install it first with "
+            "`manage.py semantic_preference extension install --manifest FILE --execute`.",
+        )
 
 
 def config_payload(row: SemanticPreferenceConfig) -> dict[str, Any]:
@@ -54,7 +72,7 @@ def register_config(
     if not isinstance(name, str) or not IDENTIFIER_RE.fullmatch(name):
         raise invalid("invalid_argument", "name", f"name must match {IDENTIFIER_RE.pattern}.")
     project = require_project(project)
-    validate_config(config, origin="registered")
+    validate_registered(config)
     if not isinstance(description, str) or len(description) > 500:
         raise invalid("invalid_argument", "description", "description is at most 500 chars.")
     goal = _goal(goal_id)

@@ -28,7 +28,8 @@ def test_admin_changelists_load(admin_client, install):
         assert response.status_code == 200, model
 
 
-def test_admin_adds_a_config_through_the_service_and_rejects_invalid_ones(admin_client):
+def test_admin_adds_a_config_through_the_service_and_rejects_invalid_ones(admin_client, install):
+    install(manifest("alpha", provider("valid")))
     owner, other = GoalFactory(goal_id="owner"), GoalFactory(goal_id="other")
     url = reverse("admin:preferences_semanticpreferenceconfig_add")
     response = admin_client.post(
@@ -59,6 +60,18 @@ def test_admin_adds_a_config_through_the_service_and_rejects_invalid_ones(admin_
     assert bad.status_code == 200
     assert b"provider.argv" in bad.content
     assert not SemanticPreferenceConfig.objects.filter(name="bad").exists()
+    unbound = admin_client.post(
+        url,
+        {
+            "name": "unbound",
+            "project": "p",
+            "description": "",
+            "config": json.dumps(bound_config("not-installed")),
+        },
+    )
+    assert unbound.status_code == 200
+    assert b"provider.extension_id" in unbound.content
+    assert not SemanticPreferenceConfig.objects.filter(name="unbound").exists()
 
 
 @pytest.mark.parametrize(
