@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from loopx_site.core import scanner
 from reward_memory import contracts as c
 
 
@@ -144,39 +145,24 @@ AUTHORITY_FIELD_NAMES = frozenset(
     }
 )  # fmt: skip
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://\S*|\bfile:\S+|\bwww\.[A-Za-z0-9-]+\.\S+")
-_URL_CREDENTIALS = re.compile(
-    r"://[^/\s@]+@|[?&](?:access_token|token|key|api_key|password|secret|sig|signature)=",
-    re.IGNORECASE,
-)
-_LOCAL_PATH = re.compile(
-    r"(?<![\w:/.~-])(?:~|\.{1,2})?/(?:[\w.@-]+/)+[\w.@-]*"  # /a/b, ~/a/, ../a/b
-    r"|(?<![\w:/.-])~[/\\]"  # ~/
-    r"|\b[A-Za-z]:\\"  # C:\
-    r"|(?<![\w:/.-])/(?:home|Users|root|tmp|etc|var|opt|usr|mnt|private|srv|proc|dev)\b"
-)
-_CREDENTIAL = re.compile(
-    r"(?i:\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
-    r"client[_-]?secret)\s*[:=]\s*\S+)"
-    r"|(?i:\bbearer\s+[A-Za-z0-9._~+/=-]{12,})"
-    r"|\b(?:ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|sk|rk|pk_live|sk_live)[_-]"
-    r"[A-Za-z0-9_]{12,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-)
+_SCANNER_REASONS = {
+    scanner.CREDENTIAL: "credential_like_content",
+    scanner.URL_WITH_CREDENTIALS: "url_with_credentials",
+    scanner.URL: "url_not_allowed",
+    scanner.HOST: "url_not_allowed",
+    scanner.IP_ADDRESS: "url_not_allowed",
+    scanner.EMAIL: "url_not_allowed",
+    scanner.LOCAL_PATH: "local_path",
+}
 
 
-def string_reasons(value: str, field: str) -> list[Reason]:
-    """URL / local-path / credential checks of one string value."""
-    reasons = []
-    if _URL.search(value):
-        code = "url_with_credentials" if _URL_CREDENTIALS.search(value) else "url_not_allowed"
-        reasons.append(Reason(code, field))
-    if _LOCAL_PATH.search(value):
-        reasons.append(Reason("local_path", field))
-    if _CREDENTIAL.search(value):
-        reasons.append(Reason("credential_like_content", field))
-    return reasons
+def string_reasons(value: str, field: str | None) -> list[Reason]:
+    """URL / host / local-path / credential checks of one string value (the shared
+    scanner, ``loopx_site.core.scanner``, after NFKC and invisible-character removal)."""
+    codes = {_SCANNER_REASONS[code] for code in scanner.scan_text(value)}
+    if "url_with_credentials" in codes:
+        codes.discard("url_not_allowed")
+    return [Reason(code, field) for code in sorted(codes)]
 
 
 def is_public_safe_text(value: str) -> bool:

@@ -261,7 +261,7 @@ def test_every_reason_code_has_a_test():
         ("cat ../secrets/file", {"local_path"}),
         ("/var", {"local_path"}),
         ("ftp://host/x", {"url_not_allowed"}),
-        ("https://host/x?token=abc", {"url_with_credentials"}),
+        ("https://host/x?token=abc", {"url_with_credentials", "credential_like_content"}),
         ("Bearer abcdefghijklmnopqrstuv", {"credential_like_content"}),
         ("ghp_" + "a" * 36, {"credential_like_content"}),
         ("-----BEGIN RSA PRIVATE KEY-----", {"credential_like_content"}),
