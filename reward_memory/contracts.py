@@ -119,6 +119,14 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     EXPIRED: (),
 }
 
+# -- authority ----------------------------------------------------------------------------
+OWNER_ROLE = "owner"
+REVIEWER_ROLE = "reviewer"
+RETIREMENT_ROLE = "retirement_authority"
+AUTHORITY_SOURCE_ROLE = "authority_source"
+CORPUS_ROLES = (OWNER_ROLE, REVIEWER_ROLE, RETIREMENT_ROLE, AUTHORITY_SOURCE_ROLE)
+CLOSING_DECISIONS = ("reject", "retire", "revoke")
+
 # -- review -----------------------------------------------------------------------------
 DECISIONS = ("accept", "edit", "reject", "retire", "no_write")
 GUARD_PASSED = "passed"
@@ -180,19 +188,24 @@ REASON_CODES: dict[str, str] = {
     # authority
     "advisory_requests_authority": "an advisory class requests action authority",
     "checkpoint_missing": "hard_policy without an authority checkpoint",
-    "checkpoint_unverified": "the authority checkpoint is not verified",
+    "checkpoint_unverified": "no live operator-granted checkpoint has that id",
+    "checkpoint_revoked": "the authority checkpoint was revoked by an operator",
+    "checkpoint_expired": "the authority checkpoint has expired",
     "checkpoint_actor_mismatch": "checkpoint actor differs from the source actor",
     "checkpoint_role_mismatch": "checkpoint role differs from the source actor role",
     "checkpoint_project_mismatch": "checkpoint project differs from the candidate project",
     "action_scope_unbound": "hard_policy requests no action scope to constrain",
     "action_scope_not_in_checkpoint": "requested action scopes exceed the checkpoint's",
-    "forbidden_action_scope": "an action scope that can never be derived (credentials …)",
+    "forbidden_action_scope": "an action scope of a forbidden authority family "
+    "(reward_memory.authority.FORBIDDEN_AUTHORITY_FAMILIES)",
     # standing policy (ingest)
     "standing_policy_missing": "no active standing policy for the corpus and surface",
     "source_kind_not_allowed": "source kind not allowed by the standing policy",
     "actor_role_not_allowed": "actor role not verified by the standing policy",
     "action_scope_not_in_policy": "requested action scopes exceed the standing policy's",
     "record_closed": "the candidate's record was closed; a closed record never reactivates",
+    "lineage_closed": "the candidate (or its content) was rejected/retired/revoked in this "
+    "corpus; only an operator reopen or a candidate referencing it may bring it back",
     # recall (all stop before the provider is called)
     "corpus_not_registered": "the request names no registered corpus",
     "corpus_not_active": "the corpus is retired",
@@ -203,14 +216,11 @@ REASON_CODES: dict[str, str] = {
     "revision_mismatch": "the request's corpus revision is not current",
     "freshness_stale": "the request's freshness observation is not current",
     "provider_binding_mismatch": "the request's provider binding is not the corpus's",
-    "actor_peer_mismatch": "peer-scoped binding without an equal actor_peer_id",
+    "actor_peer_mismatch": "the URI's peer is not the configured peer of this Goal/Agent",
     "query_count_invalid": "the mode's query count is not met",
     "query_budget_exceeded": "more queries than the mode allows",
     "query_not_public_safe": "a query carries a URL, path or credential",
 }
-
-# Action scopes that may never be derived, whatever a checkpoint says.
-FORBIDDEN_SCOPE_PREFIXES = ("credential", "credentials", "secret", "secrets", "token", "tokens")
 
 
 def architecture() -> dict[str, Any]:

@@ -14,12 +14,12 @@ Results are sorted and de-duplicated so the same input always yields the same li
 """
 
 import datetime as dt
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from loopx_site.core import scanner
+from reward_memory import authority
 from reward_memory import contracts as c
 
 
@@ -212,8 +212,11 @@ def compact_reasons(text: str, field: str) -> list[Reason]:
 
 
 def forbidden_scope(scope: str) -> bool:
-    head = scope.split(".", 1)[0].lower()
-    return head in c.FORBIDDEN_SCOPE_PREFIXES
+    """One rule, one list: ``reward_memory.authority.FORBIDDEN_AUTHORITY_FAMILIES``."""
+    return authority.forbidden_family(scope) is not None
+
+
+CheckpointLookup = Callable[[str], authority.CheckpointFacts | None]
 
 
 @dataclass(frozen=True)
@@ -234,8 +237,12 @@ def candidate_reasons(
     expires_at: dt.datetime | None,
     now: dt.datetime,
     corpus: CorpusBinding | None = None,
+    checkpoints: CheckpointLookup | None = None,
 ) -> list[Reason]:
     """Rule guards of a structurally valid, NFC-normalised candidate.
+
+    ``checkpoints`` resolves a checkpoint id to what the server verified (``None``: no
+    such live row); a candidate's own ``verified``/``actor``/``role`` claims are ignored.
 
     Checks only: raw-content boundary, scope binding, source freshness, unresolved
     conflicts, current-artifact proof and the authority checkpoint (hard-policy subset
@@ -301,31 +308,48 @@ def candidate_reasons(
         if requested:
             reasons.append(Reason("advisory_requests_authority", "requested_action_scopes"))
     else:
-        reasons += _hard_policy_checkpoint_reasons(candidate)
+        reasons += hard_policy_checkpoint_reasons(candidate, checkpoints)
     return normalise(reasons)
 
 
-def _hard_policy_checkpoint_reasons(candidate: dict[str, Any]) -> list[Reason]:
-    """The checkpoint must independently bind the same actor, role, project and action
-    scopes, and the candidate may request only a subset of the checkpoint's scopes."""
+CHECKPOINT_FIELD = "authority_checkpoint.checkpoint_ref"
+
+
+def checkpoint_ref_of(candidate: dict[str, Any]) -> str | None:
+    checkpoint = candidate.get("authority_checkpoint")
+    ref = checkpoint.get("checkpoint_ref") if isinstance(checkpoint, dict) else None
+    return ref if isinstance(ref, str) and ref else None
+
+
+def hard_policy_checkpoint_reasons(
+    candidate: dict[str, Any], checkpoints: CheckpointLookup | None
+) -> list[Reason]:
+    """The operator-granted checkpoint the candidate names must be live and bind the same
+    actor, role and project, with a superset of the requested action scopes. Only the
+    checkpoint id is read from the candidate; everything else comes from the server."""
     reasons: list[Reason] = []
-    requested = candidate.get("requested_action_scopes") or []
+    requested = authority.normalise_scopes(candidate.get("requested_action_scopes"))
     if not requested:
         reasons.append(Reason("action_scope_unbound", "requested_action_scopes"))
-    checkpoint = candidate.get("authority_checkpoint")
-    if not checkpoint:
+    ref = checkpoint_ref_of(candidate)
+    if ref is None:
         reasons.append(Reason("checkpoint_missing", "authority_checkpoint"))
         return reasons
-    if checkpoint.get("verified") is not True:
-        reasons.append(Reason("checkpoint_unverified", "authority_checkpoint.verified"))
-    if checkpoint.get("actor") != candidate["source"]["actor"]:
-        reasons.append(Reason("checkpoint_actor_mismatch", "authority_checkpoint.actor"))
-    if checkpoint.get("role") != candidate["source"]["actor_role"]:
-        reasons.append(Reason("checkpoint_role_mismatch", "authority_checkpoint.role"))
-    if checkpoint.get("project") != candidate["scope"]["project"]:
-        reasons.append(Reason("checkpoint_project_mismatch", "authority_checkpoint.project"))
-    allowed = set(checkpoint.get("action_scopes") or [])
-    if not set(requested) <= allowed:
+    facts = checkpoints(ref) if checkpoints is not None else None
+    if facts is None:
+        reasons.append(Reason("checkpoint_unverified", CHECKPOINT_FIELD))
+        return reasons
+    if facts.state == "revoked":
+        reasons.append(Reason("checkpoint_revoked", CHECKPOINT_FIELD))
+    elif facts.state == "expired":
+        reasons.append(Reason("checkpoint_expired", CHECKPOINT_FIELD))
+    if facts.actor != candidate["source"]["actor"]:
+        reasons.append(Reason("checkpoint_actor_mismatch", "source.actor"))
+    if facts.role != candidate["source"]["actor_role"]:
+        reasons.append(Reason("checkpoint_role_mismatch", "source.actor_role"))
+    if facts.project != candidate["scope"]["project"]:
+        reasons.append(Reason("checkpoint_project_mismatch", "scope.project"))
+    if not requested <= facts.action_scopes:
         reasons.append(Reason("action_scope_not_in_checkpoint", "requested_action_scopes"))
     return reasons
 
@@ -343,16 +367,7 @@ def standing_policy_reasons(candidate: dict[str, Any], policy: dict[str, Any]) -
         reasons.append(Reason("source_kind_not_allowed", "source.kind"))
     if candidate["source"]["actor_role"] not in policy["verified_actor_roles"]:
         reasons.append(Reason("actor_role_not_allowed", "source.actor_role"))
-    requested = set(candidate.get("requested_action_scopes") or [])
-    if not requested <= set(policy["action_scopes"]):
+    requested = authority.normalise_scopes(candidate.get("requested_action_scopes"))
+    if not requested <= authority.normalise_scopes(policy["action_scopes"]):
         reasons.append(Reason("action_scope_not_in_policy", "requested_action_scopes"))
     return normalise(reasons)
-
-
-_PEER = re.compile(r"/peers/([^/]+)/")
-
-
-def peer_of(scope_ref: str) -> str | None:
-    """The actor peer of a peer-scoped provider binding (``…/peers/<peer>/…``)."""
-    match = _PEER.search(scope_ref)
-    return match.group(1) if match else None

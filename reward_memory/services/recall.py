@@ -23,7 +23,7 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id, text_digest_ref
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import guards, providers, selectors
+from reward_memory import guards, providers, selectors, uris
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError
 from reward_memory.guards import Reason
@@ -97,7 +97,8 @@ def _guard(request: _Request, corpus: Corpus | None, now: dt.datetime) -> list[R
     for i, query in enumerate(request.queries):
         if not guards.is_public_safe_text(query):
             reasons.append(Reason("query_not_public_safe", f"queries.{i}"))
-    if corpus is None:
+    if corpus is None or not selectors.goal_allowlisted(corpus, request.goal_id):
+        # another Goal's corpus is reported exactly like a missing one
         reasons.append(Reason("corpus_not_registered", "corpus_id"))
         return reasons
     if not corpus.active:
@@ -145,9 +146,12 @@ def _guard(request: _Request, corpus: Corpus | None, now: dt.datetime) -> list[R
         reasons.append(Reason("unresolved_conflict", "conflicts"))
     if d.get("provider_binding_ref") != corpus.provider_binding_ref:
         reasons.append(Reason("provider_binding_mismatch", "provider_binding_ref"))
-    peer = guards.peer_of(corpus.provider_scope_ref)
-    if peer is not None and d.get("actor_peer_id") != peer:
+    peer = selectors.binding_peer(corpus, request.goal_id, request.agent_id)
+    claimed = d.get("actor_peer_id")
+    if claimed is not None and claimed != peer:
         reasons.append(Reason("actor_peer_mismatch", "actor_peer_id"))
+    elif not uris.peer_matches(corpus.provider_scope_ref, peer):
+        reasons.append(Reason("actor_peer_mismatch", "agent_id"))
     return reasons
 
 
@@ -188,7 +192,9 @@ def recall(*, request: Any, execute: bool = False) -> dict[str, Any]:
     stored = RecallReceipt.objects.filter(recall_id=recall_id).first()
     if stored is not None:
         return _replay(parsed, stored, now)
-    binding = selectors.provider_binding(corpus, actor_peer_id=request.get("actor_peer_id"))
+    binding = selectors.provider_binding(
+        corpus, actor_peer_id=selectors.binding_peer(corpus, parsed.goal_id, parsed.agent_id)
+    )
     calls = 0
     try:
         provider = providers.get(corpus.provider_id)
@@ -237,17 +243,32 @@ def _result_rows():
 
 
 def _accept(corpus: Corpus, request: _Request, hits, now):
-    """Keep only active, unexpired records of this corpus+surface whose provider bytes
-    match the record's canonical content digest exactly; rank by first appearance."""
+    """Keep only records the (Goal, Agent) may read (``selectors.readable_records``:
+    active, unexpired, read back, hard_policy with a live checkpoint) of this
+    corpus+surface whose provider bytes match the record's canonical content digest
+    exactly; rank by first appearance."""
     order: dict[str, bytes] = {}
     for items in hits:
         for item in items:
             order.setdefault(item.resource_ref, item.content)
+    readable = set(
+        selectors.readable_records(
+            goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
+        )
+        .filter(provider_resource_ref__in=list(order))
+        .values_list("pk", flat=True)
+    )
     rows = {
         r.provider_resource_ref: r
         for r in _result_rows().filter(corpus=corpus, provider_resource_ref__in=list(order))
     }
-    filtered = {"not_active": 0, "expired": 0, "readback_mismatch": 0, "unknown": 0}
+    filtered = {
+        "not_active": 0,
+        "expired": 0,
+        "not_readable": 0,
+        "readback_mismatch": 0,
+        "unknown": 0,
+    }
     accepted = []
     for resource_ref, content in order.items():
         record = rows.get(resource_ref)
@@ -257,6 +278,8 @@ def _accept(corpus: Corpus, request: _Request, hits, now):
             filtered["not_active"] += 1
         elif record.expires_at is not None and record.expires_at <= now:
             filtered["expired"] += 1
+        elif record.pk not in readable:
+            filtered["not_readable"] += 1
         elif "sha256:" + hashlib.sha256(content).hexdigest() != record.content_digest:
             filtered["readback_mismatch"] += 1
         else:
@@ -368,17 +391,13 @@ def _store(request: _Request, corpus: Corpus, agent, result: dict, records=()) -
 
 def _replay(request: _Request, stored: RecallReceipt, now) -> dict[str, Any]:
     """Same recall id → the stored results (still filtered by lifecycle), no provider."""
-    rows = {
-        r.record_ref: r
-        for r in _result_rows().filter(corpus=stored.corpus, record_ref__in=stored.result_refs)
-    }
-    records = [
-        rows[ref]
-        for ref in stored.result_refs
-        if ref in rows
-        and rows[ref].lifecycle_state == c.ACTIVE
-        and (rows[ref].expires_at is None or rows[ref].expires_at > now)
-    ]
+    readable = _result_rows().filter(
+        pk__in=selectors.readable_records(
+            goal_id=request.goal_id, agent_id=request.agent_id, corpus=stored.corpus, now=now
+        ).filter(record_ref__in=stored.result_refs)
+    )
+    rows = {r.record_ref: r for r in readable}
+    records = [rows[ref] for ref in stored.result_refs if ref in rows]
     result = _result(
         request,
         stored.recall_id,
@@ -415,7 +434,8 @@ def recall_guidance(
     in-process caller with a registered runtime identity (e.g. agent turn recall).
 
     The read-authority checkpoint is the runtime identity itself: verified only when the
-    corpus allowlists this Goal/Agent. Never raises for guard or provider conditions.
+    corpus allowlists this Goal/Agent; the actor peer is the configured binding's (never
+    the corpus URI's). Never raises for guard or provider conditions.
     """
     get_agent(goal_id, agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=corpus_id).first()
@@ -444,8 +464,6 @@ def recall_guidance(
         "conflicts": [],
         "provider_binding_ref": corpus.provider_binding_ref if corpus else None,
     }
-    if corpus is not None and guards.peer_of(corpus.provider_scope_ref):
-        request["actor_peer_id"] = guards.peer_of(corpus.provider_scope_ref)
     if request_id is not None:
         request["request_id"] = request_id
     try:

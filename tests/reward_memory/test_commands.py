@@ -22,7 +22,7 @@ def test_architecture_prints_the_contract():
     assert len(result.json["classes"]) == 5
 
 
-def test_candidate_review_with_the_shipped_public_fixture():
+def test_candidate_review_with_the_shipped_public_fixture(db):
     result = run_cli(
         "reward_memory", "candidate-review", "--case", "issue-fix-verified-contributor",
         "--decision", "accept", "--format", "json",
@@ -143,7 +143,7 @@ def test_apply_review_and_expire_and_reconcile_commands(db, corpus, tmp_path):
         (["ingest-event", "--input", "{array}"], "invalid_input_file", "input"),
         (["ingest-event", "--input", "{event}", "--execute"], "invalid_argument", "goal_id"),
         (["recall", "--input", "{event}"], "unsupported_schema", "schema_version"),
-        (["apply-review", "--review-id", "rmrv_x", "--actor", "user:o"], "review_not_found",
+        (["apply-review", "--review-id", "rmrv_x", "--actor", f.OWNER], "review_not_found",
          "review_id"),
         (["corpora", "--corpus-id", "nope"], "corpus_not_found", "corpus_id"),
         (["experiment-status", "--goal-id", "nope", "--agent-id", "a"], "goal_not_registered",

@@ -1,7 +1,7 @@
 """``manage.py reward_memory …`` — thin adapters over ``reward_memory.services``."""
 
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
-from reward_memory import contracts, selectors, services
+from reward_memory import contracts, principals, selectors, services, validation
 from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
 
@@ -37,7 +37,9 @@ class Command(LoopxCommand):
         source.add_argument("--input", help="Candidate (or adapter input / review wrapper) JSON.")
         source.add_argument("--case", choices=sorted(CASES), help="A shipped public fixture.")
         review.add_argument("--decision", required=True, choices=contracts.DECISIONS)
-        review.add_argument("--reviewer")
+        review.add_argument(
+            "--reviewer", help="The operator account recording the review (user:<name>)."
+        )
         review.add_argument("--corpus-id")
         review.add_argument("--record-ref", help="The active record a retire decision closes.")
         review.add_argument("--execute", action="store_true", help="Record the review.")
@@ -47,8 +49,52 @@ class Command(LoopxCommand):
             "Perform an accepted/retire review's next step with the corpus owner's authority.",
         )
         apply.add_argument("--review-id", required=True)
-        apply.add_argument("--actor", required=True)
+        apply.add_argument(
+            "--actor", required=True, help="The operator account acting (user:<name>)."
+        )
         apply.add_argument("--execute", action="store_true")
+
+        checkpoint = sub.add(
+            "checkpoint",
+            "Operator-verified authority checkpoints: grant | revoke | list (preview by default).",
+        )
+        checkpoint.add_argument("action", choices=["grant", "revoke", "list"])
+        checkpoint.add_argument("--checkpoint-id")
+        checkpoint.add_argument("--project")
+        checkpoint.add_argument("--subject", help="The verified actor ref, e.g. user:maint-1.")
+        checkpoint.add_argument("--role", help="The verified role, e.g. core_contributor.")
+        checkpoint.add_argument("--action-scope", action="append", dest="action_scopes", default=[])
+        checkpoint.add_argument("--expires-at", help="UTC timestamp (optional).")
+        checkpoint.add_argument("--evidence-ref", default="")
+        checkpoint.add_argument("--reason", default="")
+        checkpoint.add_argument(
+            "--actor", help="The operator account granting/revoking (user:<name>)."
+        )
+        checkpoint.add_argument("--execute", action="store_true")
+
+        for name, text in (
+            ("revoke-record", "Revoke an active record (authority source or owner)."),
+            ("supersede-record", "Supersede an active record by another (owner)."),
+            ("retire-record", "Retire an active record (retirement authority or owner)."),
+        ):
+            op = sub.add(name, text)
+            op.add_argument("--record-ref", required=True)
+            op.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+            if name == "revoke-record":
+                op.add_argument("--revocation-ref", required=True)
+            if name == "supersede-record":
+                op.add_argument("--by-record-ref", required=True)
+            if name == "retire-record":
+                op.add_argument("--reason-summary")
+            op.add_argument("--execute", action="store_true")
+
+        reopen = sub.add(
+            "reopen", "Reopen a rejected/retired/revoked candidate lineage (operator only)."
+        )
+        reopen.add_argument("--corpus-id", required=True)
+        reopen.add_argument("--candidate-ref", required=True)
+        reopen.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+        reopen.add_argument("--execute", action="store_true")
 
         ingest = sub.add("ingest-event", "Ingest one compact event (planned by default).")
         ingest.add_argument("--goal-id")
@@ -136,10 +182,15 @@ class Command(LoopxCommand):
             corpus_id = corpus_id or document.get("corpus_id")
             record_ref = record_ref or document.get("record_ref")
             document = document["candidate"]
+        principal = None
+        if reviewer is not None or execute:
+            principal = principals.operator_account(
+                reviewer, field="reviewer", code="reviewer_not_authorized"
+            )
         return services.review_candidate(
             candidate=document,
             decision=decision,
-            reviewer=reviewer,
+            principal=principal,
             corpus_id=corpus_id,
             edit=edit,
             record_ref=record_ref,
@@ -147,7 +198,92 @@ class Command(LoopxCommand):
         )
 
     def run_apply_review(self, *, review_id, actor, execute=False, **_):
-        return services.apply_review(review_id=review_id, actor=actor, execute=execute)
+        principal = principals.operator_account(actor, field="actor", code="owner_not_authorized")
+        return services.apply_review(review_id=review_id, principal=principal, execute=execute)
+
+    def run_checkpoint(self, *, action, execute=False, **options):
+        if action == "list":
+            rows = selectors.list_checkpoints(project=options.get("project"))
+            return {
+                "schema_version": "reward_memory_checkpoint_list_v0",
+                "checkpoints": [selectors.checkpoint_payload(r) for r in rows],
+            }
+        operator = principals.operator_account(
+            options.get("actor"), field="actor", code="operator_required"
+        )
+        checkpoint_id = validation.identifier(options.get("checkpoint_id"), "checkpoint_id")
+        if action == "revoke":
+            return services.revoke_checkpoint(
+                checkpoint_id=checkpoint_id,
+                operator=operator,
+                reason=options.get("reason") or "",
+                execute=execute,
+            )
+        expires_at = validation.timestamp(options.get("expires_at"), "expires_at", required=False)
+        return services.grant_checkpoint(
+            checkpoint_id=checkpoint_id,
+            project=options.get("project"),
+            actor=options.get("subject"),
+            role=options.get("role"),
+            action_scopes=options.get("action_scopes") or [],
+            operator=operator,
+            expires_at=expires_at,
+            evidence_ref=options.get("evidence_ref") or "",
+            execute=execute,
+        )
+
+    def _record_operation(self, operation, *, record_ref, actor, execute, run):
+        principal = principals.operator_account(actor, field="actor")
+        record = selectors.get_record(record_ref)
+        if execute:
+            record = run(principal)
+        else:
+            services.check_record_operation(record, principal=principal, operation=operation)
+        return {
+            "schema_version": "reward_memory_record_operation_v0",
+            "operation": operation,
+            "executed": execute,
+            "record": selectors.record_public(record),
+        }
+
+    def run_revoke_record(self, *, record_ref, actor, revocation_ref, execute=False, **_):
+        return self._record_operation(
+            "revoke",
+            record_ref=record_ref,
+            actor=actor,
+            execute=execute,
+            run=lambda p: services.revoke_record(
+                record_ref=record_ref, principal=p, revocation_ref=revocation_ref
+            ),
+        )
+
+    def run_supersede_record(self, *, record_ref, actor, by_record_ref, execute=False, **_):
+        return self._record_operation(
+            "supersede",
+            record_ref=record_ref,
+            actor=actor,
+            execute=execute,
+            run=lambda p: services.supersede_record(
+                record_ref=record_ref, by_record_ref=by_record_ref, principal=p
+            ),
+        )
+
+    def run_retire_record(self, *, record_ref, actor, reason_summary=None, execute=False, **_):
+        return self._record_operation(
+            "retire",
+            record_ref=record_ref,
+            actor=actor,
+            execute=execute,
+            run=lambda p: services.retire_record(
+                record_ref=record_ref, principal=p, reason_summary=reason_summary
+            ),
+        )
+
+    def run_reopen(self, *, corpus_id, candidate_ref, actor, execute=False, **_):
+        operator = principals.operator_account(actor, field="actor", code="operator_required")
+        return services.reopen_lineage(
+            corpus_id=corpus_id, candidate_ref=candidate_ref, operator=operator, execute=execute
+        )
 
     def run_ingest_event(self, *, input, goal_id=None, agent_id=None, execute=False, **_):
         return services.ingest_event(
