@@ -53,6 +53,7 @@ def forbidden_family(scope: str) -> str | None:
     names: set[str] = set()
     for segment in lowered.split("."):
         names.add(segment)
+        names.add(_WORD_SPLIT.sub("_", segment))
         names.update(w for w in _WORD_SPLIT.split(segment) if w)
     for family, members in FORBIDDEN_AUTHORITY_FAMILIES.items():
         if names & members:
