@@ -26,7 +26,7 @@ APPLICATION_RECEIPT_SCHEMA = "reward_memory_application_receipt_v0"
 PROVIDER_CONTENT_SCHEMA = "reward_memory_provider_content_v0"
 RECONCILIATION_SCHEMA = "reward_memory_ingest_reconciliation_v0"
 ARCHITECTURE_SCHEMA = "reward_memory_architecture_v0"
-EXPERIMENT_STATUS_SCHEMA = "reward_memory_experiment_status_v0"
+EXPERIMENT_STATUS_SCHEMA = "reward_memory_experiment_status_v1"
 
 # -- memory classes ----------------------------------------------------------------------
 RUN_BOUND_REWARD = "run_bound_reward"
@@ -223,15 +223,73 @@ REASON_CODES: dict[str, str] = {
 }
 
 
+# LoopX's wire names (``loopx/capabilities/reward_memory/architecture.py``): the
+# precedence ids and the design-level lifecycle a LoopX host reads.
+LOOPX_PRECEDENCE = (
+    "explicit_action_authority_and_privacy_boundary",
+    "active_in_scope_hard_policy",
+    "fresh_working_context_and_current_source_of_truth",
+    "current_artifact_verified_procedural_experience",
+    "active_in_scope_soft_preference",
+    "run_bound_reward_as_evidence_only",
+)
+LOOPX_LIFECYCLE_STATES = (
+    "observed",
+    "candidate",
+    "active",
+    "superseded",
+    "revoked",
+    "expired",
+    "retired",
+)
+CLASS_AUTHORITY = {
+    RUN_BOUND_REWARD: "outcome_evidence_only",
+    HARD_POLICY: "constraint_or_veto_within_verified_actor_scope",
+    SOFT_PREFERENCE: "advisory_ranking_or_rewrite",
+    PROCEDURAL_EXPERIENCE: "advisory_until_current_artifact_verification",
+    WORKING_CONTEXT: "fresh_execution_context_not_long_term_memory",
+}
+
+
 def architecture() -> dict[str, Any]:
-    """The machine-readable contract printed by ``reward_memory architecture``."""
+    """The machine-readable contract printed by ``reward_memory architecture``: LoopX's
+    ``reward_memory_architecture_v0`` document (``status: design_contract``,
+    ``memory_classes[].class_id``, ``precedence`` ids, design ``lifecycle_states``) with
+    this project's detail beside it under names LoopX does not use."""
     return {
+        "ok": True,
         "schema_version": ARCHITECTURE_SCHEMA,
+        "status": "design_contract",
+        "memory_classes": [
+            {
+                "class_id": c,
+                "authority": CLASS_AUTHORITY[c],
+                "purpose": CLASS_CONTRACT[c]["source_scope"],
+            }
+            for c in MEMORY_CLASSES
+        ],
+        "required_record_fields": [
+            "class_id",
+            "source",
+            "scope",
+            "authority",
+            "confidence",
+            "lifecycle_state",
+            "supersession",
+            "revocation",
+            "expiry",
+            "privacy",
+        ],
+        "precedence": list(LOOPX_PRECEDENCE),
+        "lifecycle_states": list(LOOPX_LIFECYCLE_STATES),
+        "external_writes_performed": False,
         "core_boundary": "feedback evidence, policy content and action authority stay "
         "apart; content may be derived, authority never is",
         "classes": [{"memory_class": c, **CLASS_CONTRACT[c]} for c in MEMORY_CLASSES],
         "working_context_kinds": list(WORKING_CONTEXT_KINDS),
-        "precedence": [{"rank": i + 1, "layer": layer} for i, layer in enumerate(PRECEDENCE)],
+        "precedence_layers": [
+            {"rank": i + 1, "layer": layer} for i, layer in enumerate(PRECEDENCE)
+        ],
         "precedence_is_decision_table": False,
         "record_contract": [
             "memory_class",
@@ -247,7 +305,7 @@ def architecture() -> dict[str, Any]:
         ],
         "confidence_levels": list(CONFIDENCE_LEVELS),
         "confidence_raises_authority": False,
-        "lifecycle_states": list(LIFECYCLE_STATES),
+        "record_lifecycle_states": list(LIFECYCLE_STATES),
         "lifecycle_transitions": {k: list(v) for k, v in TRANSITIONS.items()},
         "stages": [
             {

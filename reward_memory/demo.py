@@ -172,8 +172,23 @@ def _hard_policy() -> dict:
     return services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
 
 
+def _fixture_checkpoint() -> None:
+    """The operator verification the shipped ``issue-fix-verified-contributor`` case
+    names, so ``candidate-review`` with the default case shows an authorised policy."""
+    services.grant_checkpoint(
+        checkpoint_id="example-repo-core-contributors",
+        project="example-org/example-repo",
+        actor="contributor:maintainer-a",
+        role="core_contributor",
+        action_scopes=["issue_fix.request_reproduction", "issue_fix.request_changes"],
+        operator=principals.operator_account(OWNER, field="actor"),
+        execute=True,
+    )
+
+
 def load(*, log) -> dict:
     _operator_accounts()
+    _fixture_checkpoint()
     for corpus_id, surface in CORPORA:
         result = services.register_corpus(
             corpus=_corpus(corpus_id, surface),

@@ -52,10 +52,12 @@ def ingest_event(
     """
     agent = None
     if execute and (not goal_id or not agent_id):
-        raise invalid("goal_id", "--execute requires --goal-id and --agent-id")
+        raise invalid(
+            "goal_id", "--execute requires an enabled experiment route via --goal-id and --agent-id"
+        )
     if goal_id or agent_id:
         if not (goal_id and agent_id):
-            raise invalid("agent_id", "goal_id and agent_id go together")
+            raise invalid("agent_id", "--goal-id and --agent-id must be supplied together")
         agent = get_agent(goal_id, agent_id, area=AREA)
     if not isinstance(event, dict):
         raise invalid(None, "the event must be a JSON object")
@@ -64,7 +66,8 @@ def ingest_event(
     if execute and not selectors.is_allowlisted(corpus, goal_id, agent_id):
         raise RewardMemoryError(
             "agent_not_allowlisted",
-            "This Agent is not allowlisted to ingest into the corpus.",
+            "--execute requires an enabled experiment route: no operator-registered "
+            "binding allowlists this Goal/Agent for the corpus.",
             field="agent_id",
         )
     now = clock.now()

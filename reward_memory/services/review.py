@@ -123,7 +123,7 @@ def review_candidate(
             )
             if revised.blocked:
                 effective = "no_write"
-    if decision == "retire":
+    if decision == "retire" and (corpus is not None or record_ref is not None or execute):
         if corpus is None:
             raise invalid("corpus_id", "retiring needs the record's --corpus-id")
         v.ref(record_ref, "record_ref")
@@ -151,7 +151,8 @@ def review_candidate(
         "schema_version": c.REVIEW_SCHEMA,
         "review_id": review_id,
         "corpus_id": corpus.corpus_id if corpus else None,
-        "adapter": adapter,
+        "adapter": _adapter_payload(candidate, adapter, evaluation),
+        "adapter_id": adapter,
         "candidate_ref": evaluation.candidate_ref,
         "candidate_digest": evaluation.candidate_digest,
         "candidate": evaluation.candidate,
@@ -165,10 +166,79 @@ def review_candidate(
         "next_step": _next_step(effective, corpus, revised),
         "writes_provider": False,
         "recorded": False,
+        **_loopx_fields(decision, effective, evaluation, revised),
     }
     if not execute:
         return document
     return _record(document, corpus, evaluation, revised, target, now)
+
+
+# LoopX's review document (``reward_memory_candidate_review_v0`` as LoopX hosts read it):
+# the decision's status, the record the decision leaves, and the persistence next step.
+REVIEW_STATUS = {
+    "accept": "active",
+    "edit": "review_ready",
+    "reject": "rejected",
+    "retire": "retired",
+    "no_write": "no_write",
+}
+RETIRED_REASON = {
+    "reject": "rejected_in_review",
+    "retire": "reviewed_retirement",
+    "no_write": "no_write_rationale",
+}
+PERSISTENCE_NEXT_STEP = "caller_uses_declared_corpus_write_authority_then_readback"
+
+
+def _loopx_fields(decision, effective, evaluation, revised) -> dict[str, Any]:
+    blocked = decision in ("accept", "edit") and effective == "no_write"
+    record = None
+    if evaluation.candidate is not None:
+        source = revised if (effective == "edit" and revised is not None) else evaluation
+        record = {
+            **(source.candidate or {}),
+            "candidate_ref": source.candidate_ref,
+            "lifecycle": {"state": "candidate", "supersedes_refs": []},
+        }
+        if blocked:
+            pass
+        elif effective == "accept":
+            record["lifecycle"]["state"] = "active"
+        elif effective == "edit":
+            record["lifecycle"]["supersedes_refs"] = [evaluation.candidate_ref]
+        else:
+            record["lifecycle"] = {
+                "state": "retired",
+                "supersedes_refs": [],
+                "retired_reason": RETIRED_REASON[effective],
+            }
+    return {
+        "ok": True,
+        "status": "guard_blocked" if blocked else REVIEW_STATUS[effective],
+        "guard_passed": not evaluation.blocked,
+        "record": record,
+        "persistence_next_step": (
+            PERSISTENCE_NEXT_STEP if effective in ("accept", "retire") else "none"
+        ),
+        "grants_new_action_authority": False,
+        "provider_write_performed": False,
+        "external_writes_performed": False,
+        "raw_content_captured": False,
+    }
+
+
+def _adapter_payload(document, adapter_id, evaluation) -> dict[str, Any] | None:
+    """LoopX's adapter object: which pure field mapping produced the shared candidate."""
+    if adapter_id is None:
+        return None
+    return {
+        "schema_version": document.get("schema_version"),
+        "adapter_id": adapter_id,
+        "shared_candidate_ref": evaluation.candidate_ref,
+        "adapter_role": "field_mapping_only_shared_core_owns_semantics_and_lifecycle",
+        "provider_write_performed": False,
+        "external_writes_performed": False,
+    }
 
 
 def _revised_payload(revised: candidates.CandidateEvaluation) -> dict[str, Any]:

@@ -203,7 +203,8 @@ def test_experiment_status_is_unavailable_until_configured(db, author, host_clie
     response = author.get(f"{BASE}/experiments/demo/author/status/")
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "unavailable"
+    assert body["status"] == "disabled"
+    assert body["available"] is False
     assert body["automation"]["automatic_recall"] is False
     assert body["automation"]["automatic_ingest"] is False
     assert author.get(f"{BASE}/experiments/other/author/status/").status_code == 403

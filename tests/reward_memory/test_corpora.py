@@ -201,8 +201,8 @@ def test_architecture_contract_is_machine_readable():
     payload = contracts.architecture()
     assert payload["schema_version"] == "reward_memory_architecture_v0"
     assert [c["memory_class"] for c in payload["classes"]] == list(contracts.MEMORY_CLASSES)
-    assert [p["layer"] for p in payload["precedence"]] == list(contracts.PRECEDENCE)
-    assert payload["precedence"][0]["layer"] == "explicit_action_authority_and_privacy"
+    assert [p["layer"] for p in payload["precedence_layers"]] == list(contracts.PRECEDENCE)
+    assert payload["precedence_layers"][0]["layer"] == "explicit_action_authority_and_privacy"
     assert payload["precedence_is_decision_table"] is False
     stage1 = payload["stages"][0]
     assert stage1["health_states"] == list(contracts.HEALTH_STATES)

@@ -139,7 +139,7 @@ def test_shipped_issue_fix_cases_review_deterministically(db):
     from reward_memory.inputs import read_case
 
     ok = _review("accept", read_case("issue-fix-verified-contributor"))
-    assert ok["adapter"] == "issue_fix_maintainer_feedback"
+    assert ok["adapter_id"] == "issue_fix_maintainer_feedback"
     assert ok["effective_decision"] == "accept"
     blocked = _review("accept", read_case("issue-fix-unverified-contributor"))
     assert blocked["effective_decision"] == "no_write"

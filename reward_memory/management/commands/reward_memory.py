@@ -2,8 +2,42 @@
 
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from reward_memory import contracts, principals, selectors, services, validation
-from reward_memory.errors import AREA
+from reward_memory.errors import AREA, invalid
 from reward_memory.inputs import CASES, read_case, read_json
+
+DEFAULT_CASE = "issue-fix-verified-contributor"
+# LoopX's fixture edit when an edit decision names no replacement text.
+CASE_EDIT = {
+    "content_summary": "Keep focused fixes within the affected module unless current "
+    "evidence requires a broader surface."
+}
+WRAPPER_FIELDS = ("adapter", "event", "observed_at")
+
+
+def unwrap_event(document: dict) -> dict:
+    """LoopX's ingest input ``{"event": {...}, "adapter"?, "observed_at"?}`` or a bare
+    compact event. Other wrapper fields (e.g. ``raw_comment``) are refused by name. The
+    server keeps its own immutable ``observed_at`` (first execution); a supplied one is
+    validated, not trusted."""
+    if "event" not in document or "schema_version" in document:
+        return document
+    unexpected = sorted(k for k in document if k not in WRAPPER_FIELDS)
+    if unexpected:
+        raise invalid(
+            unexpected[0], "ingest input contains unsupported fields: " + ", ".join(unexpected)
+        )
+    event = document["event"]
+    if not isinstance(event, dict):
+        raise invalid("event", "event must be an object")
+    adapter = document.get("adapter")
+    version = event.get("schema_version")
+    if adapter is not None and contracts.ADAPTERS.get(version) != adapter:
+        raise invalid(
+            "adapter", "adapter is unsupported; semantic routing is intentionally not inferred"
+        )
+    if document.get("observed_at") is not None:
+        validation.timestamp(document["observed_at"], "observed_at")
+    return event
 
 
 class Command(LoopxCommand):
@@ -33,10 +67,14 @@ class Command(LoopxCommand):
         review = sub.add(
             "candidate-review", "Review one candidate: accept|edit|reject|retire|no_write."
         )
-        source = review.add_mutually_exclusive_group(required=True)
+        source = review.add_mutually_exclusive_group()
         source.add_argument("--input", help="Candidate (or adapter input / review wrapper) JSON.")
-        source.add_argument("--case", choices=sorted(CASES), help="A shipped public fixture.")
-        review.add_argument("--decision", required=True, choices=contracts.DECISIONS)
+        source.add_argument(
+            "--case",
+            choices=sorted(CASES),
+            help=f"A shipped public fixture (default: {DEFAULT_CASE}).",
+        )
+        review.add_argument("--decision", default="accept", choices=contracts.DECISIONS)
         review.add_argument(
             "--reviewer", help="The operator account recording the review (user:<name>)."
         )
@@ -174,8 +212,10 @@ class Command(LoopxCommand):
         execute=False,
         **_,
     ):
+        if input is None and case is None:
+            case = DEFAULT_CASE
         document = read_case(case) if case else read_json(input)
-        edit = None
+        edit = CASE_EDIT if (case and decision == "edit") else None
         if "candidate" in document and "schema_version" not in document:
             edit = document.get("edit")
             reviewer = reviewer or document.get("reviewer")
@@ -287,7 +327,10 @@ class Command(LoopxCommand):
 
     def run_ingest_event(self, *, input, goal_id=None, agent_id=None, execute=False, **_):
         return services.ingest_event(
-            event=read_json(input), goal_id=goal_id, agent_id=agent_id, execute=execute
+            event=unwrap_event(read_json(input)),
+            goal_id=goal_id,
+            agent_id=agent_id,
+            execute=execute,
         )
 
     def run_reconcile_ingest(self, *, goal_id, agent_id, **_):

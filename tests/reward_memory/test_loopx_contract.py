@@ -1,0 +1,276 @@
+"""LoopX wire contract for Reward Memory: a LoopX host runs the same calls against
+``manage.py reward_memory …`` (the in-process CLI runner, exactly as the shell) and the
+API, and reads the documents with its own code.
+
+Every case cites the LoopX file (``loopx-project/loopx``) whose test, fixture or
+document builder it is built from.
+"""
+
+import json
+
+import pytest
+
+from tests.helpers import run_cli
+from tests.reward_memory import factories as f
+
+BASE = "/api/v1/reward-memory"
+
+# loopx/capabilities/reward_memory/architecture.py: MEMORY_CLASS_IDS
+LOOPX_CLASS_IDS = [
+    "run_bound_reward",
+    "hard_policy",
+    "soft_preference",
+    "procedural_experience",
+    "working_context",
+]
+# loopx/capabilities/reward_memory/architecture.py: build_reward_memory_architecture_packet
+LOOPX_PRECEDENCE = [
+    "explicit_action_authority_and_privacy_boundary",
+    "active_in_scope_hard_policy",
+    "fresh_working_context_and_current_source_of_truth",
+    "current_artifact_verified_procedural_experience",
+    "active_in_scope_soft_preference",
+    "run_bound_reward_as_evidence_only",
+]
+LOOPX_LIFECYCLE = ["observed", "candidate", "active", "superseded", "revoked", "expired", "retired"]
+# loopx/capabilities/reward_memory/candidate_review.py: review_reward_memory_candidate
+NEXT_STEP = "caller_uses_declared_corpus_write_authority_then_readback"
+
+
+def _cli(*argv):
+    return run_cli("reward_memory", *argv, "--format", "json")
+
+
+def _review(decision=None, *extra):
+    argv = ["candidate-review", *extra]
+    if decision:
+        argv += ["--decision", decision]
+    return _cli(*argv)
+
+
+# -- architecture ----------------------------------------------------------------------------
+def test_architecture_is_loopx_design_contract():
+    # loopx/capabilities/reward_memory/architecture.py (ok, schema_version, status)
+    result = _cli("architecture")
+    assert result.code == 0
+    doc = result.json
+    assert (doc["ok"], doc["schema_version"], doc["status"]) == (
+        True,
+        "reward_memory_architecture_v0",
+        "design_contract",
+    )
+
+
+def test_architecture_memory_classes_carry_class_id():
+    # loopx/capabilities/reward_memory/architecture.py (_memory_classes: class_id)
+    doc = _cli("architecture").json
+    assert [c["class_id"] for c in doc["memory_classes"]] == LOOPX_CLASS_IDS
+    hard = next(c for c in doc["memory_classes"] if c["class_id"] == "hard_policy")
+    assert hard["authority"] == "constraint_or_veto_within_verified_actor_scope"
+
+
+def test_architecture_precedence_and_lifecycle_are_loopx_ids():
+    # loopx/capabilities/reward_memory/architecture.py (precedence, lifecycle_states,
+    # required_record_fields)
+    doc = _cli("architecture").json
+    assert doc["precedence"] == LOOPX_PRECEDENCE
+    assert doc["lifecycle_states"] == LOOPX_LIFECYCLE
+    assert doc["required_record_fields"][0] == "class_id"
+    assert "lifecycle_state" in doc["required_record_fields"]
+
+
+# -- experiment status -------------------------------------------------------------------------
+def test_experiment_status_is_v1_disabled_until_configured(db, agents, host_client):
+    # loopx/capabilities/reward_memory/experiment.py (resolve_reward_memory_experiment:
+    # base document, `disabled` when the Goal has no enabled route)
+    cli = _cli("experiment-status", "--goal-id", "demo", "--agent-id", "author")
+    api = host_client("demo", "author").get(f"{BASE}/experiments/demo/author/status/").json()
+    for doc in (cli.json, api):
+        assert doc["ok"] is True
+        assert doc["schema_version"] == "reward_memory_experiment_status_v1"
+        assert (doc["status"], doc["available"], doc["enabled"]) == ("disabled", False, False)
+        assert (doc["automatic_recall"], doc["automatic_ingest"], doc["fail_open"]) == (
+            False,
+            False,
+            True,
+        )
+        assert doc["external_writes_performed"] is False
+    assert cli.json == api
+
+
+def test_experiment_status_for_an_unregistered_agent_is_an_error(db, agents):
+    # loopx/capabilities/reward_memory/experiment.py ("agent_id is not registered for goal")
+    result = _cli("experiment-status", "--goal-id", "demo", "--agent-id", "ghost")
+    assert result.code == 2
+    assert result.json["ok"] is False
+    assert result.json["status"] == "invalid_request"
+
+
+# -- candidate review ---------------------------------------------------------------------------
+def test_candidate_review_default_case_is_an_active_decision(db):
+    # loopx/capabilities/reward_memory/cli.py (candidate-review: --case default
+    # issue-fix-verified-contributor, --decision default accept) and
+    # tests/capabilities/test_reward_memory_decision.py (accept → active, next step)
+    result = _review()
+    assert result.code == 0, result.stdout
+    doc = result.json
+    assert doc["ok"] is True
+    assert doc["schema_version"] == "reward_memory_candidate_review_v0"
+    assert (doc["status"], doc["effective_decision"], doc["guard_passed"]) == (
+        "active",
+        "accept",
+        True,
+    )
+    assert doc["record"]["lifecycle"] == {"state": "active", "supersedes_refs": []}
+    assert doc["persistence_next_step"] == NEXT_STEP
+    assert doc["grants_new_action_authority"] is False
+    assert doc["external_writes_performed"] is False
+    assert doc["adapter"]["schema_version"] == "issue_fix_reward_memory_candidate_adapter_v0"
+    assert doc["adapter"]["shared_candidate_ref"] == doc["candidate_ref"]
+
+
+def test_candidate_review_reject_retires_the_record_without_a_write_step(db):
+    # loopx/capabilities/reward_memory/candidate_review.py (reject → rejected,
+    # retired_reason rejected_in_review, persistence_next_step none)
+    doc = _review("reject").json
+    assert doc["status"] == "rejected"
+    assert doc["record"]["lifecycle"]["state"] == "retired"
+    assert doc["record"]["lifecycle"]["retired_reason"] == "rejected_in_review"
+    assert doc["persistence_next_step"] == "none"
+
+
+def test_candidate_review_edit_uses_the_fixture_edit_and_supersedes_the_old_ref(db):
+    # loopx/capabilities/reward_memory/cli.py (edit without replacement text uses the
+    # fixture's edited_content_summary) and candidate_review.py (edit → review_ready,
+    # supersedes_refs = [old candidate_ref])
+    accept = _review("accept").json
+    doc = _review("edit").json
+    assert doc["status"] == "review_ready"
+    assert doc["record"]["lifecycle"]["supersedes_refs"] == [accept["candidate_ref"]]
+    assert doc["record"]["content_summary"].startswith("Keep focused fixes within the affected")
+    assert doc["record"]["candidate_ref"] != accept["candidate_ref"]
+    assert doc["persistence_next_step"] == "none"
+
+
+def test_candidate_review_no_write_and_retire(db):
+    # loopx/capabilities/reward_memory/candidate_review.py (no_write →
+    # no_write_rationale; retire → retired with the persistence next step)
+    no_write = _review("no_write").json
+    assert no_write["status"] == "no_write"
+    assert no_write["record"]["lifecycle"]["retired_reason"] == "no_write_rationale"
+    retire = _review("retire").json
+    assert retire["status"] == "retired"
+    assert retire["record"]["lifecycle"]["retired_reason"] == "reviewed_retirement"
+    assert retire["persistence_next_step"] == NEXT_STEP
+
+
+def test_candidate_review_without_verified_authority_is_guard_blocked_no_write(db):
+    # loopx/capabilities/reward_memory/candidate_review.py (_guard: unverified checkpoint
+    # → guard_blocked; accept collapses to no_write, lifecycle stays candidate)
+    doc = _review("accept", "--case", "issue-fix-unverified-contributor").json
+    assert (doc["status"], doc["effective_decision"], doc["guard_passed"]) == (
+        "guard_blocked",
+        "no_write",
+        False,
+    )
+    assert doc["record"]["lifecycle"]["state"] == "candidate"
+    assert doc["persistence_next_step"] == "none"
+
+
+def test_candidate_review_document_is_the_same_over_the_api(db, corpus, host_client):
+    # loopx/capabilities/reward_memory/candidate_review.py (the review document a host
+    # reads; here the API and the command must agree field by field)
+    body = {"candidate": f.candidate(), "decision": "reject", "corpus_id": "prefs"}
+    api = host_client("demo", "author").post(
+        f"{BASE}/candidates/review/", data=json.dumps(body), content_type="application/json"
+    )
+    doc = api.json()
+    assert (doc["ok"], doc["status"], doc["persistence_next_step"]) == (True, "rejected", "none")
+    assert doc["record"]["lifecycle"]["retired_reason"] == "rejected_in_review"
+
+
+# -- ingest-event ---------------------------------------------------------------------------------
+@pytest.fixture
+def wrapper(tmp_path):
+    def write(document):
+        path = tmp_path / "ingest.json"
+        path.write_text(json.dumps(document))
+        return str(path)
+
+    return write
+
+
+def test_ingest_execute_requires_an_enabled_experiment_route(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/cli.py ("--execute requires an enabled experiment
+    # route via --goal-id and --agent-id")
+    result = _cli("ingest-event", "--input", wrapper({"event": f.scoped_event()}), "--execute")
+    assert result.code == 2
+    assert result.json["status"] == "invalid_request"
+    assert "requires an enabled experiment route" in result.json["error"]
+
+
+def test_ingest_goal_and_agent_must_be_supplied_together(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/cli.py ("--goal-id and --agent-id must be supplied
+    # together")
+    result = _cli(
+        "ingest-event", "--input", wrapper({"event": f.scoped_event()}), "--goal-id", "demo"
+    )
+    assert result.code == 2
+    assert "must be supplied together" in result.json["error"]
+
+
+def test_ingest_wrapper_refuses_unsupported_fields_by_name(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/cli.py ("ingest input contains unsupported fields";
+    # raw comments are rejected)
+    document = {"event": f.scoped_event(), "raw_comment": "verbatim maintainer text"}
+    result = _cli("ingest-event", "--input", wrapper(document))
+    assert result.code == 2
+    assert (result.json["status"], result.json["field"]) == ("invalid_request", "raw_comment")
+    assert "verbatim maintainer text" not in result.stdout
+
+
+def test_ingest_wrapper_without_execute_is_a_no_write_evaluation(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/cli.py (without --execute: no-write evaluation
+    # returning reward_memory_ingest_receipt_v0)
+    document = {
+        "adapter": "scoped_feedback",
+        "event": f.scoped_event(),
+        "observed_at": "2026-11-30T09:00:00Z",
+    }
+    result = _cli("ingest-event", "--input", wrapper(document))
+    assert result.code == 0, result.stdout
+    assert result.json["schema_version"] == "reward_memory_ingest_receipt_v0"
+    assert (result.json["status"], result.json["executed"]) == ("planned", False)
+    from reward_memory.models import IngestEvent, MemoryRecord
+
+    assert not IngestEvent.objects.exists()
+    assert not MemoryRecord.objects.exists()
+
+
+def test_ingest_wrapper_adapter_must_match_the_event(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/cli.py ("adapter is unsupported; semantic routing
+    # is intentionally not inferred")
+    document = {"adapter": "issue_fix_maintainer_feedback", "event": f.scoped_event()}
+    result = _cli("ingest-event", "--input", wrapper(document))
+    assert (result.code, result.json["field"]) == (2, "adapter")
+
+
+def test_ingest_execute_without_an_operator_registered_route_is_refused(
+    db, corpus, wrapper, host_client
+):
+    # tests/capabilities/test_reward_memory_experiment.py (execute resolves the Goal/Agent
+    # route; an agent without an enabled route cannot write) — our route is the
+    # operator-registered corpus allowlist row
+    argv = ["ingest-event", "--input", wrapper({"event": f.scoped_event()}), "--execute"]
+    result = _cli(*argv, "--goal-id", "demo", "--agent-id", "reviewer")
+    assert result.code == 2
+    assert "requires an enabled experiment route" in result.json["error"]
+    api = host_client("demo", "reviewer").post(
+        f"{BASE}/ingest/",
+        data=json.dumps(
+            {"goal_id": "demo", "agent_id": "reviewer", "event": f.scoped_event(), "execute": True}
+        ),
+        content_type="application/json",
+    )
+    assert api.status_code == 403
+    assert "requires an enabled experiment route" in api.json()["error"]
