@@ -219,11 +219,18 @@ class RecallApi(RewardMemoryApi):
     def post(self, request):
         body = _body(request)
         execute = _execute_flag(body)
-        goal_id, agent_id = body.get("goal_id"), body.get("agent_id")
+        loopx = services.is_loopx_packet(body)
+        goal_id = body.pop("goal_id", None) if loopx else body.get("goal_id")
+        agent_id = body.pop("agent_id", None) if loopx else body.get("agent_id")
+        if loopx and not is_operator(request):
+            goal_id = goal_id or request.user.goal_id
+            agent_id = agent_id or request.user.agent_id
         if not isinstance(goal_id, str) or not isinstance(agent_id, str):
             raise invalid("goal_id", "goal_id and agent_id are required strings")
         require_scope(request, goal_id, agent_id, area=AREA)
-        return Response(services.recall(request=body, execute=execute))
+        return Response(
+            services.recall(request=body, execute=execute, goal_id=goal_id, agent_id=agent_id)
+        )
 
 
 class ApplicationReceiptApi(RewardMemoryApi):

@@ -22,6 +22,7 @@ from reward_memory.services.experiments import experiment_status
 from reward_memory.services.ingest import ingest_event, reconcile_pending_ingests
 from reward_memory.services.recall import (
     RecallGuidance,
+    is_loopx_packet,
     recall,
     recall_guidance,
     record_application,
@@ -45,6 +46,7 @@ __all__ = [
     "get_review",
     "grant_checkpoint",
     "ingest_event",
+    "is_loopx_packet",
     "parse_corpus",
     "parse_standing_policy",
     "recall",

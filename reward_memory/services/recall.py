@@ -173,12 +173,118 @@ def recall_id_for(request: _Request) -> str:
     )
 
 
-def recall(*, request: Any, execute: bool = False) -> dict[str, Any]:
+# -- LoopX's request packet ---------------------------------------------------------------------
+LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
+LOOPX_STATUS = {"ok": "completed", "empty": "empty"}
+
+
+def is_loopx_packet(document: Any) -> bool:
+    """LoopX builds ``reward_memory_recall_request_v0`` as a packet with ``corpus``,
+    ``request`` and ``read_authority_checkpoint`` objects (ours is flat)."""
+    return (
+        isinstance(document, dict)
+        and document.get("schema_version") == c.RECALL_REQUEST_SCHEMA
+        and isinstance(document.get("request"), dict)
+        and isinstance(document.get("corpus"), dict)
+    )
+
+
+def from_loopx_packet(document: dict[str, Any], *, goal_id: Any, agent_id: Any) -> dict[str, Any]:
+    """Map LoopX's packet onto our request. The Goal/Agent come from the caller's
+    verified scope (token or command flags), never from the packet; the packet's own
+    ``guard`` verdict is ignored (we guard again). LoopX has no corpus revision or
+    binding digest: the current ones are used, every other guard still applies."""
+    inner = document["request"]
+    corpus_id = document["corpus"].get("corpus_id")
+    checkpoint = document.get("read_authority_checkpoint")
+    checkpoint = checkpoint if isinstance(checkpoint, dict) else {}
+    queries = inner.get("queries")
+    corpus = (
+        Corpus.objects.filter(corpus_id=corpus_id).first() if isinstance(corpus_id, str) else None
+    )
+    return {
+        "schema_version": c.RECALL_REQUEST_SCHEMA,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "corpus_id": corpus_id,
+        "project": inner.get("project_ref"),
+        "surface": inner.get("surface_id"),
+        "mode": inner.get("mode"),
+        "queries": [q.get("query") if isinstance(q, dict) else q for q in queries]
+        if isinstance(queries, list)
+        else queries,
+        "limit": inner.get("limit", 4),
+        "read_authority": {
+            "checkpoint_ref": checkpoint.get("source_ref"),
+            "verified": checkpoint.get("verified"),
+            "corpus_id": checkpoint.get("corpus_id"),
+            "project": checkpoint.get("project_ref"),
+            "surface": checkpoint.get("surface_id"),
+            "scope": "read",
+        },
+        "freshness": {
+            "observed_at": inner.get("observed_at"),
+            "corpus_revision": corpus.revision if corpus else None,
+        },
+        "conflicts": [] if inner.get("conflict_state") == "clear" else ["conflict_state"],
+        "provider_binding_ref": corpus.provider_binding_ref if corpus else None,
+    }
+
+
+def _loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:
+    """LoopX's ``reward_memory_recall_v0`` fields over our private result."""
+    status = LOOPX_STATUS.get(result["status"], result["status"])
+    items = result["items"]
+    return {
+        **result,
+        "ok": True,
+        "schema_version": LOOPX_RECALL_SCHEMA,
+        "result_schema_version": c.RECALL_RESULT_SCHEMA,
+        "status": status,
+        "surface_id": result["surface"],
+        "query_kind": inner.get("query_kind") or "business_recall",
+        "result_count": len(items),
+        "results": [
+            {
+                "memory_ref": item["memory_ref_digest"],
+                "candidate_ref": item["candidate_ref"],
+                "target_class": item["memory_class"],
+                "content_summary": None,
+                "content_exposed": False,
+            }
+            for item in items
+        ],
+        "result_readback_verified": bool(items),
+        "provider_call_count": result["provider_calls"],
+        "reason_codes": [r["code"] for r in result["guard"]["reasons"]],
+        "automatic_recall": False,
+        "fail_open": True,
+        "provider_failure_is_user_gate": False,
+        "external_writes_performed": False,
+        "raw_provider_payload_captured": False,
+        "raw_content_persisted": False,
+    }
+
+
+def recall(
+    *,
+    request: Any,
+    execute: bool = False,
+    goal_id: str | None = None,
+    agent_id: str | None = None,
+) -> dict[str, Any]:
     """Run one guarded recall; returns the private result (with its public packet).
 
+    ``request`` is our flat ``reward_memory_recall_request_v0`` or LoopX's packet of
+    the same name (then ``goal_id``/``agent_id`` — the caller's verified scope — name
+    the Agent, and the answer is LoopX's ``reward_memory_recall_v0``).
     Provider failures fail open (``provider_unavailable`` + setup guidance); the caller
     keeps its original output and no user gate is ever raised.
     """
+    if is_loopx_packet(request):
+        inner = request["request"]
+        mapped = from_loopx_packet(request, goal_id=goal_id, agent_id=agent_id)
+        return _loopx_answer(recall(request=mapped, execute=execute), inner)
     parsed, shape = _parse(request)
     agent = get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=parsed.corpus_id).first()
@@ -294,6 +400,7 @@ def _private_item(record: MemoryRecord) -> dict[str, Any]:
     return {
         "memory_ref": record.record_ref,
         "memory_ref_digest": digest_ref(record.record_ref),
+        "candidate_ref": record.candidate_ref,
         "memory_class": record.memory_class,
         "summary": record.summary,
         "confidence": record.confidence_level,

@@ -274,3 +274,122 @@ def test_ingest_execute_without_an_operator_registered_route_is_refused(
     )
     assert api.status_code == 403
     assert "requires an enabled experiment route" in api.json()["error"]
+
+
+# -- recall: LoopX's request packet -------------------------------------------------------------
+def _loopx_packet(corpus, *, conflict_state="clear", query="PR description effect first"):
+    # loopx/capabilities/reward_memory/application.py (build_reward_memory_recall_request:
+    # the packet a LoopX host sends)
+    surface = corpus.surfaces[0]
+    return {
+        "ok": True,
+        "schema_version": "reward_memory_recall_request_v0",
+        "status": "ready",
+        "corpus": {"corpus_id": corpus.corpus_id, "class_id": corpus.memory_class},
+        "request": {
+            "workspace_ref": "ws",
+            "project_ref": corpus.project,
+            "surface_id": surface,
+            "revision_ref": None,
+            "mode": "function_boundary",
+            "queries": [{"query": query, "query_summary": "pr description preferences"}],
+            "limit": 4,
+            "observed_at": "2026-12-01T12:00:00Z",
+            "conflict_state": conflict_state,
+            "query_kind": "business_recall",
+            "query_evidence": [],
+        },
+        "read_authority_checkpoint": {
+            "verified": True,
+            "corpus_id": corpus.corpus_id,
+            "workspace_ref": "ws",
+            "project_ref": corpus.project,
+            "surface_id": surface,
+            "read_authority": "agent_read",
+            "source_ref": "checkpoint:read/1",
+        },
+        "guard": {"passed": True, "reason_codes": []},
+        "automatic_recall": False,
+        "provider_call_performed": False,
+        "external_writes_performed": False,
+        "raw_content_captured": False,
+    }
+
+
+@pytest.fixture
+def activated(db, double_corpus, double):
+    from reward_memory import services
+
+    services.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    double.reset_calls()
+    return double_corpus
+
+
+def test_recall_accepts_loopx_packet_and_answers_reward_memory_recall_v0(activated, wrapper):
+    # loopx/capabilities/reward_memory/application.py (execute_reward_memory_recall:
+    # reward_memory_recall_v0 with status completed, results without exposed content)
+    path = wrapper(_loopx_packet(activated))
+    result = _cli(
+        "recall", "--input", path, "--goal-id", "demo", "--agent-id", "author", "--execute"
+    )
+    assert result.code == 0, result.stdout
+    doc = result.json
+    assert (doc["ok"], doc["schema_version"], doc["status"]) == (
+        True,
+        "reward_memory_recall_v0",
+        "completed",
+    )
+    assert doc["result_count"] == 1
+    assert doc["results"][0]["content_exposed"] is False
+    assert doc["results"][0]["target_class"] == "soft_preference"
+    assert (doc["provider_call_count"], doc["fail_open"], doc["automatic_recall"]) == (
+        1,
+        True,
+        False,
+    )
+    assert doc["external_writes_performed"] is False
+
+
+def test_recall_loopx_packet_with_an_unresolved_conflict_stops_before_the_provider(
+    activated, double, wrapper
+):
+    # loopx/capabilities/reward_memory/application.py (conflict_state != clear →
+    # guard_blocked with reason codes, no provider call)
+    path = wrapper(_loopx_packet(activated, conflict_state="unresolved"))
+    doc = _cli(
+        "recall", "--input", path, "--goal-id", "demo", "--agent-id", "author", "--execute"
+    ).json
+    assert doc["status"] == "guard_blocked"
+    assert "unresolved_conflict" in doc["reason_codes"]
+    assert doc["provider_call_count"] == 0
+    assert double.call_count == 0
+
+
+def test_recall_loopx_packet_over_the_api_takes_the_agent_from_the_token(
+    activated, host_client, other_goal_client
+):
+    # loopx/capabilities/reward_memory/application.py (the same packet over the API; the
+    # Goal/Agent is the token's, never the packet's)
+    body = {**_loopx_packet(activated), "execute": True}
+    response = host_client("demo", "author").post(
+        f"{BASE}/recall/", data=json.dumps(body), content_type="application/json"
+    )
+    assert response.status_code == 200
+    assert (response.json()["schema_version"], response.json()["status"]) == (
+        "reward_memory_recall_v0",
+        "completed",
+    )
+    stranger = other_goal_client.post(
+        f"{BASE}/recall/", data=json.dumps(body), content_type="application/json"
+    ).json()
+    assert stranger["status"] == "guard_blocked"
+    assert stranger["reason_codes"] == ["corpus_not_registered"]
+    assert stranger["result_count"] == 0
+
+
+@pytest.fixture
+def other_goal_client(db, host_client):
+    from tests.factories import AgentFactory, GoalFactory
+
+    AgentFactory(goal=GoalFactory(goal_id="other"), agent_id="author")
+    return host_client("other", "author")

@@ -148,6 +148,8 @@ class Command(LoopxCommand):
 
         recall = sub.add("recall", "Guarded recall for one corpus and surface.")
         recall.add_argument("--input", required=True, help="reward_memory_recall_request_v0 JSON.")
+        recall.add_argument("--goal-id", help="The Agent's Goal (LoopX request packets).")
+        recall.add_argument("--agent-id", help="The Agent (LoopX request packets).")
         recall.add_argument("--execute", action="store_true")
 
         application = sub.add("application-receipt", "Record how a recall's memory was applied.")
@@ -336,8 +338,10 @@ class Command(LoopxCommand):
     def run_reconcile_ingest(self, *, goal_id, agent_id, **_):
         return services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
 
-    def run_recall(self, *, input, execute=False, **_):
-        return services.recall(request=read_json(input), execute=execute)
+    def run_recall(self, *, input, execute=False, goal_id=None, agent_id=None, **_):
+        return services.recall(
+            request=read_json(input), execute=execute, goal_id=goal_id, agent_id=agent_id
+        )
 
     def run_application_receipt(self, *, input, execute=False, **_):
         return services.record_application(document=read_json(input), execute=execute)
