@@ -119,6 +119,20 @@ def readable_records(
     )
 
 
+def route_corpus_id(goal_id: str | None, agent_id: str | None, surface: Any) -> str | None:
+    """The one active corpus that allowlists this exact (Goal, Agent) and declares this
+    exact surface (an operator-registered route), or ``None`` — never a guess among
+    several, never by similarity."""
+    if not goal_id or not agent_id or not isinstance(surface, str):
+        return None
+    matches = [
+        corpus.corpus_id
+        for corpus in Corpus.objects.filter(active=True).order_by("corpus_id")
+        if is_allowlisted(corpus, goal_id, agent_id) and surface in (corpus.surfaces or [])
+    ]
+    return matches[0] if len(matches) == 1 else None
+
+
 # -- peers ---------------------------------------------------------------------------------
 def binding_peer(corpus: Corpus, goal_id: str | None, agent_id: str | None) -> str | None:
     """The actor peer of the operator-configured binding for this (Goal, Agent): the

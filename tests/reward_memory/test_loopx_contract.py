@@ -393,3 +393,128 @@ def other_goal_client(db, host_client):
 
     AgentFactory(goal=GoalFactory(goal_id="other"), agent_id="author")
     return host_client("other", "author")
+
+
+# -- ingest-event: LoopX's scoped feedback event ---------------------------------------------------
+def _loopx_event(**overrides):
+    # loopx/capabilities/reward_memory/scoped_feedback.py (_EVENT_FIELDS, _SOURCE_FIELDS,
+    # _REASONING_FIELDS, _GUARD_FIELDS: the event a LoopX module sends)
+    event = {
+        "schema_version": "scoped_feedback_reward_memory_event_v0",
+        "feedback_ref": "feedback:proj-a/pr/42",
+        "workspace_ref": "ws",
+        "project_ref": f.PROJECT,
+        "surface_id": f.SURFACE,
+        "revision_ref": None,
+        "target_class": "soft_preference",
+        "content_summary": "Lead PR descriptions with the user-visible effect.",
+        "source": {
+            "source_kind": "maintainer_feedback",
+            "source_ref": "review:proj-a#42/r-1",
+            "actor_ref": "user:maint-1",
+            "actor_role": "maintainer",
+        },
+        "reasoning": {
+            "summary": "Two maintainers asked for the effect first.",
+            "confidence": "medium",
+        },
+        "guard_context": {
+            "source_freshness": "current",
+            "conflict_state": "clear",
+            "current_artifact_verified": True,
+        },
+        "requested_action_scopes": [],
+        "raw_content_captured": False,
+    }
+    event = {k: val for k, val in event.items() if val is not None}
+    return f.merge(event, overrides)
+
+
+ROUTE = ["--goal-id", "demo", "--agent-id", "author"]
+OBSERVED = "2026-11-30T09:00:00Z"
+
+
+def test_ingest_accepts_loopx_scoped_feedback_event_on_the_operator_route(db, corpus, wrapper):
+    # tests/capabilities/test_reward_memory_experiment.py (_experiment: the route input
+    # {adapter, event, observed_at}) and scoped_feedback.py (field mapping)
+    document = {"adapter": "scoped_feedback", "event": _loopx_event(), "observed_at": OBSERVED}
+    result = _cli("ingest-event", "--input", wrapper(document), *ROUTE, "--execute")
+    assert result.code == 0, result.stdout
+    assert (result.json["status"], result.json["memory_available_for_recall"]) == (
+        "activated",
+        True,
+    )
+    assert result.json["corpus_id"] == "prefs"
+
+
+def test_loopx_event_unsupported_field_is_invalid_request_naming_it(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/scoped_feedback.py (_strict_object: "contains
+    # unsupported fields")
+    event = {**_loopx_event(), "raw_comment": "verbatim"}
+    document = {"event": event, "observed_at": OBSERVED}
+    result = _cli("ingest-event", "--input", wrapper(document), *ROUTE)
+    assert result.code == 2
+    assert (result.json["status"], result.json["field"]) == ("invalid_request", "event.raw_comment")
+
+
+def test_loopx_full_packet_without_execute_is_a_no_write_evaluation(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/cli.py (no route: {adapter, event, corpus,
+    # standing_policy, provider_binding, observed_at} is a no-write evaluation)
+    document = {
+        "adapter": "scoped_feedback",
+        "event": _loopx_event(),
+        "corpus": {"corpus_id": "prefs"},
+        "standing_policy": {"policy_id": "policy:example"},
+        "provider_binding": {"corpus_id": "prefs", "provider_id": "local"},
+        "observed_at": OBSERVED,
+    }
+    result = _cli("ingest-event", "--input", wrapper(document))
+    assert result.code == 0, result.stdout
+    assert (result.json["schema_version"], result.json["status"]) == (
+        "reward_memory_ingest_receipt_v0",
+        "planned",
+    )
+    from reward_memory.models import MemoryRecord
+
+    assert not MemoryRecord.objects.exists()
+
+
+def test_loopx_hard_policy_event_gets_no_authority_from_the_standing_policy(db, agents, wrapper):
+    # loopx/capabilities/reward_memory/scoped_feedback.py derives a hard_policy
+    # checkpoint from its standing policy; here authority is never derived (issue 9)
+    f.register(
+        "policy",
+        memory_class="hard_policy",
+        agents=[("demo", "author")],
+        policy_kwargs={
+            "roles": ["core_contributor"],
+            "action_scopes": ["issue_fix.request_changes"],
+        },
+    )
+    event = _loopx_event(
+        target_class="hard_policy",
+        source={"actor_role": "core_contributor"},
+        requested_action_scopes=["issue_fix.request_changes"],
+    )
+    result = _cli(
+        "ingest-event",
+        "--input",
+        wrapper({"event": event, "observed_at": OBSERVED}),
+        *ROUTE,
+        "--execute",
+    )
+    assert result.json["status"] == "guard_blocked"
+    assert "checkpoint_missing" in {r["code"] for r in result.json["guard"]["reasons"]}
+
+
+def test_loopx_event_guard_context_maps_onto_guards(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/candidate_review.py (_guard: stale source and an
+    # unresolved conflict block)
+    event = _loopx_event(
+        guard_context={"source_freshness": "stale", "conflict_state": "unresolved"}
+    )
+    result = _cli(
+        "ingest-event", "--input", wrapper({"event": event, "observed_at": OBSERVED}), *ROUTE
+    )
+    codes = {r["code"] for r in result.json["guard"]["reasons"]}
+    assert {"source_not_current", "unresolved_conflict"} <= codes

@@ -1,8 +1,8 @@
 """``manage.py reward_memory …`` — thin adapters over ``reward_memory.services``."""
 
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
-from reward_memory import contracts, principals, selectors, services, validation
-from reward_memory.errors import AREA, invalid
+from reward_memory import contracts, loopx, principals, selectors, services, validation
+from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
 
 DEFAULT_CASE = "issue-fix-verified-contributor"
@@ -11,33 +11,6 @@ CASE_EDIT = {
     "content_summary": "Keep focused fixes within the affected module unless current "
     "evidence requires a broader surface."
 }
-WRAPPER_FIELDS = ("adapter", "event", "observed_at")
-
-
-def unwrap_event(document: dict) -> dict:
-    """LoopX's ingest input ``{"event": {...}, "adapter"?, "observed_at"?}`` or a bare
-    compact event. Other wrapper fields (e.g. ``raw_comment``) are refused by name. The
-    server keeps its own immutable ``observed_at`` (first execution); a supplied one is
-    validated, not trusted."""
-    if "event" not in document or "schema_version" in document:
-        return document
-    unexpected = sorted(k for k in document if k not in WRAPPER_FIELDS)
-    if unexpected:
-        raise invalid(
-            unexpected[0], "ingest input contains unsupported fields: " + ", ".join(unexpected)
-        )
-    event = document["event"]
-    if not isinstance(event, dict):
-        raise invalid("event", "event must be an object")
-    adapter = document.get("adapter")
-    version = event.get("schema_version")
-    if adapter is not None and contracts.ADAPTERS.get(version) != adapter:
-        raise invalid(
-            "adapter", "adapter is unsupported; semantic routing is intentionally not inferred"
-        )
-    if document.get("observed_at") is not None:
-        validation.timestamp(document["observed_at"], "observed_at")
-    return event
 
 
 class Command(LoopxCommand):
@@ -328,8 +301,15 @@ class Command(LoopxCommand):
         )
 
     def run_ingest_event(self, *, input, goal_id=None, agent_id=None, execute=False, **_):
+        routed = bool(goal_id or agent_id)
         return services.ingest_event(
-            event=unwrap_event(read_json(input)),
+            event=loopx.unwrap(
+                read_json(input),
+                routed=routed,
+                route_corpus_id=lambda surface: selectors.route_corpus_id(
+                    goal_id, agent_id, surface
+                ),
+            ),
             goal_id=goal_id,
             agent_id=agent_id,
             execute=execute,

@@ -1,0 +1,135 @@
+"""LoopX's Reward Memory input documents, mapped onto ours (pure field mapping).
+
+A LoopX host sends ``ingest-event`` a wrapper ``{"event", "adapter"?, "observed_at"?}``
+(with ``--goal-id/--agent-id``) or a full public packet that also carries LoopX's own
+``corpus`` / ``standing_policy`` / ``provider_binding`` (no-write evaluation). Its
+``scoped_feedback_reward_memory_event_v0`` uses LoopX's field names (``feedback_ref``,
+``project_ref``, ``surface_id``, ``source.source_kind``, ``reasoning``,
+``guard_context``); they are mapped onto our compact event of the same schema.
+
+What is *not* carried over: the packet's corpus, standing policy and provider binding
+(ours are the registered, operator-owned ones; only ``corpus.corpus_id`` selects one)
+and any authority — LoopX derives a hard_policy checkpoint from its standing policy,
+here a hard_policy still needs an operator-granted checkpoint.
+"""
+
+from typing import Any
+
+from reward_memory import contracts as c
+from reward_memory import validation as v
+from reward_memory.errors import invalid
+
+ROUTE_FIELDS = ("adapter", "event", "observed_at")
+PACKET_FIELDS = (*ROUTE_FIELDS, "corpus", "standing_policy", "provider_binding")
+LOOPX_EVENT_FIELDS = {
+    "schema_version", "feedback_ref", "workspace_ref", "project_ref", "surface_id",
+    "revision_ref", "target_class", "content_summary", "source", "reasoning",
+    "guard_context", "requested_action_scopes", "raw_content_captured",
+}  # fmt: skip
+LOOPX_SOURCE_FIELDS = {"source_kind", "source_ref", "actor_ref", "actor_role"}
+LOOPX_REASONING_FIELDS = {"summary", "confidence"}
+LOOPX_GUARD_FIELDS = {"source_freshness", "conflict_state", "current_artifact_verified"}
+
+
+def _strict(value: Any, label: str, allowed: set[str]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise invalid(label, f"{label} must be an object")
+    unexpected = sorted(k for k in value if k not in allowed)
+    if unexpected:
+        raise invalid(
+            f"{label}.{unexpected[0]}",
+            f"{label} contains unsupported fields: {', '.join(unexpected)}",
+        )
+    return value
+
+
+def is_loopx_event(event: Any) -> bool:
+    return (
+        isinstance(event, dict)
+        and event.get("schema_version") == c.SCOPED_FEEDBACK_EVENT_SCHEMA
+        and ("feedback_ref" in event or "surface_id" in event)
+    )
+
+
+def from_loopx_event(event: dict[str, Any], *, corpus_id: str, observed_at: Any) -> dict:
+    """LoopX's scoped feedback event → our ``scoped_feedback_reward_memory_event_v0``."""
+    raw = _strict(event, "event", LOOPX_EVENT_FIELDS)
+    source = _strict(raw.get("source"), "event.source", LOOPX_SOURCE_FIELDS)
+    reasoning = _strict(raw.get("reasoning"), "event.reasoning", LOOPX_REASONING_FIELDS)
+    guard = _strict(raw.get("guard_context"), "event.guard_context", LOOPX_GUARD_FIELDS)
+    if raw.get("raw_content_captured") is not False:
+        raise invalid("event.raw_content_captured", "raw content is never captured (false)")
+    if observed_at is None:
+        raise invalid("observed_at", "a LoopX event needs the immutable observed_at")
+    v.timestamp(observed_at, "observed_at")
+    stale = guard.get("source_freshness") != "current"
+    return {
+        "schema_version": c.SCOPED_FEEDBACK_EVENT_SCHEMA,
+        "event_id": raw.get("feedback_ref"),
+        "corpus_id": corpus_id,
+        "target_class": raw.get("target_class"),
+        "source": {
+            "kind": source.get("source_kind"),
+            "actor": source.get("actor_ref"),
+            "actor_role": source.get("actor_role"),
+            "evidence_ref": source.get("source_ref"),
+            "observed_at": observed_at,
+        },
+        "scope": {
+            k: val
+            for k, val in {
+                "workspace": raw.get("workspace_ref"),
+                "project": raw.get("project_ref"),
+                "surface": raw.get("surface_id"),
+                "repository_revision": raw.get("revision_ref"),
+            }.items()
+            if val is not None
+        },
+        "freshness": (
+            {"source_revision": "observed", "current_revision": "newer"} if stale else {}
+        ),
+        "content_summary": raw.get("content_summary"),
+        "reasoning_summary": reasoning.get("summary"),
+        "confidence": {
+            "level": reasoning.get("confidence"),
+            "basis": "the reasoning confidence of the LoopX event",
+        },
+        "requested_action_scopes": raw.get("requested_action_scopes") or [],
+        "conflicts": [] if guard.get("conflict_state") == "clear" else ["conflict:unresolved"],
+    }
+
+
+def unwrap(document: dict[str, Any], *, routed: bool, route_corpus_id=None) -> dict[str, Any]:
+    """The compact event inside LoopX's wrapper (or the document itself).
+
+    ``routed``: the caller named a Goal/Agent (then only ``adapter``, ``event`` and
+    ``observed_at`` are allowed); otherwise LoopX's full packet fields are accepted too.
+    ``route_corpus_id(surface)`` selects the registered corpus of a LoopX event.
+    """
+    if "event" not in document or "schema_version" in document:
+        return document
+    allowed = ROUTE_FIELDS if routed else PACKET_FIELDS
+    unexpected = sorted(k for k in document if k not in allowed)
+    if unexpected:
+        raise invalid(
+            unexpected[0], "ingest input contains unsupported fields: " + ", ".join(unexpected)
+        )
+    event = document["event"]
+    if not isinstance(event, dict):
+        raise invalid("event", "event must be an object")
+    adapter = document.get("adapter")
+    if adapter is not None and c.ADAPTERS.get(event.get("schema_version")) != adapter:
+        raise invalid(
+            "adapter", "adapter is unsupported; semantic routing is intentionally not inferred"
+        )
+    if document.get("observed_at") is not None:
+        v.timestamp(document["observed_at"], "observed_at")
+    if not is_loopx_event(event):
+        return event
+    corpus = document.get("corpus")
+    corpus_id = corpus.get("corpus_id") if isinstance(corpus, dict) else None
+    if corpus_id is None and route_corpus_id is not None:
+        corpus_id = route_corpus_id(event.get("surface_id"))
+    if not isinstance(corpus_id, str):
+        raise invalid("corpus", "no registered corpus routes this event's surface")
+    return from_loopx_event(event, corpus_id=corpus_id, observed_at=document.get("observed_at"))
