@@ -21,11 +21,21 @@ from reward_memory.errors import invalid
 
 ROUTE_FIELDS = ("adapter", "event", "observed_at")
 PACKET_FIELDS = (*ROUTE_FIELDS, "corpus", "standing_policy", "provider_binding")
+LOOPX_ISSUE_FIX_EVENT_SCHEMA = "issue_fix_reward_memory_event_v0"
 LOOPX_EVENT_FIELDS = {
     "schema_version", "feedback_ref", "workspace_ref", "project_ref", "surface_id",
     "revision_ref", "target_class", "content_summary", "source", "reasoning",
     "guard_context", "requested_action_scopes", "raw_content_captured",
 }  # fmt: skip
+LOOPX_ISSUE_FIX_FIELDS = (LOOPX_EVENT_FIELDS - {"feedback_ref", "project_ref"}) | {
+    "issue_ref",
+    "repository_ref",
+}
+# LoopX event schema → the adapter id a wrapper may name
+LOOPX_ADAPTERS = {
+    c.SCOPED_FEEDBACK_EVENT_SCHEMA: "scoped_feedback",
+    LOOPX_ISSUE_FIX_EVENT_SCHEMA: "issue_fix_maintainer_feedback",
+}
 LOOPX_SOURCE_FIELDS = {"source_kind", "source_ref", "actor_ref", "actor_role"}
 LOOPX_REASONING_FIELDS = {"summary", "confidence"}
 LOOPX_GUARD_FIELDS = {"source_freshness", "conflict_state", "current_artifact_verified"}
@@ -44,16 +54,77 @@ def _strict(value: Any, label: str, allowed: set[str]) -> dict[str, Any]:
 
 
 def is_loopx_event(event: Any) -> bool:
-    return (
-        isinstance(event, dict)
-        and event.get("schema_version") == c.SCOPED_FEEDBACK_EVENT_SCHEMA
-        and ("feedback_ref" in event or "surface_id" in event)
+    if not isinstance(event, dict):
+        return False
+    if event.get("schema_version") == LOOPX_ISSUE_FIX_EVENT_SCHEMA:
+        return True
+    return event.get("schema_version") == c.SCOPED_FEEDBACK_EVENT_SCHEMA and (
+        "feedback_ref" in event or "surface_id" in event
     )
 
 
 def from_loopx_event(event: dict[str, Any], *, corpus_id: str, observed_at: Any) -> dict:
-    """LoopX's scoped feedback event → our ``scoped_feedback_reward_memory_event_v0``."""
-    raw = _strict(event, "event", LOOPX_EVENT_FIELDS)
+    """LoopX's scoped feedback event → our ``scoped_feedback_reward_memory_event_v0``;
+    LoopX's ``issue_fix_reward_memory_event_v0`` → our Issue Fix adapter input."""
+    if event.get("schema_version") == LOOPX_ISSUE_FIX_EVENT_SCHEMA:
+        scoped = _scoped(
+            {
+                **{k: val for k, val in event.items() if k not in ("issue_ref", "repository_ref")},
+                "schema_version": c.SCOPED_FEEDBACK_EVENT_SCHEMA,
+                **_renamed(event, {"issue_ref": "feedback_ref", "repository_ref": "project_ref"}),
+            },
+            corpus_id=corpus_id,
+            observed_at=observed_at,
+            fields=LOOPX_ISSUE_FIX_FIELDS,
+            label_event=event,
+        )
+        return _issue_fix_input(scoped)
+    return _scoped(event, corpus_id=corpus_id, observed_at=observed_at)
+
+
+def _renamed(event: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    return {new: event[old] for old, new in names.items() if old in event}
+
+
+def _issue_fix_input(scoped: dict[str, Any]) -> dict[str, Any]:
+    source, scope = scoped["source"], scoped["scope"]
+    document = {
+        "schema_version": c.ISSUE_FIX_ADAPTER_SCHEMA,
+        "event_id": scoped["event_id"],
+        "corpus_id": scoped["corpus_id"],
+        "target_class": scoped["target_class"],
+        "issue_ref": scoped["event_id"],
+        "workspace": scope.get("workspace"),
+        "repository": scope.get("project"),
+        "repository_revision": scope.get("repository_revision"),
+        "current_revision": "newer" if scoped["freshness"] else scope.get("repository_revision"),
+        "surface": scope.get("surface"),
+        "feedback_kind": source["kind"],
+        "contributor": {
+            "actor": source["actor"],
+            "role": source["actor_role"],
+            "evidence_ref": source["evidence_ref"],
+            "observed_at": source["observed_at"],
+        },
+        "content_summary": scoped["content_summary"],
+        "reasoning_summary": scoped["reasoning_summary"],
+        "confidence": scoped["confidence"],
+        "requested_action_scopes": scoped["requested_action_scopes"],
+        "conflicts": scoped["conflicts"],
+    }
+    return {k: val for k, val in document.items() if val is not None}
+
+
+def _scoped(
+    event: dict[str, Any],
+    *,
+    corpus_id: str,
+    observed_at: Any,
+    fields: set[str] = LOOPX_EVENT_FIELDS,
+    label_event: dict[str, Any] | None = None,
+) -> dict:
+    _strict(label_event if label_event is not None else event, "event", fields)
+    raw = event
     source = _strict(raw.get("source"), "event.source", LOOPX_SOURCE_FIELDS)
     reasoning = _strict(raw.get("reasoning"), "event.reasoning", LOOPX_REASONING_FIELDS)
     guard = _strict(raw.get("guard_context"), "event.guard_context", LOOPX_GUARD_FIELDS)
@@ -118,7 +189,9 @@ def unwrap(document: dict[str, Any], *, routed: bool, route_corpus_id=None) -> d
     if not isinstance(event, dict):
         raise invalid("event", "event must be an object")
     adapter = document.get("adapter")
-    if adapter is not None and c.ADAPTERS.get(event.get("schema_version")) != adapter:
+    version = event.get("schema_version")
+    known = LOOPX_ADAPTERS.get(version) if is_loopx_event(event) else c.ADAPTERS.get(version)
+    if adapter is not None and known != adapter:
         raise invalid(
             "adapter", "adapter is unsupported; semantic routing is intentionally not inferred"
         )

@@ -518,3 +518,32 @@ def test_loopx_event_guard_context_maps_onto_guards(db, corpus, wrapper):
     )
     codes = {r["code"] for r in result.json["guard"]["reasons"]}
     assert {"source_not_current", "unresolved_conflict"} <= codes
+
+
+def test_ingest_accepts_loopx_issue_fix_event_through_the_issue_fix_adapter(db, corpus, wrapper):
+    # tests/capabilities/test_reward_memory_decision.py helper `event()` and
+    # loopx/capabilities/issue_fix/reward_memory.py (_EVENT_FIELDS of
+    # issue_fix_reward_memory_event_v0: issue_ref, repository_ref, …)
+    event = _loopx_event()
+    event.pop("feedback_ref")
+    event.pop("project_ref")
+    event.update(
+        schema_version="issue_fix_reward_memory_event_v0",
+        issue_ref="issue:proj-a#42",
+        repository_ref=f.PROJECT,
+        revision_ref="rev-1",
+    )
+    document = {"adapter": "issue_fix_maintainer_feedback", "event": event, "observed_at": OBSERVED}
+    result = _cli("ingest-event", "--input", wrapper(document), *ROUTE, "--execute")
+    assert result.code == 0, result.stdout
+    assert (result.json["adapter"], result.json["status"]) == (
+        "issue_fix_maintainer_feedback",
+        "activated",
+    )
+    wrong = _cli(
+        "ingest-event",
+        "--input",
+        wrapper({**document, "adapter": "scoped_feedback"}),
+        *ROUTE,
+    )
+    assert (wrong.code, wrong.json["field"]) == (2, "adapter")
