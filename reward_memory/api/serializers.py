@@ -69,7 +69,12 @@ class IngestInput(serializers.Serializer):
     agent_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
     event = ContractDocumentField(
         help_text="scoped_feedback_reward_memory_event_v0 or "
-        "issue_fix_reward_memory_candidate_adapter_v0."
+        "issue_fix_reward_memory_candidate_adapter_v0 (ours), or LoopX's "
+        "scoped_feedback_reward_memory_event_v0 / issue_fix_reward_memory_event_v0 layout."
+    )
+    adapter = serializers.CharField(required=False, max_length=64)
+    observed_at = serializers.CharField(
+        required=False, max_length=40, help_text="LoopX events: the source observation time."
     )
     execute = serializers.BooleanField(default=False)
 

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from loopx_site.core.api.auth import HostPrincipal
 from loopx_site.core.api.permissions import is_operator, require_scope
-from reward_memory import principals, selectors, services
+from reward_memory import loopx, principals, selectors, services
 from reward_memory.api import serializers as s
 from reward_memory.errors import AREA, invalid
 
@@ -205,7 +205,17 @@ class IngestApi(RewardMemoryApi):
             require_scope(request, values["goal_id"], values.get("agent_id"), area=AREA)
         elif isinstance(request.user, HostPrincipal) and values.get("execute"):
             raise invalid("goal_id", "execute requires goal_id and agent_id")
-        return Response(services.ingest_event(**values, viewer=_viewer(request)))
+        wrapper = {"event": values.pop("event")}
+        for key in ("adapter", "observed_at"):
+            if key in values:
+                wrapper[key] = values.pop(key)
+        goal_id, agent_id = values.get("goal_id"), values.get("agent_id")
+        event = loopx.unwrap(
+            wrapper,
+            routed=True,
+            route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
+        )
+        return Response(services.ingest_event(**values, event=event, viewer=_viewer(request)))
 
 
 class RecallApi(RewardMemoryApi):

@@ -547,3 +547,27 @@ def test_ingest_accepts_loopx_issue_fix_event_through_the_issue_fix_adapter(db, 
         *ROUTE,
     )
     assert (wrong.code, wrong.json["field"]) == (2, "adapter")
+
+
+def test_api_ingest_accepts_the_loopx_event_layout(db, corpus, host_client):
+    # tests/capabilities/test_reward_memory_experiment.py (_experiment: {adapter, event,
+    # observed_at} on the Goal/Agent route), over the API with the Agent's token
+    body = {
+        "goal_id": "demo",
+        "agent_id": "author",
+        "adapter": "scoped_feedback",
+        "event": _loopx_event(),
+        "observed_at": OBSERVED,
+        "execute": True,
+    }
+    response = host_client("demo", "author").post(
+        f"{BASE}/ingest/", data=json.dumps(body), content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "activated"
+    bad = {**body, "event": {**_loopx_event(), "raw_comment": "x"}}
+    refused = host_client("demo", "author").post(
+        f"{BASE}/ingest/", data=json.dumps(bad), content_type="application/json"
+    )
+    assert refused.status_code == 400
+    assert refused.json()["field"] == "event.raw_comment"
