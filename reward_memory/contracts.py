@@ -107,17 +107,27 @@ SUPERSEDED = "superseded"
 REVOKED = "revoked"
 RETIRED = "retired"
 EXPIRED = "expired"
-LIFECYCLE_STATES = (PENDING, ACTIVE, SUPERSEDED, REVOKED, RETIRED, EXPIRED)
-TERMINAL_STATES = (SUPERSEDED, REVOKED, RETIRED, EXPIRED)
+# procedural_experience only: new source truth marks it
+STALE = "stale"
+QUARANTINED = "quarantined"
+REFUTED = "refuted"
+EXPERIENCE_MARKS = (STALE, QUARANTINED, REFUTED)
+LIFECYCLE_STATES = (PENDING, ACTIVE, SUPERSEDED, REVOKED, RETIRED, EXPIRED, *EXPERIENCE_MARKS)
+TERMINAL_STATES = (SUPERSEDED, REVOKED, RETIRED, EXPIRED, *EXPERIENCE_MARKS)
 # Allowed transitions; no state is entered twice, so history is a simple path.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     PENDING: (ACTIVE, RETIRED),
-    ACTIVE: (SUPERSEDED, REVOKED, RETIRED, EXPIRED),
+    ACTIVE: (SUPERSEDED, REVOKED, RETIRED, EXPIRED, STALE, QUARANTINED, REFUTED),
     SUPERSEDED: (),
     REVOKED: (),
     RETIRED: (),
     EXPIRED: (),
+    STALE: (RETIRED, REFUTED),
+    QUARANTINED: (RETIRED, REFUTED),
+    REFUTED: (),
 }
+# Classes whose corpus must declare max_source_age_days (freshness is their contract).
+FRESHNESS_REQUIRED_CLASSES = (PROCEDURAL_EXPERIENCE, WORKING_CONTEXT)
 
 # -- authority ----------------------------------------------------------------------------
 OWNER_ROLE = "owner"
@@ -125,7 +135,7 @@ REVIEWER_ROLE = "reviewer"
 RETIREMENT_ROLE = "retirement_authority"
 AUTHORITY_SOURCE_ROLE = "authority_source"
 CORPUS_ROLES = (OWNER_ROLE, REVIEWER_ROLE, RETIREMENT_ROLE, AUTHORITY_SOURCE_ROLE)
-CLOSING_DECISIONS = ("reject", "retire", "revoke")
+CLOSING_DECISIONS = ("reject", "retire", "revoke", "refute")
 
 # -- review -----------------------------------------------------------------------------
 DECISIONS = ("accept", "edit", "reject", "retire", "no_write")
@@ -185,6 +195,8 @@ REASON_CODES: dict[str, str] = {
     "already_expired": "expires_at is not in the future",
     # current-artifact proof
     "artifact_proof_missing": "current-artifact proof is required but absent or unverified",
+    "weak_policy_needs_expiry": "a low-confidence hard_policy must carry expires_at",
+    "weak_policy_needs_review": "a low-confidence hard_policy activates only by review",
     # authority
     "advisory_requests_authority": "an advisory class requests action authority",
     "checkpoint_missing": "hard_policy without an authority checkpoint",

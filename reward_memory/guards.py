@@ -304,6 +304,8 @@ def candidate_reasons(
     for index, scope_name in enumerate(requested):
         if forbidden_scope(scope_name):
             reasons.append(Reason("forbidden_action_scope", f"requested_action_scopes.{index}"))
+    if target == c.HARD_POLICY and candidate["confidence"]["level"] == "low" and not expires_at:
+        reasons.append(Reason("weak_policy_needs_expiry", "expires_at"))
     if target != c.HARD_POLICY:
         if requested:
             reasons.append(Reason("advisory_requests_authority", "requested_action_scopes"))
@@ -367,6 +369,8 @@ def standing_policy_reasons(candidate: dict[str, Any], policy: dict[str, Any]) -
         reasons.append(Reason("source_kind_not_allowed", "source.kind"))
     if candidate["source"]["actor_role"] not in policy["verified_actor_roles"]:
         reasons.append(Reason("actor_role_not_allowed", "source.actor_role"))
+    if candidate["target_class"] == c.HARD_POLICY and candidate["confidence"]["level"] == "low":
+        reasons.append(Reason("weak_policy_needs_review", "confidence.level"))
     requested = authority.normalise_scopes(candidate.get("requested_action_scopes"))
     if not requested <= authority.normalise_scopes(policy["action_scopes"]):
         reasons.append(Reason("action_scope_not_in_policy", "requested_action_scopes"))

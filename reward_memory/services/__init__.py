@@ -30,6 +30,7 @@ from reward_memory.services.recall import (
 from reward_memory.services.records import (
     check_record_operation,
     expire_due_records,
+    mark_experience,
     retire_record,
     revoke_record,
     supersede_record,
@@ -47,6 +48,7 @@ __all__ = [
     "grant_checkpoint",
     "ingest_event",
     "is_loopx_packet",
+    "mark_experience",
     "parse_corpus",
     "parse_standing_policy",
     "recall",

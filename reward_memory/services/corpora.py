@@ -54,6 +54,11 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         maximum=3650,
         required=False,
     )
+    if memory_class in c.FRESHNESS_REQUIRED_CLASSES and max_age is None:
+        raise invalid(
+            "corpus.freshness.max_source_age_days",
+            f"a {memory_class} corpus must declare max_source_age_days",
+        )
     require_current = v.boolean(
         freshness.get("require_current_revision"),
         "corpus.freshness.require_current_revision",

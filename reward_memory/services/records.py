@@ -265,6 +265,59 @@ def close_for_checkpoint(record: MemoryRecord, *, checkpoint_id: str, now: dt.da
     transaction.on_commit(lambda: _deindex(record))
 
 
+def mark_experience(
+    *, record_ref: str, state: str, principal: Principal, source_truth_ref: str
+) -> MemoryRecord:
+    """New source truth marks an active procedural_experience ``stale``, ``quarantined``
+    or ``refuted`` (the corpus owner or retirement authority, authenticated). Recall
+    only returns active records, so the mark takes effect at once; ``refuted`` closes
+    the lineage like a retire."""
+    from reward_memory.services.authority import close_lineage
+
+    if state not in c.EXPERIENCE_MARKS:
+        raise RewardMemoryError(
+            "invalid_argument",
+            f"state must be one of {', '.join(c.EXPERIENCE_MARKS)}",
+            field="state",
+        )
+    record = selectors.get_record(record_ref)
+    if record.memory_class != c.PROCEDURAL_EXPERIENCE:
+        raise RewardMemoryError(
+            "invalid_transition",
+            "Only procedural_experience records are marked by new source truth.",
+            field="record_ref",
+        )
+    corpus = record.corpus
+    _require(
+        principal,
+        corpus,
+        (c.OWNER_ROLE, c.RETIREMENT_ROLE),
+        "Only the corpus owner or retirement authority marks experience.",
+    )
+    now = clock.now()
+    with transaction.atomic():
+        record = _transition(
+            record,
+            to_state=state,
+            reason=f"source_truth_{state}",
+            actor=principal.actor_ref,
+            reference=source_truth_ref,
+            now=now,
+        )
+        if state == c.REFUTED:
+            close_lineage(
+                corpus=corpus,
+                candidate=_candidate_of(record),
+                candidate_ref=record.candidate_ref,
+                reason="refute",
+                actor=principal.actor_ref,
+                reference=source_truth_ref,
+                now=now,
+            )
+    _deindex(record)
+    return record
+
+
 def supersede_record(*, record_ref: str, by_record_ref: str, principal: Principal) -> MemoryRecord:
     """Mark an active record superseded by another active record of the same corpus and
     surface (the corpus owner's write authority, authenticated)."""

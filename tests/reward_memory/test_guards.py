@@ -281,6 +281,9 @@ def test_every_reason_code_has_a_test():
         "record_closed",
         "corpus_not_active",
         "actor_peer_mismatch",
+        # tests/reward_memory/test_lifecycle_gaps.py
+        "weak_policy_needs_expiry",
+        "weak_policy_needs_review",
         # tests/reward_memory/test_authority.py
         "checkpoint_revoked",
         "checkpoint_expired",

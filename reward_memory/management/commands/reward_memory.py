@@ -99,6 +99,16 @@ class Command(LoopxCommand):
                 op.add_argument("--reason-summary")
             op.add_argument("--execute", action="store_true")
 
+        mark = sub.add(
+            "mark-experience",
+            "New source truth marks a procedural_experience stale|quarantined|refuted.",
+        )
+        mark.add_argument("--record-ref", required=True)
+        mark.add_argument("--state", required=True, choices=list(contracts.EXPERIENCE_MARKS))
+        mark.add_argument("--source-truth-ref", required=True)
+        mark.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+        mark.add_argument("--execute", action="store_true")
+
         reopen = sub.add(
             "reopen", "Reopen a rejected/retired/revoked candidate lineage (operator only)."
         )
@@ -293,6 +303,27 @@ class Command(LoopxCommand):
                 record_ref=record_ref, principal=p, reason_summary=reason_summary
             ),
         )
+
+    def run_mark_experience(
+        self, *, record_ref, state, source_truth_ref, actor, execute=False, **_
+    ):
+        principal = principals.operator_account(actor, field="actor")
+        record = selectors.get_record(record_ref)
+        if execute:
+            record = services.mark_experience(
+                record_ref=record_ref,
+                state=state,
+                principal=principal,
+                source_truth_ref=validation.ref(source_truth_ref, "source_truth_ref"),
+            )
+        else:
+            services.check_record_operation(record, principal=principal, operation="retire")
+        return {
+            "schema_version": "reward_memory_record_operation_v0",
+            "operation": f"mark_{state}",
+            "executed": execute,
+            "record": selectors.record_public(record),
+        }
 
     def run_reopen(self, *, corpus_id, candidate_ref, actor, execute=False, **_):
         operator = principals.operator_account(actor, field="actor", code="operator_required")
