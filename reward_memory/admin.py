@@ -10,6 +10,7 @@ signed-in operator account (which must be the corpus's declared actor).
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 
 from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from loopx_site.core.errors import DomainError
@@ -91,6 +92,14 @@ class StandingPolicyAdmin(ReadOnlyAdmin):
     readonly_fields = ("corpus", "surface", "policy_digest", "document", "active", "created_at")
 
 
+class OperatorControlActionForm(ActionForm):
+    """Fields the operator fills in next to the action menu (operator control)."""
+
+    control_ref = forms.CharField(required=False, label="Checkpoint id")
+    reasoning_summary = forms.CharField(required=False, label="Reasoning")
+    edited_content_summary = forms.CharField(required=False, label="Edited summary")
+
+
 class TransitionInline(ReadOnlyTabularInline):
     model = RecordTransition
     fields = ("seq", "from_state", "to_state", "reason", "actor", "reference", "at")
@@ -144,7 +153,8 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
         "state_changed_at",
     )
     inlines = [TransitionInline]
-    actions = ["revoke", "retire", "supersede"]
+    actions = ["revoke", "retire", "supersede", "operator_edit", "operator_retire"]
+    action_form = OperatorControlActionForm
 
     def has_change_permission(self, request, obj=None):
         # Needed to offer the lifecycle actions; every field stays read-only.
@@ -184,6 +194,14 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
             "retired",
         )
 
+    @admin.action(description="Operator control: edit (needs an owner checkpoint)")
+    def operator_edit(self, request, queryset):
+        _operator_control(self, request, queryset, "edit")
+
+    @admin.action(description="Operator control: retire (needs a retirement checkpoint)")
+    def operator_retire(self, request, queryset):
+        _operator_control(self, request, queryset, "retire")
+
     @admin.action(description="Supersede the older selected records by the newest one")
     def supersede(self, request, queryset):
         rows = list(queryset.order_by("-activated_at", "-pk"))
@@ -199,6 +217,30 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
             ),
             "superseded",
         )
+
+
+def _operator_control(admin_obj, request, queryset, action: str) -> None:
+    data = request.POST
+    for record in queryset:
+        try:
+            services.operator_control(
+                record_ref=record.record_ref,
+                action=action,
+                control_ref=data.get("control_ref", ""),
+                reasoning_summary=data.get("reasoning_summary", ""),
+                edited_content_summary=data.get("edited_content_summary") or None,
+                principal=_operator(request),
+            )
+        except DomainError as exc:
+            admin_obj.message_user(
+                request, f"{record.record_ref}: {exc.code} ({exc.message})", messages.ERROR
+            )
+            continue
+        if action == "edit":
+            text = "replacement candidate prepared; review it with candidate-review"
+        else:
+            text = "retire decision prepared; retire-record performs it"
+        admin_obj.message_user(request, f"{record.record_ref}: {text}.", messages.SUCCESS)
 
 
 def _operator(request) -> principals.Principal:

@@ -26,6 +26,7 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | forbidden_action_scope | 400 | a standing policy / checkpoint names a forbidden authority family |
 | checkpoint_not_found / closure_not_found | 404 | unknown checkpoint / no open closure |
 | checkpoint_conflict | 409 | a checkpoint id re-granted with different facts |
+| operator_checkpoint_refused | 403 | operator control whose checkpoint does not authorise it |
 | agent_not_allowlisted | 403 | executing with an Agent the corpus does not allowlist |
 | scope_forbidden | 403 | outside the host token's scope |
 """
@@ -56,6 +57,7 @@ STATUS = {
     "checkpoint_not_found": 404,
     "closure_not_found": 404,
     "checkpoint_conflict": 409,
+    "operator_checkpoint_refused": 403,
     "agent_not_allowlisted": 403,
 }
 

@@ -20,6 +20,7 @@ from reward_memory.services.corpora import (
 )
 from reward_memory.services.experiments import experiment_status
 from reward_memory.services.ingest import ingest_event, reconcile_pending_ingests
+from reward_memory.services.operator_control import operator_control
 from reward_memory.services.recall import (
     RecallGuidance,
     is_loopx_packet,
@@ -49,6 +50,7 @@ __all__ = [
     "ingest_event",
     "is_loopx_packet",
     "mark_experience",
+    "operator_control",
     "parse_corpus",
     "parse_standing_policy",
     "recall",

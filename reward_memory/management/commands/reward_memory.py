@@ -99,6 +99,17 @@ class Command(LoopxCommand):
                 op.add_argument("--reason-summary")
             op.add_argument("--execute", action="store_true")
 
+        control = sub.add(
+            "operator-control",
+            "Prepare an authorised edit or retire decision for an active record (no write).",
+        )
+        control.add_argument("--input", required=True, help="The record (JSON with record_ref).")
+        control.add_argument("--action", required=True, choices=["edit", "retire"])
+        control.add_argument("--control-ref", required=True, help="The operator checkpoint id.")
+        control.add_argument("--reasoning-summary", required=True)
+        control.add_argument("--edited-content-summary")
+        control.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+
         mark = sub.add(
             "mark-experience",
             "New source truth marks a procedural_experience stale|quarantined|refuted.",
@@ -302,6 +313,28 @@ class Command(LoopxCommand):
             run=lambda p: services.retire_record(
                 record_ref=record_ref, principal=p, reason_summary=reason_summary
             ),
+        )
+
+    def run_operator_control(
+        self,
+        *,
+        input,
+        action,
+        control_ref,
+        reasoning_summary,
+        actor,
+        edited_content_summary=None,
+        **_,
+    ):
+        principal = principals.operator_account(actor, field="actor", code="operator_required")
+        record = read_json(input)
+        return services.operator_control(
+            record_ref=validation.ref(record.get("record_ref"), "record_ref"),
+            action=action,
+            control_ref=control_ref,
+            reasoning_summary=reasoning_summary,
+            edited_content_summary=edited_content_summary,
+            principal=principal,
         )
 
     def run_mark_experience(
