@@ -1,7 +1,7 @@
 """``manage.py reward_memory …`` — thin adapters over ``reward_memory.services``."""
 
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
-from reward_memory import contracts, loopx, principals, selectors, services, validation
+from reward_memory import contracts, loopx, principals, routing, selectors, services, validation
 from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
 
@@ -109,6 +109,20 @@ class Command(LoopxCommand):
         control.add_argument("--reasoning-summary", required=True)
         control.add_argument("--edited-content-summary")
         control.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+
+        route = sub.add(
+            "route-check", "Route an issue-fix observation to pilot, meta or evidence hold."
+        )
+        route.add_argument("--case", choices=sorted(routing.CASES), help="A shipped case.")
+        route.add_argument(
+            "--behavior-status", choices=list(routing.BEHAVIOR_STATUSES), default="bug_confirmed"
+        )
+        route.add_argument("--surface-count", type=int, default=1)
+        route.add_argument(
+            "--edge-case-complexity", choices=list(routing.COMPLEXITIES), default="low"
+        )
+        for flag in routing.FLAGS:
+            route.add_argument(f"--{flag.replace('_', '-')}", action="store_true")
 
         mark = sub.add(
             "mark-experience",
@@ -314,6 +328,17 @@ class Command(LoopxCommand):
                 record_ref=record_ref, principal=p, reason_summary=reason_summary
             ),
         )
+
+    def run_route_check(self, *, case=None, **options):
+        if case is not None:
+            return routing.route(routing.CASES[case])
+        observation = {
+            "behavior_status": options.get("behavior_status"),
+            "surface_count": options.get("surface_count"),
+            "edge_case_complexity": options.get("edge_case_complexity"),
+            **{flag: bool(options.get(flag)) for flag in routing.FLAGS},
+        }
+        return routing.route(observation)
 
     def run_operator_control(
         self,
