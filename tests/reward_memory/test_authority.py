@@ -709,3 +709,55 @@ def test_defect8_other_goals_cannot_tell_a_corpus_exists(db, corpus, other_goal,
         request=f.recall_request(corpus, goal_id="other", agent_id="author"), execute=False
     )
     assert {r["code"] for r in recall["guard"]["reasons"]} == {"corpus_not_registered"}
+
+
+def test_admin_binds_a_host_token_to_a_role_and_unbinds_it(admin_client, db, corpus):
+    from reward_memory.models import CorpusRoleBinding
+
+    issued, token = _token("demo", "author")
+    url = reverse("admin:reward_memory_corpusrolebinding_add")
+    response = admin_client.post(
+        url, {"corpus": corpus.pk, "role": "reviewer", "host_token": token.pk}
+    )
+    assert response.status_code == 302, response.content[:1500]
+    binding = CorpusRoleBinding.objects.get()
+    assert (binding.granted_by, binding.revoked_at) == ("user:admin", None)
+    recorded = _post(
+        _client(issued.secret),
+        "candidates/review/",
+        {"candidate": f.candidate(), "decision": "accept", "corpus_id": "prefs", "execute": True},
+    )
+    assert recorded.status_code == 201
+    admin_client.post(
+        reverse("admin:reward_memory_corpusrolebinding_changelist"),
+        {"action": "unbind", "_selected_action": [binding.pk]},
+    )
+    binding.refresh_from_db()
+    assert binding.revoked_at is not None
+    again = _post(
+        _client(issued.secret),
+        "candidates/review/",
+        {"candidate": f.candidate(), "decision": "reject", "corpus_id": "prefs", "execute": True},
+    )
+    assert again.status_code == 403
+
+
+def test_admin_reopens_a_closed_lineage(admin_client, db, corpus):
+    services.review_candidate(
+        candidate=f.candidate(),
+        decision="reject",
+        corpus_id="prefs",
+        principal=f.op(f.REVIEWER),
+        execute=True,
+    )
+    closure = LineageClosure.objects.get()
+    admin_client.post(
+        reverse("admin:reward_memory_lineageclosure_changelist"),
+        {"action": "reopen", "_selected_action": [closure.pk]},
+    )
+    closure.refresh_from_db()
+    assert closure.reopened_by == "user:admin"
+    receipt = services.ingest_event(
+        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
+    )
+    assert receipt["status"] == "activated"
