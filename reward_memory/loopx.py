@@ -13,6 +13,7 @@ and any authority — LoopX derives a hard_policy checkpoint from its standing p
 here a hard_policy still needs an operator-granted checkpoint.
 """
 
+import re
 from typing import Any
 
 from reward_memory import contracts as c
@@ -41,10 +42,19 @@ LOOPX_REASONING_FIELDS = {"summary", "confidence"}
 LOOPX_GUARD_FIELDS = {"source_freshness", "conflict_state", "current_artifact_verified"}
 
 
+_SAFE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def _names(keys) -> list[str]:
+    """Unexpected keys as they may be echoed: plain identifiers only (a key that looks
+    like a path or a secret is never repeated back)."""
+    return sorted(str(k) if _SAFE_KEY.match(str(k)) else "<unnamed>" for k in keys)
+
+
 def _strict(value: Any, label: str, allowed: set[str]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise invalid(label, f"{label} must be an object")
-    unexpected = sorted(k for k in value if k not in allowed)
+    unexpected = _names(k for k in value if k not in allowed)
     if unexpected:
         raise invalid(
             f"{label}.{unexpected[0]}",
@@ -180,7 +190,7 @@ def unwrap(document: dict[str, Any], *, routed: bool, route_corpus_id=None) -> d
     if "event" not in document or "schema_version" in document:
         return document
     allowed = ROUTE_FIELDS if routed else PACKET_FIELDS
-    unexpected = sorted(k for k in document if k not in allowed)
+    unexpected = _names(k for k in document if k not in allowed)
     if unexpected:
         raise invalid(
             unexpected[0], "ingest input contains unsupported fields: " + ", ".join(unexpected)

@@ -571,3 +571,12 @@ def test_api_ingest_accepts_the_loopx_event_layout(db, corpus, host_client):
     )
     assert refused.status_code == 400
     assert refused.json()["field"] == "event.raw_comment"
+
+
+def test_unsupported_field_names_that_look_like_paths_are_not_echoed(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/cli.py (unsupported fields are refused); our
+    # privacy rule: error messages never carry a local path
+    document = {"event": f.scoped_event(), "/home/alice/.ssh/id_rsa": 1}
+    result = _cli("ingest-event", "--input", wrapper(document))
+    assert result.code == 2
+    assert "/home/alice" not in result.stdout
