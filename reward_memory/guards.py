@@ -14,6 +14,7 @@ Results are sorted and de-duplicated so the same input always yields the same li
 """
 
 import datetime as dt
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -178,6 +179,9 @@ def _classify_key(key: str) -> str:
     return "unmodelled_field"
 
 
+_SAFE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
 def scan(document: Any, shape: dict[str, Any] | None, *, prefix: str = "") -> list[Reason]:
     """Shape scan of ``document`` against ``shape`` (``None`` = a leaf value).
 
@@ -186,7 +190,8 @@ def scan(document: Any, shape: dict[str, Any] | None, *, prefix: str = "") -> li
     reasons: list[Reason] = []
     if isinstance(document, dict):
         for key, value in document.items():
-            name = f"{prefix}{key}" if isinstance(key, str) else f"{prefix}?"
+            safe = isinstance(key, str) and _SAFE_KEY.match(key)
+            name = f"{prefix}{key}" if safe else f"{prefix}<unnamed>"
             if shape is None or not isinstance(key, str) or key not in shape:
                 reasons.append(Reason(_classify_key(str(key)), name))
                 continue

@@ -338,3 +338,11 @@ def test_guard_blocked_reviews_are_recorded_inspectable_but_write_nothing(db, ag
         {"code": "unresolved_conflict", "field": "conflicts"}
     ]
     assert not MemoryRecord.objects.exists()
+
+
+def test_an_unmodelled_key_that_looks_like_a_path_is_never_echoed(db):
+    review = services.review_candidate(
+        candidate=f.candidate(**{"/home/alice/.aws/credentials": "x"}), decision="accept"
+    )
+    assert "/home/alice" not in str(review)
+    assert {"code": "unmodelled_field", "field": "<unnamed>"} in review["guard"]["reasons"]
