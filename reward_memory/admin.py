@@ -1,18 +1,28 @@
 """Operator pages: corpora with a health column, records with lifecycle filters, and
 read-only candidates, reviews, ingest receipts, sidecars, recall and application
-receipts. Operator edit/retire actions arrive with operator-control; the only action
-here (retry pending ingests) calls a service."""
+receipts.
 
+Operator authority lives here too, every write through a service: granting (the add
+form) and revoking (an action) authority checkpoints, binding host tokens to corpus
+roles, reopening closed lineages, and revoking / superseding / retiring records as the
+signed-in operator account (which must be the corpus's declared actor).
+"""
+
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 
 from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from loopx_site.core.errors import DomainError
-from reward_memory import selectors, services
+from reward_memory import principals, selectors, services
 from reward_memory.models import (
     ApplicationReceipt,
+    AuthorityCheckpoint,
     Candidate,
     Corpus,
+    CorpusRoleBinding,
     IngestEvent,
+    LineageClosure,
     MemoryRecord,
     PendingIngest,
     RecallReceipt,
@@ -82,6 +92,14 @@ class StandingPolicyAdmin(ReadOnlyAdmin):
     readonly_fields = ("corpus", "surface", "policy_digest", "document", "active", "created_at")
 
 
+class OperatorControlActionForm(ActionForm):
+    """Fields the operator fills in next to the action menu (operator control)."""
+
+    control_ref = forms.CharField(required=False, label="Checkpoint id")
+    reasoning_summary = forms.CharField(required=False, label="Reasoning")
+    edited_content_summary = forms.CharField(required=False, label="Edited summary")
+
+
 class TransitionInline(ReadOnlyTabularInline):
     model = RecordTransition
     fields = ("seq", "from_state", "to_state", "reason", "actor", "reference", "at")
@@ -135,6 +153,283 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
         "state_changed_at",
     )
     inlines = [TransitionInline]
+    actions = ["revoke", "retire", "supersede", "operator_edit", "operator_retire"]
+    action_form = OperatorControlActionForm
+
+    def has_change_permission(self, request, obj=None):
+        # Needed to offer the lifecycle actions; every field stays read-only.
+        return obj is None and request.user.has_perm("reward_memory.change_memoryrecord")
+
+    def _each(self, request, queryset, run, verb):
+        principal = _operator(request)
+        done = 0
+        for record in queryset:
+            try:
+                run(record, principal)
+                done += 1
+            except DomainError as exc:
+                self.message_user(request, f"{record.record_ref}: {exc.code}", messages.ERROR)
+        if done:
+            self.message_user(request, f"{done} record(s) {verb}.", messages.SUCCESS)
+
+    @admin.action(description="Revoke the selected records (as the signed-in operator)")
+    def revoke(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda r, p: services.revoke_record(
+                record_ref=r.record_ref, principal=p, revocation_ref=f"admin:{p.name}"
+            ),
+            "revoked",
+        )
+
+    @admin.action(description="Retire the selected records (as the signed-in operator)")
+    def retire(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda r, p: services.retire_record(
+                record_ref=r.record_ref, principal=p, reason_summary="admin action"
+            ),
+            "retired",
+        )
+
+    @admin.action(description="Operator control: edit (needs an owner checkpoint)")
+    def operator_edit(self, request, queryset):
+        _operator_control(self, request, queryset, "edit")
+
+    @admin.action(description="Operator control: retire (needs a retirement checkpoint)")
+    def operator_retire(self, request, queryset):
+        _operator_control(self, request, queryset, "retire")
+
+    @admin.action(description="Supersede the older selected records by the newest one")
+    def supersede(self, request, queryset):
+        rows = list(queryset.order_by("-activated_at", "-pk"))
+        if len(rows) < 2:
+            self.message_user(request, "Select the successor and the records it replaces.")
+            return
+        successor = rows[0]
+        self._each(
+            request,
+            queryset.exclude(pk=successor.pk),
+            lambda r, p: services.supersede_record(
+                record_ref=r.record_ref, by_record_ref=successor.record_ref, principal=p
+            ),
+            "superseded",
+        )
+
+
+def _operator_control(admin_obj, request, queryset, action: str) -> None:
+    data = request.POST
+    for record in queryset:
+        try:
+            services.operator_control(
+                record_ref=record.record_ref,
+                action=action,
+                control_ref=data.get("control_ref", ""),
+                reasoning_summary=data.get("reasoning_summary", ""),
+                edited_content_summary=data.get("edited_content_summary") or None,
+                principal=_operator(request),
+            )
+        except DomainError as exc:
+            admin_obj.message_user(
+                request, f"{record.record_ref}: {exc.code} ({exc.message})", messages.ERROR
+            )
+            continue
+        if action == "edit":
+            text = "replacement candidate prepared; review it with candidate-review"
+        else:
+            text = "retire decision prepared; retire-record performs it"
+        admin_obj.message_user(request, f"{record.record_ref}: {text}.", messages.SUCCESS)
+
+
+def _operator(request) -> principals.Principal:
+    return principals.Principal(principals.OPERATOR, request.user.get_username())
+
+
+class CheckpointGrantForm(forms.ModelForm):
+    """The grant form; ``clean`` runs the service's preview so a refused grant is a form
+    error, and ``save_model`` performs it."""
+
+    action_scopes = forms.CharField(help_text="Comma-separated action scopes.")
+
+    class Meta:
+        model = AuthorityCheckpoint
+        fields = ("checkpoint_id", "project", "actor", "role", "evidence_ref", "expires_at")
+
+    def grant(self, operator: principals.Principal, *, execute: bool) -> dict:
+        data = self.cleaned_data
+        return services.grant_checkpoint(
+            checkpoint_id=data.get("checkpoint_id"),
+            project=data.get("project"),
+            actor=data.get("actor"),
+            role=data.get("role"),
+            action_scopes=[
+                s.strip() for s in data.get("action_scopes", "").split(",") if s.strip()
+            ],
+            operator=operator,
+            expires_at=data.get("expires_at"),
+            evidence_ref=data.get("evidence_ref") or "",
+            execute=execute,
+        )
+
+    def validate_unique(self):
+        pass  # the service decides (an identical re-grant is unchanged, not an error)
+
+    def clean(self):
+        data = super().clean()
+        try:
+            self.grant(principals.Principal(principals.OPERATOR, "preview"), execute=False)
+        except DomainError as exc:
+            raise forms.ValidationError(f"{exc.code}: {exc.message}") from None
+        return data
+
+
+@admin.register(AuthorityCheckpoint)
+class AuthorityCheckpointAdmin(admin.ModelAdmin):
+    """Grant (add form, model add permission) and revoke (action, change permission).
+    Checkpoints are never edited in place: revoke and grant a new id."""
+
+    form = CheckpointGrantForm
+    list_display = (
+        "checkpoint_id",
+        "project",
+        "actor",
+        "role",
+        "verified_by",
+        "verified_at",
+        "expires_at",
+        "revoked_at",
+    )
+    list_filter = ("project", "role", ("revoked_at", admin.EmptyFieldListFilter))
+    search_fields = ("checkpoint_id", "project", "actor")
+    actions = ["revoke"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return [f.name for f in AuthorityCheckpoint._meta.fields]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return (*CheckpointGrantForm.Meta.fields, "action_scopes")
+        return [f.name for f in AuthorityCheckpoint._meta.fields if f.name != "id"]
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and request.user.has_perm("reward_memory.change_authoritycheckpoint")
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        try:
+            services.grant_checkpoint(
+                checkpoint_id=data["checkpoint_id"],
+                project=data["project"],
+                actor=data["actor"],
+                role=data["role"],
+                action_scopes=[s.strip() for s in data["action_scopes"].split(",") if s.strip()],
+                operator=_operator(request),
+                expires_at=data.get("expires_at"),
+                evidence_ref=data.get("evidence_ref") or "",
+                execute=True,
+            )
+        except DomainError as exc:
+            self.message_user(request, f"Not granted: {exc.code} ({exc.message})", messages.ERROR)
+            return
+        obj.pk = AuthorityCheckpoint.objects.get(checkpoint_id=data["checkpoint_id"]).pk
+
+    def log_addition(self, request, obj, message):
+        if obj.pk is not None:
+            super().log_addition(request, obj, message)
+
+    @admin.action(description="Revoke the selected checkpoints (and their hard_policies)")
+    def revoke(self, request, queryset):
+        for row in queryset:
+            try:
+                result = services.revoke_checkpoint(
+                    checkpoint_id=row.checkpoint_id,
+                    operator=_operator(request),
+                    reason="admin action",
+                    execute=True,
+                )
+            except DomainError as exc:
+                self.message_user(request, f"{row.checkpoint_id}: {exc.code}", messages.ERROR)
+                continue
+            self.message_user(
+                request,
+                f"{row.checkpoint_id}: {result['status']}, "
+                f"{result['records_revoked']} derived record(s) revoked.",
+                messages.SUCCESS,
+            )
+
+
+@admin.register(CorpusRoleBinding)
+class CorpusRoleBindingAdmin(admin.ModelAdmin):
+    """Bind a host token to a corpus role (add form) or unbind it (action)."""
+
+    list_display = ("corpus", "role", "host_token", "granted_by", "granted_at", "revoked_at")
+    list_filter = ("role", ("revoked_at", admin.EmptyFieldListFilter))
+    fields = ("corpus", "role", "host_token")
+    actions = ["unbind"]
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and request.user.has_perm("reward_memory.change_corpusrolebinding")
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        binding = services.bind_role(
+            corpus_id=obj.corpus.corpus_id,
+            role=obj.role,
+            host_token=obj.host_token,
+            operator=_operator(request),
+        )
+        obj.pk = binding.pk
+
+    @admin.action(description="Unbind the selected role bindings")
+    def unbind(self, request, queryset):
+        for binding in queryset:
+            services.unbind_role(binding=binding, operator=_operator(request))
+        self.message_user(request, "Unbound.", messages.SUCCESS)
+
+
+@admin.register(LineageClosure)
+class LineageClosureAdmin(ReadOnlyAdmin):
+    list_display = ("candidate_ref", "corpus", "reason", "closed_by", "closed_at", "reopened_at")
+    list_filter = ("reason", "corpus", ("reopened_at", admin.EmptyFieldListFilter))
+    search_fields = ("candidate_ref", "content_digest", "reference")
+    readonly_fields = (
+        "corpus",
+        "candidate_ref",
+        "content_digest",
+        "reason",
+        "reference",
+        "closed_by",
+        "closed_at",
+        "reopened_by",
+        "reopened_at",
+    )
+    actions = ["reopen"]
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and request.user.has_perm("reward_memory.change_lineageclosure")
+
+    @admin.action(description="Reopen the selected lineages")
+    def reopen(self, request, queryset):
+        for closure in queryset.filter(reopened_at__isnull=True).select_related("corpus"):
+            try:
+                services.reopen_lineage(
+                    corpus_id=closure.corpus.corpus_id,
+                    candidate_ref=closure.candidate_ref,
+                    operator=_operator(request),
+                    execute=True,
+                )
+            except DomainError as exc:
+                self.message_user(request, f"{closure.candidate_ref}: {exc.code}", messages.ERROR)
+        self.message_user(request, "Reopened.", messages.SUCCESS)
 
 
 @admin.register(Candidate)

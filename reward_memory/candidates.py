@@ -74,6 +74,23 @@ def candidate_digest(candidate: dict[str, Any]) -> str:
     return digest_ref(nfc(candidate))
 
 
+def lineage_digest(candidate: dict[str, Any]) -> str:
+    """The content identity a closed lineage is matched on: class, project, surface and
+    the content summary with case and whitespace folded (a re-worded source or event id
+    does not reopen a rejected meaning)."""
+    scope = candidate.get("scope") if isinstance(candidate.get("scope"), dict) else {}
+    summary = candidate.get("content_summary")
+    folded = " ".join(summary.casefold().split()) if isinstance(summary, str) else None
+    return digest_ref(
+        {
+            "target_class": candidate.get("target_class"),
+            "project": scope.get("project"),
+            "surface": scope.get("surface"),
+            "content_summary": folded,
+        }
+    )
+
+
 # -- structure ----------------------------------------------------------------------------
 CANDIDATE_REF_RE = re.compile(r"^cand_[0-9a-f]{64}$")
 
@@ -119,11 +136,13 @@ def validate_structure(candidate: dict[str, Any]) -> tuple[dt.datetime, dt.datet
         candidate.get("authority_checkpoint"), "authority_checkpoint", required=False
     )
     if checkpoint is not None:
+        # Only the id is used; the other fields are claims, accepted for LoopX documents
+        # and ignored (the guard reads the operator-granted row).
         v.ref(checkpoint.get("checkpoint_ref"), "authority_checkpoint.checkpoint_ref")
-        v.boolean(checkpoint.get("verified"), "authority_checkpoint.verified")
-        v.ref(checkpoint.get("actor"), "authority_checkpoint.actor")
-        v.token(checkpoint.get("role"), "authority_checkpoint.role")
-        v.project(checkpoint.get("project"), "authority_checkpoint.project")
+        v.boolean(checkpoint.get("verified"), "authority_checkpoint.verified", required=False)
+        v.ref(checkpoint.get("actor"), "authority_checkpoint.actor", required=False)
+        v.token(checkpoint.get("role"), "authority_checkpoint.role", required=False)
+        v.project(checkpoint.get("project"), "authority_checkpoint.project", required=False)
         v.action_scopes(checkpoint.get("action_scopes"), "authority_checkpoint.action_scopes")
     lineage = v.obj(candidate.get("lineage"), "lineage", required=False)
     if lineage is not None:
@@ -143,6 +162,7 @@ def evaluate(
     now: dt.datetime,
     corpus: guards.CorpusBinding | None = None,
     field_map: dict[str, str] | None = None,
+    checkpoints: guards.CheckpointLookup | None = None,
 ) -> CandidateEvaluation:
     """Validate and guard one candidate document.
 
@@ -164,7 +184,12 @@ def evaluate(
             exc.field = _map_field(exc.field, field_map)
         raise
     reasons = guards.candidate_reasons(
-        document, observed_at=observed_at, expires_at=expires_at, now=now, corpus=corpus
+        document,
+        observed_at=observed_at,
+        expires_at=expires_at,
+        now=now,
+        corpus=corpus,
+        checkpoints=checkpoints,
     )
     return CandidateEvaluation(
         document, ref, digest, _mapped(reasons, field_map), observed_at, expires_at
@@ -302,7 +327,11 @@ class AdaptedEvent:
 
 
 def adapt_and_evaluate(
-    event: Any, *, now: dt.datetime, corpus: guards.CorpusBinding | None = None
+    event: Any,
+    *,
+    now: dt.datetime,
+    corpus: guards.CorpusBinding | None = None,
+    checkpoints: guards.CheckpointLookup | None = None,
 ) -> AdaptedEvent:
     """Shape-scan a compact event with its adapter's contract, map it, evaluate it."""
     version = v.schema(event, tuple(ADAPTERS))
@@ -318,5 +347,7 @@ def adapt_and_evaluate(
             None, candidate_ref(mapped), candidate_digest(mapped), guards.normalise(shape)
         )
         return AdaptedEvent(adapter, event, ref, evaluation)
-    evaluation = evaluate(mapped, now=now, corpus=corpus, field_map=adapter.field_map)
+    evaluation = evaluate(
+        mapped, now=now, corpus=corpus, field_map=adapter.field_map, checkpoints=checkpoints
+    )
     return AdaptedEvent(adapter, event, ref, evaluation)

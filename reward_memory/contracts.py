@@ -26,7 +26,7 @@ APPLICATION_RECEIPT_SCHEMA = "reward_memory_application_receipt_v0"
 PROVIDER_CONTENT_SCHEMA = "reward_memory_provider_content_v0"
 RECONCILIATION_SCHEMA = "reward_memory_ingest_reconciliation_v0"
 ARCHITECTURE_SCHEMA = "reward_memory_architecture_v0"
-EXPERIMENT_STATUS_SCHEMA = "reward_memory_experiment_status_v0"
+EXPERIMENT_STATUS_SCHEMA = "reward_memory_experiment_status_v1"
 
 # -- memory classes ----------------------------------------------------------------------
 RUN_BOUND_REWARD = "run_bound_reward"
@@ -107,17 +107,35 @@ SUPERSEDED = "superseded"
 REVOKED = "revoked"
 RETIRED = "retired"
 EXPIRED = "expired"
-LIFECYCLE_STATES = (PENDING, ACTIVE, SUPERSEDED, REVOKED, RETIRED, EXPIRED)
-TERMINAL_STATES = (SUPERSEDED, REVOKED, RETIRED, EXPIRED)
+# procedural_experience only: new source truth marks it
+STALE = "stale"
+QUARANTINED = "quarantined"
+REFUTED = "refuted"
+EXPERIENCE_MARKS = (STALE, QUARANTINED, REFUTED)
+LIFECYCLE_STATES = (PENDING, ACTIVE, SUPERSEDED, REVOKED, RETIRED, EXPIRED, *EXPERIENCE_MARKS)
+TERMINAL_STATES = (SUPERSEDED, REVOKED, RETIRED, EXPIRED, *EXPERIENCE_MARKS)
 # Allowed transitions; no state is entered twice, so history is a simple path.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     PENDING: (ACTIVE, RETIRED),
-    ACTIVE: (SUPERSEDED, REVOKED, RETIRED, EXPIRED),
+    ACTIVE: (SUPERSEDED, REVOKED, RETIRED, EXPIRED, STALE, QUARANTINED, REFUTED),
     SUPERSEDED: (),
     REVOKED: (),
     RETIRED: (),
     EXPIRED: (),
+    STALE: (RETIRED, REFUTED),
+    QUARANTINED: (RETIRED, REFUTED),
+    REFUTED: (),
 }
+# Classes whose corpus must declare max_source_age_days (freshness is their contract).
+FRESHNESS_REQUIRED_CLASSES = (PROCEDURAL_EXPERIENCE, WORKING_CONTEXT)
+
+# -- authority ----------------------------------------------------------------------------
+OWNER_ROLE = "owner"
+REVIEWER_ROLE = "reviewer"
+RETIREMENT_ROLE = "retirement_authority"
+AUTHORITY_SOURCE_ROLE = "authority_source"
+CORPUS_ROLES = (OWNER_ROLE, REVIEWER_ROLE, RETIREMENT_ROLE, AUTHORITY_SOURCE_ROLE)
+CLOSING_DECISIONS = ("reject", "retire", "revoke", "refute")
 
 # -- review -----------------------------------------------------------------------------
 DECISIONS = ("accept", "edit", "reject", "retire", "no_write")
@@ -177,22 +195,29 @@ REASON_CODES: dict[str, str] = {
     "already_expired": "expires_at is not in the future",
     # current-artifact proof
     "artifact_proof_missing": "current-artifact proof is required but absent or unverified",
+    "weak_policy_needs_expiry": "a low-confidence hard_policy must carry expires_at",
+    "weak_policy_needs_review": "a low-confidence hard_policy activates only by review",
     # authority
     "advisory_requests_authority": "an advisory class requests action authority",
     "checkpoint_missing": "hard_policy without an authority checkpoint",
-    "checkpoint_unverified": "the authority checkpoint is not verified",
+    "checkpoint_unverified": "no live operator-granted checkpoint has that id",
+    "checkpoint_revoked": "the authority checkpoint was revoked by an operator",
+    "checkpoint_expired": "the authority checkpoint has expired",
     "checkpoint_actor_mismatch": "checkpoint actor differs from the source actor",
     "checkpoint_role_mismatch": "checkpoint role differs from the source actor role",
     "checkpoint_project_mismatch": "checkpoint project differs from the candidate project",
     "action_scope_unbound": "hard_policy requests no action scope to constrain",
     "action_scope_not_in_checkpoint": "requested action scopes exceed the checkpoint's",
-    "forbidden_action_scope": "an action scope that can never be derived (credentials …)",
+    "forbidden_action_scope": "an action scope of a forbidden authority family "
+    "(reward_memory.authority.FORBIDDEN_AUTHORITY_FAMILIES)",
     # standing policy (ingest)
     "standing_policy_missing": "no active standing policy for the corpus and surface",
     "source_kind_not_allowed": "source kind not allowed by the standing policy",
     "actor_role_not_allowed": "actor role not verified by the standing policy",
     "action_scope_not_in_policy": "requested action scopes exceed the standing policy's",
     "record_closed": "the candidate's record was closed; a closed record never reactivates",
+    "lineage_closed": "the candidate (or its content) was rejected/retired/revoked in this "
+    "corpus; only an operator reopen or a candidate referencing it may bring it back",
     # recall (all stop before the provider is called)
     "corpus_not_registered": "the request names no registered corpus",
     "corpus_not_active": "the corpus is retired",
@@ -203,25 +228,80 @@ REASON_CODES: dict[str, str] = {
     "revision_mismatch": "the request's corpus revision is not current",
     "freshness_stale": "the request's freshness observation is not current",
     "provider_binding_mismatch": "the request's provider binding is not the corpus's",
-    "actor_peer_mismatch": "peer-scoped binding without an equal actor_peer_id",
+    "actor_peer_mismatch": "the URI's peer is not the configured peer of this Goal/Agent",
     "query_count_invalid": "the mode's query count is not met",
     "query_budget_exceeded": "more queries than the mode allows",
     "query_not_public_safe": "a query carries a URL, path or credential",
 }
 
-# Action scopes that may never be derived, whatever a checkpoint says.
-FORBIDDEN_SCOPE_PREFIXES = ("credential", "credentials", "secret", "secrets", "token", "tokens")
+
+# LoopX's wire names (``loopx/capabilities/reward_memory/architecture.py``): the
+# precedence ids and the design-level lifecycle a LoopX host reads.
+LOOPX_PRECEDENCE = (
+    "explicit_action_authority_and_privacy_boundary",
+    "active_in_scope_hard_policy",
+    "fresh_working_context_and_current_source_of_truth",
+    "current_artifact_verified_procedural_experience",
+    "active_in_scope_soft_preference",
+    "run_bound_reward_as_evidence_only",
+)
+LOOPX_LIFECYCLE_STATES = (
+    "observed",
+    "candidate",
+    "active",
+    "superseded",
+    "revoked",
+    "expired",
+    "retired",
+)
+CLASS_AUTHORITY = {
+    RUN_BOUND_REWARD: "outcome_evidence_only",
+    HARD_POLICY: "constraint_or_veto_within_verified_actor_scope",
+    SOFT_PREFERENCE: "advisory_ranking_or_rewrite",
+    PROCEDURAL_EXPERIENCE: "advisory_until_current_artifact_verification",
+    WORKING_CONTEXT: "fresh_execution_context_not_long_term_memory",
+}
 
 
 def architecture() -> dict[str, Any]:
-    """The machine-readable contract printed by ``reward_memory architecture``."""
+    """The machine-readable contract printed by ``reward_memory architecture``: LoopX's
+    ``reward_memory_architecture_v0`` document (``status: design_contract``,
+    ``memory_classes[].class_id``, ``precedence`` ids, design ``lifecycle_states``) with
+    this project's detail beside it under names LoopX does not use."""
     return {
+        "ok": True,
         "schema_version": ARCHITECTURE_SCHEMA,
+        "status": "design_contract",
+        "memory_classes": [
+            {
+                "class_id": c,
+                "authority": CLASS_AUTHORITY[c],
+                "purpose": CLASS_CONTRACT[c]["source_scope"],
+            }
+            for c in MEMORY_CLASSES
+        ],
+        "required_record_fields": [
+            "class_id",
+            "source",
+            "scope",
+            "authority",
+            "confidence",
+            "lifecycle_state",
+            "supersession",
+            "revocation",
+            "expiry",
+            "privacy",
+        ],
+        "precedence": list(LOOPX_PRECEDENCE),
+        "lifecycle_states": list(LOOPX_LIFECYCLE_STATES),
+        "external_writes_performed": False,
         "core_boundary": "feedback evidence, policy content and action authority stay "
         "apart; content may be derived, authority never is",
         "classes": [{"memory_class": c, **CLASS_CONTRACT[c]} for c in MEMORY_CLASSES],
         "working_context_kinds": list(WORKING_CONTEXT_KINDS),
-        "precedence": [{"rank": i + 1, "layer": layer} for i, layer in enumerate(PRECEDENCE)],
+        "precedence_layers": [
+            {"rank": i + 1, "layer": layer} for i, layer in enumerate(PRECEDENCE)
+        ],
         "precedence_is_decision_table": False,
         "record_contract": [
             "memory_class",
@@ -237,7 +317,7 @@ def architecture() -> dict[str, Any]:
         ],
         "confidence_levels": list(CONFIDENCE_LEVELS),
         "confidence_raises_authority": False,
-        "lifecycle_states": list(LIFECYCLE_STATES),
+        "record_lifecycle_states": list(LIFECYCLE_STATES),
         "lifecycle_transitions": {k: list(v) for k, v in TRANSITIONS.items()},
         "stages": [
             {

@@ -2,12 +2,19 @@
 ``agent_workflow.turn_admission``, one for ``issue_fix.pr_description``), each with a
 standing policy, and a few active records written through the real pipelines (ingest
 via the standing policy; review → apply by the corpus owner) on the ``local`` provider.
-Idempotent: a second run changes nothing."""
+
+Authority: the corpus owner and reviewer are operator accounts (``demo-owner``,
+``demo-reviewer``; staff, no usable password — sign in as them only after setting one),
+and an operator-granted ``AuthorityCheckpoint`` (``demo-core-contributor``) authorises
+one ``hard_policy`` of the ``loopx-demo-review-policy`` corpus, ingested under its
+standing policy. Idempotent: a second run changes nothing."""
 
 import copy
 import json
 
-from reward_memory import services
+from django.contrib.auth import get_user_model
+
+from reward_memory import principals, services
 from reward_memory.inputs import FIXTURES
 
 PROJECT = "loopx-demo"
@@ -100,7 +107,88 @@ def _turn_event(event_id: str, summary: str, reasoning: str) -> dict:
     }
 
 
+POLICY_CORPUS = "loopx-demo-review-policy"
+POLICY_SURFACE = "issue_fix.patch_planning"
+CHECKPOINT_ID = "demo-core-contributor"
+CONTRIBUTOR = "user:demo-contributor"
+POLICY_SCOPES = ["issue_fix.request_reproduction"]
+
+
+def _operator_accounts() -> None:
+    """The demo's corpus owner and reviewer are operator accounts (idempotent)."""
+    users = get_user_model()
+    for name in (principals.username_of(OWNER), principals.username_of(REVIEWER)):
+        user, created = users.objects.get_or_create(
+            username=name, defaults={"is_staff": True, "is_active": True}
+        )
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+
+
+def _hard_policy() -> dict:
+    """A hard_policy corpus, the operator checkpoint that authorises its one policy, and
+    the policy ingested under the corpus's standing policy."""
+    corpus = _corpus(POLICY_CORPUS, POLICY_SURFACE)
+    corpus["memory_class"] = "hard_policy"
+    policy = _policy(POLICY_CORPUS, POLICY_SURFACE)
+    policy.update(
+        memory_class="hard_policy",
+        allowed_source_kinds=["maintainer_feedback"],
+        verified_actor_roles=["core_contributor"],
+        action_scopes=POLICY_SCOPES,
+    )
+    services.register_corpus(corpus=corpus, standing_policies=[policy], execute=True)
+    services.grant_checkpoint(
+        checkpoint_id=CHECKPOINT_ID,
+        project=PROJECT,
+        actor=CONTRIBUTOR,
+        role="core_contributor",
+        action_scopes=POLICY_SCOPES,
+        operator=principals.operator_account(OWNER, field="actor"),
+        evidence_ref="roles:loopx-demo/core-contributors",
+        execute=True,
+    )
+    event = {
+        "schema_version": "scoped_feedback_reward_memory_event_v0",
+        "event_id": "policy-0001",
+        "corpus_id": POLICY_CORPUS,
+        "target_class": "hard_policy",
+        "source": {
+            "kind": "maintainer_feedback",
+            "actor": CONTRIBUTOR,
+            "actor_role": "core_contributor",
+            "evidence_ref": "feedback:loopx-demo/patch-planning/0001",
+            "observed_at": OBSERVED,
+        },
+        "scope": {"workspace": "loopx", "project": PROJECT, "surface": POLICY_SURFACE},
+        "content_summary": "Ask for a failing reproduction before patching a storage contract.",
+        "reasoning_summary": "A verified core contributor corrected two storage patches.",
+        "confidence": {"level": "high", "basis": "explicit core-contributor correction"},
+        "requested_action_scopes": POLICY_SCOPES,
+        "authority_checkpoint": {"checkpoint_ref": CHECKPOINT_ID},
+        "conflicts": [],
+    }
+    return services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
+
+
+def _fixture_checkpoint() -> None:
+    """The operator verification the shipped ``issue-fix-verified-contributor`` case
+    names, so ``candidate-review`` with the default case shows an authorised policy."""
+    services.grant_checkpoint(
+        checkpoint_id="example-repo-core-contributors",
+        project="example-org/example-repo",
+        actor="contributor:maintainer-a",
+        role="core_contributor",
+        action_scopes=["issue_fix.request_reproduction", "issue_fix.request_changes"],
+        operator=principals.operator_account(OWNER, field="actor"),
+        execute=True,
+    )
+
+
 def load(*, log) -> dict:
+    _operator_accounts()
+    _fixture_checkpoint()
     for corpus_id, surface in CORPORA:
         result = services.register_corpus(
             corpus=_corpus(corpus_id, surface),
@@ -137,15 +225,22 @@ def load(*, log) -> dict:
     review = services.review_candidate(
         candidate=reviewed,
         decision="accept",
-        reviewer=REVIEWER,
+        principal=principals.operator_account(REVIEWER, field="reviewer"),
         corpus_id="loopx-demo-pr-description",
         execute=True,
     )
-    applied = services.apply_review(review_id=review["review_id"], actor=OWNER, execute=True)
-    statuses = [r["status"] for r in receipts] + [applied["status"]]
+    applied = services.apply_review(
+        review_id=review["review_id"],
+        principal=principals.operator_account(OWNER, field="actor"),
+        execute=True,
+    )
+    policy = _hard_policy()
+    statuses = [r["status"] for r in receipts] + [applied["status"], policy["status"]]
     log(f"reward_memory records: {', '.join(statuses)}")
+    log(f"reward_memory checkpoint {CHECKPOINT_ID} authorises hard_policy: {policy['status']}")
     return {
-        "corpora": [c for c, _ in CORPORA],
+        "corpora": [c for c, _ in CORPORA] + [POLICY_CORPUS],
         "ingest_statuses": [r["status"] for r in receipts],
         "review_applied": applied["status"],
+        "hard_policy": {"checkpoint_id": CHECKPOINT_ID, "status": policy["status"]},
     }

@@ -21,6 +21,12 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | review_already_applied | 409 | (reserved) |
 | not_authorized | 403 | the actor lacks the corpus authority the operation needs |
 | reviewer_not_authorized | 403 | recording a review by someone who is not the corpus reviewer |
+| owner_not_authorized | 403 | applying an accepted review by someone who is not the corpus owner |
+| operator_required | 403 | an operator-only act (checkpoints, role bindings, reopen) by a host |
+| forbidden_action_scope | 400 | a standing policy / checkpoint names a forbidden authority family |
+| checkpoint_not_found / closure_not_found | 404 | unknown checkpoint / no open closure |
+| checkpoint_conflict | 409 | a checkpoint id re-granted with different facts |
+| operator_checkpoint_refused | 403 | operator control whose checkpoint does not authorise it |
 | agent_not_allowlisted | 403 | executing with an Agent the corpus does not allowlist |
 | scope_forbidden | 403 | outside the host token's scope |
 """
@@ -45,6 +51,13 @@ STATUS = {
     "review_already_applied": 409,
     "not_authorized": 403,
     "reviewer_not_authorized": 403,
+    "owner_not_authorized": 403,
+    "operator_required": 403,
+    "forbidden_action_scope": 400,
+    "checkpoint_not_found": 404,
+    "closure_not_found": 404,
+    "checkpoint_conflict": 409,
+    "operator_checkpoint_refused": 403,
     "agent_not_allowlisted": 403,
 }
 

@@ -15,10 +15,12 @@ Results are sorted and de-duplicated so the same input always yields the same li
 
 import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from loopx_site.core import scanner
+from reward_memory import authority
 from reward_memory import contracts as c
 
 
@@ -144,39 +146,24 @@ AUTHORITY_FIELD_NAMES = frozenset(
     }
 )  # fmt: skip
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://\S*|\bfile:\S+|\bwww\.[A-Za-z0-9-]+\.\S+")
-_URL_CREDENTIALS = re.compile(
-    r"://[^/\s@]+@|[?&](?:access_token|token|key|api_key|password|secret|sig|signature)=",
-    re.IGNORECASE,
-)
-_LOCAL_PATH = re.compile(
-    r"(?<![\w:/.~-])(?:~|\.{1,2})?/(?:[\w.@-]+/)+[\w.@-]*"  # /a/b, ~/a/, ../a/b
-    r"|(?<![\w:/.-])~[/\\]"  # ~/
-    r"|\b[A-Za-z]:\\"  # C:\
-    r"|(?<![\w:/.-])/(?:home|Users|root|tmp|etc|var|opt|usr|mnt|private|srv|proc|dev)\b"
-)
-_CREDENTIAL = re.compile(
-    r"(?i:\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
-    r"client[_-]?secret)\s*[:=]\s*\S+)"
-    r"|(?i:\bbearer\s+[A-Za-z0-9._~+/=-]{12,})"
-    r"|\b(?:ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|sk|rk|pk_live|sk_live)[_-]"
-    r"[A-Za-z0-9_]{12,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-)
+_SCANNER_REASONS = {
+    scanner.CREDENTIAL: "credential_like_content",
+    scanner.URL_WITH_CREDENTIALS: "url_with_credentials",
+    scanner.URL: "url_not_allowed",
+    scanner.HOST: "url_not_allowed",
+    scanner.IP_ADDRESS: "url_not_allowed",
+    scanner.EMAIL: "url_not_allowed",
+    scanner.LOCAL_PATH: "local_path",
+}
 
 
-def string_reasons(value: str, field: str) -> list[Reason]:
-    """URL / local-path / credential checks of one string value."""
-    reasons = []
-    if _URL.search(value):
-        code = "url_with_credentials" if _URL_CREDENTIALS.search(value) else "url_not_allowed"
-        reasons.append(Reason(code, field))
-    if _LOCAL_PATH.search(value):
-        reasons.append(Reason("local_path", field))
-    if _CREDENTIAL.search(value):
-        reasons.append(Reason("credential_like_content", field))
-    return reasons
+def string_reasons(value: str, field: str | None) -> list[Reason]:
+    """URL / host / local-path / credential checks of one string value (the shared
+    scanner, ``loopx_site.core.scanner``, after NFKC and invisible-character removal)."""
+    codes = {_SCANNER_REASONS[code] for code in scanner.scan_text(value)}
+    if "url_with_credentials" in codes:
+        codes.discard("url_not_allowed")
+    return [Reason(code, field) for code in sorted(codes)]
 
 
 def is_public_safe_text(value: str) -> bool:
@@ -192,6 +179,9 @@ def _classify_key(key: str) -> str:
     return "unmodelled_field"
 
 
+_SAFE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
 def scan(document: Any, shape: dict[str, Any] | None, *, prefix: str = "") -> list[Reason]:
     """Shape scan of ``document`` against ``shape`` (``None`` = a leaf value).
 
@@ -200,7 +190,8 @@ def scan(document: Any, shape: dict[str, Any] | None, *, prefix: str = "") -> li
     reasons: list[Reason] = []
     if isinstance(document, dict):
         for key, value in document.items():
-            name = f"{prefix}{key}" if isinstance(key, str) else f"{prefix}?"
+            safe = isinstance(key, str) and _SAFE_KEY.match(key)
+            name = f"{prefix}{key}" if safe else f"{prefix}<unnamed>"
             if shape is None or not isinstance(key, str) or key not in shape:
                 reasons.append(Reason(_classify_key(str(key)), name))
                 continue
@@ -226,8 +217,11 @@ def compact_reasons(text: str, field: str) -> list[Reason]:
 
 
 def forbidden_scope(scope: str) -> bool:
-    head = scope.split(".", 1)[0].lower()
-    return head in c.FORBIDDEN_SCOPE_PREFIXES
+    """One rule, one list: ``reward_memory.authority.FORBIDDEN_AUTHORITY_FAMILIES``."""
+    return authority.forbidden_family(scope) is not None
+
+
+CheckpointLookup = Callable[[str], authority.CheckpointFacts | None]
 
 
 @dataclass(frozen=True)
@@ -248,8 +242,12 @@ def candidate_reasons(
     expires_at: dt.datetime | None,
     now: dt.datetime,
     corpus: CorpusBinding | None = None,
+    checkpoints: CheckpointLookup | None = None,
 ) -> list[Reason]:
     """Rule guards of a structurally valid, NFC-normalised candidate.
+
+    ``checkpoints`` resolves a checkpoint id to what the server verified (``None``: no
+    such live row); a candidate's own ``verified``/``actor``/``role`` claims are ignored.
 
     Checks only: raw-content boundary, scope binding, source freshness, unresolved
     conflicts, current-artifact proof and the authority checkpoint (hard-policy subset
@@ -311,35 +309,54 @@ def candidate_reasons(
     for index, scope_name in enumerate(requested):
         if forbidden_scope(scope_name):
             reasons.append(Reason("forbidden_action_scope", f"requested_action_scopes.{index}"))
+    if target == c.HARD_POLICY and candidate["confidence"]["level"] == "low" and not expires_at:
+        reasons.append(Reason("weak_policy_needs_expiry", "expires_at"))
     if target != c.HARD_POLICY:
         if requested:
             reasons.append(Reason("advisory_requests_authority", "requested_action_scopes"))
     else:
-        reasons += _hard_policy_checkpoint_reasons(candidate)
+        reasons += hard_policy_checkpoint_reasons(candidate, checkpoints)
     return normalise(reasons)
 
 
-def _hard_policy_checkpoint_reasons(candidate: dict[str, Any]) -> list[Reason]:
-    """The checkpoint must independently bind the same actor, role, project and action
-    scopes, and the candidate may request only a subset of the checkpoint's scopes."""
+CHECKPOINT_FIELD = "authority_checkpoint.checkpoint_ref"
+
+
+def checkpoint_ref_of(candidate: dict[str, Any]) -> str | None:
+    checkpoint = candidate.get("authority_checkpoint")
+    ref = checkpoint.get("checkpoint_ref") if isinstance(checkpoint, dict) else None
+    return ref if isinstance(ref, str) and ref else None
+
+
+def hard_policy_checkpoint_reasons(
+    candidate: dict[str, Any], checkpoints: CheckpointLookup | None
+) -> list[Reason]:
+    """The operator-granted checkpoint the candidate names must be live and bind the same
+    actor, role and project, with a superset of the requested action scopes. Only the
+    checkpoint id is read from the candidate; everything else comes from the server."""
     reasons: list[Reason] = []
-    requested = candidate.get("requested_action_scopes") or []
+    requested = authority.normalise_scopes(candidate.get("requested_action_scopes"))
     if not requested:
         reasons.append(Reason("action_scope_unbound", "requested_action_scopes"))
-    checkpoint = candidate.get("authority_checkpoint")
-    if not checkpoint:
+    ref = checkpoint_ref_of(candidate)
+    if ref is None:
         reasons.append(Reason("checkpoint_missing", "authority_checkpoint"))
         return reasons
-    if checkpoint.get("verified") is not True:
-        reasons.append(Reason("checkpoint_unverified", "authority_checkpoint.verified"))
-    if checkpoint.get("actor") != candidate["source"]["actor"]:
-        reasons.append(Reason("checkpoint_actor_mismatch", "authority_checkpoint.actor"))
-    if checkpoint.get("role") != candidate["source"]["actor_role"]:
-        reasons.append(Reason("checkpoint_role_mismatch", "authority_checkpoint.role"))
-    if checkpoint.get("project") != candidate["scope"]["project"]:
-        reasons.append(Reason("checkpoint_project_mismatch", "authority_checkpoint.project"))
-    allowed = set(checkpoint.get("action_scopes") or [])
-    if not set(requested) <= allowed:
+    facts = checkpoints(ref) if checkpoints is not None else None
+    if facts is None:
+        reasons.append(Reason("checkpoint_unverified", CHECKPOINT_FIELD))
+        return reasons
+    if facts.state == "revoked":
+        reasons.append(Reason("checkpoint_revoked", CHECKPOINT_FIELD))
+    elif facts.state == "expired":
+        reasons.append(Reason("checkpoint_expired", CHECKPOINT_FIELD))
+    if facts.actor != candidate["source"]["actor"]:
+        reasons.append(Reason("checkpoint_actor_mismatch", "source.actor"))
+    if facts.role != candidate["source"]["actor_role"]:
+        reasons.append(Reason("checkpoint_role_mismatch", "source.actor_role"))
+    if facts.project != candidate["scope"]["project"]:
+        reasons.append(Reason("checkpoint_project_mismatch", "scope.project"))
+    if not requested <= facts.action_scopes:
         reasons.append(Reason("action_scope_not_in_checkpoint", "requested_action_scopes"))
     return reasons
 
@@ -357,16 +374,9 @@ def standing_policy_reasons(candidate: dict[str, Any], policy: dict[str, Any]) -
         reasons.append(Reason("source_kind_not_allowed", "source.kind"))
     if candidate["source"]["actor_role"] not in policy["verified_actor_roles"]:
         reasons.append(Reason("actor_role_not_allowed", "source.actor_role"))
-    requested = set(candidate.get("requested_action_scopes") or [])
-    if not requested <= set(policy["action_scopes"]):
+    if candidate["target_class"] == c.HARD_POLICY and candidate["confidence"]["level"] == "low":
+        reasons.append(Reason("weak_policy_needs_review", "confidence.level"))
+    requested = authority.normalise_scopes(candidate.get("requested_action_scopes"))
+    if not requested <= authority.normalise_scopes(policy["action_scopes"]):
         reasons.append(Reason("action_scope_not_in_policy", "requested_action_scopes"))
     return normalise(reasons)
-
-
-_PEER = re.compile(r"/peers/([^/]+)/")
-
-
-def peer_of(scope_ref: str) -> str | None:
-    """The actor peer of a peer-scoped provider binding (``…/peers/<peer>/…``)."""
-    match = _PEER.search(scope_ref)
-    return match.group(1) if match else None

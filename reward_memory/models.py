@@ -46,6 +46,11 @@ class Corpus(models.Model):
     agent_allowlist = models.JSONField(
         default=list, help_text='Agents allowed to ingest and recall, as "goal_id/agent_id".'
     )
+    agent_peers = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Operator-configured actor peer per allowlisted "goal_id/agent_id".',
+    )
     definition_digest = models.CharField(max_length=71)
     revision = models.PositiveIntegerField(default=1)
     active = models.BooleanField(default=True)
@@ -184,6 +189,14 @@ class MemoryRecord(models.Model):
     review = models.ForeignKey(
         Review, on_delete=models.PROTECT, null=True, blank=True, related_name="records"
     )
+    authority_checkpoint = models.ForeignKey(
+        "AuthorityCheckpoint",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="records",
+        help_text="The verified checkpoint a hard_policy record derives its scope from.",
+    )
     writer = models.CharField(max_length=256)
     source_kind = models.CharField(max_length=64)
     source_actor = models.CharField(max_length=256)
@@ -218,6 +231,12 @@ class MemoryRecord(models.Model):
             ),
         ]
         constraints = [
+            models.CheckConstraint(
+                condition=~Q(memory_class=c.HARD_POLICY)
+                | ~Q(lifecycle_state=c.ACTIVE)
+                | Q(authority_checkpoint__isnull=False),
+                name="%(app_label)s_%(class)s_hard_policy_checkpoint_check",
+            ),
             models.UniqueConstraint(
                 fields=["corpus", "candidate_ref"],
                 condition=Q(lifecycle_state=c.ACTIVE),
@@ -419,3 +438,106 @@ class LocalProviderDocument(models.Model):
 
     def __str__(self) -> str:
         return self.content_digest
+
+
+class AuthorityCheckpoint(models.Model):
+    """Independently verified action authority, created and revoked only by operators
+    (the admin with the model permission, or ``manage.py reward_memory checkpoint …
+    --execute``) — never through a host token.
+
+    A hard_policy candidate names a checkpoint by ``checkpoint_id``; the guard compares
+    the candidate with *this row* (actor, role, project, a superset of the requested
+    action scopes, live: not revoked, not expired). Revoking a checkpoint revokes every
+    active record derived from it in the same transaction.
+    """
+
+    checkpoint_id = models.CharField(max_length=128, unique=True)
+    project = models.CharField(max_length=128, db_index=True)
+    actor = models.CharField(max_length=256, help_text="The verified actor, e.g. user:maint-1.")
+    role = models.CharField(max_length=64)
+    action_scopes = models.JSONField(default=list)
+    evidence_ref = models.CharField(max_length=256, blank=True, default="")
+    verified_by = models.CharField(max_length=256, help_text="The operator account that granted.")
+    verified_at = models.DateTimeField()
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.CharField(max_length=256, blank=True, default="")
+    revocation_reason = models.CharField(max_length=300, blank=True, default="")
+
+    class Meta:
+        ordering = ["-verified_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(revoked_at__isnull=True) | ~Q(revoked_by=""),
+                name="%(app_label)s_%(class)s_revoked_by_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.checkpoint_id
+
+
+ROLE_CHOICES = [(v, v) for v in c.CORPUS_ROLES]
+
+
+class CorpusRoleBinding(models.Model):
+    """An operator's binding of a host token to one corpus role (owner, reviewer,
+    retirement authority or authority source). Without it a host token is never the
+    corpus's reviewer or owner, whatever a request says."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="role_bindings")
+    role = models.CharField(max_length=32, choices=ROLE_CHOICES)
+    host_token = models.ForeignKey("core.HostToken", on_delete=models.CASCADE, related_name="+")
+    granted_by = models.CharField(max_length=256)
+    granted_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["corpus__corpus_id", "role"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["corpus", "role", "host_token"],
+                condition=Q(revoked_at__isnull=True),
+                name="%(app_label)s_%(class)s_live_uniq",
+            ),
+            models.CheckConstraint(
+                condition=Q(role__in=c.CORPUS_ROLES), name="%(app_label)s_%(class)s_role_check"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.corpus_id}:{self.role}:{self.host_token_id}"
+
+
+class LineageClosure(models.Model):
+    """A durable reject/retire/revoke: the candidate identity and its content digest stay
+    closed in the corpus until an operator reopens them. Ingest, standing policy and
+    review all refuse a closed lineage (``lineage_closed``); a new candidate whose
+    ``lineage.prior_candidate_ref`` names the closed one is a new decision."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="closures")
+    candidate_ref = models.CharField(max_length=69)
+    content_digest = models.CharField(max_length=71, db_index=True)
+    reason = models.CharField(max_length=16)
+    reference = models.CharField(max_length=128, blank=True, default="")
+    closed_by = models.CharField(max_length=256)
+    closed_at = models.DateTimeField()
+    reopened_by = models.CharField(max_length=256, blank=True, default="")
+    reopened_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-closed_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["corpus", "candidate_ref"],
+                condition=Q(reopened_at__isnull=True),
+                name="%(app_label)s_%(class)s_open_uniq",
+            ),
+            models.CheckConstraint(
+                condition=Q(reason__in=c.CLOSING_DECISIONS),
+                name="%(app_label)s_%(class)s_reason_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.candidate_ref} ({self.reason})"

@@ -10,18 +10,24 @@ from django.db.models import Count, Q
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
+from reward_memory import authority, guards, providers, uris
 from reward_memory import contracts as c
-from reward_memory import guards, providers
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import (
     ApplicationReceipt,
+    AuthorityCheckpoint,
     Corpus,
+    CorpusRoleBinding,
     IngestEvent,
+    LineageClosure,
     MemoryRecord,
     PendingIngest,
     RecallReceipt,
     StandingPolicy,
 )
+from reward_memory.principals import Principal
+
+CORPUS_NOT_FOUND = "No corpus with that id is registered."
 
 
 # -- corpora ------------------------------------------------------------------------------
@@ -33,29 +39,230 @@ def is_allowlisted(corpus: Corpus, goal_id: str, agent_id: str) -> bool:
     return agent_key(goal_id, agent_id) in (corpus.agent_allowlist or [])
 
 
+# -- the privacy selector: what a (Goal, Agent) may read ----------------------------------
+def goal_allowlisted(corpus: Corpus, goal_id: str) -> bool:
+    return any(k.split("/", 1)[0] == goal_id for k in corpus.agent_allowlist or [])
+
+
+def may_read_corpus(corpus: Corpus, goal_id: str, agent_id: str | None) -> bool:
+    """The one rule for reading a corpus from a Goal/Agent scope.
+
+    The Goal must be allowlisted (some ``goal/agent`` entry of it). ``private`` corpora
+    further need the exact (Goal, Agent) pair; ``goal`` and ``project`` visibility admit
+    every Agent of an allowlisted Goal. Another Goal never reads it. ``agent_id=None``
+    (a Goal-wide host token) reads only non-private corpora of its Goal.
+    """
+    keys = corpus.agent_allowlist or []
+    if not goal_allowlisted(corpus, goal_id):
+        return False
+    visibility = (corpus.privacy or {}).get("visibility", "private")
+    if visibility == "private":
+        return agent_id is not None and agent_key(goal_id, agent_id) in keys
+    return True
+
+
 def list_corpora(*, goal_id: str | None = None, agent_id: str | None = None) -> list[Corpus]:
-    """All corpora (``goal_id=None``: operator), or those allowlisting the Goal/Agent."""
+    """All corpora (``goal_id=None``: operator), or those the Goal/Agent may read."""
     corpora = list(Corpus.objects.prefetch_related("policies").order_by("corpus_id"))
     if goal_id is None:
         return corpora
-    visible = []
-    for corpus in corpora:
-        keys = corpus.agent_allowlist or []
-        if agent_id is not None:
-            if agent_key(goal_id, agent_id) in keys:
-                visible.append(corpus)
-        elif any(k.split("/", 1)[0] == goal_id for k in keys):
-            visible.append(corpus)
-    return visible
+    return [corpus for corpus in corpora if may_read_corpus(corpus, goal_id, agent_id)]
 
 
-def get_corpus(corpus_id: str) -> Corpus:
+def get_corpus(corpus_id: str, *, viewer: tuple[str, str | None] | None = None) -> Corpus:
+    """The corpus, as seen by ``viewer`` (``(goal_id, agent_id)``; ``None``: operator).
+    A corpus the viewer may not read is reported exactly like a missing one."""
     corpus = Corpus.objects.filter(corpus_id=corpus_id).first()
-    if corpus is None:
-        raise RewardMemoryError(
-            "corpus_not_found", "No corpus with that id is registered.", field="corpus_id"
-        )
+    if corpus is None or (viewer is not None and not may_read_corpus(corpus, *viewer)):
+        raise RewardMemoryError("corpus_not_found", CORPUS_NOT_FOUND, field="corpus_id")
     return corpus
+
+
+def readable_records(
+    *,
+    goal_id: str | None,
+    agent_id: str | None,
+    memory_class: str | None = None,
+    project: str | None = None,
+    corpus: Corpus | None = None,
+    surface: str | None = None,
+    now=None,
+):
+    """Records a (Goal, Agent) may read: corpus active and readable by it
+    (``may_read_corpus``), record active and unexpired with a verified exact readback,
+    and — for hard_policy — derived from a live operator checkpoint. No Goal → nothing."""
+    if not goal_id:
+        return MemoryRecord.objects.none()
+    now = now or clock.now()
+    corpora = Corpus.objects.filter(active=True)
+    if corpus is not None:
+        corpora = corpora.filter(pk=corpus.pk)
+    if project is not None:
+        corpora = corpora.filter(project=project)
+    allowed = [c_.pk for c_ in corpora if may_read_corpus(c_, goal_id, agent_id)]
+    rows = MemoryRecord.objects.filter(
+        corpus_id__in=allowed, lifecycle_state=c.ACTIVE, readback_verified_at__isnull=False
+    ).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    if memory_class is not None:
+        rows = rows.filter(memory_class=memory_class)
+    if project is not None:
+        rows = rows.filter(project=project)
+    if surface is not None:
+        rows = rows.filter(surface=surface)
+    return rows.exclude(
+        Q(memory_class=c.HARD_POLICY)
+        & (
+            Q(authority_checkpoint__isnull=True)
+            | Q(authority_checkpoint__revoked_at__isnull=False)
+            | Q(authority_checkpoint__expires_at__lte=now)
+        )
+    )
+
+
+def route_corpus_id(goal_id: str | None, agent_id: str | None, surface: Any) -> str | None:
+    """The one active corpus that allowlists this exact (Goal, Agent) and declares this
+    exact surface (an operator-registered route), or ``None`` — never a guess among
+    several, never by similarity."""
+    if not goal_id or not agent_id or not isinstance(surface, str):
+        return None
+    matches = [
+        corpus.corpus_id
+        for corpus in Corpus.objects.filter(active=True).order_by("corpus_id")
+        if is_allowlisted(corpus, goal_id, agent_id) and surface in (corpus.surfaces or [])
+    ]
+    return matches[0] if len(matches) == 1 else None
+
+
+# -- peers ---------------------------------------------------------------------------------
+def binding_peer(corpus: Corpus, goal_id: str | None, agent_id: str | None) -> str | None:
+    """The actor peer of the operator-configured binding for this (Goal, Agent): the
+    allowlist row's ``actor_peer_id``, else what the corpus's provider derives for the
+    pair (``Provider.actor_peer_for``). Never read from a URI or a request."""
+    if not goal_id or not agent_id:
+        return None
+    configured = (corpus.agent_peers or {}).get(agent_key(goal_id, agent_id))
+    if configured:
+        return configured
+    try:
+        return providers.get(corpus.provider_id).actor_peer_for(goal_id, agent_id)
+    except providers.ProviderUnavailable:
+        return None
+
+
+def owner_write_peer(corpus: Corpus) -> str | None:
+    """The peer an owner's write (apply review) uses on a peer-scoped corpus: the
+    configured peer of an allowlisted Agent equal to the scope's peer, if any."""
+    uri_peer = uris.peer_of(corpus.provider_scope_ref)
+    if uri_peer is None:
+        return None
+    for key in corpus.agent_allowlist or []:
+        goal_id, agent_id = key.split("/", 1)
+        if binding_peer(corpus, goal_id, agent_id) == uri_peer:
+            return uri_peer
+    return None
+
+
+# -- authority -------------------------------------------------------------------------------
+ROLE_FIELDS = {
+    c.OWNER_ROLE: "owner",
+    c.REVIEWER_ROLE: "reviewer",
+    c.RETIREMENT_ROLE: "retirement_authority",
+    c.AUTHORITY_SOURCE_ROLE: "authority_source",
+}
+
+
+def acts_as(principal: Principal | None, corpus: Corpus, role: str) -> bool:
+    """Whether the authenticated ``principal`` holds ``role`` on ``corpus``: an operator
+    account equal to the corpus's declared actor, or a host token an operator bound to
+    that role (live ``CorpusRoleBinding``)."""
+    if principal is None:
+        return False
+    if principal.is_operator:
+        return principal.actor_ref == getattr(corpus, ROLE_FIELDS[role])
+    return (
+        principal.token_id is not None
+        and CorpusRoleBinding.objects.filter(
+            corpus=corpus,
+            role=role,
+            host_token_id=principal.token_id,
+            host_token__revoked_at__isnull=True,
+            revoked_at__isnull=True,
+        ).exists()
+    )
+
+
+def checkpoint_facts(checkpoint_id: str, *, now=None) -> authority.CheckpointFacts | None:
+    row = AuthorityCheckpoint.objects.filter(checkpoint_id=checkpoint_id).first()
+    if row is None:
+        return None
+    now = now or clock.now()
+    state = "live"
+    if row.revoked_at is not None:
+        state = "revoked"
+    elif row.expires_at is not None and row.expires_at <= now:
+        state = "expired"
+    return authority.CheckpointFacts(
+        checkpoint_id=row.checkpoint_id,
+        project=row.project,
+        actor=row.actor,
+        role=row.role,
+        action_scopes=frozenset(authority.normalise_scopes(row.action_scopes)),
+        live=state == "live",
+        state=state,
+    )
+
+
+def checkpoint_lookup(now=None) -> guards.CheckpointLookup:
+    return lambda ref: checkpoint_facts(ref, now=now)
+
+
+def get_checkpoint(checkpoint_id: str) -> AuthorityCheckpoint:
+    row = AuthorityCheckpoint.objects.filter(checkpoint_id=checkpoint_id).first()
+    if row is None:
+        raise RewardMemoryError(
+            "checkpoint_not_found", "No authority checkpoint with that id.", field="checkpoint_id"
+        )
+    return row
+
+
+def checkpoint_payload(row: AuthorityCheckpoint, *, now=None) -> dict[str, Any]:
+    facts = checkpoint_facts(row.checkpoint_id, now=now)
+    return {
+        "schema_version": "reward_memory_authority_checkpoint_v0",
+        "checkpoint_id": row.checkpoint_id,
+        "project": row.project,
+        "actor": row.actor,
+        "role": row.role,
+        "action_scopes": list(row.action_scopes or []),
+        "verified_by": row.verified_by,
+        "verified_at": clock.iso(row.verified_at),
+        "expires_at": clock.iso(row.expires_at),
+        "revoked_at": clock.iso(row.revoked_at),
+        "revoked_by": row.revoked_by or None,
+        "state": facts.state if facts else "unknown",
+    }
+
+
+def list_checkpoints(*, project: str | None = None) -> list[AuthorityCheckpoint]:
+    rows = AuthorityCheckpoint.objects.order_by("checkpoint_id")
+    return list(rows.filter(project=project) if project else rows)
+
+
+def open_closure(corpus: Corpus, candidate: dict[str, Any], candidate_ref: str):
+    """The open ``LineageClosure`` that blocks this candidate, or ``None``.
+
+    Matched on the candidate identity or its content digest; a candidate whose
+    ``lineage.prior_candidate_ref`` names the closed candidate is a new decision."""
+    from reward_memory import candidates
+
+    digest = candidates.lineage_digest(candidate)
+    prior = (candidate.get("lineage") or {}).get("prior_candidate_ref")
+    closures = LineageClosure.objects.filter(corpus=corpus, reopened_at__isnull=True).filter(
+        Q(candidate_ref=candidate_ref) | Q(content_digest=digest)
+    )
+    if prior:
+        closures = closures.exclude(candidate_ref=prior)
+    return closures.order_by("closed_at").first()
 
 
 def corpus_binding(corpus: Corpus) -> guards.CorpusBinding:
@@ -250,15 +457,16 @@ def record_public(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
-def soft_preference_documents(project: str) -> list[dict[str, Any]]:
-    """Active, unexpired ``soft_preference`` records of ``project`` for the built-in
-    semantic-preference provider: ``ref`` (opaque record ref), ``summary``, ``surfaces``."""
-    now = clock.now()
+def soft_preference_documents(
+    project: str, *, goal_id: str | None, agent_id: str | None
+) -> list[dict[str, Any]]:
+    """The ``soft_preference`` records of ``project`` the (Goal, Agent) may read
+    (``readable_records``), for the built-in semantic-preference provider: ``ref``
+    (opaque record ref), ``summary``, ``surfaces``. No Goal → no documents."""
     rows = (
-        MemoryRecord.objects.filter(
-            memory_class=c.SOFT_PREFERENCE, project=project, lifecycle_state=c.ACTIVE
+        readable_records(
+            goal_id=goal_id, agent_id=agent_id, memory_class=c.SOFT_PREFERENCE, project=project
         )
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .order_by("record_ref")
         .values_list("record_ref", "summary", "surface")
     )

@@ -17,7 +17,7 @@ REF_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,256}$")
 TOKEN_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 SURFACE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 PROJECT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
-ACTION_SCOPE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+ACTION_SCOPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 IDENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 

@@ -6,8 +6,9 @@ Corpus of a project:
   ``retire_provider_note`` / ``delete_provider_note``, which keep the shared full-text
   index in step in the same transaction);
 * when the Reward Memory app offers ``reward_memory.selectors.soft_preference_documents
-  (project)`` — dicts ``{ref, summary, surfaces}`` of active reviewed ``soft_preference``
-  records — those documents too. They are mirrored into the same full-text namespace at
+  (project, goal_id=, agent_id=)`` — dicts ``{ref, summary, surfaces}`` of the active
+  reviewed ``soft_preference`` records the calling (Goal, Agent) may read — those
+  documents too. They are mirrored into the same full-text namespace at
   recall time (index what changed, remove what left), so ranking is one query.
 
 Ranking is ``loopx_site.core.fulltext`` (SQLite FTS5 BM25 / PostgreSQL ``ts_rank_cd``).
@@ -20,6 +21,7 @@ items are returned. ``doctor`` only reads.
 
 import hashlib
 import importlib
+import os
 from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, transaction
@@ -253,11 +255,18 @@ class SoftSourceFailed(Exception):
 
 
 def _read_soft_source(source, project: str) -> list[dict[str, Any]]:
+    """Read through Reward Memory's privacy selector in the caller's (Goal, Agent) scope,
+    which the server's provider runner sets from the verified request scope
+    (``LOOPX_RECALL_GOAL_ID`` / ``LOOPX_RECALL_AGENT_ID``). No Goal → no documents."""
+    scope = {
+        "goal_id": os.environ.get("LOOPX_RECALL_GOAL_ID") or None,
+        "agent_id": os.environ.get("LOOPX_RECALL_AGENT_ID") or None,
+    }
     try:
         if not connection.in_atomic_block:  # autocommit: a failed read breaks nothing
-            return list(source(project) or [])
+            return list(source(project, **scope) or [])
         with transaction.atomic():  # a savepoint keeps the caller's transaction usable
-            return list(source(project) or [])
+            return list(source(project, **scope) or [])
     except DatabaseError as exc:
         raise SoftSourceFailed from exc
 

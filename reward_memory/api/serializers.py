@@ -27,11 +27,41 @@ class CandidateReviewInput(serializers.Serializer):
         help_text="reward_memory_candidate_v0, or an adapter input mapped onto it."
     )
     decision = serializers.ChoiceField(choices=c.DECISIONS)
-    reviewer = serializers.CharField(required=False, max_length=256)
+    reviewer = serializers.CharField(
+        required=False,
+        max_length=256,
+        help_text="Ignored: the recorded reviewer is the authenticated principal.",
+    )
     corpus_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
     edit = serializers.DictField(required=False, help_text="Edited fields (edit decision).")
     record_ref = serializers.CharField(required=False, max_length=68)
     execute = serializers.BooleanField(default=False)
+
+
+class ExecuteInput(serializers.Serializer):
+    execute = serializers.BooleanField(default=False)
+
+
+class RevokeInput(ExecuteInput):
+    revocation_ref = serializers.RegexField(r"^[^\s\x00-\x1f\x7f]{1,256}$", max_length=256)
+
+
+class SupersedeInput(ExecuteInput):
+    by_record_ref = serializers.RegexField(r"^rmr_[0-9a-f]{64}$")
+
+
+class RecordOperationOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    operation = serializers.CharField()
+    executed = serializers.BooleanField()
+    record = serializers.DictField()
+
+
+class ActivationReceiptOutput(serializers.Serializer):
+    schema_version = serializers.CharField()
+    review_id = serializers.CharField()
+    status = serializers.CharField()
+    record_ref = serializers.CharField(allow_null=True)
 
 
 class IngestInput(serializers.Serializer):
@@ -39,7 +69,12 @@ class IngestInput(serializers.Serializer):
     agent_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
     event = ContractDocumentField(
         help_text="scoped_feedback_reward_memory_event_v0 or "
-        "issue_fix_reward_memory_candidate_adapter_v0."
+        "issue_fix_reward_memory_candidate_adapter_v0 (ours), or LoopX's "
+        "scoped_feedback_reward_memory_event_v0 / issue_fix_reward_memory_event_v0 layout."
+    )
+    adapter = serializers.CharField(required=False, max_length=64)
+    observed_at = serializers.CharField(
+        required=False, max_length=40, help_text="LoopX events: the source observation time."
     )
     execute = serializers.BooleanField(default=False)
 

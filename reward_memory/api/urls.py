@@ -14,6 +14,21 @@ urlpatterns = [
         views.CandidateReviewApi.as_view(),
         name="reward-memory-candidate-review",
     ),
+    path(
+        "reward-memory/reviews/<str:review_id>/apply/",
+        views.ReviewApplyApi.as_view(),
+        name="reward-memory-review-apply",
+    ),
+    path(
+        "reward-memory/records/<str:record_ref>/revoke/",
+        views.RecordRevokeApi.as_view(),
+        name="reward-memory-record-revoke",
+    ),
+    path(
+        "reward-memory/records/<str:record_ref>/supersede/",
+        views.RecordSupersedeApi.as_view(),
+        name="reward-memory-record-supersede",
+    ),
     path("reward-memory/ingest/", views.IngestApi.as_view(), name="reward-memory-ingest"),
     path("reward-memory/recall/", views.RecallApi.as_view(), name="reward-memory-recall"),
     path(

@@ -9,9 +9,9 @@ from rest_framework.views import APIView
 
 from loopx_site.core.api.auth import HostPrincipal
 from loopx_site.core.api.permissions import is_operator, require_scope
-from reward_memory import selectors, services
+from reward_memory import loopx, principals, selectors, services
 from reward_memory.api import serializers as s
-from reward_memory.errors import AREA, RewardMemoryError, invalid
+from reward_memory.errors import AREA, invalid
 
 TAG = ["reward-memory"]
 
@@ -20,14 +20,16 @@ class RewardMemoryApi(APIView):
     error_area = AREA
 
 
-def _visible_corpus(request, corpus_id: str):
-    corpus = selectors.get_corpus(corpus_id)
+def _viewer(request) -> tuple[str, str | None] | None:
+    """The caller's verified read scope: ``None`` for an operator, else the token's."""
     if is_operator(request):
-        return corpus
-    user = request.user
-    if corpus in selectors.list_corpora(goal_id=user.goal_id, agent_id=user.agent_id):
-        return corpus
-    raise RewardMemoryError("corpus_not_found", "No such corpus.", field="corpus_id")
+        return None
+    return (request.user.goal_id, request.user.agent_id)
+
+
+def _visible_corpus(request, corpus_id: str):
+    """The corpus, or the same ``corpus_not_found`` a missing one gives."""
+    return selectors.get_corpus(corpus_id, viewer=_viewer(request))
 
 
 def _body(request) -> dict:
@@ -91,10 +93,100 @@ class CandidateReviewApi(RewardMemoryApi):
         data = s.CandidateReviewInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        if values.get("execute") and not is_operator(request):
-            _visible_corpus(request, values.get("corpus_id") or "")
-        result = services.review_candidate(**values)
+        values.pop("reviewer", None)  # a claim; the reviewer is the authenticated principal
+        result = services.review_candidate(
+            **values, principal=principals.from_request(request), viewer=_viewer(request)
+        )
         return Response(result, status=201 if result.get("recorded") else 200)
+
+
+class ReviewApplyApi(RewardMemoryApi):
+    @extend_schema(
+        operation_id="reward_memory_review_apply",
+        request=s.ExecuteInput,
+        responses=s.ActivationReceiptOutput,
+        tags=TAG,
+        summary="Perform a recorded review's next step as the corpus owner (authenticated)",
+    )
+    def post(self, request, review_id: str):
+        data = s.ExecuteInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        review = services.get_review(review_id)
+        _visible_corpus(request, review.corpus.corpus_id)
+        return Response(
+            services.apply_review(
+                review_id=review_id,
+                principal=principals.from_request(request),
+                execute=data.validated_data["execute"],
+            )
+        )
+
+
+class _RecordOperationApi(RewardMemoryApi):
+    input_serializer = s.ExecuteInput
+
+    def _record(self, request, record_ref: str):
+        record = selectors.get_record(record_ref)
+        _visible_corpus(request, record.corpus.corpus_id)
+        return record
+
+    def _done(self, record, *, execute: bool, operation: str):
+        return Response(
+            {
+                "schema_version": "reward_memory_record_operation_v0",
+                "operation": operation,
+                "executed": execute,
+                "record": selectors.record_public(record),
+            }
+        )
+
+
+class RecordRevokeApi(_RecordOperationApi):
+    @extend_schema(
+        operation_id="reward_memory_record_revoke",
+        request=s.RevokeInput,
+        responses=s.RecordOperationOutput,
+        tags=TAG,
+        summary="Revoke an active record (corpus authority source or owner, authenticated)",
+    )
+    def post(self, request, record_ref: str):
+        data = s.RevokeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        record = self._record(request, record_ref)
+        principal = principals.from_request(request)
+        values = data.validated_data
+        if values["execute"]:
+            record = services.revoke_record(
+                record_ref=record_ref,
+                principal=principal,
+                revocation_ref=values["revocation_ref"],
+            )
+        else:
+            services.check_record_operation(record, principal=principal, operation="revoke")
+        return self._done(record, execute=values["execute"], operation="revoke")
+
+
+class RecordSupersedeApi(_RecordOperationApi):
+    @extend_schema(
+        operation_id="reward_memory_record_supersede",
+        request=s.SupersedeInput,
+        responses=s.RecordOperationOutput,
+        tags=TAG,
+        summary="Supersede an active record by another of its corpus and surface (owner)",
+    )
+    def post(self, request, record_ref: str):
+        data = s.SupersedeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        record = self._record(request, record_ref)
+        principal = principals.from_request(request)
+        values = data.validated_data
+        if values["execute"]:
+            record = services.supersede_record(
+                record_ref=record_ref, by_record_ref=values["by_record_ref"], principal=principal
+            )
+        else:
+            services.check_record_operation(record, principal=principal, operation="supersede")
+        return self._done(record, execute=values["execute"], operation="supersede")
 
 
 class IngestApi(RewardMemoryApi):
@@ -113,7 +205,17 @@ class IngestApi(RewardMemoryApi):
             require_scope(request, values["goal_id"], values.get("agent_id"), area=AREA)
         elif isinstance(request.user, HostPrincipal) and values.get("execute"):
             raise invalid("goal_id", "execute requires goal_id and agent_id")
-        return Response(services.ingest_event(**values))
+        wrapper = {"event": values.pop("event")}
+        for key in ("adapter", "observed_at"):
+            if key in values:
+                wrapper[key] = values.pop(key)
+        goal_id, agent_id = values.get("goal_id"), values.get("agent_id")
+        event = loopx.unwrap(
+            wrapper,
+            routed=True,
+            route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
+        )
+        return Response(services.ingest_event(**values, event=event, viewer=_viewer(request)))
 
 
 class RecallApi(RewardMemoryApi):
@@ -127,11 +229,18 @@ class RecallApi(RewardMemoryApi):
     def post(self, request):
         body = _body(request)
         execute = _execute_flag(body)
-        goal_id, agent_id = body.get("goal_id"), body.get("agent_id")
+        loopx = services.is_loopx_packet(body)
+        goal_id = body.pop("goal_id", None) if loopx else body.get("goal_id")
+        agent_id = body.pop("agent_id", None) if loopx else body.get("agent_id")
+        if loopx and not is_operator(request):
+            goal_id = goal_id or request.user.goal_id
+            agent_id = agent_id or request.user.agent_id
         if not isinstance(goal_id, str) or not isinstance(agent_id, str):
             raise invalid("goal_id", "goal_id and agent_id are required strings")
         require_scope(request, goal_id, agent_id, area=AREA)
-        return Response(services.recall(request=body, execute=execute))
+        return Response(
+            services.recall(request=body, execute=execute, goal_id=goal_id, agent_id=agent_id)
+        )
 
 
 class ApplicationReceiptApi(RewardMemoryApi):

@@ -12,7 +12,11 @@ HTTP adapter for an OpenViking server (resource refs are then ``viking://…`` U
 * ``recall(binding, surface=, query=, limit=)`` — ranked items with their exact bytes;
 * ``readback(binding, resource_ref)`` — the exact stored bytes, or ``None``;
 * ``retire(binding, resource_ref)`` — stop returning it from recall;
-* ``canary(binding, canary_ref=)`` — a fresh non-recallable write and exact readback.
+* ``canary(binding, canary_ref=)`` — a fresh non-recallable write and exact readback;
+* ``actor_peer_for(goal_id, agent_id)`` — the peer a (Goal, Agent) acts as (default none).
+
+Callers check ``reward_memory.uris.peer_matches`` before any call: a peer-scoped resource
+is read or written only with the configured peer of the acting (Goal, Agent).
 
 Failures to reach the provider raise ``ProviderUnavailable(kind)`` with a bounded kind;
 callers fail open. Nothing a provider raises is ever copied into a receipt.
@@ -95,6 +99,12 @@ class Provider:
     """Base class; subclasses implement the storage operations."""
 
     provider_id = "abstract"
+
+    def actor_peer_for(self, goal_id: str, agent_id: str) -> str | None:
+        """The actor peer this provider derives for a (Goal, Agent) runtime identity, or
+        ``None`` (no peer model). Overridden by peer-scoped providers (OpenViking); the
+        configured allowlist row of a corpus takes precedence. Never from a URI."""
+        return None
 
     def resource_ref(self, binding: Binding, *, surface: str, key: str) -> str:
         return f"{binding.scope_ref.rstrip('/')}/{surface}/{key}"

@@ -24,6 +24,8 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 class ProviderDouble(Provider):
     provider_id = "double"
 
+    last_binding: Binding | None = None
+
     def __init__(self):
         self._lock = threading.Lock()
         self.documents: dict[tuple[str, str], dict] = {}
@@ -71,6 +73,7 @@ class ProviderDouble(Provider):
 
     def recall(self, binding: Binding, *, surface: str, query: str, limit: int) -> list[RecallItem]:
         self._enter("recall")
+        self.last_binding = binding
         words = set(_TOKEN.findall(query.lower()))
         scored = []
         with self._lock:

@@ -5,6 +5,13 @@ other apps call these).
 (corpora), Stage 2 (review), lifecycle (records), the ingest loop and Stage 3 recall.
 """
 
+from reward_memory.services.authority import (
+    bind_role,
+    grant_checkpoint,
+    reopen_lineage,
+    revoke_checkpoint,
+    unbind_role,
+)
 from reward_memory.services.corpora import (
     parse_corpus,
     parse_standing_policy,
@@ -13,26 +20,37 @@ from reward_memory.services.corpora import (
 )
 from reward_memory.services.experiments import experiment_status
 from reward_memory.services.ingest import ingest_event, reconcile_pending_ingests
+from reward_memory.services.operator_control import operator_control
 from reward_memory.services.recall import (
     RecallGuidance,
+    is_loopx_packet,
     recall,
     recall_guidance,
     record_application,
 )
 from reward_memory.services.records import (
+    check_record_operation,
     expire_due_records,
+    mark_experience,
     retire_record,
     revoke_record,
     supersede_record,
 )
-from reward_memory.services.review import apply_review, review_candidate
+from reward_memory.services.review import apply_review, get_review, review_candidate
 
 __all__ = [
     "RecallGuidance",
     "apply_review",
+    "bind_role",
+    "check_record_operation",
     "experiment_status",
     "expire_due_records",
+    "get_review",
+    "grant_checkpoint",
     "ingest_event",
+    "is_loopx_packet",
+    "mark_experience",
+    "operator_control",
     "parse_corpus",
     "parse_standing_policy",
     "recall",
@@ -40,9 +58,12 @@ __all__ = [
     "reconcile_pending_ingests",
     "record_application",
     "register_corpus",
+    "reopen_lineage",
     "retire_record",
     "review_candidate",
+    "revoke_checkpoint",
     "revoke_record",
     "set_corpus_active",
     "supersede_record",
+    "unbind_role",
 ]

@@ -16,8 +16,8 @@ from django.db import IntegrityError, transaction
 from loopx_site.core import clock
 from loopx_site.core.canonical import canonical_bytes, digest_ref, prefixed_id, sha256_hex
 from reward_memory import contracts as c
-from reward_memory import providers, selectors
-from reward_memory.models import Corpus, MemoryRecord, Review
+from reward_memory import guards, providers, selectors, uris
+from reward_memory.models import AuthorityCheckpoint, Corpus, MemoryRecord, Review
 from reward_memory.services import records
 
 READBACK_RECALL_LIMIT = 20
@@ -33,6 +33,7 @@ class ActivationPlan:
     observed_at: dt.datetime
     expires_at: dt.datetime | None
     review: Review | None = None
+    actor_peer_id: str | None = None  # from the configured binding, never a URI
     record_ref: str = ""
     resource_ref: str = ""
     content: dict[str, Any] = field(default_factory=dict)
@@ -41,7 +42,13 @@ class ActivationPlan:
 
     @property
     def binding(self) -> providers.Binding:
-        return selectors.provider_binding(self.corpus)
+        return selectors.provider_binding(self.corpus, actor_peer_id=self.actor_peer_id)
+
+    @property
+    def checkpoint_id(self) -> str | None:
+        if self.candidate["target_class"] != c.HARD_POLICY:
+            return None
+        return guards.checkpoint_ref_of(self.candidate)
 
     @property
     def surface(self) -> str:
@@ -133,6 +140,7 @@ class ActivationOutcome:
     deduplicated: bool = False
     provider_calls: int = 0
     failure_kind: str | None = None
+    guard_reason: str | None = None  # status guard_blocked: the backstop reason code
 
 
 class _Counting:
@@ -181,6 +189,11 @@ def ensure_pending_record(plan: ActivationPlan, *, now: dt.datetime) -> MemoryRe
                 observed_at=plan.observed_at,
                 confidence_level=candidate["confidence"]["level"],
                 authority=plan.content["authority"],
+                authority_checkpoint=(
+                    AuthorityCheckpoint.objects.filter(checkpoint_id=plan.checkpoint_id).first()
+                    if plan.checkpoint_id
+                    else None
+                ),
                 lifecycle_state=c.PENDING,
                 expires_at=plan.expires_at,
                 provider_id=plan.corpus.provider_id,
@@ -203,6 +216,9 @@ def sync_and_verify(plan: ActivationPlan) -> ActivationOutcome:
     with the same plan (same ``observed_at`` ⇒ same bytes ⇒ provider-side dedupe).
     """
     now = clock.now()
+    blocked = _backstop(plan, now)
+    if blocked is not None:
+        return ActivationOutcome(c.GUARD_BLOCKED, None, guard_reason=blocked)
     existing = selectors.live_records(plan.corpus, now=now).filter(candidate_ref=plan.candidate_ref)
     same = existing.filter(record_ref=plan.record_ref).first()
     if same is not None:
@@ -261,6 +277,21 @@ def sync_and_verify(plan: ActivationPlan) -> ActivationOutcome:
             c.INGEST_COMMIT_PENDING, record, checks, provider_calls=provider.calls
         )
     return ActivationOutcome(c.INGEST_ACTIVATED, record, checks, provider_calls=provider.calls)
+
+
+def _backstop(plan: ActivationPlan, now) -> str | None:
+    """Checks repeated right before any provider call, whatever path got here: a closed
+    lineage, a hard_policy without a live operator checkpoint, a URI peer that is not the
+    configured peer."""
+    if selectors.open_closure(plan.corpus, plan.candidate, plan.candidate_ref) is not None:
+        return "lineage_closed"
+    if plan.candidate["target_class"] == c.HARD_POLICY:
+        facts = selectors.checkpoint_facts(plan.checkpoint_id or "", now=now)
+        if facts is None or not facts.live:
+            return "checkpoint_unverified"
+    if not uris.peer_matches(plan.resource_ref, plan.actor_peer_id):
+        return "actor_peer_mismatch"
+    return None
 
 
 def _verified() -> dict[str, bool]:

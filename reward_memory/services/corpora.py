@@ -9,10 +9,12 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, nfc
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import guards, providers, selectors
+from reward_memory import providers, selectors, uris
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import Corpus, StandingPolicy
+from reward_memory.principals import Principal
+from reward_memory.services.authority import refuse_forbidden_scopes
 
 REGISTRATION_SCHEMA = "reward_memory_corpus_registration_v0"
 VISIBILITIES = ("private", "project", "goal")
@@ -52,6 +54,11 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         maximum=3650,
         required=False,
     )
+    if memory_class in c.FRESHNESS_REQUIRED_CLASSES and max_age is None:
+        raise invalid(
+            "corpus.freshness.max_source_age_days",
+            f"a {memory_class} corpus must declare max_source_age_days",
+        )
     require_current = v.boolean(
         freshness.get("require_current_revision"),
         "corpus.freshness.require_current_revision",
@@ -80,12 +87,13 @@ def parse_corpus(document: Any) -> dict[str, Any]:
     v.text(scope_ref, "corpus.provider_binding.scope_ref", max_length=400)
     if any(ch.isspace() for ch in scope_ref):
         raise invalid("corpus.provider_binding.scope_ref", "scope_ref must not contain spaces")
-    if provider_id == "openviking" and scope_ref.startswith("viking://agent/"):
-        raise invalid(
-            "corpus.provider_binding.scope_ref",
-            "Reward Memory never writes under viking://agent/; use a user peer scope",
-        )
+    problem = uris.scope_ref_problem(scope_ref)
+    if problem is None and provider_id == "openviking" and uris.scheme_of(scope_ref) != "viking":
+        problem = "an openviking scope ref must be viking://user/<user>/peers/<peer>/…"
+    if problem is not None:
+        raise invalid("corpus.provider_binding.scope_ref", problem)
     allowlist = []
+    peers: dict[str, str] = {}
     raw_allowlist = d.get("agent_allowlist") or []
     if not isinstance(raw_allowlist, list) or len(raw_allowlist) > 64:
         raise invalid("corpus.agent_allowlist", "agent_allowlist must be a list (≤ 64)")
@@ -93,7 +101,15 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         entry = v.obj(entry, f"corpus.agent_allowlist.{i}")
         goal_id = v.identifier(entry.get("goal_id"), f"corpus.agent_allowlist.{i}.goal_id")
         agent_id = v.identifier(entry.get("agent_id"), f"corpus.agent_allowlist.{i}.agent_id")
+        for key in entry:
+            if key not in ("goal_id", "agent_id", "actor_peer_id"):
+                raise invalid(f"corpus.agent_allowlist.{i}.{key}", "field not modelled")
+        peer = v.identifier(
+            entry.get("actor_peer_id"), f"corpus.agent_allowlist.{i}.actor_peer_id", required=False
+        )
         allowlist.append(selectors.agent_key(goal_id, agent_id))
+        if peer:
+            peers[selectors.agent_key(goal_id, agent_id)] = peer
     return {
         "corpus_id": corpus_id,
         "memory_class": memory_class,
@@ -113,6 +129,7 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         "provider_id": provider_id,
         "provider_scope_ref": scope_ref,
         "agent_allowlist": sorted(set(allowlist)),
+        "agent_peers": dict(sorted(peers.items())),
     }
 
 
@@ -167,7 +184,12 @@ def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, An
             )
         ),
         "action_scopes": sorted(
-            set(v.action_scopes(d.get("action_scopes"), "standing_policy.action_scopes"))
+            {
+                scope.lower()
+                for scope in v.action_scopes(
+                    d.get("action_scopes"), "standing_policy.action_scopes"
+                )
+            }
         ),
     }
     mismatched = [
@@ -184,9 +206,7 @@ def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, An
             field=f"standing_policy.{mismatched[0]}",
             details={"mismatched": mismatched},
         )
-    for scope in policy["action_scopes"]:
-        if guards.forbidden_scope(scope):
-            raise invalid("standing_policy.action_scopes", "credential scopes are never granted")
+    refuse_forbidden_scopes(policy["action_scopes"], "standing_policy.action_scopes")
     if policy["memory_class"] != c.HARD_POLICY and policy["action_scopes"]:
         raise invalid(
             "standing_policy.action_scopes", "an advisory class pre-approves no action scope"
@@ -255,16 +275,16 @@ def register_corpus(
     return payload
 
 
-def set_corpus_active(*, corpus_id: str, active: bool, actor: str) -> Corpus:
+def set_corpus_active(*, corpus_id: str, active: bool, principal: Principal) -> Corpus:
     """Retire (``active=False``) or reopen a corpus; only its declared owner may.
 
     A retired corpus keeps its records but every recall stops before the provider
     (``corpus_not_active``). The revision moves so stale recall requests are refused.
     """
     corpus = selectors.get_corpus(corpus_id)
-    if actor != corpus.owner:
+    if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):
         raise RewardMemoryError(
-            "not_authorized", "Only the corpus owner retires or reopens it.", field="actor"
+            "owner_not_authorized", "Only the corpus owner retires or reopens it.", field="actor"
         )
     now = clock.now()
     with transaction.atomic():

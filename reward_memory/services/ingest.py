@@ -20,7 +20,7 @@ from django.db.models import F, Q
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, prefixed_id
 from loopx_site.core.selectors import get_agent
-from reward_memory import candidates, guards, selectors
+from reward_memory import candidates, guards, selectors, uris
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
@@ -40,38 +40,59 @@ def ingest_event(
     goal_id: str | None = None,
     agent_id: str | None = None,
     execute: bool = False,
+    viewer: tuple[str, str | None] | None = None,
 ) -> dict[str, Any]:
-    """Run the ingest pipeline for one compact event; returns the ingest receipt."""
+    """Run the ingest pipeline for one compact event; returns the ingest receipt.
+
+    ``viewer`` is the caller's verified (Goal, Agent) scope (``None``: an operator); a
+    corpus it may not read does not exist for it. A hard_policy event activates only
+    with a live operator checkpoint (the event's own ``verified``/actor/role claims are
+    ignored); a closed lineage never reactivates; the corpus URI's peer must be the
+    configured peer of the (Goal, Agent) before any provider call.
+    """
     agent = None
     if execute and (not goal_id or not agent_id):
-        raise invalid("goal_id", "--execute requires --goal-id and --agent-id")
+        raise invalid(
+            "goal_id", "--execute requires an enabled experiment route via --goal-id and --agent-id"
+        )
     if goal_id or agent_id:
         if not (goal_id and agent_id):
-            raise invalid("agent_id", "goal_id and agent_id go together")
+            raise invalid("agent_id", "--goal-id and --agent-id must be supplied together")
         agent = get_agent(goal_id, agent_id, area=AREA)
     if not isinstance(event, dict):
         raise invalid(None, "the event must be a JSON object")
     corpus_id = v.identifier(event.get("corpus_id"), "corpus_id")
-    corpus = selectors.get_corpus(corpus_id)
+    corpus = selectors.get_corpus(corpus_id, viewer=viewer)
     if execute and not selectors.is_allowlisted(corpus, goal_id, agent_id):
         raise RewardMemoryError(
             "agent_not_allowlisted",
-            "This Agent is not allowlisted to ingest into the corpus.",
+            "--execute requires an enabled experiment route: no operator-registered "
+            "binding allowlists this Goal/Agent for the corpus.",
             field="agent_id",
         )
     now = clock.now()
-    adapted = candidates.adapt_and_evaluate(event, now=now, corpus=selectors.corpus_binding(corpus))
+    adapted = candidates.adapt_and_evaluate(
+        event,
+        now=now,
+        corpus=selectors.corpus_binding(corpus),
+        checkpoints=selectors.checkpoint_lookup(now),
+    )
     evaluation = adapted.evaluation
     reasons = list(evaluation.reasons)
     policy = None
+    peer = selectors.binding_peer(corpus, goal_id, agent_id)
+    if agent is not None and not uris.peer_matches(corpus.provider_scope_ref, peer):
+        reasons.append(Reason("actor_peer_mismatch", "agent_id"))
     if evaluation.candidate is not None:
+        if selectors.open_closure(corpus, evaluation.candidate, evaluation.candidate_ref):
+            reasons.append(Reason("lineage_closed", "candidate_ref"))
         policy = selectors.active_policy(corpus, evaluation.candidate["scope"]["surface"])
         if policy is None:
             reasons.append(Reason("standing_policy_missing", "scope.surface"))
         else:
             reasons += guards.standing_policy_reasons(evaluation.candidate, policy.document)
     reasons = guards.normalise(reasons)
-    context = _Context(adapted, corpus, policy, goal_id, agent_id)
+    context = _Context(adapted, corpus, policy, goal_id, agent_id, peer)
     if reasons:
         receipt = context.receipt(c.GUARD_BLOCKED, reasons=reasons, executed=execute)
         if execute:  # a retried event that no longer passes: record it, resolve its sidecar
@@ -93,7 +114,8 @@ def ingest_event(
 
 
 class _Context:
-    def __init__(self, adapted, corpus, policy, goal_id, agent_id):
+    def __init__(self, adapted, corpus, policy, goal_id, agent_id, peer=None):
+        self.peer = peer
         self.adapted = adapted
         self.corpus = corpus
         self.policy = policy
@@ -115,6 +137,7 @@ class _Context:
                 basis_ref=self.policy.policy_digest,
                 observed_at=observed_at,
                 expires_at=evaluation.expires_at,
+                actor_peer_id=self.peer,
             )
         )
 
@@ -219,8 +242,9 @@ def _execute(context: _Context, agent) -> dict[str, Any]:
         return row.receipt  # idempotent replay: same receipt, zero provider calls
     plan = context.plan(row.observed_at)
     outcome = activation.sync_and_verify(plan)
-    if outcome.status == "record_closed":
-        reasons = [Reason("record_closed", "candidate_ref")]
+    if outcome.status in ("record_closed", c.GUARD_BLOCKED):
+        code = outcome.guard_reason or "record_closed"
+        reasons = [Reason(code, "candidate_ref")]
         receipt = context.receipt(
             c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
         )

@@ -23,7 +23,7 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id, text_digest_ref
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import guards, providers, selectors
+from reward_memory import guards, providers, selectors, uris
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError
 from reward_memory.guards import Reason
@@ -97,7 +97,8 @@ def _guard(request: _Request, corpus: Corpus | None, now: dt.datetime) -> list[R
     for i, query in enumerate(request.queries):
         if not guards.is_public_safe_text(query):
             reasons.append(Reason("query_not_public_safe", f"queries.{i}"))
-    if corpus is None:
+    if corpus is None or not selectors.goal_allowlisted(corpus, request.goal_id):
+        # another Goal's corpus is reported exactly like a missing one
         reasons.append(Reason("corpus_not_registered", "corpus_id"))
         return reasons
     if not corpus.active:
@@ -145,9 +146,12 @@ def _guard(request: _Request, corpus: Corpus | None, now: dt.datetime) -> list[R
         reasons.append(Reason("unresolved_conflict", "conflicts"))
     if d.get("provider_binding_ref") != corpus.provider_binding_ref:
         reasons.append(Reason("provider_binding_mismatch", "provider_binding_ref"))
-    peer = guards.peer_of(corpus.provider_scope_ref)
-    if peer is not None and d.get("actor_peer_id") != peer:
+    peer = selectors.binding_peer(corpus, request.goal_id, request.agent_id)
+    claimed = d.get("actor_peer_id")
+    if claimed is not None and claimed != peer:
         reasons.append(Reason("actor_peer_mismatch", "actor_peer_id"))
+    elif not uris.peer_matches(corpus.provider_scope_ref, peer):
+        reasons.append(Reason("actor_peer_mismatch", "agent_id"))
     return reasons
 
 
@@ -169,12 +173,118 @@ def recall_id_for(request: _Request) -> str:
     )
 
 
-def recall(*, request: Any, execute: bool = False) -> dict[str, Any]:
+# -- LoopX's request packet ---------------------------------------------------------------------
+LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
+LOOPX_STATUS = {"ok": "completed", "empty": "empty"}
+
+
+def is_loopx_packet(document: Any) -> bool:
+    """LoopX builds ``reward_memory_recall_request_v0`` as a packet with ``corpus``,
+    ``request`` and ``read_authority_checkpoint`` objects (ours is flat)."""
+    return (
+        isinstance(document, dict)
+        and document.get("schema_version") == c.RECALL_REQUEST_SCHEMA
+        and isinstance(document.get("request"), dict)
+        and isinstance(document.get("corpus"), dict)
+    )
+
+
+def from_loopx_packet(document: dict[str, Any], *, goal_id: Any, agent_id: Any) -> dict[str, Any]:
+    """Map LoopX's packet onto our request. The Goal/Agent come from the caller's
+    verified scope (token or command flags), never from the packet; the packet's own
+    ``guard`` verdict is ignored (we guard again). LoopX has no corpus revision or
+    binding digest: the current ones are used, every other guard still applies."""
+    inner = document["request"]
+    corpus_id = document["corpus"].get("corpus_id")
+    checkpoint = document.get("read_authority_checkpoint")
+    checkpoint = checkpoint if isinstance(checkpoint, dict) else {}
+    queries = inner.get("queries")
+    corpus = (
+        Corpus.objects.filter(corpus_id=corpus_id).first() if isinstance(corpus_id, str) else None
+    )
+    return {
+        "schema_version": c.RECALL_REQUEST_SCHEMA,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "corpus_id": corpus_id,
+        "project": inner.get("project_ref"),
+        "surface": inner.get("surface_id"),
+        "mode": inner.get("mode"),
+        "queries": [q.get("query") if isinstance(q, dict) else q for q in queries]
+        if isinstance(queries, list)
+        else queries,
+        "limit": inner.get("limit", 4),
+        "read_authority": {
+            "checkpoint_ref": checkpoint.get("source_ref"),
+            "verified": checkpoint.get("verified"),
+            "corpus_id": checkpoint.get("corpus_id"),
+            "project": checkpoint.get("project_ref"),
+            "surface": checkpoint.get("surface_id"),
+            "scope": "read",
+        },
+        "freshness": {
+            "observed_at": inner.get("observed_at"),
+            "corpus_revision": corpus.revision if corpus else None,
+        },
+        "conflicts": [] if inner.get("conflict_state") == "clear" else ["conflict_state"],
+        "provider_binding_ref": corpus.provider_binding_ref if corpus else None,
+    }
+
+
+def _loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:
+    """LoopX's ``reward_memory_recall_v0`` fields over our private result."""
+    status = LOOPX_STATUS.get(result["status"], result["status"])
+    items = result["items"]
+    return {
+        **result,
+        "ok": True,
+        "schema_version": LOOPX_RECALL_SCHEMA,
+        "result_schema_version": c.RECALL_RESULT_SCHEMA,
+        "status": status,
+        "surface_id": result["surface"],
+        "query_kind": inner.get("query_kind") or "business_recall",
+        "result_count": len(items),
+        "results": [
+            {
+                "memory_ref": item["memory_ref_digest"],
+                "candidate_ref": item["candidate_ref"],
+                "target_class": item["memory_class"],
+                "content_summary": None,
+                "content_exposed": False,
+            }
+            for item in items
+        ],
+        "result_readback_verified": bool(items),
+        "provider_call_count": result["provider_calls"],
+        "reason_codes": [r["code"] for r in result["guard"]["reasons"]],
+        "automatic_recall": False,
+        "fail_open": True,
+        "provider_failure_is_user_gate": False,
+        "external_writes_performed": False,
+        "raw_provider_payload_captured": False,
+        "raw_content_persisted": False,
+    }
+
+
+def recall(
+    *,
+    request: Any,
+    execute: bool = False,
+    goal_id: str | None = None,
+    agent_id: str | None = None,
+) -> dict[str, Any]:
     """Run one guarded recall; returns the private result (with its public packet).
 
+    ``request`` is our flat ``reward_memory_recall_request_v0`` or LoopX's packet of
+    the same name (then ``goal_id``/``agent_id`` — the caller's verified scope — name
+    the Agent, and the answer is LoopX's ``reward_memory_recall_v0``).
     Provider failures fail open (``provider_unavailable`` + setup guidance); the caller
     keeps its original output and no user gate is ever raised.
     """
+    if is_loopx_packet(request):
+        inner = request["request"]
+        mapped = from_loopx_packet(request, goal_id=goal_id, agent_id=agent_id)
+        return _loopx_answer(recall(request=mapped, execute=execute), inner)
     parsed, shape = _parse(request)
     agent = get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=parsed.corpus_id).first()
@@ -188,7 +298,9 @@ def recall(*, request: Any, execute: bool = False) -> dict[str, Any]:
     stored = RecallReceipt.objects.filter(recall_id=recall_id).first()
     if stored is not None:
         return _replay(parsed, stored, now)
-    binding = selectors.provider_binding(corpus, actor_peer_id=request.get("actor_peer_id"))
+    binding = selectors.provider_binding(
+        corpus, actor_peer_id=selectors.binding_peer(corpus, parsed.goal_id, parsed.agent_id)
+    )
     calls = 0
     try:
         provider = providers.get(corpus.provider_id)
@@ -237,17 +349,32 @@ def _result_rows():
 
 
 def _accept(corpus: Corpus, request: _Request, hits, now):
-    """Keep only active, unexpired records of this corpus+surface whose provider bytes
-    match the record's canonical content digest exactly; rank by first appearance."""
+    """Keep only records the (Goal, Agent) may read (``selectors.readable_records``:
+    active, unexpired, read back, hard_policy with a live checkpoint) of this
+    corpus+surface whose provider bytes match the record's canonical content digest
+    exactly; rank by first appearance."""
     order: dict[str, bytes] = {}
     for items in hits:
         for item in items:
             order.setdefault(item.resource_ref, item.content)
+    readable = set(
+        selectors.readable_records(
+            goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
+        )
+        .filter(provider_resource_ref__in=list(order))
+        .values_list("pk", flat=True)
+    )
     rows = {
         r.provider_resource_ref: r
         for r in _result_rows().filter(corpus=corpus, provider_resource_ref__in=list(order))
     }
-    filtered = {"not_active": 0, "expired": 0, "readback_mismatch": 0, "unknown": 0}
+    filtered = {
+        "not_active": 0,
+        "expired": 0,
+        "not_readable": 0,
+        "readback_mismatch": 0,
+        "unknown": 0,
+    }
     accepted = []
     for resource_ref, content in order.items():
         record = rows.get(resource_ref)
@@ -257,6 +384,8 @@ def _accept(corpus: Corpus, request: _Request, hits, now):
             filtered["not_active"] += 1
         elif record.expires_at is not None and record.expires_at <= now:
             filtered["expired"] += 1
+        elif record.pk not in readable:
+            filtered["not_readable"] += 1
         elif "sha256:" + hashlib.sha256(content).hexdigest() != record.content_digest:
             filtered["readback_mismatch"] += 1
         else:
@@ -271,6 +400,7 @@ def _private_item(record: MemoryRecord) -> dict[str, Any]:
     return {
         "memory_ref": record.record_ref,
         "memory_ref_digest": digest_ref(record.record_ref),
+        "candidate_ref": record.candidate_ref,
         "memory_class": record.memory_class,
         "summary": record.summary,
         "confidence": record.confidence_level,
@@ -368,17 +498,13 @@ def _store(request: _Request, corpus: Corpus, agent, result: dict, records=()) -
 
 def _replay(request: _Request, stored: RecallReceipt, now) -> dict[str, Any]:
     """Same recall id → the stored results (still filtered by lifecycle), no provider."""
-    rows = {
-        r.record_ref: r
-        for r in _result_rows().filter(corpus=stored.corpus, record_ref__in=stored.result_refs)
-    }
-    records = [
-        rows[ref]
-        for ref in stored.result_refs
-        if ref in rows
-        and rows[ref].lifecycle_state == c.ACTIVE
-        and (rows[ref].expires_at is None or rows[ref].expires_at > now)
-    ]
+    readable = _result_rows().filter(
+        pk__in=selectors.readable_records(
+            goal_id=request.goal_id, agent_id=request.agent_id, corpus=stored.corpus, now=now
+        ).filter(record_ref__in=stored.result_refs)
+    )
+    rows = {r.record_ref: r for r in readable}
+    records = [rows[ref] for ref in stored.result_refs if ref in rows]
     result = _result(
         request,
         stored.recall_id,
@@ -415,7 +541,8 @@ def recall_guidance(
     in-process caller with a registered runtime identity (e.g. agent turn recall).
 
     The read-authority checkpoint is the runtime identity itself: verified only when the
-    corpus allowlists this Goal/Agent. Never raises for guard or provider conditions.
+    corpus allowlists this Goal/Agent; the actor peer is the configured binding's (never
+    the corpus URI's). Never raises for guard or provider conditions.
     """
     get_agent(goal_id, agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=corpus_id).first()
@@ -444,8 +571,6 @@ def recall_guidance(
         "conflicts": [],
         "provider_binding_ref": corpus.provider_binding_ref if corpus else None,
     }
-    if corpus is not None and guards.peer_of(corpus.provider_scope_ref):
-        request["actor_peer_id"] = guards.peer_of(corpus.provider_scope_ref)
     if request_id is not None:
         request["request_id"] = request_id
     try:

@@ -17,10 +17,12 @@ from reward_memory import contracts as c
 from reward_memory import providers, selectors
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
+from reward_memory.principals import Principal
 
 logger = logging.getLogger("reward_memory")
 
 SYSTEM_EXPIRY = "system:expiry"
+SYSTEM_CHECKPOINT = "system:checkpoint_revocation"
 
 
 def _transition(
@@ -129,19 +131,54 @@ def _deindex(record: MemoryRecord) -> None:
         logger.info("provider retire deferred: %s", exc.kind)
 
 
+def _candidate_of(record: MemoryRecord) -> dict[str, Any]:
+    """The identity fields a closed lineage is matched on, from a record."""
+    return {
+        "target_class": record.memory_class,
+        "scope": {"project": record.project, "surface": record.surface},
+        "content_summary": record.summary,
+    }
+
+
+def _require(principal: Principal | None, corpus, roles: tuple[str, ...], message: str):
+    if not any(selectors.acts_as(principal, corpus, role) for role in roles):
+        code = "owner_not_authorized" if roles == (c.OWNER_ROLE,) else "not_authorized"
+        raise RewardMemoryError(code, message, field="actor")
+
+
+OPERATION_ROLES = {
+    "retire": (c.RETIREMENT_ROLE, c.OWNER_ROLE),
+    "revoke": (c.AUTHORITY_SOURCE_ROLE, c.OWNER_ROLE),
+    "supersede": (c.OWNER_ROLE,),
+}
+
+
+def check_record_operation(record: MemoryRecord, *, principal: Principal, operation: str) -> None:
+    """The preview of a lifecycle operation: may this principal perform it (no write)?"""
+    _require(
+        principal,
+        record.corpus,
+        OPERATION_ROLES[operation],
+        f"This principal may not {operation} records of the corpus.",
+    )
+
+
 def retire_record(
-    *, record_ref: str, actor: str, reason_summary: str | None = None
+    *, record_ref: str, principal: Principal, reason_summary: str | None = None
 ) -> MemoryRecord:
-    """Close an active (or still pending) record. Only the corpus's declared
-    ``retirement_authority`` or owner may retire."""
+    """Close an active (or still pending) record and its candidate lineage. Only the
+    corpus's declared ``retirement_authority`` or owner (authenticated) may retire."""
+    from reward_memory.services.authority import close_lineage
+
     record = selectors.get_record(record_ref)
     corpus = record.corpus
-    if actor not in (corpus.retirement_authority, corpus.owner):
-        raise RewardMemoryError(
-            "not_authorized",
-            "Only the corpus retirement authority or owner may retire a record.",
-            field="actor",
-        )
+    _require(
+        principal,
+        corpus,
+        (c.RETIREMENT_ROLE, c.OWNER_ROLE),
+        "Only the corpus retirement authority or owner may retire a record.",
+    )
+    actor = principal.actor_ref
     now = clock.now()
     with transaction.atomic():
         record = _transition(
@@ -156,20 +193,33 @@ def retire_record(
                 "reason_summary": reason_summary,
             },
         )
+        close_lineage(
+            corpus=corpus,
+            candidate=_candidate_of(record),
+            candidate_ref=record.candidate_ref,
+            reason="retire",
+            actor=actor,
+            reference=record.record_ref,
+            now=now,
+        )
     _deindex(record)
     return record
 
 
-def revoke_record(*, record_ref: str, actor: str, revocation_ref: str) -> MemoryRecord:
-    """Revoke an active record (its authority source or the corpus owner)."""
+def revoke_record(*, record_ref: str, principal: Principal, revocation_ref: str) -> MemoryRecord:
+    """Revoke an active record and close its lineage (the corpus's authority source or
+    owner, authenticated)."""
+    from reward_memory.services.authority import close_lineage
+
     record = selectors.get_record(record_ref)
     corpus = record.corpus
-    if actor not in (corpus.authority_source, corpus.owner):
-        raise RewardMemoryError(
-            "not_authorized",
-            "Only the corpus authority source or owner may revoke a record.",
-            field="actor",
-        )
+    _require(
+        principal,
+        corpus,
+        (c.AUTHORITY_SOURCE_ROLE, c.OWNER_ROLE),
+        "Only the corpus authority source or owner may revoke a record.",
+    )
+    actor = principal.actor_ref
     now = clock.now()
     with transaction.atomic():
         record = _transition(
@@ -181,20 +231,100 @@ def revoke_record(*, record_ref: str, actor: str, revocation_ref: str) -> Memory
             now=now,
             revocation={"revocation_ref": revocation_ref, "actor": actor, "at": clock.iso(now)},
         )
+        close_lineage(
+            corpus=corpus,
+            candidate=_candidate_of(record),
+            candidate_ref=record.candidate_ref,
+            reason="revoke",
+            actor=actor,
+            reference=record.record_ref,
+            now=now,
+        )
     _deindex(record)
     return record
 
 
-def supersede_record(*, record_ref: str, by_record_ref: str, actor: str) -> MemoryRecord:
+def close_for_checkpoint(record: MemoryRecord, *, checkpoint_id: str, now: dt.datetime) -> None:
+    """Revoke one record because its authority checkpoint was revoked (call inside the
+    checkpoint revocation's transaction). The lineage stays open: the authority went,
+    not the judgement of the content."""
+    _transition(
+        record,
+        to_state=c.REVOKED,
+        reason="checkpoint_revoked",
+        actor=SYSTEM_CHECKPOINT,
+        reference=checkpoint_id,
+        now=now,
+        revocation={
+            "revocation_ref": f"checkpoint:{checkpoint_id}",
+            "reason": "checkpoint_revoked",
+            "actor": SYSTEM_CHECKPOINT,
+            "at": clock.iso(now),
+        },
+    )
+    transaction.on_commit(lambda: _deindex(record))
+
+
+def mark_experience(
+    *, record_ref: str, state: str, principal: Principal, source_truth_ref: str
+) -> MemoryRecord:
+    """New source truth marks an active procedural_experience ``stale``, ``quarantined``
+    or ``refuted`` (the corpus owner or retirement authority, authenticated). Recall
+    only returns active records, so the mark takes effect at once; ``refuted`` closes
+    the lineage like a retire."""
+    from reward_memory.services.authority import close_lineage
+
+    if state not in c.EXPERIENCE_MARKS:
+        raise RewardMemoryError(
+            "invalid_argument",
+            f"state must be one of {', '.join(c.EXPERIENCE_MARKS)}",
+            field="state",
+        )
+    record = selectors.get_record(record_ref)
+    if record.memory_class != c.PROCEDURAL_EXPERIENCE:
+        raise RewardMemoryError(
+            "invalid_transition",
+            "Only procedural_experience records are marked by new source truth.",
+            field="record_ref",
+        )
+    corpus = record.corpus
+    _require(
+        principal,
+        corpus,
+        (c.OWNER_ROLE, c.RETIREMENT_ROLE),
+        "Only the corpus owner or retirement authority marks experience.",
+    )
+    now = clock.now()
+    with transaction.atomic():
+        record = _transition(
+            record,
+            to_state=state,
+            reason=f"source_truth_{state}",
+            actor=principal.actor_ref,
+            reference=source_truth_ref,
+            now=now,
+        )
+        if state == c.REFUTED:
+            close_lineage(
+                corpus=corpus,
+                candidate=_candidate_of(record),
+                candidate_ref=record.candidate_ref,
+                reason="refute",
+                actor=principal.actor_ref,
+                reference=source_truth_ref,
+                now=now,
+            )
+    _deindex(record)
+    return record
+
+
+def supersede_record(*, record_ref: str, by_record_ref: str, principal: Principal) -> MemoryRecord:
     """Mark an active record superseded by another active record of the same corpus and
-    surface (the corpus owner's write authority)."""
+    surface (the corpus owner's write authority, authenticated)."""
     record = selectors.get_record(record_ref)
     successor = selectors.get_record(by_record_ref)
     corpus = record.corpus
-    if actor != corpus.owner:
-        raise RewardMemoryError(
-            "not_authorized", "Only the corpus owner may supersede a record.", field="actor"
-        )
+    _require(principal, corpus, (c.OWNER_ROLE,), "Only the corpus owner may supersede a record.")
     if (
         successor.corpus_id != record.corpus_id
         or successor.surface != record.surface
@@ -212,7 +342,7 @@ def supersede_record(*, record_ref: str, by_record_ref: str, actor: str) -> Memo
             record,
             to_state=c.SUPERSEDED,
             reason="superseded",
-            actor=actor,
+            actor=principal.actor_ref,
             reference=successor.record_ref,
             now=now,
             superseded_by=successor,

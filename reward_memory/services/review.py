@@ -17,8 +17,11 @@ from reward_memory import candidates, guards, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
+from reward_memory.guards import Reason
 from reward_memory.models import Candidate, Corpus, Review
+from reward_memory.principals import Principal
 from reward_memory.services import activation, records
+from reward_memory.services import authority as authority_services
 
 EDITABLE = (
     "content_summary",
@@ -32,42 +35,67 @@ ACTIVATION_RECEIPT_SCHEMA = "reward_memory_activation_receipt_v0"
 
 def _evaluate(document: Any, *, now, corpus: Corpus | None):
     binding = selectors.corpus_binding(corpus) if corpus else None
+    lookup = selectors.checkpoint_lookup(now)
     if isinstance(document, dict) and document.get("schema_version") in candidates.ADAPTERS:
-        adapted = candidates.adapt_and_evaluate(document, now=now, corpus=binding)
-        return adapted.evaluation, adapted.adapter.adapter_id
-    return candidates.evaluate(document, now=now, corpus=binding), None
+        adapted = candidates.adapt_and_evaluate(
+            document, now=now, corpus=binding, checkpoints=lookup
+        )
+        evaluation, adapter = adapted.evaluation, adapted.adapter.adapter_id
+    else:
+        evaluation = candidates.evaluate(document, now=now, corpus=binding, checkpoints=lookup)
+        adapter = None
+    return _with_closure(evaluation, corpus), adapter
+
+
+def _with_closure(evaluation, corpus: Corpus | None):
+    """Add ``lineage_closed`` when the corpus closed this candidate (or its content)."""
+    if corpus is not None and evaluation.candidate is not None:
+        closure = selectors.open_closure(corpus, evaluation.candidate, evaluation.candidate_ref)
+        if closure is not None:
+            evaluation.reasons = guards.normalise(
+                [*evaluation.reasons, Reason("lineage_closed", "candidate_ref")]
+            )
+    return evaluation
 
 
 def review_candidate(
     *,
     candidate: Any,
     decision: str,
-    reviewer: str | None = None,
+    principal: Principal | None = None,
     corpus_id: str | None = None,
     edit: dict[str, Any] | None = None,
     record_ref: str | None = None,
     execute: bool = False,
+    viewer: tuple[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Return the ``reward_memory_candidate_review_v0`` record for ``decision``.
 
     ``candidate`` is a ``reward_memory_candidate_v0`` or an adapter input (mapped by its
     pure adapter). Without ``corpus_id`` the review is stateless (no scope binding to a
-    corpus); ``execute`` records the candidate and review and needs the corpus and its
-    declared reviewer.
+    corpus); ``execute`` records the candidate and review and needs the corpus, and the
+    authenticated ``principal`` must *be* its reviewer (an operator account equal to the
+    declared reviewer, or a host token an operator bound to the reviewer role). The
+    recorded reviewer is that principal. ``viewer`` limits which corpora exist for a
+    Goal-scoped caller. A recorded ``reject`` closes the candidate's lineage.
     """
     v.choice(decision, "decision", c.DECISIONS)
-    if reviewer is not None:
-        v.ref(reviewer, "reviewer")
-    corpus = selectors.get_corpus(v.identifier(corpus_id, "corpus_id")) if corpus_id else None
+    corpus = (
+        selectors.get_corpus(v.identifier(corpus_id, "corpus_id"), viewer=viewer)
+        if corpus_id
+        else None
+    )
     if execute:
         if corpus is None:
             raise invalid("corpus_id", "recording a review needs --corpus-id")
-        if reviewer != corpus.reviewer:
+        if not selectors.acts_as(principal, corpus, c.REVIEWER_ROLE):
             raise RewardMemoryError(
                 "reviewer_not_authorized",
                 "Only the corpus's declared reviewer records reviews.",
                 field="reviewer",
             )
+    # the recorded reviewer is the authenticated principal (a preview names nobody)
+    reviewer = principal.actor_ref if (execute and principal is not None) else None
     now = clock.now()
     evaluation, adapter = _evaluate(candidate, now=now, corpus=corpus)
     effective = decision
@@ -84,14 +112,18 @@ def review_candidate(
         if effective == "edit":
             revised_doc = {**evaluation.candidate, **nfc(edit)}
             revised_doc["lineage"] = {"prior_candidate_ref": evaluation.candidate_ref}
-            revised = candidates.evaluate(
-                revised_doc,
-                now=now,
-                corpus=selectors.corpus_binding(corpus) if corpus else None,
+            revised = _with_closure(
+                candidates.evaluate(
+                    revised_doc,
+                    now=now,
+                    corpus=selectors.corpus_binding(corpus) if corpus else None,
+                    checkpoints=selectors.checkpoint_lookup(now),
+                ),
+                corpus,
             )
             if revised.blocked:
                 effective = "no_write"
-    if decision == "retire":
+    if decision == "retire" and (corpus is not None or record_ref is not None or execute):
         if corpus is None:
             raise invalid("corpus_id", "retiring needs the record's --corpus-id")
         v.ref(record_ref, "record_ref")
@@ -119,7 +151,8 @@ def review_candidate(
         "schema_version": c.REVIEW_SCHEMA,
         "review_id": review_id,
         "corpus_id": corpus.corpus_id if corpus else None,
-        "adapter": adapter,
+        "adapter": _adapter_payload(candidate, adapter, evaluation),
+        "adapter_id": adapter,
         "candidate_ref": evaluation.candidate_ref,
         "candidate_digest": evaluation.candidate_digest,
         "candidate": evaluation.candidate,
@@ -133,10 +166,79 @@ def review_candidate(
         "next_step": _next_step(effective, corpus, revised),
         "writes_provider": False,
         "recorded": False,
+        **_loopx_fields(decision, effective, evaluation, revised),
     }
     if not execute:
         return document
     return _record(document, corpus, evaluation, revised, target, now)
+
+
+# LoopX's review document (``reward_memory_candidate_review_v0`` as LoopX hosts read it):
+# the decision's status, the record the decision leaves, and the persistence next step.
+REVIEW_STATUS = {
+    "accept": "active",
+    "edit": "review_ready",
+    "reject": "rejected",
+    "retire": "retired",
+    "no_write": "no_write",
+}
+RETIRED_REASON = {
+    "reject": "rejected_in_review",
+    "retire": "reviewed_retirement",
+    "no_write": "no_write_rationale",
+}
+PERSISTENCE_NEXT_STEP = "caller_uses_declared_corpus_write_authority_then_readback"
+
+
+def _loopx_fields(decision, effective, evaluation, revised) -> dict[str, Any]:
+    blocked = decision in ("accept", "edit") and effective == "no_write"
+    record = None
+    if evaluation.candidate is not None:
+        source = revised if (effective == "edit" and revised is not None) else evaluation
+        record = {
+            **(source.candidate or {}),
+            "candidate_ref": source.candidate_ref,
+            "lifecycle": {"state": "candidate", "supersedes_refs": []},
+        }
+        if blocked:
+            pass
+        elif effective == "accept":
+            record["lifecycle"]["state"] = "active"
+        elif effective == "edit":
+            record["lifecycle"]["supersedes_refs"] = [evaluation.candidate_ref]
+        else:
+            record["lifecycle"] = {
+                "state": "retired",
+                "supersedes_refs": [],
+                "retired_reason": RETIRED_REASON[effective],
+            }
+    return {
+        "ok": True,
+        "status": "guard_blocked" if blocked else REVIEW_STATUS[effective],
+        "guard_passed": not evaluation.blocked,
+        "record": record,
+        "persistence_next_step": (
+            PERSISTENCE_NEXT_STEP if effective in ("accept", "retire") else "none"
+        ),
+        "grants_new_action_authority": False,
+        "provider_write_performed": False,
+        "external_writes_performed": False,
+        "raw_content_captured": False,
+    }
+
+
+def _adapter_payload(document, adapter_id, evaluation) -> dict[str, Any] | None:
+    """LoopX's adapter object: which pure field mapping produced the shared candidate."""
+    if adapter_id is None:
+        return None
+    return {
+        "schema_version": document.get("schema_version"),
+        "adapter_id": adapter_id,
+        "shared_candidate_ref": evaluation.candidate_ref,
+        "adapter_role": "field_mapping_only_shared_core_owns_semantics_and_lifecycle",
+        "provider_write_performed": False,
+        "external_writes_performed": False,
+    }
 
 
 def _revised_payload(revised: candidates.CandidateEvaluation) -> dict[str, Any]:
@@ -199,6 +301,16 @@ def _record(document, corpus, evaluation, revised, target, now) -> dict[str, Any
                 )
         except IntegrityError:
             review = Review.objects.get(review_id=document["review_id"])
+        if document["effective_decision"] == "reject":
+            authority_services.close_lineage(
+                corpus=corpus,
+                candidate=evaluation.candidate,
+                candidate_ref=evaluation.candidate_ref,
+                reason="reject",
+                actor=document["reviewer"],
+                reference=document["review_id"],
+                now=now,
+            )
     return review.document
 
 
@@ -237,14 +349,14 @@ def get_review(review_id: str) -> Review:
     return review
 
 
-def apply_review(*, review_id: str, actor: str, execute: bool = False) -> dict[str, Any]:
+def apply_review(*, review_id: str, principal: Principal, execute: bool = False) -> dict[str, Any]:
     """Perform a recorded review's next step with the corpus's write authority.
 
-    accept → the corpus owner activates the candidate (envelope, provider sync, exact
+    accept → the corpus owner (the authenticated principal must be it:
+    ``owner_not_authorized``) activates the candidate (envelope, provider sync, exact
     readback; idempotent on the deterministic record ref); retire → the owner or the
-    retirement authority closes the record. Planned unless ``execute``.
+    retirement authority closes the record and its lineage. Planned unless ``execute``.
     """
-    v.ref(actor, "actor")
     review = get_review(review_id)
     corpus = review.corpus
     effective = review.effective_decision
@@ -255,7 +367,10 @@ def apply_review(*, review_id: str, actor: str, execute: bool = False) -> dict[s
             field="review_id",
         )
     if effective == "retire":
-        if actor not in (corpus.owner, corpus.retirement_authority):
+        if not (
+            selectors.acts_as(principal, corpus, c.OWNER_ROLE)
+            or selectors.acts_as(principal, corpus, c.RETIREMENT_ROLE)
+        ):
             raise RewardMemoryError(
                 "not_authorized",
                 "Only the corpus owner or retirement authority retires.",
@@ -268,21 +383,27 @@ def apply_review(*, review_id: str, actor: str, execute: bool = False) -> dict[s
         if record.lifecycle_state != c.RETIRED:
             record = records.retire_record(
                 record_ref=review.target_record_ref,
-                actor=actor,
+                principal=principal,
                 reason_summary=f"review {review.review_id}",
             )
         _mark_applied(review, record.record_ref)
         return {**base, "status": "retired", "lifecycle_state": record.lifecycle_state}
 
-    if actor != corpus.owner:
+    if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):
         raise RewardMemoryError(
-            "not_authorized",
+            "owner_not_authorized",
             "Only the corpus's declared owner persists an accepted review.",
             field="actor",
         )
     now = clock.now()
-    evaluation = candidates.evaluate(
-        review.candidate.document, now=now, corpus=selectors.corpus_binding(corpus)
+    evaluation = _with_closure(
+        candidates.evaluate(
+            review.candidate.document,
+            now=now,
+            corpus=selectors.corpus_binding(corpus),
+            checkpoints=selectors.checkpoint_lookup(now),
+        ),
+        corpus,
     )
     if evaluation.blocked:
         payload = _apply_payload(review, c.GUARD_BLOCKED, None)
@@ -298,6 +419,7 @@ def apply_review(*, review_id: str, actor: str, execute: bool = False) -> dict[s
             observed_at=review.created_at,
             expires_at=evaluation.expires_at,
             review=review,
+            actor_peer_id=selectors.owner_write_peer(corpus),
         )
     )
     if not execute:
@@ -306,6 +428,13 @@ def apply_review(*, review_id: str, actor: str, execute: bool = False) -> dict[s
         return payload
     outcome = activation.sync_and_verify(plan)
     status = outcome.status if outcome.status != "record_closed" else c.GUARD_BLOCKED
+    if outcome.status == c.GUARD_BLOCKED:
+        payload = _apply_payload(review, c.GUARD_BLOCKED, plan.record_ref)
+        payload["guard"] = {
+            "status": c.GUARD_BLOCKED,
+            "reasons": [{"code": outcome.guard_reason, "field": "candidate_ref"}],
+        }
+        return payload
     if status == c.INGEST_ACTIVATED:
         _mark_applied(review, plan.record_ref)
     payload = _apply_payload(review, status, plan.record_ref)

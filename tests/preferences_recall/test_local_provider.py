@@ -202,7 +202,7 @@ def test_reward_memory_soft_preferences_join_the_ranking_when_offered(notes, mon
         {"ref": "rm:record-2", "summary": "Unrelated deployment rule.", "surfaces": []},
     ]
     monkeypatch.setattr(
-        local_provider, "soft_preference_source", lambda: lambda project: list(documents)
+        local_provider, "soft_preference_source", lambda: lambda project, **_scope: list(documents)
     )
     response = _respond()
     assert "rm:record-1" in _refs(response)
@@ -363,7 +363,7 @@ def test_a_failing_soft_preference_source_is_left_out_and_makes_doctor_unhealthy
 ):
     from django.db import OperationalError
 
-    def broken(project):
+    def broken(project, **_scope):
         raise OperationalError("no such table")
 
     monkeypatch.setattr(local_provider, "soft_preference_source", lambda: broken)

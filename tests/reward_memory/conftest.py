@@ -50,3 +50,71 @@ def corpus(agents):
 def double_corpus(agents, double):
     """The same corpus contract bound to the provider double."""
     return f.register("prefs", provider_id="double", agents=[("demo", "author")])
+
+
+OPERATOR_ACCOUNTS = ("owner", "reviewer", "retirer")
+
+
+@pytest.fixture
+def account_client(db):
+    """``account_client("reviewer")`` → an APIClient signed in as that operator account."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.test import APIClient
+
+    def make(username: str) -> APIClient:
+        user, _ = get_user_model().objects.get_or_create(
+            username=username, defaults={"is_staff": True}
+        )
+        client = APIClient()
+        client.force_authenticate(user)
+        return client
+
+    return make
+
+
+CHECKPOINTS = (
+    # (id, project, actor, role, scopes)
+    (
+        f.CHECKPOINT_ID,
+        f.PROJECT,
+        "user:maint-1",
+        "core_contributor",
+        ["issue_fix.request_reproduction", "issue_fix.request_changes"],
+    ),
+    (
+        "example-repo-core-contributors",
+        "example-org/example-repo",
+        "contributor:maintainer-a",
+        "core_contributor",
+        ["issue_fix.request_reproduction", "issue_fix.request_changes"],
+    ),
+)
+
+
+@pytest.fixture(autouse=True)
+def authority_rows(request):
+    """For database tests: the corpus actors are operator accounts, and the default
+    checkpoints are granted by an operator (as the admin or the command would)."""
+    names = request.fixturenames
+    if "transactional_db" in names:
+        request.getfixturevalue("transactional_db")
+    elif "db" in names or request.node.get_closest_marker("django_db"):
+        request.getfixturevalue("db")
+    else:
+        return
+    from django.contrib.auth import get_user_model
+
+    from reward_memory import services
+
+    for name in OPERATOR_ACCOUNTS:
+        get_user_model().objects.get_or_create(username=name, defaults={"is_staff": True})
+    for checkpoint_id, project, actor, role, scopes in CHECKPOINTS:
+        services.grant_checkpoint(
+            checkpoint_id=checkpoint_id,
+            project=project,
+            actor=actor,
+            role=role,
+            action_scopes=scopes,
+            operator=f.op(f.OWNER),
+            execute=True,
+        )

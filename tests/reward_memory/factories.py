@@ -18,6 +18,7 @@ OWNER = "user:owner"
 REVIEWER = "user:reviewer"
 AUTHORITY = "repo:proj-a/maintainers"
 RETIRER = "user:retirer"
+CHECKPOINT_ID = "ckpt-proj-a-1"
 
 
 def corpus_doc(
@@ -30,6 +31,7 @@ def corpus_doc(
     agents: list[tuple[str, str]] | None = None,
     max_age_days: int | None = None,
     project: str = PROJECT,
+    visibility: str = "project",
 ) -> dict:
     return {
         "schema_version": "reward_memory_corpus_v0",
@@ -42,12 +44,15 @@ def corpus_doc(
         "project": project,
         "surfaces": surfaces or [SURFACE],
         "freshness": {"max_source_age_days": max_age_days, "require_current_revision": True},
-        "privacy": {"visibility": "project", "retention_class": "standard"},
+        "privacy": {"visibility": visibility, "retention_class": "standard"},
         "provider_binding": {
             "provider_id": provider_id,
             "scope_ref": scope_ref or f"{provider_id}:{corpus_id}",
         },
-        "agent_allowlist": [{"goal_id": g, "agent_id": a} for g, a in (agents or [])],
+        "agent_allowlist": [
+            {"goal_id": a[0], "agent_id": a[1], **({"actor_peer_id": a[2]} if len(a) > 2 else {})}
+            for a in (agents or [])
+        ],
     }
 
 
@@ -128,7 +133,7 @@ def hard_policy_candidate(**overrides) -> dict:
         source={"kind": "maintainer_feedback", "actor_role": "core_contributor"},
         requested_action_scopes=["issue_fix.request_reproduction"],
         authority_checkpoint={
-            "checkpoint_ref": "checkpoint:roles/proj-a/1",
+            "checkpoint_ref": CHECKPOINT_ID,
             "verified": True,
             "actor": "user:maint-1",
             "role": "core_contributor",
@@ -220,3 +225,10 @@ def merge(base: dict, overrides: dict) -> dict:
 
 
 DELETE = object()
+
+
+def op(ref: str):
+    """The authenticated operator principal of an account ref (``user:<name>``)."""
+    from reward_memory.principals import OPERATOR, Principal, username_of
+
+    return Principal(OPERATOR, username_of(ref))

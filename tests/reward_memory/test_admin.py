@@ -39,7 +39,7 @@ def populated(db, corpus):
         candidate=f.candidate(content_summary="Another preference."),
         decision="accept",
         corpus_id="prefs",
-        reviewer=f.REVIEWER,
+        principal=f.op(f.REVIEWER),
         execute=True,
     )
     recall = services.recall(request=f.recall_request(corpus, queries=["PR effect"]), execute=True)
@@ -85,7 +85,7 @@ def test_corpus_changelist_shows_the_separate_health_states(admin_client, popula
 
 
 def test_records_filter_by_lifecycle_state(admin_client, populated):
-    services.retire_record(record_ref=populated["record_ref"], actor=f.RETIRER)
+    services.retire_record(record_ref=populated["record_ref"], principal=f.op(f.RETIRER))
     url = reverse("admin:reward_memory_memoryrecord_changelist")
     active = admin_client.get(url, {"lifecycle_state__exact": "active"}).content.decode()
     retired = admin_client.get(url, {"lifecycle_state__exact": "retired"}).content.decode()

@@ -23,8 +23,8 @@ def author(host_client, corpus):
 def test_corpora_list_is_authenticated_and_scoped(
     db, api_client, operator_client, host_client, agents
 ):
-    f.register("one", agents=[("demo", "author")])
-    f.register("two", agents=[("demo", "reviewer")])
+    f.register("one", agents=[("demo", "author")], visibility="private")
+    f.register("two", agents=[("demo", "reviewer")], visibility="private")
     assert api_client.get(f"{BASE}/corpora/").status_code == 401
     everything = operator_client.get(f"{BASE}/corpora/").json()
     assert [c["corpus_id"] for c in everything["corpora"]] == ["one", "two"]
@@ -43,7 +43,7 @@ def test_corpora_list_is_authenticated_and_scoped(
 
 
 def test_health_route_hides_corpora_outside_the_token_scope(db, host_client, agents):
-    f.register("one", agents=[("demo", "author")])
+    f.register("one", agents=[("demo", "author")], visibility="private")
     ok = host_client("demo", "author").get(f"{BASE}/corpora/one/health/")
     assert ok.status_code == 200
     assert ok.json()["schema_version"] == "reward_memory_corpus_health_v0"
@@ -55,17 +55,20 @@ def test_health_route_hides_corpora_outside_the_token_scope(db, host_client, age
     assert missing.status_code == 404
 
 
-def test_candidate_review_preview_and_execute(db, operator_client, author):
+def test_candidate_review_preview_and_execute(db, account_client, author):
     body = {"candidate": f.candidate(), "decision": "accept", "corpus_id": "prefs"}
     preview = _post(author, "candidates/review/", body)
     assert preview.status_code == 200
     assert preview.json()["effective_decision"] == "accept"
     assert not Review.objects.exists()
     recorded = _post(
-        operator_client, "candidates/review/", {**body, "reviewer": f.REVIEWER, "execute": True}
+        account_client("reviewer"),
+        "candidates/review/",
+        {**body, "reviewer": "user:someone-else", "execute": True},
     )
     assert recorded.status_code == 201
     assert recorded.json()["recorded"] is True
+    assert recorded.json()["reviewer"] == f.REVIEWER  # the authenticated one, not the claim
     assert Review.objects.count() == 1
 
 
@@ -101,7 +104,7 @@ def test_candidate_review_guard_block_is_a_result_not_an_error(db, author):
 
 
 def test_host_cannot_record_reviews_for_corpora_outside_its_scope(db, host_client, agents):
-    f.register("prefs", agents=[("demo", "reviewer")])
+    f.register("prefs", agents=[("demo", "reviewer")], visibility="private")
     response = _post(
         host_client("demo", "author"),
         "candidates/review/",
@@ -200,7 +203,8 @@ def test_experiment_status_is_unavailable_until_configured(db, author, host_clie
     response = author.get(f"{BASE}/experiments/demo/author/status/")
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "unavailable"
+    assert body["status"] == "disabled"
+    assert body["available"] is False
     assert body["automation"]["automatic_recall"] is False
     assert body["automation"]["automatic_ingest"] is False
     assert author.get(f"{BASE}/experiments/other/author/status/").status_code == 403
@@ -262,6 +266,9 @@ def test_openapi_schema_lists_the_reward_memory_operations(db, operator_client):
         "reward_memory_corpora_list",
         "reward_memory_corpus_health",
         "reward_memory_candidate_review",
+        "reward_memory_review_apply",
+        "reward_memory_record_revoke",
+        "reward_memory_record_supersede",
         "reward_memory_ingest",
         "reward_memory_recall",
         "reward_memory_application_receipt",

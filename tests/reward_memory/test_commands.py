@@ -22,14 +22,17 @@ def test_architecture_prints_the_contract():
     assert len(result.json["classes"]) == 5
 
 
-def test_candidate_review_with_the_shipped_public_fixture():
+def test_candidate_review_with_the_shipped_public_fixture(db):
     result = run_cli(
         "reward_memory", "candidate-review", "--case", "issue-fix-verified-contributor",
         "--decision", "accept", "--format", "json",
     )  # fmt: skip
     assert result.code == 0, result.stdout
     assert result.json["effective_decision"] == "accept"
-    assert result.json["adapter"] == "issue_fix_maintainer_feedback"
+    assert result.json["adapter_id"] == "issue_fix_maintainer_feedback"
+    assert result.json["adapter"]["schema_version"] == (
+        "issue_fix_reward_memory_candidate_adapter_v0"
+    )
     text = run_cli(
         "reward_memory", "candidate-review", "--case", "issue-fix-unverified-contributor",
         "--decision", "accept", "--format", "text",
@@ -127,13 +130,14 @@ def test_apply_review_and_expire_and_reconcile_commands(db, corpus, tmp_path):
     status = run_cli(
         "reward_memory", "experiment-status", "--goal-id", "demo", "--agent-id", "author"
     )
-    assert status.json["status"] == "unavailable"
+    assert status.json["status"] == "disabled"
 
 
 @pytest.mark.parametrize(
     ("argv", "code", "field"),
     [
-        (["candidate-review", "--decision", "accept"], "invalid_argument", None),
+        (["candidate-review", "--case", "scoped-feedback", "--input", "{event}"],
+         "invalid_argument", None),
         (["candidate-review", "--case", "nope", "--decision", "accept"], "invalid_argument",
          "case"),
         (["candidate-review", "--case", "issue-fix-verified-contributor", "--decision", "maybe"],
@@ -143,7 +147,7 @@ def test_apply_review_and_expire_and_reconcile_commands(db, corpus, tmp_path):
         (["ingest-event", "--input", "{array}"], "invalid_input_file", "input"),
         (["ingest-event", "--input", "{event}", "--execute"], "invalid_argument", "goal_id"),
         (["recall", "--input", "{event}"], "unsupported_schema", "schema_version"),
-        (["apply-review", "--review-id", "rmrv_x", "--actor", "user:o"], "review_not_found",
+        (["apply-review", "--review-id", "rmrv_x", "--actor", f.OWNER], "review_not_found",
          "review_id"),
         (["corpora", "--corpus-id", "nope"], "corpus_not_found", "corpus_id"),
         (["experiment-status", "--goal-id", "nope", "--agent-id", "a"], "goal_not_registered",

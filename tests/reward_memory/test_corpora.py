@@ -76,8 +76,14 @@ def test_standing_policy_must_match_its_corpus(db, overrides, field):
 
 def test_advisory_standing_policies_approve_no_action_scope(db):
     with pytest.raises(RewardMemoryError) as exc:
-        _register(policies=[f.policy_doc(action_scopes=["issue_fix.merge"])])
+        _register(policies=[f.policy_doc(action_scopes=["issue_fix.request_changes"])])
     assert exc.value.field == "standing_policy.action_scopes"
+    with pytest.raises(RewardMemoryError) as exc:
+        _register(policies=[f.policy_doc(action_scopes=["issue_fix.merge"])])
+    assert (exc.value.code, exc.value.field) == (
+        "forbidden_action_scope",
+        "standing_policy.action_scopes.0",
+    )
 
 
 def test_standing_policies_never_grant_credentials(db):
@@ -128,20 +134,23 @@ def test_allowlisted_agents_must_be_registered(db):
 
 def test_corpus_retirement_is_the_owners(db, corpus):
     with pytest.raises(RewardMemoryError):
-        services.set_corpus_active(corpus_id="prefs", active=False, actor=f.REVIEWER)
-    retired = services.set_corpus_active(corpus_id="prefs", active=False, actor=f.OWNER)
+        services.set_corpus_active(corpus_id="prefs", active=False, principal=f.op(f.REVIEWER))
+    retired = services.set_corpus_active(corpus_id="prefs", active=False, principal=f.op(f.OWNER))
     assert (retired.active, retired.revision) == (False, 2)
     assert selectors.corpus_health(retired)["health"]["corpus_present"]["value"] is False
 
 
 def test_list_corpora_is_scoped_to_allowlisted_agents(db, agents):
-    f.register("one", agents=[("demo", "author")])
-    f.register("two", agents=[("demo", "reviewer")])
-    assert [c.corpus_id for c in selectors.list_corpora()] == ["one", "two"]
+    f.register("one", agents=[("demo", "author")], visibility="private")
+    f.register("two", agents=[("demo", "reviewer")], visibility="private")
+    f.register("three", agents=[("demo", "reviewer")], visibility="goal")
+    assert [c.corpus_id for c in selectors.list_corpora()] == ["one", "three", "two"]
     assert [c.corpus_id for c in selectors.list_corpora(goal_id="demo", agent_id="author")] == [
-        "one"
+        "one",
+        "three",
     ]
-    assert len(selectors.list_corpora(goal_id="demo")) == 2
+    # a Goal-wide scope reads only the non-private corpora of its Goal
+    assert [c.corpus_id for c in selectors.list_corpora(goal_id="demo")] == ["three"]
     assert selectors.list_corpora(goal_id="other") == []
 
 
@@ -164,12 +173,14 @@ def test_soft_preference_documents_are_active_unexpired_records_of_the_project(
     retired = activate("b")
     activate("c", expires_at="2026-12-01T13:00:00Z")
     activate("d", corpus_id="other-project", scope={"project": "proj-b"})
-    services.retire_record(record_ref=retired, actor=f.RETIRER)
+    services.retire_record(record_ref=retired, principal=f.op(f.RETIRER))
     frozen_clock.advance(dt.timedelta(hours=2))
-    docs = selectors.soft_preference_documents("proj-a")
+    scope = {"goal_id": "demo", "agent_id": "author"}
+    docs = selectors.soft_preference_documents("proj-a", **scope)
     assert docs == [{"ref": keep, "summary": "Preference a.", "surfaces": [f.SURFACE]}]
-    assert selectors.soft_preference_documents("proj-b")[0]["summary"] == "Preference d."
-    assert selectors.soft_preference_documents("nope") == []
+    assert selectors.soft_preference_documents("proj-b", **scope)[0]["summary"] == "Preference d."
+    assert selectors.soft_preference_documents("nope", **scope) == []
+    assert selectors.soft_preference_documents("proj-a", goal_id=None, agent_id=None) == []
 
 
 def test_soft_preference_documents_is_one_query(db, corpus):
@@ -181,17 +192,17 @@ def test_soft_preference_documents_is_one_query(db, corpus):
             execute=True,
         )
     with CaptureQueriesContext(connection) as ctx:
-        docs = selectors.soft_preference_documents("proj-a")
+        docs = selectors.soft_preference_documents("proj-a", goal_id="demo", agent_id="author")
     assert len(docs) == 5
-    assert len(ctx.captured_queries) == 1
+    assert len(ctx.captured_queries) == 2  # the readable corpora, then the records
 
 
 def test_architecture_contract_is_machine_readable():
     payload = contracts.architecture()
     assert payload["schema_version"] == "reward_memory_architecture_v0"
     assert [c["memory_class"] for c in payload["classes"]] == list(contracts.MEMORY_CLASSES)
-    assert [p["layer"] for p in payload["precedence"]] == list(contracts.PRECEDENCE)
-    assert payload["precedence"][0]["layer"] == "explicit_action_authority_and_privacy"
+    assert [p["layer"] for p in payload["precedence_layers"]] == list(contracts.PRECEDENCE)
+    assert payload["precedence_layers"][0]["layer"] == "explicit_action_authority_and_privacy"
     assert payload["precedence_is_decision_table"] is False
     stage1 = payload["stages"][0]
     assert stage1["health_states"] == list(contracts.HEALTH_STATES)

@@ -24,9 +24,17 @@ def test_demo_is_idempotent_and_shows_active_reviewed_records(db):
     )
     assert first["ingest_statuses"] == ["activated", "activated", "activated"]
     assert first["review_applied"] == "activated"
-    assert set(first["corpora"]) == {"loopx-demo-turn-admission", "loopx-demo-pr-description"}
-    assert MemoryRecord.objects.filter(lifecycle_state="active").count() == 4
-    docs = selectors.soft_preference_documents("loopx-demo")
+    assert set(first["corpora"]) == {
+        "loopx-demo-turn-admission",
+        "loopx-demo-pr-description",
+        "loopx-demo-review-policy",
+    }
+    assert MemoryRecord.objects.filter(lifecycle_state="active").count() == 5
+    assert first["hard_policy"] == {"checkpoint_id": "demo-core-contributor", "status": "activated"}
+    policy = MemoryRecord.objects.get(memory_class="hard_policy")
+    assert policy.authority_checkpoint.checkpoint_id == "demo-core-contributor"
+    assert policy.lifecycle_state == "active"
+    docs = selectors.soft_preference_documents("loopx-demo", goal_id="demo", agent_id="author")
     surfaces = {s for d in docs for s in d["surfaces"]}
     assert surfaces == {"agent_workflow.turn_admission", "issue_fix.pr_description"}
     for corpus in Corpus.objects.all():

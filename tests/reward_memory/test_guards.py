@@ -2,6 +2,8 @@
 ingest (standing policy) and recall (before the provider). A final test proves every
 code in ``contracts.REASON_CODES`` is exercised here."""
 
+import datetime as dt
+
 import pytest
 
 from reward_memory import contracts, guards, services
@@ -43,10 +45,12 @@ CANDIDATE_CASES = [
 
 HARD_POLICY_CASES = [
     ("checkpoint_missing", {"authority_checkpoint": D}),
-    ("checkpoint_unverified", {"authority_checkpoint": {"verified": False}}),
-    ("checkpoint_actor_mismatch", {"authority_checkpoint": {"actor": "user:someone-else"}}),
-    ("checkpoint_role_mismatch", {"authority_checkpoint": {"role": "maintainer"}}),
-    ("checkpoint_project_mismatch", {"authority_checkpoint": {"project": "proj-b"}}),
+    # the checkpoint the candidate names is the operator-granted row; its own claims
+    # (verified/actor/role/project/action_scopes) are ignored
+    ("checkpoint_unverified", {"authority_checkpoint": {"checkpoint_ref": "ckpt-nobody"}}),
+    ("checkpoint_actor_mismatch", {"source": {"actor": "user:someone-else"}}),
+    ("checkpoint_role_mismatch", {"source": {"actor_role": "maintainer"}}),
+    ("checkpoint_project_mismatch", {"scope": {"project": "proj-b"}}),
     ("action_scope_unbound", {"requested_action_scopes": []}),
     (
         "action_scope_not_in_checkpoint",
@@ -162,20 +166,46 @@ def test_action_scope_not_in_policy_blocks_hard_policy_ingest(db, agents, double
     assert codes == {"action_scope_not_in_policy"}
 
 
-def test_record_closed_blocks_reactivating_a_retired_record(db, double_corpus, double):
+def test_a_retired_record_closes_its_lineage_and_ingest_never_reactivates_it(
+    db, double_corpus, double
+):
     first = services.ingest_event(
         event=f.scoped_event("ev-1"), goal_id="demo", agent_id="author", execute=True
     )
-    services.retire_record(record_ref=first["record_ref"], actor=f.RETIRER)
+    services.retire_record(record_ref=first["record_ref"], principal=f.op(f.RETIRER))
     double.reset_calls()
     again = services.ingest_event(
         event=f.scoped_event("ev-2"), goal_id="demo", agent_id="author", execute=True
     )
     assert again["status"] == "guard_blocked"
-    assert {r["code"] for r in again["guard"]["reasons"]} == {"record_closed"}
+    assert {r["code"] for r in again["guard"]["reasons"]} == {"lineage_closed"}
     assert again["memory_available_for_recall"] is False
     assert double.call_count == 0
-    assert IngestEvent.objects.get(event_ref=again["event_ref"]).status == "guard_blocked"
+    assert not IngestEvent.objects.filter(event_ref=again["event_ref"]).exists()
+
+
+def test_record_closed_blocks_reactivating_an_expired_record(
+    db, double_corpus, double, frozen_clock
+):
+    first = services.ingest_event(
+        event=f.scoped_event("ev-1", expires_at="2026-12-02T00:00:00Z"),
+        goal_id="demo",
+        agent_id="author",
+        execute=True,
+    )
+    frozen_clock.advance(dt.timedelta(days=2))
+    services.expire_due_records(execute=True)
+    assert MemoryRecord.objects.get(record_ref=first["record_ref"]).lifecycle_state == "expired"
+    double.reset_calls()
+    frozen_clock.set(f.NOW)
+    again = services.ingest_event(
+        event=f.scoped_event("ev-2", expires_at="2026-12-02T00:00:00Z"),
+        goal_id="demo",
+        agent_id="author",
+        execute=True,
+    )
+    assert {r["code"] for r in again["guard"]["reasons"]} == {"record_closed"}
+    assert double.call_count == 0
 
 
 # -- recall guards (all stop before the provider) --------------------------------------------
@@ -210,28 +240,34 @@ def test_recall_guard_stops_before_the_provider(db, double_corpus, double, code,
 
 
 def test_recall_on_a_retired_corpus_stops_before_the_provider(db, double_corpus, double):
-    corpus = services.set_corpus_active(corpus_id="prefs", active=False, actor=f.OWNER)
+    corpus = services.set_corpus_active(corpus_id="prefs", active=False, principal=f.op(f.OWNER))
     result = services.recall(request=f.recall_request(corpus), execute=True)
     assert {r["code"] for r in result["guard"]["reasons"]} == {"corpus_not_active"}
     assert double.call_count == 0
 
 
-def test_peer_scoped_binding_requires_an_equal_actor_peer_id(db, agents, double):
+def test_peer_scoped_binding_uses_only_the_configured_peer(db, agents, double):
+    scope = "viking://user/u1/peers/peer-abc/memories/reward_memory/peer"
     corpus = f.register(
-        "peer",
-        provider_id="double",
-        scope_ref="viking://user/u1/peers/peer-abc/memories/reward_memory/peer",
-        agents=[("demo", "author")],
+        "peer", provider_id="double", scope_ref=scope, agents=[("demo", "author", "peer-abc")]
     )
     blocked = services.recall(
         request=f.recall_request(corpus, actor_peer_id="peer-xyz"), execute=True
     )
     assert {r["code"] for r in blocked["guard"]["reasons"]} == {"actor_peer_mismatch"}
-    missing = services.recall(request=f.recall_request(corpus), execute=True)
-    assert {r["code"] for r in missing["guard"]["reasons"]} == {"actor_peer_mismatch"}
     assert double.call_count == 0
-    ok = services.recall(request=f.recall_request(corpus, actor_peer_id="peer-abc"), execute=True)
+    ok = services.recall(request=f.recall_request(corpus), execute=True)
     assert ok["guard"]["status"] == "passed"
+    assert double.call_count == 1
+    assert double.last_binding.actor_peer_id == "peer-abc"
+    # no configured peer for the Agent: the URI's peer is never borrowed
+    other = f.register("peer2", provider_id="double", scope_ref=scope, agents=[("demo", "author")])
+    missing = services.recall(request=f.recall_request(other), execute=True)
+    assert {r["code"] for r in missing["guard"]["reasons"]} == {"actor_peer_mismatch"}
+    claimed = services.recall(
+        request=f.recall_request(other, actor_peer_id="peer-abc"), execute=True
+    )
+    assert {r["code"] for r in claimed["guard"]["reasons"]} == {"actor_peer_mismatch"}
     assert double.call_count == 1
 
 
@@ -245,6 +281,13 @@ def test_every_reason_code_has_a_test():
         "record_closed",
         "corpus_not_active",
         "actor_peer_mismatch",
+        # tests/reward_memory/test_lifecycle_gaps.py
+        "weak_policy_needs_expiry",
+        "weak_policy_needs_review",
+        # tests/reward_memory/test_authority.py
+        "checkpoint_revoked",
+        "checkpoint_expired",
+        "lineage_closed",
     }
     assert covered == set(contracts.REASON_CODES)
 
@@ -261,7 +304,7 @@ def test_every_reason_code_has_a_test():
         ("cat ../secrets/file", {"local_path"}),
         ("/var", {"local_path"}),
         ("ftp://host/x", {"url_not_allowed"}),
-        ("https://host/x?token=abc", {"url_with_credentials"}),
+        ("https://host/x?token=abc", {"url_with_credentials", "credential_like_content"}),
         ("Bearer abcdefghijklmnopqrstuv", {"credential_like_content"}),
         ("ghp_" + "a" * 36, {"credential_like_content"}),
         ("-----BEGIN RSA PRIVATE KEY-----", {"credential_like_content"}),
@@ -283,7 +326,7 @@ def test_guard_blocked_reviews_are_recorded_inspectable_but_write_nothing(db, ag
     review = services.review_candidate(
         candidate=f.candidate(conflicts=["conflict:1"]),
         decision="accept",
-        reviewer=f.REVIEWER,
+        principal=f.op(f.REVIEWER),
         corpus_id="prefs",
         execute=True,
     )
@@ -295,3 +338,11 @@ def test_guard_blocked_reviews_are_recorded_inspectable_but_write_nothing(db, ag
         {"code": "unresolved_conflict", "field": "conflicts"}
     ]
     assert not MemoryRecord.objects.exists()
+
+
+def test_an_unmodelled_key_that_looks_like_a_path_is_never_echoed(db):
+    review = services.review_candidate(
+        candidate=f.candidate(**{"/home/alice/.aws/credentials": "x"}), decision="accept"
+    )
+    assert "/home/alice" not in str(review)
+    assert {"code": "unmodelled_field", "field": "<unnamed>"} in review["guard"]["reasons"]

@@ -276,7 +276,8 @@ def test_hard_policy_ingest_binds_only_the_verified_checkpoint_scopes(db, agents
     record = MemoryRecord.objects.get()
     assert record.authority["kind"] == "constraint"
     assert record.authority["action_scopes"] == ["issue_fix.request_reproduction"]
-    assert record.authority["checkpoint_ref"] == "checkpoint:roles/proj-a/1"
+    assert record.authority["checkpoint_ref"] == f.CHECKPOINT_ID
+    assert record.authority_checkpoint.checkpoint_id == f.CHECKPOINT_ID
     result = services.recall(
         request=f.recall_request(corpus, queries=["reproduction test storage contract"]),
         execute=True,
@@ -284,7 +285,9 @@ def test_hard_policy_ingest_binds_only_the_verified_checkpoint_scopes(db, agents
     item = result["items"][0]
     assert item["authority"] == "constraint"
     assert item["action_scopes"] == ["issue_fix.request_reproduction"]
-    unverified = f.merge(event, {"event_id": "hp-2", "authority_checkpoint": {"verified": False}})
+    unverified = f.merge(
+        event, {"event_id": "hp-2", "authority_checkpoint": {"checkpoint_ref": "ckpt-never"}}
+    )
     blocked = ingest(unverified)
     assert blocked["status"] == "guard_blocked"
     assert {r["code"] for r in blocked["guard"]["reasons"]} == {"checkpoint_unverified"}

@@ -55,14 +55,14 @@ def test_pending_record_can_be_retired(db, double_corpus, double):
     double.available = False
     receipt = _ingest()
     assert MemoryRecord.objects.get().lifecycle_state == "pending_activation"
-    services.retire_record(record_ref=receipt["record_ref"], actor=f.RETIRER)
+    services.retire_record(record_ref=receipt["record_ref"], principal=f.op(f.RETIRER))
     assert _states(receipt["record_ref"])[-1] == ("pending_activation", "retired")
 
 
 def test_active_to_retired(db, corpus):
     receipt = _ingest()
     record = services.retire_record(
-        record_ref=receipt["record_ref"], actor=f.RETIRER, reason_summary="source changed"
+        record_ref=receipt["record_ref"], principal=f.op(f.RETIRER), reason_summary="source changed"
     )
     assert record.lifecycle_state == "retired"
     assert record.retirement["actor"] == f.RETIRER
@@ -72,19 +72,19 @@ def test_active_to_retired(db, corpus):
 def test_active_to_revoked_records_the_revocation(db, corpus):
     receipt = _ingest()
     record = services.revoke_record(
-        record_ref=receipt["record_ref"], actor=f.AUTHORITY, revocation_ref="revocation:1"
+        record_ref=receipt["record_ref"], principal=f.op(f.OWNER), revocation_ref="revocation:1"
     )
     assert record.lifecycle_state == "revoked"
     assert record.revocation["revocation_ref"] == "revocation:1"
     last = RecordTransition.objects.filter(record=record).order_by("-seq").first()
-    assert (last.to_state, last.reference, last.actor) == ("revoked", "revocation:1", f.AUTHORITY)
+    assert (last.to_state, last.reference, last.actor) == ("revoked", "revocation:1", f.OWNER)
 
 
 def test_active_to_superseded_names_the_successor(db, corpus):
     old = _ingest("ev-1")
     new = _ingest("ev-2", content_summary="Lead with the effect, then validation.")
     record = services.supersede_record(
-        record_ref=old["record_ref"], by_record_ref=new["record_ref"], actor=f.OWNER
+        record_ref=old["record_ref"], by_record_ref=new["record_ref"], principal=f.op(f.OWNER)
     )
     assert record.lifecycle_state == "superseded"
     assert record.superseded_by.record_ref == new["record_ref"]
@@ -104,13 +104,15 @@ def test_active_to_expired_by_the_sweep(db, corpus, frozen_clock):
 def test_closed_records_cannot_transition_again(db, corpus, closing):
     receipt = _ingest()
     if closing == "retire":
-        services.retire_record(record_ref=receipt["record_ref"], actor=f.RETIRER)
+        services.retire_record(record_ref=receipt["record_ref"], principal=f.op(f.RETIRER))
     else:
-        services.revoke_record(record_ref=receipt["record_ref"], actor=f.OWNER, revocation_ref="r")
+        services.revoke_record(
+            record_ref=receipt["record_ref"], principal=f.op(f.OWNER), revocation_ref="r"
+        )
     for call in (
-        lambda: services.retire_record(record_ref=receipt["record_ref"], actor=f.RETIRER),
+        lambda: services.retire_record(record_ref=receipt["record_ref"], principal=f.op(f.RETIRER)),
         lambda: services.revoke_record(
-            record_ref=receipt["record_ref"], actor=f.OWNER, revocation_ref="r"
+            record_ref=receipt["record_ref"], principal=f.op(f.OWNER), revocation_ref="r"
         ),
     ):
         with pytest.raises(RewardMemoryError) as exc:
@@ -122,15 +124,17 @@ def test_closed_records_cannot_transition_again(db, corpus, closing):
 def test_transition_authority_is_checked(db, corpus):
     receipt = _ingest()
     with pytest.raises(RewardMemoryError) as exc:
-        services.retire_record(record_ref=receipt["record_ref"], actor="user:mallory")
+        services.retire_record(record_ref=receipt["record_ref"], principal=f.op("user:mallory"))
     assert exc.value.code == "not_authorized"
     with pytest.raises(RewardMemoryError):
         services.revoke_record(
-            record_ref=receipt["record_ref"], actor=f.REVIEWER, revocation_ref="r"
+            record_ref=receipt["record_ref"], principal=f.op(f.REVIEWER), revocation_ref="r"
         )
     with pytest.raises(RewardMemoryError):
         services.supersede_record(
-            record_ref=receipt["record_ref"], by_record_ref=receipt["record_ref"], actor=f.REVIEWER
+            record_ref=receipt["record_ref"],
+            by_record_ref=receipt["record_ref"],
+            principal=f.op(f.REVIEWER),
         )
     assert MemoryRecord.objects.get().lifecycle_state == "active"
 
@@ -139,14 +143,16 @@ def test_supersede_needs_an_active_successor_of_the_same_surface(db, corpus):
     receipt = _ingest()
     with pytest.raises(RewardMemoryError) as exc:
         services.supersede_record(
-            record_ref=receipt["record_ref"], by_record_ref=receipt["record_ref"], actor=f.OWNER
+            record_ref=receipt["record_ref"],
+            by_record_ref=receipt["record_ref"],
+            principal=f.op(f.OWNER),
         )
     assert exc.value.code == "invalid_transition"
 
 
 def test_unknown_record_is_not_found(db, corpus):
     with pytest.raises(RewardMemoryError) as exc:
-        services.retire_record(record_ref="rmr_" + "0" * 64, actor=f.RETIRER)
+        services.retire_record(record_ref="rmr_" + "0" * 64, principal=f.op(f.RETIRER))
     assert exc.value.http_status == 404
 
 
@@ -274,7 +280,7 @@ def test_constraints_of_candidates_and_reviews(db, corpus):
         candidate=f.candidate(),
         decision="accept",
         corpus_id="prefs",
-        reviewer=f.REVIEWER,
+        principal=f.op(f.REVIEWER),
         execute=True,
     )
     candidate = Candidate.objects.get()

@@ -87,9 +87,9 @@ def test_retired_revoked_and_superseded_records_are_never_returned(db, double_co
     c = _activate(SUMMARIES[2], "ev-c")
     d = _activate("PR description template for releases.", "ev-d")
     double.available = False  # the provider keeps returning them: LoopX must filter
-    services.retire_record(record_ref=a, actor=f.RETIRER)
-    services.revoke_record(record_ref=b, actor=f.OWNER, revocation_ref="revocation:b")
-    services.supersede_record(record_ref=c, by_record_ref=d, actor=f.OWNER)
+    services.retire_record(record_ref=a, principal=f.op(f.RETIRER))
+    services.revoke_record(record_ref=b, principal=f.op(f.OWNER), revocation_ref="revocation:b")
+    services.supersede_record(record_ref=c, by_record_ref=d, principal=f.op(f.OWNER))
     double.available = True
     result = _recall(double_corpus, queries=["PR description"])
     assert [i["memory_ref"] for i in result["items"]] == [d]
@@ -141,8 +141,8 @@ def test_uninstalled_provider_fails_open(db, agents):
     corpus = f.register(
         "ov",
         provider_id="openviking",
-        agents=[("demo", "author")],
-        scope_ref="viking://user/u1/memories/reward_memory",
+        agents=[("demo", "author", "peer-1")],
+        scope_ref="viking://user/u1/peers/peer-1/memories/reward_memory",
     )
     result = _recall(corpus)
     assert result["status"] == "provider_unavailable"
@@ -158,7 +158,7 @@ def test_same_recall_id_replays_without_the_provider(db, double_corpus, double):
     assert [i["memory_ref"] for i in second["items"]] == [ref]
     assert second["replayed"] is True
     assert double.call_count == 0
-    services.retire_record(record_ref=ref, actor=f.RETIRER)
+    services.retire_record(record_ref=ref, principal=f.op(f.RETIRER))
     third = _recall(double_corpus, queries=["PR description effect"])
     assert third["items"] == []
 

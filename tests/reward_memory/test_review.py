@@ -68,7 +68,7 @@ def test_reject_of_a_blocked_candidate_stays_reject(db):
 
 
 def test_no_write_is_recorded_as_no_write(db, corpus):
-    review = _review("no_write", corpus_id="prefs", reviewer=f.REVIEWER, execute=True)
+    review = _review("no_write", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
     assert review["effective_decision"] == "no_write"
     assert Review.objects.get().effective_decision == "no_write"
 
@@ -76,7 +76,7 @@ def test_no_write_is_recorded_as_no_write(db, corpus):
 def test_retire_needs_an_active_record_of_this_candidate(db, corpus):
     receipt = _activate_via_review(corpus)
     review = _review(
-        "retire", corpus_id="prefs", record_ref=receipt["record_ref"], reviewer=f.REVIEWER
+        "retire", corpus_id="prefs", record_ref=receipt["record_ref"], principal=f.op(f.REVIEWER)
     )
     assert review["effective_decision"] == "retire"
     assert review["target_record_ref"] == receipt["record_ref"]
@@ -89,7 +89,7 @@ def test_retire_needs_an_active_record_of_this_candidate(db, corpus):
 
 def test_retire_of_a_closed_record_is_an_invalid_transition(db, corpus):
     receipt = _activate_via_review(corpus)
-    services.retire_record(record_ref=receipt["record_ref"], actor=f.RETIRER)
+    services.retire_record(record_ref=receipt["record_ref"], principal=f.op(f.RETIRER))
     with pytest.raises(RewardMemoryError) as exc:
         _review("retire", corpus_id="prefs", record_ref=receipt["record_ref"])
     assert exc.value.code == "invalid_transition"
@@ -122,35 +122,38 @@ def test_blocked_candidate_collapses_accept_and_edit_to_no_write(db, decision):
 def test_hard_policy_may_request_only_a_subset_of_a_verified_checkpoint(
     db, verified, requested, effective
 ):
+    ref = f.CHECKPOINT_ID if verified else "ckpt-claimed-but-never-granted"
     doc = f.hard_policy_candidate(
-        requested_action_scopes=requested, authority_checkpoint={"verified": verified}
+        requested_action_scopes=requested,
+        authority_checkpoint={"checkpoint_ref": ref, "verified": True},
     )
     review = _review("accept", doc)
     assert review["effective_decision"] == effective
     codes = {r["code"] for r in review["guard"]["reasons"]}
     assert ("checkpoint_unverified" in codes) is (not verified)
-    assert ("action_scope_not_in_checkpoint" in codes) is ("release.publish" in requested)
+    # release.publish is a forbidden family, refused whatever the checkpoint holds
+    assert ("forbidden_action_scope" in codes) is ("release.publish" in requested)
 
 
 def test_shipped_issue_fix_cases_review_deterministically(db):
     from reward_memory.inputs import read_case
 
     ok = _review("accept", read_case("issue-fix-verified-contributor"))
-    assert ok["adapter"] == "issue_fix_maintainer_feedback"
+    assert ok["adapter_id"] == "issue_fix_maintainer_feedback"
     assert ok["effective_decision"] == "accept"
     blocked = _review("accept", read_case("issue-fix-unverified-contributor"))
     assert blocked["effective_decision"] == "no_write"
     assert {r["code"] for r in blocked["guard"]["reasons"]} == {
         "checkpoint_unverified",
-        "action_scope_not_in_checkpoint",
+        "forbidden_action_scope",
     }
     assert _review("accept", read_case("issue-fix-verified-contributor")) == ok
 
 
 # -- recording and applying ---------------------------------------------------------------------
 def test_execute_records_candidate_and_review_idempotently(db, corpus):
-    first = _review("accept", corpus_id="prefs", reviewer=f.REVIEWER, execute=True)
-    second = _review("accept", corpus_id="prefs", reviewer=f.REVIEWER, execute=True)
+    first = _review("accept", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
+    second = _review("accept", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
     assert first == second
     assert first["recorded"] is True
     assert Review.objects.count() == 1
@@ -159,11 +162,11 @@ def test_execute_records_candidate_and_review_idempotently(db, corpus):
 
 def test_execute_needs_the_corpus_reviewer(db, corpus):
     with pytest.raises(RewardMemoryError) as exc:
-        _review("accept", corpus_id="prefs", reviewer="user:mallory", execute=True)
+        _review("accept", corpus_id="prefs", principal=f.op("user:mallory"), execute=True)
     assert exc.value.code == "reviewer_not_authorized"
     assert exc.value.http_status == 403
     with pytest.raises(RewardMemoryError):
-        _review("accept", reviewer=f.REVIEWER, execute=True)
+        _review("accept", principal=f.op(f.REVIEWER), execute=True)
     assert not Review.objects.exists()
 
 
@@ -171,7 +174,7 @@ def test_edit_records_the_revised_candidate_with_lineage(db, corpus):
     review = _review(
         "edit",
         corpus_id="prefs",
-        reviewer=f.REVIEWER,
+        principal=f.op(f.REVIEWER),
         edit={"content_summary": "New."},
         execute=True,
     )
@@ -180,8 +183,12 @@ def test_edit_records_the_revised_candidate_with_lineage(db, corpus):
 
 
 def _activate_via_review(corpus, doc=None):
-    review = _review("accept", doc, corpus_id=corpus.corpus_id, reviewer=f.REVIEWER, execute=True)
-    return services.apply_review(review_id=review["review_id"], actor=f.OWNER, execute=True)
+    review = _review(
+        "accept", doc, corpus_id=corpus.corpus_id, principal=f.op(f.REVIEWER), execute=True
+    )
+    return services.apply_review(
+        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    )
 
 
 def test_apply_accept_by_owner_activates_with_exact_readback(db, corpus):
@@ -198,14 +205,16 @@ def test_apply_accept_by_owner_activates_with_exact_readback(db, corpus):
     assert record.writer == f.OWNER
     review = Review.objects.get(review_id=receipt["review_id"])
     assert review.applied_record_ref == record.record_ref
-    again = services.apply_review(review_id=receipt["review_id"], actor=f.OWNER, execute=True)
+    again = services.apply_review(
+        review_id=receipt["review_id"], principal=f.op(f.OWNER), execute=True
+    )
     assert again["record_ref"] == receipt["record_ref"]
     assert MemoryRecord.objects.count() == 1
 
 
 def test_apply_preview_plans_without_writing(db, corpus):
-    review = _review("accept", corpus_id="prefs", reviewer=f.REVIEWER, execute=True)
-    plan = services.apply_review(review_id=review["review_id"], actor=f.OWNER)
+    review = _review("accept", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
+    plan = services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER))
     assert plan["status"] == "planned"
     assert plan["record_ref"] == activation.record_ref_for(
         "prefs", review["candidate_ref"], review["review_id"]
@@ -214,17 +223,19 @@ def test_apply_preview_plans_without_writing(db, corpus):
 
 
 def test_only_the_corpus_owner_persists_an_accepted_review(db, corpus):
-    review = _review("accept", corpus_id="prefs", reviewer=f.REVIEWER, execute=True)
+    review = _review("accept", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
     with pytest.raises(RewardMemoryError) as exc:
-        services.apply_review(review_id=review["review_id"], actor=f.REVIEWER, execute=True)
-    assert exc.value.code == "not_authorized"
+        services.apply_review(
+            review_id=review["review_id"], principal=f.op(f.REVIEWER), execute=True
+        )
+    assert exc.value.code == "owner_not_authorized"
     assert not MemoryRecord.objects.exists()
 
 
 def test_non_actionable_reviews_have_no_write_step(db, corpus):
-    review = _review("reject", corpus_id="prefs", reviewer=f.REVIEWER, execute=True)
+    review = _review("reject", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
     with pytest.raises(RewardMemoryError) as exc:
-        services.apply_review(review_id=review["review_id"], actor=f.OWNER, execute=True)
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     assert exc.value.code == "review_not_actionable"
 
 
@@ -233,11 +244,13 @@ def test_apply_retire_closes_the_record(db, corpus):
     review = _review(
         "retire",
         corpus_id="prefs",
-        reviewer=f.REVIEWER,
+        principal=f.op(f.REVIEWER),
         record_ref=receipt["record_ref"],
         execute=True,
     )
-    done = services.apply_review(review_id=review["review_id"], actor=f.RETIRER, execute=True)
+    done = services.apply_review(
+        review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+    )
     assert done["status"] == "retired"
     assert MemoryRecord.objects.get(record_ref=receipt["record_ref"]).lifecycle_state == "retired"
 
@@ -247,7 +260,7 @@ def test_activating_an_edit_supersedes_the_prior_candidates_record(db, corpus):
     edit = _review(
         "edit",
         corpus_id="prefs",
-        reviewer=f.REVIEWER,
+        principal=f.op(f.REVIEWER),
         edit={"content_summary": "Lead with the effect in one line."},
         execute=True,
     )

@@ -1,9 +1,16 @@
 """``manage.py reward_memory …`` — thin adapters over ``reward_memory.services``."""
 
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
-from reward_memory import contracts, selectors, services
+from reward_memory import contracts, loopx, principals, routing, selectors, services, validation
 from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
+
+DEFAULT_CASE = "issue-fix-verified-contributor"
+# LoopX's fixture edit when an edit decision names no replacement text.
+CASE_EDIT = {
+    "content_summary": "Keep focused fixes within the affected module unless current "
+    "evidence requires a broader surface."
+}
 
 
 class Command(LoopxCommand):
@@ -33,11 +40,17 @@ class Command(LoopxCommand):
         review = sub.add(
             "candidate-review", "Review one candidate: accept|edit|reject|retire|no_write."
         )
-        source = review.add_mutually_exclusive_group(required=True)
+        source = review.add_mutually_exclusive_group()
         source.add_argument("--input", help="Candidate (or adapter input / review wrapper) JSON.")
-        source.add_argument("--case", choices=sorted(CASES), help="A shipped public fixture.")
-        review.add_argument("--decision", required=True, choices=contracts.DECISIONS)
-        review.add_argument("--reviewer")
+        source.add_argument(
+            "--case",
+            choices=sorted(CASES),
+            help=f"A shipped public fixture (default: {DEFAULT_CASE}).",
+        )
+        review.add_argument("--decision", default="accept", choices=contracts.DECISIONS)
+        review.add_argument(
+            "--reviewer", help="The operator account recording the review (user:<name>)."
+        )
         review.add_argument("--corpus-id")
         review.add_argument("--record-ref", help="The active record a retire decision closes.")
         review.add_argument("--execute", action="store_true", help="Record the review.")
@@ -47,8 +60,87 @@ class Command(LoopxCommand):
             "Perform an accepted/retire review's next step with the corpus owner's authority.",
         )
         apply.add_argument("--review-id", required=True)
-        apply.add_argument("--actor", required=True)
+        apply.add_argument(
+            "--actor", required=True, help="The operator account acting (user:<name>)."
+        )
         apply.add_argument("--execute", action="store_true")
+
+        checkpoint = sub.add(
+            "checkpoint",
+            "Operator-verified authority checkpoints: grant | revoke | list (preview by default).",
+        )
+        checkpoint.add_argument("action", choices=["grant", "revoke", "list"])
+        checkpoint.add_argument("--checkpoint-id")
+        checkpoint.add_argument("--project")
+        checkpoint.add_argument("--subject", help="The verified actor ref, e.g. user:maint-1.")
+        checkpoint.add_argument("--role", help="The verified role, e.g. core_contributor.")
+        checkpoint.add_argument("--action-scope", action="append", dest="action_scopes", default=[])
+        checkpoint.add_argument("--expires-at", help="UTC timestamp (optional).")
+        checkpoint.add_argument("--evidence-ref", default="")
+        checkpoint.add_argument("--reason", default="")
+        checkpoint.add_argument(
+            "--actor", help="The operator account granting/revoking (user:<name>)."
+        )
+        checkpoint.add_argument("--execute", action="store_true")
+
+        for name, text in (
+            ("revoke-record", "Revoke an active record (authority source or owner)."),
+            ("supersede-record", "Supersede an active record by another (owner)."),
+            ("retire-record", "Retire an active record (retirement authority or owner)."),
+        ):
+            op = sub.add(name, text)
+            op.add_argument("--record-ref", required=True)
+            op.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+            if name == "revoke-record":
+                op.add_argument("--revocation-ref", required=True)
+            if name == "supersede-record":
+                op.add_argument("--by-record-ref", required=True)
+            if name == "retire-record":
+                op.add_argument("--reason-summary")
+            op.add_argument("--execute", action="store_true")
+
+        control = sub.add(
+            "operator-control",
+            "Prepare an authorised edit or retire decision for an active record (no write).",
+        )
+        control.add_argument("--input", required=True, help="The record (JSON with record_ref).")
+        control.add_argument("--action", required=True, choices=["edit", "retire"])
+        control.add_argument("--control-ref", required=True, help="The operator checkpoint id.")
+        control.add_argument("--reasoning-summary", required=True)
+        control.add_argument("--edited-content-summary")
+        control.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+
+        route = sub.add(
+            "route-check", "Route an issue-fix observation to pilot, meta or evidence hold."
+        )
+        route.add_argument("--case", choices=sorted(routing.CASES), help="A shipped case.")
+        route.add_argument(
+            "--behavior-status", choices=list(routing.BEHAVIOR_STATUSES), default="bug_confirmed"
+        )
+        route.add_argument("--surface-count", type=int, default=1)
+        route.add_argument(
+            "--edge-case-complexity", choices=list(routing.COMPLEXITIES), default="low"
+        )
+        for flag in routing.FLAGS:
+            route.add_argument(f"--{flag.replace('_', '-')}", action="store_true")
+
+        mark = sub.add(
+            "mark-experience",
+            "New source truth marks a procedural_experience stale|quarantined|refuted.",
+        )
+        mark.add_argument("--record-ref", required=True)
+        mark.add_argument("--state", required=True, choices=list(contracts.EXPERIENCE_MARKS))
+        mark.add_argument("--source-truth-ref", required=True)
+        mark.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+        mark.add_argument("--execute", action="store_true")
+
+        reopen = sub.add(
+            "reopen", "Reopen a rejected/retired/revoked candidate lineage (operator only)."
+        )
+        reopen.add_argument("--corpus-id", required=True)
+        reopen.add_argument("--candidate-ref", required=True)
+        reopen.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+        reopen.add_argument("--execute", action="store_true")
 
         ingest = sub.add("ingest-event", "Ingest one compact event (planned by default).")
         ingest.add_argument("--goal-id")
@@ -64,6 +156,8 @@ class Command(LoopxCommand):
 
         recall = sub.add("recall", "Guarded recall for one corpus and surface.")
         recall.add_argument("--input", required=True, help="reward_memory_recall_request_v0 JSON.")
+        recall.add_argument("--goal-id", help="The Agent's Goal (LoopX request packets).")
+        recall.add_argument("--agent-id", help="The Agent (LoopX request packets).")
         recall.add_argument("--execute", action="store_true")
 
         application = sub.add("application-receipt", "Record how a recall's memory was applied.")
@@ -128,18 +222,25 @@ class Command(LoopxCommand):
         execute=False,
         **_,
     ):
+        if input is None and case is None:
+            case = DEFAULT_CASE
         document = read_case(case) if case else read_json(input)
-        edit = None
+        edit = CASE_EDIT if (case and decision == "edit") else None
         if "candidate" in document and "schema_version" not in document:
             edit = document.get("edit")
             reviewer = reviewer or document.get("reviewer")
             corpus_id = corpus_id or document.get("corpus_id")
             record_ref = record_ref or document.get("record_ref")
             document = document["candidate"]
+        principal = None
+        if reviewer is not None or execute:
+            principal = principals.operator_account(
+                reviewer, field="reviewer", code="reviewer_not_authorized"
+            )
         return services.review_candidate(
             candidate=document,
             decision=decision,
-            reviewer=reviewer,
+            principal=principal,
             corpus_id=corpus_id,
             edit=edit,
             record_ref=record_ref,
@@ -147,18 +248,169 @@ class Command(LoopxCommand):
         )
 
     def run_apply_review(self, *, review_id, actor, execute=False, **_):
-        return services.apply_review(review_id=review_id, actor=actor, execute=execute)
+        principal = principals.operator_account(actor, field="actor", code="owner_not_authorized")
+        return services.apply_review(review_id=review_id, principal=principal, execute=execute)
+
+    def run_checkpoint(self, *, action, execute=False, **options):
+        if action == "list":
+            rows = selectors.list_checkpoints(project=options.get("project"))
+            return {
+                "schema_version": "reward_memory_checkpoint_list_v0",
+                "checkpoints": [selectors.checkpoint_payload(r) for r in rows],
+            }
+        operator = principals.operator_account(
+            options.get("actor"), field="actor", code="operator_required"
+        )
+        checkpoint_id = validation.identifier(options.get("checkpoint_id"), "checkpoint_id")
+        if action == "revoke":
+            return services.revoke_checkpoint(
+                checkpoint_id=checkpoint_id,
+                operator=operator,
+                reason=options.get("reason") or "",
+                execute=execute,
+            )
+        expires_at = validation.timestamp(options.get("expires_at"), "expires_at", required=False)
+        return services.grant_checkpoint(
+            checkpoint_id=checkpoint_id,
+            project=options.get("project"),
+            actor=options.get("subject"),
+            role=options.get("role"),
+            action_scopes=options.get("action_scopes") or [],
+            operator=operator,
+            expires_at=expires_at,
+            evidence_ref=options.get("evidence_ref") or "",
+            execute=execute,
+        )
+
+    def _record_operation(self, operation, *, record_ref, actor, execute, run):
+        principal = principals.operator_account(actor, field="actor")
+        record = selectors.get_record(record_ref)
+        if execute:
+            record = run(principal)
+        else:
+            services.check_record_operation(record, principal=principal, operation=operation)
+        return {
+            "schema_version": "reward_memory_record_operation_v0",
+            "operation": operation,
+            "executed": execute,
+            "record": selectors.record_public(record),
+        }
+
+    def run_revoke_record(self, *, record_ref, actor, revocation_ref, execute=False, **_):
+        return self._record_operation(
+            "revoke",
+            record_ref=record_ref,
+            actor=actor,
+            execute=execute,
+            run=lambda p: services.revoke_record(
+                record_ref=record_ref, principal=p, revocation_ref=revocation_ref
+            ),
+        )
+
+    def run_supersede_record(self, *, record_ref, actor, by_record_ref, execute=False, **_):
+        return self._record_operation(
+            "supersede",
+            record_ref=record_ref,
+            actor=actor,
+            execute=execute,
+            run=lambda p: services.supersede_record(
+                record_ref=record_ref, by_record_ref=by_record_ref, principal=p
+            ),
+        )
+
+    def run_retire_record(self, *, record_ref, actor, reason_summary=None, execute=False, **_):
+        return self._record_operation(
+            "retire",
+            record_ref=record_ref,
+            actor=actor,
+            execute=execute,
+            run=lambda p: services.retire_record(
+                record_ref=record_ref, principal=p, reason_summary=reason_summary
+            ),
+        )
+
+    def run_route_check(self, *, case=None, **options):
+        if case is not None:
+            return routing.route(routing.CASES[case])
+        observation = {
+            "behavior_status": options.get("behavior_status"),
+            "surface_count": options.get("surface_count"),
+            "edge_case_complexity": options.get("edge_case_complexity"),
+            **{flag: bool(options.get(flag)) for flag in routing.FLAGS},
+        }
+        return routing.route(observation)
+
+    def run_operator_control(
+        self,
+        *,
+        input,
+        action,
+        control_ref,
+        reasoning_summary,
+        actor,
+        edited_content_summary=None,
+        **_,
+    ):
+        principal = principals.operator_account(actor, field="actor", code="operator_required")
+        record = read_json(input)
+        return services.operator_control(
+            record_ref=validation.ref(record.get("record_ref"), "record_ref"),
+            action=action,
+            control_ref=control_ref,
+            reasoning_summary=reasoning_summary,
+            edited_content_summary=edited_content_summary,
+            principal=principal,
+        )
+
+    def run_mark_experience(
+        self, *, record_ref, state, source_truth_ref, actor, execute=False, **_
+    ):
+        principal = principals.operator_account(actor, field="actor")
+        record = selectors.get_record(record_ref)
+        if execute:
+            record = services.mark_experience(
+                record_ref=record_ref,
+                state=state,
+                principal=principal,
+                source_truth_ref=validation.ref(source_truth_ref, "source_truth_ref"),
+            )
+        else:
+            services.check_record_operation(record, principal=principal, operation="retire")
+        return {
+            "schema_version": "reward_memory_record_operation_v0",
+            "operation": f"mark_{state}",
+            "executed": execute,
+            "record": selectors.record_public(record),
+        }
+
+    def run_reopen(self, *, corpus_id, candidate_ref, actor, execute=False, **_):
+        operator = principals.operator_account(actor, field="actor", code="operator_required")
+        return services.reopen_lineage(
+            corpus_id=corpus_id, candidate_ref=candidate_ref, operator=operator, execute=execute
+        )
 
     def run_ingest_event(self, *, input, goal_id=None, agent_id=None, execute=False, **_):
+        routed = bool(goal_id or agent_id)
         return services.ingest_event(
-            event=read_json(input), goal_id=goal_id, agent_id=agent_id, execute=execute
+            event=loopx.unwrap(
+                read_json(input),
+                routed=routed,
+                route_corpus_id=lambda surface: selectors.route_corpus_id(
+                    goal_id, agent_id, surface
+                ),
+            ),
+            goal_id=goal_id,
+            agent_id=agent_id,
+            execute=execute,
         )
 
     def run_reconcile_ingest(self, *, goal_id, agent_id, **_):
         return services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
 
-    def run_recall(self, *, input, execute=False, **_):
-        return services.recall(request=read_json(input), execute=execute)
+    def run_recall(self, *, input, execute=False, goal_id=None, agent_id=None, **_):
+        return services.recall(
+            request=read_json(input), execute=execute, goal_id=goal_id, agent_id=agent_id
+        )
 
     def run_application_receipt(self, *, input, execute=False, **_):
         return services.record_application(document=read_json(input), execute=execute)

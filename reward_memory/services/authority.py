@@ -1,0 +1,262 @@
+"""Operator-owned authority: checkpoints, corpus role bindings of host tokens, and the
+closing / reopening of candidate lineages.
+
+Every function here needs an *operator* principal (the admin, or a command run from the
+operator's shell naming an operator account); a host token is refused with
+``operator_required`` whatever it sends.
+"""
+
+import datetime as dt
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from loopx_site.core import clock
+from loopx_site.core.models import HostToken
+from reward_memory import authority, candidates, selectors
+from reward_memory import contracts as c
+from reward_memory import validation as v
+from reward_memory.errors import RewardMemoryError, invalid
+from reward_memory.models import (
+    AuthorityCheckpoint,
+    Corpus,
+    CorpusRoleBinding,
+    LineageClosure,
+    MemoryRecord,
+)
+from reward_memory.principals import Principal
+
+
+def _require_operator(principal: Principal | None) -> Principal:
+    if principal is None or not principal.is_operator:
+        raise RewardMemoryError(
+            "operator_required", "Only an operator account may do this.", field="actor"
+        )
+    return principal
+
+
+def refuse_forbidden_scopes(scopes: list[str], field: str) -> None:
+    """``forbidden_action_scope`` (400) for the first scope of a forbidden family."""
+    for index, scope in enumerate(scopes):
+        family = authority.forbidden_family(scope)
+        if family is not None:
+            raise RewardMemoryError(
+                "forbidden_action_scope",
+                f"Action scopes of the {family} family are never granted or derived.",
+                field=f"{field}.{index}",
+                details={"family": family},
+            )
+
+
+# -- checkpoints -----------------------------------------------------------------------------
+def grant_checkpoint(
+    *,
+    checkpoint_id: str,
+    project: str,
+    actor: str,
+    role: str,
+    action_scopes: list[str],
+    operator: Principal,
+    expires_at: dt.datetime | None = None,
+    evidence_ref: str = "",
+    execute: bool = False,
+) -> dict[str, Any]:
+    """Record independently verified authority (idempotent on identical facts).
+
+    Forbidden authority families are refused: a checkpoint exists to bound derived
+    hard_policy, which can never carry them.
+    """
+    _require_operator(operator)
+    v.identifier(checkpoint_id, "checkpoint_id")
+    v.project(project, "project")
+    v.ref(actor, "actor")
+    v.token(role, "role")
+    scopes = v.string_list(
+        [s.lower() if isinstance(s, str) else s for s in action_scopes or []],
+        "action_scopes",
+        lambda s, f: v.pattern(s, f, v.ACTION_SCOPE_RE, what="an action scope"),
+        required=True,
+        min_items=1,
+    )
+    refuse_forbidden_scopes(scopes, "action_scopes")
+    if evidence_ref:
+        v.ref(evidence_ref, "evidence_ref")
+    now = clock.now()
+    if expires_at is not None and expires_at <= now:
+        raise invalid("expires_at", "expires_at must be in the future")
+    facts = {
+        "project": project,
+        "actor": actor,
+        "role": role,
+        "action_scopes": sorted(set(scopes)),
+        "expires_at": expires_at,
+        "evidence_ref": evidence_ref or "",
+    }
+    existing = AuthorityCheckpoint.objects.filter(checkpoint_id=checkpoint_id).first()
+    status = "planned"
+    if existing is not None:
+        same = all(getattr(existing, k) == val for k, val in facts.items())
+        if not same or existing.revoked_at is not None:
+            raise RewardMemoryError(
+                "checkpoint_conflict",
+                "A checkpoint with that id exists with other facts (or was revoked); "
+                "grant a new id.",
+                field="checkpoint_id",
+            )
+        status = "unchanged"
+    if execute and existing is None:
+        try:
+            with transaction.atomic():
+                existing = AuthorityCheckpoint.objects.create(
+                    checkpoint_id=checkpoint_id,
+                    verified_by=operator.actor_ref,
+                    verified_at=now,
+                    **facts,
+                )
+            status = "granted"
+        except IntegrityError:
+            raise RewardMemoryError(
+                "checkpoint_conflict",
+                "The checkpoint was granted concurrently.",
+                field="checkpoint_id",
+            ) from None
+    payload = {
+        "schema_version": "reward_memory_checkpoint_grant_v0",
+        "status": status,
+        "executed": execute,
+        "checkpoint_id": checkpoint_id,
+    }
+    payload["checkpoint"] = selectors.checkpoint_payload(existing) if existing else None
+    return payload
+
+
+def revoke_checkpoint(
+    *, checkpoint_id: str, operator: Principal, reason: str = "", execute: bool = False
+) -> dict[str, Any]:
+    """Revoke a checkpoint and, in the same transaction, every active record derived
+    from it (``revoked``, reason ``checkpoint_revoked``): it leaves recall at once."""
+    from reward_memory.services import records
+
+    _require_operator(operator)
+    row = selectors.get_checkpoint(checkpoint_id)
+    derived = MemoryRecord.objects.filter(authority_checkpoint=row, lifecycle_state=c.ACTIVE)
+    refs = sorted(derived.values_list("record_ref", flat=True))
+    status = "planned" if row.revoked_at is None else "unchanged"
+    revoked: list[str] = []
+    if execute and row.revoked_at is None:
+        now = clock.now()
+        with transaction.atomic():
+            changed = AuthorityCheckpoint.objects.filter(pk=row.pk, revoked_at__isnull=True).update(
+                revoked_at=now, revoked_by=operator.actor_ref, revocation_reason=reason[:300]
+            )
+            if changed:
+                for record in MemoryRecord.objects.filter(
+                    authority_checkpoint=row, lifecycle_state=c.ACTIVE
+                ):
+                    records.close_for_checkpoint(record, checkpoint_id=checkpoint_id, now=now)
+                    revoked.append(record.record_ref)
+        status = "revoked" if changed else "unchanged"
+        row.refresh_from_db()
+    return {
+        "schema_version": "reward_memory_checkpoint_revocation_v0",
+        "status": status,
+        "executed": execute,
+        "checkpoint_id": checkpoint_id,
+        "derived_active_records": len(refs),
+        "records_revoked": len(revoked),
+        "checkpoint": selectors.checkpoint_payload(row),
+    }
+
+
+# -- role bindings of host tokens ---------------------------------------------------------------
+def bind_role(
+    *, corpus_id: str, role: str, host_token: HostToken, operator: Principal
+) -> CorpusRoleBinding:
+    """Bind a host token to one corpus role (idempotent while live)."""
+    _require_operator(operator)
+    v.choice(role, "role", c.CORPUS_ROLES)
+    corpus = selectors.get_corpus(corpus_id)
+    existing = CorpusRoleBinding.objects.filter(
+        corpus=corpus, role=role, host_token=host_token, revoked_at__isnull=True
+    ).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return CorpusRoleBinding.objects.create(
+                corpus=corpus,
+                role=role,
+                host_token=host_token,
+                granted_by=operator.actor_ref,
+                granted_at=clock.now(),
+            )
+    except IntegrityError:
+        return CorpusRoleBinding.objects.get(
+            corpus=corpus, role=role, host_token=host_token, revoked_at__isnull=True
+        )
+
+
+def unbind_role(*, binding: CorpusRoleBinding, operator: Principal) -> None:
+    _require_operator(operator)
+    CorpusRoleBinding.objects.filter(pk=binding.pk, revoked_at__isnull=True).update(
+        revoked_at=clock.now()
+    )
+
+
+# -- lineage closures ----------------------------------------------------------------------------
+def close_lineage(
+    *,
+    corpus: Corpus,
+    candidate: dict[str, Any] | None,
+    candidate_ref: str,
+    reason: str,
+    actor: str,
+    reference: str = "",
+    now: dt.datetime,
+) -> None:
+    """Close a candidate's lineage (idempotent). Call inside the deciding transaction."""
+    if LineageClosure.objects.filter(
+        corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True
+    ).exists():
+        return
+    digest = candidates.lineage_digest(candidate or {})
+    try:
+        with transaction.atomic():
+            LineageClosure.objects.create(
+                corpus=corpus,
+                candidate_ref=candidate_ref,
+                content_digest=digest,
+                reason=reason,
+                reference=reference[:128],
+                closed_by=actor,
+                closed_at=now,
+            )
+    except IntegrityError:
+        pass  # closed concurrently by the same decision
+
+
+def reopen_lineage(
+    *, corpus_id: str, candidate_ref: str, operator: Principal, execute: bool = False
+) -> dict[str, Any]:
+    """An operator's explicit reopen of a closed candidate lineage."""
+    _require_operator(operator)
+    corpus = selectors.get_corpus(corpus_id)
+    closure = LineageClosure.objects.filter(
+        corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True
+    ).first()
+    if closure is None:
+        raise RewardMemoryError(
+            "closure_not_found", "That candidate lineage is not closed.", field="candidate_ref"
+        )
+    if execute:
+        LineageClosure.objects.filter(pk=closure.pk, reopened_at__isnull=True).update(
+            reopened_at=clock.now(), reopened_by=operator.actor_ref
+        )
+    return {
+        "schema_version": "reward_memory_lineage_reopen_v0",
+        "status": "reopened" if execute else "planned",
+        "executed": execute,
+        "corpus_id": corpus.corpus_id,
+        "candidate_ref": candidate_ref,
+        "closed_reason": closure.reason,
+    }

@@ -1,0 +1,141 @@
+"""Stage 5 operator control: an authorised edit or retire decision for one active
+record, prepared without any provider write.
+
+The authority is an operator-granted ``AuthorityCheckpoint`` named by ``control_ref``:
+an edit checkpoint must bind the corpus ``owner``, a retire checkpoint the corpus
+``maintenance.retirement_authority``; both must be live, bind the corpus's project and
+hold the exact action scope ``reward_memory.<action>.<corpus_id>``. An edit returns a
+replacement candidate whose lineage names the old record's candidate (it goes through
+review like any candidate); a retire returns the retired decision (performed with
+``retire-record``). Neither writes the provider or LoopX state.
+"""
+
+from typing import Any
+
+from loopx_site.core import clock
+from reward_memory import authority, guards, selectors
+from reward_memory import contracts as c
+from reward_memory import validation as v
+from reward_memory.errors import RewardMemoryError, invalid
+from reward_memory.principals import Principal
+
+SCHEMA = "reward_memory_operator_control_v0"
+ACTIONS = ("edit", "retire")
+CHECKPOINT_ROLE_FIELD = {"edit": "owner", "retire": "retirement_authority"}
+
+
+def control_scope(action: str, corpus_id: str) -> str:
+    return f"reward_memory.{action}.{corpus_id}".lower()
+
+
+def _refuse(reason: str, message: str) -> RewardMemoryError:
+    return RewardMemoryError(
+        "operator_checkpoint_refused", message, field="control_ref", details={"reason": reason}
+    )
+
+
+def _safe_text(value: Any, field: str) -> str:
+    text = v.text(value, field, max_length=500)
+    if guards.string_reasons(text, field):
+        raise invalid(field, f"{field} must be public-safe (no URLs, paths or credentials)")
+    return text
+
+
+def operator_control(
+    *,
+    record_ref: str,
+    action: str,
+    control_ref: str,
+    reasoning_summary: str,
+    principal: Principal,
+    edited_content_summary: str | None = None,
+) -> dict[str, Any]:
+    """The ``reward_memory_operator_control_v0`` decision (never a write)."""
+    if principal is None or not principal.is_operator:
+        raise RewardMemoryError(
+            "operator_required", "Only an operator account may do this.", field="actor"
+        )
+    v.choice(action, "action", ACTIONS)
+    v.ref(control_ref, "control_ref")
+    reasoning = _safe_text(reasoning_summary, "reasoning_summary")
+    record = selectors.get_record(record_ref)
+    corpus = record.corpus
+    if record.lifecycle_state != c.ACTIVE or not corpus.active:
+        raise RewardMemoryError(
+            "invalid_transition",
+            "Operator control needs an active record of an active corpus.",
+            field="record_ref",
+        )
+    facts = selectors.checkpoint_facts(control_ref)
+    if facts is None or not facts.live:
+        raise _refuse("checkpoint_unverified", "No live operator-granted checkpoint has that id.")
+    expected_actor = getattr(corpus, CHECKPOINT_ROLE_FIELD[action])
+    if facts.actor != expected_actor:
+        raise _refuse(
+            "checkpoint_actor_mismatch",
+            f"A {action} checkpoint must bind the corpus's {CHECKPOINT_ROLE_FIELD[action]}.",
+        )
+    if facts.project != corpus.project:
+        raise _refuse("checkpoint_project_mismatch", "The checkpoint binds another project.")
+    if control_scope(action, corpus.corpus_id) not in facts.action_scopes:
+        raise _refuse(
+            "action_scope_not_in_checkpoint",
+            f"The checkpoint must hold {control_scope(action, corpus.corpus_id)}.",
+        )
+    base = {
+        "ok": True,
+        "schema_version": SCHEMA,
+        "action": action,
+        "record_ref": record.record_ref,
+        "corpus_id": corpus.corpus_id,
+        "control_ref": control_ref,
+        "operator": principal.actor_ref,
+        "reasoning_summary": reasoning,
+        "provider_write_performed": False,
+        "external_writes_performed": False,
+        "grants_new_action_authority": False,
+    }
+    if action == "retire":
+        return {
+            **base,
+            "status": "retire_prepared",
+            "decision": {"decision": "retire", "record_ref": record.record_ref},
+            "replacement_candidate": None,
+            "next_step": {"action": "retire_record", "performed_by": "retirement_authority"},
+        }
+    if edited_content_summary is None:
+        raise invalid("edited_content_summary", "an edit needs the edited content summary")
+    content = record.content or {}
+    candidate = {
+        "schema_version": c.CANDIDATE_SCHEMA,
+        "target_class": record.memory_class,
+        "content_summary": _safe_text(edited_content_summary, "edited_content_summary"),
+        "reasoning_summary": reasoning,
+        "source": {
+            "kind": "operator_correction",
+            "actor": expected_actor,
+            "actor_role": "corpus_owner",
+            "evidence_ref": control_ref,
+            "observed_at": clock.iso(clock.now()),
+        },
+        "scope": dict(content.get("scope") or {}),
+        "confidence": dict(content.get("confidence") or {}),
+        "requested_action_scopes": sorted(
+            authority.normalise_scopes((content.get("authority") or {}).get("action_scopes"))
+        ),
+        "conflicts": [],
+        "lineage": {"prior_candidate_ref": record.candidate_ref},
+    }
+    checkpoint_ref = (content.get("authority") or {}).get("checkpoint_ref")
+    if record.memory_class == c.HARD_POLICY and checkpoint_ref:
+        candidate["authority_checkpoint"] = {"checkpoint_ref": checkpoint_ref}
+    for key in ("working_context_kind",):
+        if content.get(key):
+            candidate[key] = content[key]
+    return {
+        **base,
+        "status": "edit_prepared",
+        "decision": {"decision": "edit", "record_ref": record.record_ref},
+        "replacement_candidate": candidate,
+        "next_step": {"action": "candidate_review", "performed_by": "corpus_reviewer"},
+    }

@@ -1,0 +1,128 @@
+"""Issue 13 operator control: edit needs an owner checkpoint, retire a retirement
+checkpoint, both bound to the exact corpus, project and action; neither writes."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from reward_memory import services
+from reward_memory.errors import RewardMemoryError
+from reward_memory.models import MemoryRecord
+from tests.helpers import run_cli
+from tests.reward_memory import factories as f
+
+
+def _grant(checkpoint_id, actor, scopes, project=f.PROJECT):
+    services.grant_checkpoint(
+        checkpoint_id=checkpoint_id,
+        project=project,
+        actor=actor,
+        role="corpus_owner",
+        action_scopes=scopes,
+        operator=f.op(f.OWNER),
+        execute=True,
+    )
+
+
+@pytest.fixture
+def record(db, double_corpus, double):
+    _grant("ckpt-edit", f.OWNER, ["reward_memory.edit.prefs"])
+    _grant("ckpt-retire", f.RETIRER, ["reward_memory.retire.prefs"])
+    _grant("ckpt-other-project", f.OWNER, ["reward_memory.edit.prefs"], project="proj-b")
+    _grant("ckpt-wrong-action", f.OWNER, ["reward_memory.retire.prefs"])
+    receipt = services.ingest_event(
+        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
+    )
+    double.reset_calls()
+    return MemoryRecord.objects.get(record_ref=receipt["record_ref"])
+
+
+def _control(record, action, control_ref, **kw):
+    return services.operator_control(
+        record_ref=record.record_ref,
+        action=action,
+        control_ref=control_ref,
+        reasoning_summary="The owner narrowed the preference after review.",
+        principal=f.op(f.OWNER),
+        **kw,
+    )
+
+
+def test_edit_with_the_owner_checkpoint_prepares_a_replacement_without_writing(record, double):
+    doc = _control(record, "edit", "ckpt-edit", edited_content_summary="Lead with the effect.")
+    assert (doc["status"], doc["provider_write_performed"]) == ("edit_prepared", False)
+    candidate = doc["replacement_candidate"]
+    assert candidate["lineage"] == {"prior_candidate_ref": record.candidate_ref}
+    assert candidate["content_summary"] == "Lead with the effect."
+    review = services.review_candidate(candidate=candidate, decision="accept", corpus_id="prefs")
+    assert review["effective_decision"] == "accept"
+    assert double.call_count == 0
+    assert MemoryRecord.objects.get(pk=record.pk).lifecycle_state == "active"
+
+
+def test_retire_needs_the_retirement_authority_checkpoint(record):
+    doc = _control(record, "retire", "ckpt-retire")
+    assert doc["status"] == "retire_prepared"
+    assert doc["decision"] == {"decision": "retire", "record_ref": record.record_ref}
+
+
+@pytest.mark.parametrize(
+    ("action", "control_ref", "reason"),
+    [
+        ("edit", "ckpt-retire", "checkpoint_actor_mismatch"),
+        ("retire", "ckpt-edit", "checkpoint_actor_mismatch"),
+        ("edit", "ckpt-other-project", "checkpoint_project_mismatch"),
+        ("edit", "ckpt-wrong-action", "action_scope_not_in_checkpoint"),
+        ("edit", "ckpt-missing", "checkpoint_unverified"),
+    ],
+)
+def test_a_checkpoint_that_does_not_authorise_the_control_is_refused(
+    record, action, control_ref, reason
+):
+    with pytest.raises(RewardMemoryError) as exc:
+        _control(record, action, control_ref, edited_content_summary="x y z")
+    assert (exc.value.code, exc.value.details["reason"]) == ("operator_checkpoint_refused", reason)
+
+
+def test_operator_control_command(record, tmp_path):
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps({"record_ref": record.record_ref}))
+    argv = [
+        "reward_memory", "operator-control", "--input", str(path), "--action", "retire",
+        "--reasoning-summary", "Superseded by the team's new template.", "--actor", f.OWNER,
+    ]  # fmt: skip
+    ok = run_cli(*argv, "--control-ref", "ckpt-retire")
+    assert (ok.code, ok.json["status"]) == (0, "retire_prepared"), ok.stdout
+    refused = run_cli(*argv, "--control-ref", "ckpt-edit")
+    assert (refused.code, refused.json["code"]) == (2, "operator_checkpoint_refused")
+
+
+def test_admin_operator_actions_call_the_service_and_show_refusals(admin_client, record):
+    url = reverse("admin:reward_memory_memoryrecord_changelist")
+    ok = admin_client.post(
+        url,
+        {
+            "action": "operator_edit",
+            "_selected_action": [record.pk],
+            "control_ref": "ckpt-edit",
+            "reasoning_summary": "Tighter wording.",
+            "edited_content_summary": "Lead with the user-visible effect first.",
+        },
+        follow=True,
+    )
+    texts = [str(m) for m in ok.context["messages"]]
+    assert any("replacement candidate prepared" in t for t in texts), texts
+    refused = admin_client.post(
+        url,
+        {
+            "action": "operator_retire",
+            "_selected_action": [record.pk],
+            "control_ref": "ckpt-edit",
+            "reasoning_summary": "Retire it.",
+        },
+        follow=True,
+    )
+    texts = [str(m) for m in refused.context["messages"]]
+    assert any("operator_checkpoint_refused" in t for t in texts), texts
+    assert MemoryRecord.objects.get(pk=record.pk).lifecycle_state == "active"
