@@ -27,6 +27,7 @@ class RecallHookApi(APIView):
 
 class SemanticPreferenceRecallApi(RecallHookApi):
     throttle_scope = "recall"  # per token: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+
     @extend_schema(
         operation_id="semantic_preferences_recall",
         request=SemanticPreferenceRecallInput,
@@ -51,6 +52,7 @@ class SemanticPreferenceRecallApi(RecallHookApi):
 
 class SemanticPreferenceDoctorApi(RecallHookApi):
     throttle_scope = "doctor"
+
     @extend_schema(
         operation_id="semantic_preferences_doctor",
         request=SemanticPreferenceDoctorInput,
