@@ -57,6 +57,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost: database outage → 503, unknown /api/ path → JSON 404 envelope.
+    "loopx_site.core.middleware.EdgeErrorsMiddleware",
 ]
 
 ROOT_URLCONF = "loopx_site.urls"
@@ -218,9 +220,17 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "filters": {"no_traceback": {"()": "loopx_site.core.logfilters.NoTraceback"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["stderr"], "level": "WARNING"},
     "loggers": {
+        # An oversized body is an expected refusal (413): one line, no traceback.
+        "django.security.RequestDataTooBig": {
+            "handlers": ["stderr"],
+            "level": "WARNING",
+            "filters": ["no_traceback"],
+            "propagate": False,
+        },
         "loopx": {
             "handlers": ["stderr"],
             "level": env.str("LOG_LEVEL", default="INFO"),

@@ -106,7 +106,11 @@ class HookConfig:
 
 
 def require_surface_id(value: Any, field_name: str, *, code: str = "invalid_argument") -> str:
-    if not isinstance(value, str) or len(value) > MAX_SURFACE_CHARS or not SURFACE_RE.match(value):
+    if (
+        not isinstance(value, str)
+        or len(value) > MAX_SURFACE_CHARS
+        or not SURFACE_RE.fullmatch(value)
+    ):
         raise invalid(
             code,
             field_name,
@@ -250,7 +254,7 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
     provider_id = None
     if "id" in raw:
         provider_id = raw["id"]
-        if not isinstance(provider_id, str) or not PROVIDER_ID_RE.match(provider_id):
+        if not isinstance(provider_id, str) or not PROVIDER_ID_RE.fullmatch(provider_id):
             raise invalid(
                 "invalid_config", "provider.id", f"provider.id must match {PROVIDER_ID_RE.pattern}."
             )
@@ -303,7 +307,7 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
     extension_id = None
     if "extension_id" in raw:
         extension_id = raw["extension_id"]
-        if not isinstance(extension_id, str) or not PROVIDER_ID_RE.match(extension_id):
+        if not isinstance(extension_id, str) or not PROVIDER_ID_RE.fullmatch(extension_id):
             raise invalid(
                 "invalid_config",
                 "provider.extension_id",
@@ -471,7 +475,7 @@ def validate_context(mapping: Any) -> dict[str, str]:
         if (
             not isinstance(key, str)
             or len(key) > MAX_CONTEXT_KEY_CHARS
-            or not CONTEXT_KEY_RE.match(key)
+            or not CONTEXT_KEY_RE.fullmatch(key)
         ):
             raise invalid(
                 "invalid_context", "context", "Each context key must be lower_snake (a-z, 0-9, _)."

@@ -177,7 +177,9 @@ def validate_manifest(raw: Any, *, base_dir: Path | None = None) -> Manifest:
             "invalid_manifest", "schema_version", f"schema_version must be {MANIFEST_SCHEMA}."
         )
     extension_id = raw["extension_id"]
-    if not isinstance(extension_id, str) or not config_module.PROVIDER_ID_RE.match(extension_id):
+    if not isinstance(extension_id, str) or not config_module.PROVIDER_ID_RE.fullmatch(
+        extension_id
+    ):
         raise invalid(
             "invalid_manifest",
             "extension_id",
@@ -379,7 +381,9 @@ def _install_result(status: str, action: str, row: ProviderExtension) -> dict[st
 
 def set_active(extension_id: str, *, active: bool) -> dict[str, Any]:
     """Activate or deactivate an installed extension (idempotent, row-locked)."""
-    if not isinstance(extension_id, str) or not config_module.PROVIDER_ID_RE.match(extension_id):
+    if not isinstance(extension_id, str) or not config_module.PROVIDER_ID_RE.fullmatch(
+        extension_id
+    ):
         raise invalid(
             "invalid_argument",
             "extension_id",

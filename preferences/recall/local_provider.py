@@ -72,7 +72,7 @@ def validate_note(
     project: Any, note_id: Any, summary: Any, body: Any, surfaces: Any, context: Any
 ) -> tuple[str, str, str, str, list[str], dict[str, str]]:
     project = require_project(project)
-    if not isinstance(note_id, str) or not IDENTIFIER_RE.match(note_id):
+    if not isinstance(note_id, str) or not IDENTIFIER_RE.fullmatch(note_id):
         raise invalid("invalid_argument", "note_id", f"note_id must match {IDENTIFIER_RE.pattern}.")
     if (
         not isinstance(summary, str)

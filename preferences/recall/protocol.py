@@ -151,7 +151,7 @@ def validate_inventory(raw: Any) -> list[dict[str, Any]]:
         if not isinstance(entry, dict) or set(entry) != INVENTORY_FIELDS:
             raise ProtocolFailure(INVALID_CORPUS_INVENTORY)
         corpus_id = entry["corpus_id"]
-        if not isinstance(corpus_id, str) or not CORPUS_ID_RE.match(corpus_id):
+        if not isinstance(corpus_id, str) or not CORPUS_ID_RE.fullmatch(corpus_id):
             raise ProtocolFailure(INVALID_CORPUS_INVENTORY)
         for ref_field in ("scope_ref", "write_actor_ref"):
             if not _is_text(entry[ref_field], MAX_REF_CHARS):
@@ -161,7 +161,7 @@ def validate_inventory(raw: Any) -> list[dict[str, Any]]:
             if (
                 not isinstance(value, str)
                 or len(value) > MAX_TOKEN_CHARS
-                or not TOKEN_RE.match(value)
+                or not TOKEN_RE.fullmatch(value)
             ):
                 raise ProtocolFailure(INVALID_CORPUS_INVENTORY)
         triggers = entry["writeback_triggers"]

@@ -71,7 +71,7 @@ def public_https_url(value: Any, field: str) -> str:
         "." not in host
         or host == "localhost"
         or host.endswith(_PRIVATE_SUFFIXES)
-        or not all(_HOST_LABEL_RE.match(label) for label in host.split("."))
+        or not all(_HOST_LABEL_RE.fullmatch(label) for label in host.split("."))
     ):
         raise invalid("invalid_argument", field, f"{field} {problem}.")
     for part in (parts.query, parts.fragment):
@@ -110,7 +110,7 @@ def application_receipt(
 ) -> dict[str, Any]:
     """Build a ``semantic_preference_application_receipt_v0`` (returned, not written)."""
     require_surface_id(surface, "surface")
-    if not isinstance(application_id, str) or not APPLICATION_ID_RE.match(application_id):
+    if not isinstance(application_id, str) or not APPLICATION_ID_RE.fullmatch(application_id):
         raise invalid(
             "invalid_argument",
             "application_id",
@@ -160,7 +160,7 @@ def maintenance_receipt(
     if not isinstance(corpus_ids, list | tuple) or not 1 <= len(corpus_ids) <= MAX_CORPUS_IDS:
         raise invalid("invalid_argument", "corpus_id", f"Give 1-{MAX_CORPUS_IDS} corpus ids.")
     for corpus_id in corpus_ids:
-        if not isinstance(corpus_id, str) or not CORPUS_ID_RE.match(corpus_id):
+        if not isinstance(corpus_id, str) or not CORPUS_ID_RE.fullmatch(corpus_id):
             raise invalid(
                 "invalid_argument", "corpus_id", f"corpus ids must match {CORPUS_ID_RE.pattern}."
             )
@@ -171,7 +171,7 @@ def maintenance_receipt(
         maximum=MAX_SCOPE_REFS,
     )
     if evidence_ref is not None and not (
-        isinstance(evidence_ref, str) and EVIDENCE_TOKEN_RE.match(evidence_ref)
+        isinstance(evidence_ref, str) and EVIDENCE_TOKEN_RE.fullmatch(evidence_ref)
     ):
         public_https_url(evidence_ref, "evidence_ref")
     return {

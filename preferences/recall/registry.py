@@ -39,7 +39,7 @@ def register_config(
     execute: bool = False,
 ) -> dict[str, Any]:
     """Create or replace the registered config ``name`` (idempotent; preview by default)."""
-    if not isinstance(name, str) or not IDENTIFIER_RE.match(name):
+    if not isinstance(name, str) or not IDENTIFIER_RE.fullmatch(name):
         raise invalid("invalid_argument", "name", f"name must match {IDENTIFIER_RE.pattern}.")
     project = require_project(project)
     validate_config(config, origin="registered")

@@ -8,6 +8,7 @@ field is refused with a reason code instead of being silently dropped here.
 
 from rest_framework import serializers
 
+from loopx_site.core.api.fields import FullRegexField
 from reward_memory import contracts as c
 from reward_memory.validation import IDENT_RE
 
@@ -28,15 +29,15 @@ class CandidateReviewInput(serializers.Serializer):
     )
     decision = serializers.ChoiceField(choices=c.DECISIONS)
     reviewer = serializers.CharField(required=False, max_length=256)
-    corpus_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
+    corpus_id = FullRegexField(IDENT_RE, required=False, max_length=128)
     edit = serializers.DictField(required=False, help_text="Edited fields (edit decision).")
     record_ref = serializers.CharField(required=False, max_length=68)
     execute = serializers.BooleanField(default=False)
 
 
 class IngestInput(serializers.Serializer):
-    goal_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
-    agent_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
+    goal_id = FullRegexField(IDENT_RE, required=False, max_length=128)
+    agent_id = FullRegexField(IDENT_RE, required=False, max_length=128)
     event = ContractDocumentField(
         help_text="scoped_feedback_reward_memory_event_v0 or "
         "issue_fix_reward_memory_candidate_adapter_v0."

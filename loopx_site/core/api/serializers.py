@@ -1,9 +1,10 @@
 from rest_framework import serializers
 
+from loopx_site.core.api.fields import FullRegexField
 from loopx_site.core.validation import IDENTIFIER_RE
 
 
-class IdentifierField(serializers.RegexField):
+class IdentifierField(FullRegexField):
     def __init__(self, **kwargs):
         super().__init__(IDENTIFIER_RE, max_length=128, **kwargs)
 
