@@ -3,7 +3,7 @@ from rest_framework import serializers
 from hooks.errors import FAILURE_CODES
 from hooks.models import EVENT_KINDS, HookDispatch, HookIntent
 from hooks.registry import PROFILE_NAMES
-from loopx_site.core.api.fields import FullRegexField
+from loopx_site.core.api.fields import FullRegexField, StrictQuerySerializer
 from loopx_site.core.api.serializers import IdentifierField
 
 
@@ -158,7 +158,7 @@ class TurnSettleOutput(serializers.Serializer):
 
 
 # -- journal and outbox listings ------------------------------------------------------------
-class _ListQuery(serializers.Serializer):
+class _ListQuery(StrictQuerySerializer):
     goal_id = IdentifierField(required=False)
     limit = serializers.IntegerField(min_value=1, max_value=500, required=False, default=100)
     cursor = serializers.IntegerField(min_value=1, required=False)

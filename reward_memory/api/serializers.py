@@ -6,6 +6,8 @@ deterministic guards must see every field, so an unmodelled, raw or authority-gr
 field is refused with a reason code instead of being silently dropped here.
 """
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from loopx_site.core.api.fields import FullRegexField
@@ -13,6 +15,7 @@ from reward_memory import contracts as c
 from reward_memory.validation import IDENT_RE
 
 
+@extend_schema_field(OpenApiTypes.OBJECT)
 class ContractDocumentField(serializers.JSONField):
     """A JSON object passed through to the service guards as is."""
 

@@ -29,3 +29,17 @@ class FullRegexField(serializers.CharField):
         self.validators.append(
             FullMatchRegexValidator(regex, message=self.error_messages["invalid"])
         )
+
+
+class StrictQuerySerializer(serializers.Serializer):
+    """Query-string parameters where an empty value is an error, not an omission.
+
+    DRF treats ``?status=`` as if ``status`` were absent (an HTML-form habit); the API's
+    schema says an empty value is invalid, so the API refuses it.
+    """
+
+    def to_internal_value(self, data):
+        for name in self.fields:
+            if hasattr(data, "getlist") and name in data and "" in data.getlist(name):
+                raise serializers.ValidationError({name: ["This field may not be blank."]})
+        return super().to_internal_value(data)

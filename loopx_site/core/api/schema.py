@@ -6,6 +6,7 @@
   ``DomainError.envelope()`` builds), by what the operation has: a body, path or query
   parameters, a write, a throttle scope;
 * ``201`` beside ``200`` for the operations that answer 201 when a write commits;
+* ``pattern: ^[^\\x00]*$`` on free strings (DRF refuses NUL characters in every one);
 * one tag per Django app (``registry``, ``preferences``, …), never the URL prefix.
 
 It also describes the host token scheme (the auth extension below).
@@ -86,7 +87,20 @@ APP_TAGS = {"core": "registry"}
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
+#: What every DRF ``CharField`` refuses (NUL characters), said in the schema.
+NO_NUL_PATTERN = r"^[^\x00]*$"
+
+
 class LoopxAutoSchema(AutoSchema):
+    def _insert_field_validators(self, field, schema):
+        super()._insert_field_validators(field, schema)
+        if (
+            isinstance(field, serializers.CharField)
+            and schema.get("type") == "string"
+            and not {"pattern", "enum", "format"} & set(schema)
+        ):
+            schema["pattern"] = NO_NUL_PATTERN
+
     def get_operation(self, path, path_regex, path_prefix, method, registry):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
