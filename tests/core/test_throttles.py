@@ -83,3 +83,30 @@ def test_off_disables_a_scope(host_client, goals):
     with rates(doctor=None):
         codes = {client.post(DOCTOR, {}, format="json").status_code for _ in range(5)}
     assert 429 not in codes
+
+
+def test_rates_come_from_the_environment():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="loopx_site.settings",
+        LOOPX_THROTTLE_RECALL="5/hour",
+        LOOPX_THROTTLE_DOCTOR="off",
+    )
+    env.pop("LOOPX_THROTTLE_INGEST", None)
+    code = (
+        "import django, json; django.setup(); from django.conf import settings; "
+        "print(json.dumps(settings.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"recall": "5/hour", "doctor": None, "ingest": "120/min"}
