@@ -165,3 +165,12 @@ def test_database_down_gives_503_page_for_admin_and_envelope_for_api(server_with
     payload = json.loads(body)
     assert payload["code"] == "database_unavailable"
     assert payload["status"] == "unavailable"
+
+
+def test_nul_character_reaching_a_query_is_bad_input_not_an_outage(host_client, demo):
+    """PostgreSQL refuses NUL in text (DataError): that is a 4xx, never the 503 envelope."""
+    response = host_client("demo").post(
+        "/api/v1/reward-memory/application-receipts/", {"recall_id": "rmc_\x00"}, format="json"
+    )
+    assert 400 <= response.status_code < 500
+    assert response.json()["code"] != "database_unavailable"

@@ -5,7 +5,7 @@ import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.db import DatabaseError
+from django.db import DatabaseError, DataError
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -76,6 +76,15 @@ def to_domain_error(exc: Exception, area: str) -> DomainError | None:
         )
     if isinstance(exc, exceptions.APIException):
         return DomainError(exc.default_code, str(exc.detail), area=area, status=exc.status_code)
+    if isinstance(exc, DataError):
+        # The database refused a value (e.g. a NUL character in PostgreSQL text): bad
+        # input that a validator missed, not an outage.
+        logger.warning("database refused a request value: %s", type(exc).__name__)
+        return DomainError(
+            "invalid_argument",
+            "A value in the request cannot be stored or compared; nothing was written.",
+            area=area,
+        )
     if isinstance(exc, DatabaseError):
         logger.warning("database unavailable: %s", type(exc).__name__)
         return DomainError(
