@@ -46,7 +46,7 @@ MAX_INT = 2**53
 @functools.lru_cache(maxsize=4096)
 def token_violation(text: str) -> str | None:
     """The rule a string breaks, or ``None`` when it is a public-safe opaque token."""
-    if not TOKEN_RE.match(text):
+    if not TOKEN_RE.fullmatch(text):
         return "not_opaque_token"
     found = _DENY.search(text)
     return found.lastgroup.rstrip("0123456789") if found else None
@@ -92,7 +92,7 @@ def _walk(value: Any, path: str, depth: int, found: list[str]) -> None:
         return
     if isinstance(value, dict):
         for key, item in value.items():
-            if not isinstance(key, str) or not KEY_RE.match(key):
+            if not isinstance(key, str) or not KEY_RE.fullmatch(key):
                 found.append(f"{path}:bad_key")
                 continue
             _walk(item, f"{path}.{key}", depth + 1, found)

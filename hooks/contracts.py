@@ -170,7 +170,7 @@ def _exact_fields(value: Any, fields: frozenset, where: str, code: str) -> dict:
 
 
 def _token(value: Any, pattern: re.Pattern, where: str, code: str) -> str:
-    if not isinstance(value, str) or not pattern.match(value):
+    if not isinstance(value, str) or not pattern.fullmatch(value):
         _fail(code, f"{where}:invalid_token")
     return value
 
@@ -197,7 +197,7 @@ def _token_list(
     for index, item in enumerate(value):
         if not isinstance(item, str):
             _fail(code, f"{where}[{index}]:not_a_string")
-        if pattern is not None and not pattern.match(item):
+        if pattern is not None and not pattern.fullmatch(item):
             _fail(code, f"{where}[{index}]:invalid_token")
         if allowed is not None and item not in allowed:
             _fail(code, f"{where}[{index}]:not_allowed")
@@ -301,7 +301,7 @@ def _check_schema(schema: Any, where: str, depth: int) -> None:
         if not isinstance(fields, dict) or not fields or len(fields) > 16:
             _fail(code, f"{where}.fields:invalid_schema")
         for name, sub in fields.items():
-            if not isinstance(name, str) or not boundary.KEY_RE.match(name):
+            if not isinstance(name, str) or not boundary.KEY_RE.fullmatch(name):
                 _fail(code, f"{where}.fields:invalid_name")
             _check_schema(sub, f"{where}.fields.{name}", depth + 1)
     elif kind == "enum":

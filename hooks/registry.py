@@ -99,7 +99,9 @@ def _bind(position: int, source: str) -> InstalledHook:
         return rejected("provider:not_importable")
     packet = getattr(cls, "registration", None)
     raw_id = packet.get("hook_id") if isinstance(packet, dict) else None
-    hook_id = raw_id if isinstance(raw_id, str) and contracts.QUALIFIED_RE.match(raw_id) else None
+    hook_id = (
+        raw_id if isinstance(raw_id, str) and contracts.QUALIFIED_RE.fullmatch(raw_id) else None
+    )
     if not isinstance(cls, type) or not callable(getattr(cls, "produce", None)):
         return rejected("provider:not_a_provider", hook_id)
     intent_contracts = getattr(cls, "intent_contracts", None)

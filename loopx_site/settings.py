@@ -57,6 +57,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost: database outage → 503, unknown /api/ path → JSON 404 envelope.
+    "loopx_site.core.middleware.EdgeErrorsMiddleware",
 ]
 
 ROOT_URLCONF = "loopx_site.urls"
@@ -141,15 +143,35 @@ X_FRAME_OPTIONS = "DENY"
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
 
+# The throttle's counters live in the default cache. The local-memory default counts per
+# server process; with several gunicorn workers point CACHE_URL at a shared cache (e.g.
+# `dbcache://loopx_cache` after `manage.py createcachetable`) for one budget per token.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://loopx")}
+
+
+def _throttle_rate(name: str, default: str) -> str | None:
+    """A DRF rate such as ``30/min``; ``off`` disables that scope's limit."""
+    value = env.str(name, default=default).strip()
+    return None if value.lower() in {"off", "none", ""} else value
+
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "loopx_site.core.api.auth.HostTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        "loopx_site.core.api.auth.OperatorSessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["loopx_site.core.api.permissions.IsHostOrOperator"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": ["loopx_site.core.api.parsers.BoundedJSONParser"],
+    # Per credential (host token or operator account), never per IP address; a view opts
+    # in with `throttle_scope`. Provider runs (recall, doctor) and ingest are limited.
+    "DEFAULT_THROTTLE_CLASSES": ["loopx_site.core.api.throttles.CredentialScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "recall": _throttle_rate("LOOPX_THROTTLE_RECALL", "60/min"),
+        "doctor": _throttle_rate("LOOPX_THROTTLE_DOCTOR", "12/min"),
+        "ingest": _throttle_rate("LOOPX_THROTTLE_INGEST", "120/min"),
+    },
+    "DEFAULT_SCHEMA_CLASS": "loopx_site.core.api.schema.LoopxAutoSchema",
     "EXCEPTION_HANDLER": "loopx_site.core.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
@@ -198,9 +220,17 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "filters": {"no_traceback": {"()": "loopx_site.core.logfilters.NoTraceback"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["stderr"], "level": "WARNING"},
     "loggers": {
+        # An oversized body is an expected refusal (413): one line, no traceback.
+        "django.security.RequestDataTooBig": {
+            "handlers": ["stderr"],
+            "level": "WARNING",
+            "filters": ["no_traceback"],
+            "propagate": False,
+        },
         "loopx": {
             "handlers": ["stderr"],
             "level": env.str("LOG_LEVEL", default="INFO"),

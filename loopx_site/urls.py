@@ -14,6 +14,11 @@ urlpatterns = [
     path("api/v1/", include("turn_recall.api.urls")),
 ]
 
+# Failures outside a view: envelopes under /api/, 413/503 pages elsewhere.
+handler400 = "loopx_site.core.middleware.handler400"
+handler404 = "loopx_site.core.middleware.handler404"
+handler500 = "loopx_site.core.middleware.handler500"
+
 admin.site.site_header = "LoopX Memory"
 admin.site.site_title = "LoopX Memory operators"
 admin.site.index_title = "Memory and capability-hook control plane"

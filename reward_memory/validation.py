@@ -49,7 +49,7 @@ def pattern(
 ) -> str | None:
     if value is None and not required:
         return None
-    if not isinstance(value, str) or not regex.match(value) or ".." in value.split("/"):
+    if not isinstance(value, str) or not regex.fullmatch(value) or ".." in value.split("/"):
         raise invalid(field, f"{field} must be {what or 'match ' + regex.pattern}")
     return value
 

@@ -1,8 +1,17 @@
 import pytest
+from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from loopx_site.core import services as core_services
 from tests.factories import AgentFactory, GoalFactory
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counters():
+    """API throttle counters live in the (process-local) cache: each test starts at zero."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

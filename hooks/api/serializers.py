@@ -3,6 +3,7 @@ from rest_framework import serializers
 from hooks.errors import FAILURE_CODES
 from hooks.models import EVENT_KINDS, HookDispatch, HookIntent
 from hooks.registry import PROFILE_NAMES
+from loopx_site.core.api.fields import FullRegexField, StrictQuerySerializer
 from loopx_site.core.api.serializers import IdentifierField
 
 
@@ -157,7 +158,7 @@ class TurnSettleOutput(serializers.Serializer):
 
 
 # -- journal and outbox listings ------------------------------------------------------------
-class _ListQuery(serializers.Serializer):
+class _ListQuery(StrictQuerySerializer):
     goal_id = IdentifierField(required=False)
     limit = serializers.IntegerField(min_value=1, max_value=500, required=False, default=100)
     cursor = serializers.IntegerField(min_value=1, required=False)
@@ -167,13 +168,13 @@ class HookDispatchListQuery(_ListQuery):
     status = serializers.ChoiceField(choices=HookDispatch.Status.values, required=False)
     failure_code = serializers.ChoiceField(choices=FAILURE_CODES, required=False)
     receipt_id = IdentifierField(required=False)
-    hook_id = serializers.RegexField(r"^[a-z][a-z0-9_.]{0,139}$", required=False)
+    hook_id = FullRegexField(r"^[a-z][a-z0-9_.]{0,139}$", required=False)
 
 
 class HookIntentListQuery(_ListQuery):
     status = serializers.ChoiceField(choices=HookIntent.Status.values, required=False)
-    intent_kind = serializers.RegexField(r"^[a-z][a-z0-9_.]{0,139}$", required=False)
-    dispatch_id = serializers.RegexField(r"^pwh_[0-9a-f]{64}$", required=False)
+    intent_kind = FullRegexField(r"^[a-z][a-z0-9_.]{0,139}$", required=False)
+    dispatch_id = FullRegexField(r"^pwh_[0-9a-f]{64}$", required=False)
 
 
 class HookDispatchListOutput(serializers.Serializer):

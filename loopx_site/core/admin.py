@@ -1,7 +1,12 @@
+import re
+
+from django import forms
 from django.contrib import admin, messages
 
 from loopx_site.core import services
+from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal, HostToken
+from loopx_site.core.validation import require_identifier
 
 
 class AgentInline(admin.TabularInline):
@@ -15,20 +20,74 @@ class AgentInline(admin.TabularInline):
         return False
 
 
+class GoalRegistrationForm(forms.ModelForm):
+    """Registry writes from the admin: the same service as `goal register --execute`."""
+
+    add_agents = forms.CharField(
+        required=False,
+        help_text="Agent ids to register in this Goal, separated by commas or spaces. "
+        "Agents are never removed.",
+    )
+
+    class Meta:
+        model = Goal
+        fields = ("goal_id", "state_ref", "instance_id")
+        help_texts = {
+            "state_ref": "Changing it moves every Agent of this Goal to a new, empty "
+            "preference scope until `semantic_preference agent migrate-scope --execute`.",
+        }
+
+    def clean(self):
+        cleaned = super().clean()
+        raw = cleaned.get("add_agents") or ""
+        cleaned["agent_ids"] = sorted(set(re.split(r"[\s,]+", raw)) - {""})
+        if self.instance.pk is None and not cleaned["agent_ids"]:
+            self.add_error("add_agents", "Register at least one Agent with a new Goal.")
+        checks = [("goal_id", cleaned.get("goal_id") or self.instance.goal_id)]
+        checks += [("add_agents", agent_id) for agent_id in cleaned["agent_ids"]]
+        if cleaned.get("instance_id"):
+            checks.append(("instance_id", cleaned["instance_id"]))
+        for name, value in checks:
+            try:
+                require_identifier(value, name)
+            except DomainError as exc:
+                self.add_error(name, exc.message)
+        return cleaned
+
+
 @admin.register(Goal)
 class GoalAdmin(admin.ModelAdmin):
     list_display = ("goal_id", "agent_count", "instance_id", "created_at", "updated_at")
     search_fields = ("goal_id", "agents__agent_id", "instance_id")
     list_filter = ("created_at",)
-    readonly_fields = ("goal_id", "state_ref", "instance_id", "created_at", "updated_at")
+    form = GoalRegistrationForm
     inlines = [AgentInline]
 
     @admin.display(description="agents")
     def agent_count(self, obj):
         return obj.agents.count()
 
-    def has_add_permission(self, request):
-        return False  # registration goes through `manage.py goal register` / the API
+    def get_readonly_fields(self, request, obj=None):
+        return ("goal_id", "created_at", "updated_at") if obj else ()
+
+    def get_fields(self, request, obj=None):
+        fields = ["goal_id", "state_ref", "instance_id", "add_agents"]
+        return [*fields, "created_at", "updated_at"] if obj else fields
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        existing = list(obj.agents.values_list("agent_id", flat=True)) if change else []
+        result = services.register_goal(
+            goal_id=obj.goal_id,
+            agent_ids=sorted(set(existing) | set(data["agent_ids"])),
+            state_ref=data.get("state_ref") or None,
+            instance_id=data.get("instance_id") or None,
+            execute=True,
+        )
+        obj.pk = result.goal.pk
+        obj.refresh_from_db()
+        if "state_ref" in result.changes:
+            self.message_user(request, services.STATE_REF_WARNING, messages.WARNING)
 
 
 @admin.register(Agent)

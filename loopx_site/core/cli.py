@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser, handle_default_options
-from django.db import DatabaseError, connections
+from django.db import DatabaseError, DataError, connections
 
 from loopx_site.core.errors import DomainError
 
@@ -171,6 +171,15 @@ class LoopxCommand(BaseCommand):
             code = 2
         except DomainError as exc:
             self._emit_error(exc, fmt)
+            code = 2
+        except DataError as exc:  # a value the database refuses (e.g. NUL): bad input
+            self.stderr.write(f"database refused a value: {type(exc).__name__}")
+            err = DomainError(
+                "invalid_argument",
+                "A value cannot be stored or compared; nothing was written.",
+                area=self.error_area,
+            )
+            self._emit_error(err, fmt)
             code = 2
         except DatabaseError as exc:
             self.stderr.write(f"database error: {type(exc).__name__}")

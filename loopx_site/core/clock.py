@@ -33,6 +33,6 @@ def parse_iso_z(text: str) -> dt.datetime:
     Accepts ``YYYY-MM-DDTHH:MM:SSZ`` with an optional fraction; rejects offsets, naive
     values and impossible calendar dates.
     """
-    if not isinstance(text, str) or not _ISO_Z.match(text):
+    if not isinstance(text, str) or not _ISO_Z.fullmatch(text):
         raise ValueError("expected a UTC timestamp like 2026-12-01T00:00:00Z")
     return dt.datetime.fromisoformat(text[:-1]).replace(tzinfo=dt.UTC)

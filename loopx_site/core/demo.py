@@ -5,7 +5,10 @@ from loopx_site.core import services
 
 def load(*, log) -> dict:
     registration = services.register_goal(
-        goal_id="demo", agent_ids=["author", "reviewer"], state_ref="goals/demo/state.json"
+        goal_id="demo",
+        agent_ids=["author", "reviewer"],
+        state_ref="goals/demo/state.json",
+        execute=True,  # the demo loader is an operator action run from the shell
     )
     log("registered Goal demo with Agents author, reviewer")
     return {"goal_id": registration.goal.goal_id, "agents": ["author", "reviewer"]}

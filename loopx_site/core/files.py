@@ -86,6 +86,8 @@ def json_depth_exceeds(text: str | bytes, max_depth: int) -> bool:
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
+    if text.count("[") + text.count("{") <= max_depth:
+        return False  # fast path: nesting can never exceed the number of openers
     depth = 0
     in_string = escaped = False
     for char in text:

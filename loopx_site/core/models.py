@@ -21,6 +21,12 @@ class Goal(models.Model):
 
     class Meta:
         ordering = ["goal_id"]
+        permissions = [
+            (
+                "operate_api",
+                "Can use the API as an operator (every Goal; registry writes)",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.goal_id

@@ -2,7 +2,7 @@
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
@@ -14,26 +14,32 @@ from loopx_site.core.validation import require_identifier, require_text
 TOKEN_PREFIX = "lxh_"  # noqa: S105 - a public prefix, not a secret
 
 
+STATE_REF_WARNING = (
+    "Changing state_ref moves every Agent of this Goal to a new, empty preference scope "
+    "until `semantic_preference agent migrate-scope --execute` copies its subjects."
+)
+
+
 @dataclass(frozen=True)
 class GoalRegistration:
-    goal: Goal
+    """What a registration did (``executed``) or would do (a preview).
+
+    ``goal`` is ``None`` only in the preview of a Goal that does not exist yet.
+    ``changes`` maps each changed field to ``{"from": old, "to": new}``.
+    """
+
+    goal: Goal | None
     created: bool
     added_agents: list[str]
+    changes: dict = field(default_factory=dict)
+    executed: bool = True
+    goal_id: str = ""
+    agent_ids: list[str] = field(default_factory=list)
+    state_ref: str | None = None
+    instance_id: str | None = None
 
 
-def register_goal(
-    *,
-    goal_id: str,
-    agent_ids: list[str],
-    state_ref: str | None = None,
-    instance_id: str | None = None,
-) -> GoalRegistration:
-    """Register a Goal and its Agents; idempotent.
-
-    Registering again adds missing Agents and never removes any. ``state_ref`` and
-    ``instance_id`` are updated only when given; changing ``state_ref`` moves the Goal
-    to a new preference scope (see ``preferences.services.migrate_scope``).
-    """
+def _validate_registration(goal_id, agent_ids, state_ref, instance_id) -> None:
     require_identifier(goal_id, "goal_id")
     if not agent_ids:
         raise DomainError("invalid_argument", "at least one agent_id is required", field="agent_id")
@@ -43,6 +49,54 @@ def register_goal(
         require_text(state_ref, "state_ref", max_length=1024)
     if instance_id is not None:
         require_identifier(instance_id, "instance_id")
+
+
+def _changes(goal: Goal, state_ref: str | None, instance_id: str | None) -> dict:
+    changes = {}
+    if state_ref is not None and goal.state_ref != state_ref:
+        changes["state_ref"] = {"from": goal.state_ref or None, "to": state_ref}
+    if instance_id is not None and goal.instance_id != instance_id:
+        changes["instance_id"] = {"from": goal.instance_id or None, "to": instance_id}
+    return changes
+
+
+def register_goal(
+    *,
+    goal_id: str,
+    agent_ids: list[str],
+    state_ref: str | None = None,
+    instance_id: str | None = None,
+    execute: bool = True,
+) -> GoalRegistration:
+    """Register a Goal and its Agents (an operator action); idempotent.
+
+    Registering again adds missing Agents and never removes any. ``state_ref`` and
+    ``instance_id`` are updated only when given; changing ``state_ref`` moves the Goal
+    to a new preference scope (see ``preferences.services.migrate_scope``). With
+    ``execute=False`` nothing is written and the result says what would happen.
+    """
+    _validate_registration(goal_id, agent_ids, state_ref, instance_id)
+    plan = {
+        "goal_id": goal_id,
+        "agent_ids": sorted(set(agent_ids)),
+        "state_ref": state_ref,
+        "instance_id": instance_id,
+    }
+    if not execute:
+        goal = Goal.objects.filter(goal_id=goal_id).prefetch_related("agents").first()
+        if goal is None:
+            return GoalRegistration(
+                goal=None, created=True, added_agents=plan["agent_ids"], executed=False, **plan
+            )
+        existing = {a.agent_id for a in goal.agents.all()}
+        return GoalRegistration(
+            goal=goal,
+            created=False,
+            added_agents=sorted(set(agent_ids) - existing),
+            changes=_changes(goal, state_ref, instance_id),
+            executed=False,
+            **plan,
+        )
 
     now = clock.now()
     with transaction.atomic():
@@ -59,23 +113,58 @@ def register_goal(
                 )
         except IntegrityError:  # lost a creation race: the row exists now
             goal, created = Goal.objects.select_for_update().get(goal_id=goal_id), False
-        changed = {}
-        if not created:
-            if state_ref is not None and goal.state_ref != state_ref:
-                changed["state_ref"] = state_ref
-            if instance_id is not None and goal.instance_id != instance_id:
-                changed["instance_id"] = instance_id
+        changes = {} if created else _changes(goal, state_ref, instance_id)
         existing = set(goal.agents.values_list("agent_id", flat=True))
         added = sorted(set(agent_ids) - existing)
         Agent.objects.bulk_create(
             [Agent(goal=goal, agent_id=a, created_at=now) for a in added],
             ignore_conflicts=True,
         )
-        if changed or added:
-            changed["updated_at"] = now
-            Goal.objects.filter(pk=goal.pk).update(**changed)
+        if changes or added:
+            update = {name: change["to"] for name, change in changes.items()}
+            Goal.objects.filter(pk=goal.pk).update(**update, updated_at=now)
             goal.refresh_from_db()
-    return GoalRegistration(goal=goal, created=created, added_agents=added)
+    return GoalRegistration(
+        goal=goal, created=created, added_agents=added, changes=changes, executed=True, **plan
+    )
+
+
+def registration_payload(result: GoalRegistration) -> dict:
+    """The one output document of a registration or its preview (CLI and API)."""
+    from loopx_site.core import selectors
+
+    if result.goal is not None and (result.executed or not result.created):
+        goal = selectors.goal_payload(result.goal)
+        if not result.executed:  # show the Goal as it would be
+            goal["agents"] = sorted(set(goal["agents"]) | set(result.added_agents))
+            for name, change in result.changes.items():
+                goal[name] = change["to"]
+    else:
+        goal = {
+            "goal_id": result.goal_id,
+            "state_ref": result.state_ref or None,
+            "instance_id": result.instance_id or None,
+            "agents": result.agent_ids,
+            "created_at": None,
+            "updated_at": None,
+        }
+    if not result.executed:
+        status = "preview"
+    elif result.created or result.added_agents or result.changes:
+        status = "registered"
+    else:
+        status = "unchanged"
+    payload = {
+        "schema_version": "loopx_goal_registration_v0",
+        "status": status,
+        "execute": result.executed,
+        "created": result.created,
+        "added_agents": result.added_agents,
+        "changes": result.changes,
+        "warnings": [STATE_REF_WARNING] if "state_ref" in result.changes else [],
+        "goal": goal,
+    }
+    return payload
 
 
 def digest_token(secret: str) -> str:
@@ -88,11 +177,8 @@ class IssuedToken:
     secret: str
 
 
-def create_token(*, goal_id: str, agent_id: str | None = None, label: str = "") -> IssuedToken:
-    """Issue a host token scoped to one Goal (optionally one Agent).
-
-    The secret is returned once; only its sha256 is stored.
-    """
+def check_token_request(*, goal_id: str, agent_id: str | None = None, label: str = ""):
+    """The (Goal, Agent or None) a token would be scoped to; raises what issuing would."""
     from loopx_site.core import selectors
 
     if agent_id is not None:
@@ -102,6 +188,16 @@ def create_token(*, goal_id: str, agent_id: str | None = None, label: str = "") 
         agent = None
         goal = selectors.get_goal(goal_id)
     require_text(label, "label", min_length=0, max_length=200)
+    return goal, agent
+
+
+def create_token(*, goal_id: str, agent_id: str | None = None, label: str = "") -> IssuedToken:
+    """Issue a host token scoped to one Goal (optionally one Agent).
+
+    The secret is returned once; only its sha256 is stored. ``check_token_request`` is
+    the preview (same checks, nothing written).
+    """
+    goal, agent = check_token_request(goal_id=goal_id, agent_id=agent_id, label=label)
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = HostToken.objects.create(
         key_digest=digest_token(secret),

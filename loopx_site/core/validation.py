@@ -10,7 +10,7 @@ IDENTIFIER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 def require_identifier(value: Any, field: str, *, area: str = "loopx") -> str:
     """Goal/Agent/Todo style ids: ``^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$``."""
-    if not isinstance(value, str) or not IDENTIFIER_RE.match(value):
+    if not isinstance(value, str) or not IDENTIFIER_RE.fullmatch(value):
         raise DomainError(
             "invalid_argument",
             f"{field} must match {IDENTIFIER_RE.pattern}",
@@ -43,7 +43,7 @@ def require_text(
             field=field,
             area=area,
         )
-    if pattern is not None and not pattern.match(value):
+    if pattern is not None and not pattern.fullmatch(value):
         raise DomainError(
             "invalid_argument", f"{field} must match {pattern.pattern}", field=field, area=area
         )

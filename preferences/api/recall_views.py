@@ -43,6 +43,8 @@ class RecallHookApi(APIView):
 
 
 class SemanticPreferenceRecallApi(RecallHookApi):
+    throttle_scope = "recall"  # per token: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+
     @extend_schema(
         operation_id="semantic_preferences_recall",
         request=SemanticPreferenceRecallInput,
@@ -67,6 +69,8 @@ class SemanticPreferenceRecallApi(RecallHookApi):
 
 
 class SemanticPreferenceDoctorApi(RecallHookApi):
+    throttle_scope = "doctor"
+
     @extend_schema(
         operation_id="semantic_preferences_doctor",
         request=SemanticPreferenceDoctorInput,

@@ -43,7 +43,7 @@ def parse_expected_revision(value: Any) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
-    if isinstance(value, str) and REVISION_RE.match(value):
+    if isinstance(value, str) and REVISION_RE.fullmatch(value):
         return int(value)
     raise invalid("expected_revision", "expected_revision must be 'none' or a revision read back")
 

@@ -6,12 +6,16 @@ deterministic guards must see every field, so an unmodelled, raw or authority-gr
 field is refused with a reason code instead of being silently dropped here.
 """
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from loopx_site.core.api.fields import FullRegexField
 from reward_memory import contracts as c
 from reward_memory.validation import IDENT_RE
 
 
+@extend_schema_field(OpenApiTypes.OBJECT)
 class ContractDocumentField(serializers.JSONField):
     """A JSON object passed through to the service guards as is."""
 
@@ -32,7 +36,7 @@ class CandidateReviewInput(serializers.Serializer):
         max_length=256,
         help_text="Ignored: the recorded reviewer is the authenticated principal.",
     )
-    corpus_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
+    corpus_id = FullRegexField(IDENT_RE, required=False, max_length=128)
     edit = serializers.DictField(required=False, help_text="Edited fields (edit decision).")
     record_ref = serializers.CharField(required=False, max_length=68)
     execute = serializers.BooleanField(default=False)
@@ -43,11 +47,11 @@ class ExecuteInput(serializers.Serializer):
 
 
 class RevokeInput(ExecuteInput):
-    revocation_ref = serializers.RegexField(r"^[^\s\x00-\x1f\x7f]{1,256}$", max_length=256)
+    revocation_ref = FullRegexField(r"[^\s\x00-\x1f\x7f]{1,256}", max_length=256)
 
 
 class SupersedeInput(ExecuteInput):
-    by_record_ref = serializers.RegexField(r"^rmr_[0-9a-f]{64}$")
+    by_record_ref = FullRegexField(r"rmr_[0-9a-f]{64}")
 
 
 class RecordOperationOutput(serializers.Serializer):
@@ -65,8 +69,8 @@ class ActivationReceiptOutput(serializers.Serializer):
 
 
 class IngestInput(serializers.Serializer):
-    goal_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
-    agent_id = serializers.RegexField(IDENT_RE, required=False, max_length=128)
+    goal_id = FullRegexField(IDENT_RE, required=False, max_length=128)
+    agent_id = FullRegexField(IDENT_RE, required=False, max_length=128)
     event = ContractDocumentField(
         help_text="scoped_feedback_reward_memory_event_v0 or "
         "issue_fix_reward_memory_candidate_adapter_v0 (ours), or LoopX's "

@@ -190,6 +190,8 @@ class RecordSupersedeApi(_RecordOperationApi):
 
 
 class IngestApi(RewardMemoryApi):
+    throttle_scope = "ingest"  # per token: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+
     @extend_schema(
         operation_id="reward_memory_ingest",
         request=s.IngestInput,

@@ -54,18 +54,21 @@ def test_revoked_token_is_refused(api_client, two_goals):
     assert api_client.get("/api/v1/goals/demo/").status_code == 401
 
 
-def test_register_through_api_is_idempotent(host_client, two_goals):
-    client = host_client("demo")
-    body = {"goal_id": "demo", "agent_ids": ["author", "reviewer"]}
-    first = client.post("/api/v1/goals/", body, format="json")
-    second = client.post("/api/v1/goals/", body, format="json")
+def test_operator_register_through_api_is_idempotent(operator_client, two_goals):
+    body = {"goal_id": "demo", "agent_ids": ["author", "reviewer"], "execute": True}
+    first = operator_client.post("/api/v1/goals/", body, format="json")
+    second = operator_client.post("/api/v1/goals/", body, format="json")
     assert first.status_code == 200  # goal existed: not created
-    assert second.json()["agents"] == ["author", "reviewer"]
+    assert first.json()["status"] == "registered"
+    assert second.json()["status"] == "unchanged"
+    assert second.json()["goal"]["agents"] == ["author", "reviewer"]
 
 
 def test_agent_scoped_token_cannot_add_agents(host_client, two_goals):
     client = host_client("demo", "author")
-    response = client.post("/api/v1/goals/", {"goal_id": "demo", "agent_ids": ["x"]}, format="json")
+    response = client.post(
+        "/api/v1/goals/", {"goal_id": "demo", "agent_ids": ["x"], "execute": True}, format="json"
+    )
     assert response.status_code == 403
 
 
@@ -95,10 +98,19 @@ def test_unknown_goal_is_404_goal_not_registered(operator_client, two_goals):
 
 def test_operator_creates_goal_with_201(operator_client, db):
     response = operator_client.post(
-        "/api/v1/goals/", {"goal_id": "new", "agent_ids": ["a"]}, format="json"
+        "/api/v1/goals/", {"goal_id": "new", "agent_ids": ["a"], "execute": True}, format="json"
     )
     assert response.status_code == 201
     assert Goal.objects.filter(goal_id="new").exists()
+
+
+def test_operator_registration_without_execute_previews_and_writes_nothing(operator_client, db):
+    response = operator_client.post(
+        "/api/v1/goals/", {"goal_id": "new", "agent_ids": ["a"]}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["status"] == "preview"
+    assert not Goal.objects.filter(goal_id="new").exists()
 
 
 def test_openapi_schema_and_docs_are_served_offline(client, db):

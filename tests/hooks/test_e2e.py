@@ -18,7 +18,7 @@ def _ok(*argv):
 
 
 def test_completion_and_replan_settlements_end_at_executor_decisions(db):
-    _ok("goal", "register", "--goal-id", "demo", "--agent-id", "author")
+    _ok("goal", "register", "--goal-id", "demo", "--agent-id", "author", "--execute")
     _ok("todo", "add", "--goal-id", "demo", "--todo-id", "write-tests", "--title", "Write tests",
         "--segment-ref", "sprint-1")  # fmt: skip
     _ok("todo", "add", "--goal-id", "demo", "--todo-id", "ship-docs", "--title", "Ship docs",

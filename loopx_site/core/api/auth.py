@@ -7,7 +7,7 @@ token is scoped to one Goal and optionally one Agent; ``request.auth`` is the
 
 from dataclasses import dataclass
 
-from rest_framework import authentication, exceptions
+from rest_framework import authentication, exceptions, status
 
 from loopx_site.core.models import HostToken
 from loopx_site.core.services import digest_token
@@ -57,3 +57,24 @@ class HostTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request):
         return 'Bearer realm="api"'
+
+
+class CsrfFailed(exceptions.PermissionDenied):
+    """A session-authenticated write without a valid CSRF token (403 ``csrf_failed``)."""
+
+    status_code = status.HTTP_403_FORBIDDEN
+    default_code = "csrf_failed"
+
+
+class OperatorSessionAuthentication(authentication.SessionAuthentication):
+    """Django session login (the admin's, used by the interactive docs).
+
+    A CSRF failure is its own code, not a scope refusal: the caller fixes it by sending
+    the CSRF token, not by asking for another scope.
+    """
+
+    def enforce_csrf(self, request):
+        try:
+            super().enforce_csrf(request)
+        except exceptions.PermissionDenied as exc:
+            raise CsrfFailed("CSRF verification failed; send the CSRF token.") from exc

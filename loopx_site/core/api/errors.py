@@ -1,13 +1,17 @@
 """DRF exception handler: every API error is the same envelope the CLI prints."""
 
 import logging
+import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.db import DatabaseError
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError, DataError
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 
+from loopx_site.core.api.auth import CsrfFailed
+from loopx_site.core.api.parsers import PayloadTooLarge
 from loopx_site.core.errors import DomainError
 
 logger = logging.getLogger("loopx.api")
@@ -39,8 +43,17 @@ def to_domain_error(exc: Exception, area: str) -> DomainError | None:
         )
     if isinstance(exc, exceptions.ParseError):
         return DomainError("invalid_json", str(exc.detail), area=area)
+    if isinstance(exc, PayloadTooLarge | RequestDataTooBig):
+        return DomainError(
+            "payload_too_large",
+            str(getattr(exc, "detail", "")) or "The request body is too large.",
+            area=area,
+            status=413,
+        )
     if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
         return DomainError("not_authenticated", str(exc.detail), area=area, status=401)
+    if isinstance(exc, CsrfFailed):
+        return DomainError("csrf_failed", str(exc.detail), area=area, status=403)
     if isinstance(exc, exceptions.PermissionDenied | DjangoPermissionDenied):
         message = getattr(exc, "detail", None) or "Outside this token's scope."
         return DomainError("scope_forbidden", str(message), area=area, status=403)
@@ -53,9 +66,25 @@ def to_domain_error(exc: Exception, area: str) -> DomainError | None:
     if isinstance(exc, exceptions.NotAcceptable):
         return DomainError("not_acceptable", str(exc.detail), area=area, status=406)
     if isinstance(exc, exceptions.Throttled):
-        return DomainError("throttled", str(exc.detail), area=area, status=429)
+        retry_after = math.ceil(exc.wait) if exc.wait is not None else None
+        return DomainError(
+            "throttled",
+            "Too many requests for this credential; retry later.",
+            area=area,
+            status=429,
+            details={"retry_after_seconds": retry_after} if retry_after is not None else {},
+        )
     if isinstance(exc, exceptions.APIException):
         return DomainError(exc.default_code, str(exc.detail), area=area, status=exc.status_code)
+    if isinstance(exc, DataError):
+        # The database refused a value (e.g. a NUL character in PostgreSQL text): bad
+        # input that a validator missed, not an outage.
+        logger.warning("database refused a request value: %s", type(exc).__name__)
+        return DomainError(
+            "invalid_argument",
+            "A value in the request cannot be stored or compared; nothing was written.",
+            area=area,
+        )
     if isinstance(exc, DatabaseError):
         logger.warning("database unavailable: %s", type(exc).__name__)
         return DomainError(
@@ -76,4 +105,6 @@ def exception_handler(exc, context):
     headers = {}
     if err.http_status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="api"'
+    if err.code == "throttled" and "retry_after_seconds" in err.details:
+        headers["Retry-After"] = str(err.details["retry_after_seconds"])
     return Response(err.envelope(), status=err.http_status, headers=headers)

@@ -1,7 +1,9 @@
 """Scope checks: a host token reads and writes only its own Goal (and Agent).
 
-Operators (Django staff users, session auth) may act on every scope; that is how the
-interactive API docs work for a logged-in operator.
+Operators — Django accounts holding the explicit ``core.operate_api`` permission, or
+superusers — may act on every scope (that is how the interactive API docs work for a
+logged-in operator). The staff flag alone grants nothing here: it only opens the admin,
+where model permissions decide what an operator sees and changes.
 """
 
 from rest_framework import permissions
@@ -9,23 +11,31 @@ from rest_framework import permissions
 from loopx_site.core.api.auth import HostPrincipal
 from loopx_site.core.errors import DomainError
 
+OPERATOR_PERMISSION = "core.operate_api"
+
 
 def is_operator(request) -> bool:
+    """An active Django account with ``core.operate_api`` (superusers have every perm)."""
     user = request.user
-    return bool(
-        user and not isinstance(user, HostPrincipal) and user.is_authenticated and user.is_staff
-    )
+    if user is None or isinstance(user, HostPrincipal) or not user.is_authenticated:
+        return False
+    return bool(user.is_active and user.has_perm(OPERATOR_PERMISSION))
 
 
 class IsHostOrOperator(permissions.BasePermission):
-    """Authenticated host token or staff operator; URL scope checked when present."""
+    """Authenticated host token or operator; URL scope checked when present."""
 
     def has_permission(self, request, view):
         user = request.user
         if user is None or not user.is_authenticated:
             return False
         if not (is_operator(request) or isinstance(user, HostPrincipal)):
-            return False
+            raise DomainError(
+                "scope_forbidden",
+                "This account lacks the operator API permission (core.operate_api).",
+                status=403,
+                area=getattr(view, "error_area", "loopx"),
+            )
         goal_id = view.kwargs.get("goal_id") if hasattr(view, "kwargs") else None
         if goal_id is not None:
             require_scope(
@@ -69,3 +79,14 @@ def visible_goal_ids(request) -> list[str] | None:
     if is_operator(request):
         return None
     return [request.user.goal_id]
+
+
+def require_operator(request, *, area: str = "loopx") -> None:
+    """Refuse host tokens (and accounts without the permission) on operator actions."""
+    if not is_operator(request):
+        raise DomainError(
+            "scope_forbidden",
+            "This is an operator action; host tokens cannot perform it.",
+            status=403,
+            area=area,
+        )

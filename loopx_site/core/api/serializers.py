@@ -1,9 +1,10 @@
 from rest_framework import serializers
 
+from loopx_site.core.api.fields import FullRegexField
 from loopx_site.core.validation import IDENTIFIER_RE
 
 
-class IdentifierField(serializers.RegexField):
+class IdentifierField(FullRegexField):
     def __init__(self, **kwargs):
         super().__init__(IDENTIFIER_RE, max_length=128, **kwargs)
 
@@ -13,6 +14,7 @@ class GoalRegisterInput(serializers.Serializer):
     agent_ids = serializers.ListField(child=IdentifierField(), min_length=1, max_length=64)
     state_ref = serializers.CharField(max_length=1024, required=False, trim_whitespace=False)
     instance_id = IdentifierField(required=False)
+    execute = serializers.BooleanField(default=False)
 
 
 class GoalOutput(serializers.Serializer):
@@ -27,3 +29,19 @@ class GoalOutput(serializers.Serializer):
 class GoalListOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_goal_list_v0")
     goals = GoalOutput(many=True)
+
+
+class GoalPlannedOutput(GoalOutput):
+    created_at = serializers.CharField(allow_null=True)
+    updated_at = serializers.CharField(allow_null=True)
+
+
+class GoalRegistrationOutput(serializers.Serializer):
+    schema_version = serializers.CharField(default="loopx_goal_registration_v0")
+    status = serializers.ChoiceField(["preview", "registered", "unchanged"])
+    execute = serializers.BooleanField()
+    created = serializers.BooleanField()
+    added_agents = serializers.ListField(child=serializers.CharField())
+    changes = serializers.DictField(child=serializers.DictField())
+    warnings = serializers.ListField(child=serializers.CharField())
+    goal = GoalPlannedOutput()

@@ -3,8 +3,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from loopx_site.core import selectors, services
-from loopx_site.core.api.permissions import require_goal_wide, require_scope, visible_goal_ids
-from loopx_site.core.api.serializers import GoalListOutput, GoalOutput, GoalRegisterInput
+from loopx_site.core.api.permissions import require_operator, visible_goal_ids
+from loopx_site.core.api.serializers import (
+    GoalListOutput,
+    GoalOutput,
+    GoalRegisterInput,
+    GoalRegistrationOutput,
+)
 
 
 class GoalListCreateApi(APIView):
@@ -27,16 +32,18 @@ class GoalListCreateApi(APIView):
     @extend_schema(
         operation_id="goals_register",
         request=GoalRegisterInput,
-        responses={200: GoalOutput, 201: GoalOutput},
-        summary="Register a Goal and its Agents (idempotent)",
+        responses={200: GoalRegistrationOutput, 201: GoalRegistrationOutput},
+        summary="Register a Goal and its Agents (operators only; preview unless execute)",
+        description="Agent registration and `state_ref` changes are operator actions: host "
+        "tokens get 403. 201 when an executed registration created the Goal.",
     )
     def post(self, request):
+        require_operator(request)
         data = GoalRegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
-        require_scope(request, data.validated_data["goal_id"])
-        require_goal_wide(request)
         result = services.register_goal(**data.validated_data)
-        return Response(selectors.goal_payload(result.goal), status=201 if result.created else 200)
+        payload = services.registration_payload(result)
+        return Response(payload, status=201 if result.executed and result.created else 200)
 
 
 class GoalDetailApi(APIView):
