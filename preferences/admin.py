@@ -143,7 +143,7 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
                     self.message_user(
                         request,
                         f"{subject.key}: {receipt['status']} at revision "
-                        f"{receipt['resulting_revision']}.",
+                        f"{receipt['state']['revision']}.",
                         messages.SUCCESS,
                     )
             return None
@@ -226,7 +226,7 @@ class PreferenceOperationAdmin(ReadOnlyAdmin):
         "resulting_revision",
         "predecessor_operation_id",
         "expires_at",
-        "request_digest",
+        "intent_hash",
         "receipt",
         "created_at",
     )
