@@ -218,12 +218,14 @@ def test_admin_retire_action_goes_through_the_service(scope, admin_client):
     )
     assert form.status_code == 200
     assert b"source_quote" in form.content
+    assert f'name="seen_revision_{subject.pk}" value="1"'.encode() in form.content
     done = admin_client.post(
         "/admin/preferences/preferencesubject/",
         {
             "action": "retire_selected",
             "_selected_action": [subject.pk],
             "apply": "1",
+            f"seen_revision_{subject.pk}": "1",
             "source_ref": "operator-ticket-7",
             "source_quote": "Owner asked to forget it.",
         },
@@ -247,6 +249,7 @@ def test_admin_correct_action_records_a_new_revision(scope, admin_client):
             "action": "correct_selected",
             "_selected_action": [subject.pk],
             "apply": "1",
+            f"seen_revision_{subject.pk}": "1",
             "statement": "Ask the release reviewer.",
             "source_ref": "operator-ticket-8",
             "source_quote": "Use the release reviewer.",

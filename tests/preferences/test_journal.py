@@ -553,3 +553,65 @@ def test_journal_constraints_hold_in_the_database(remember, make):
     op = PreferenceOperation.objects.get()
     with pytest.raises(IntegrityError):
         make(scope, op)
+
+
+# -- a preview runs every check the commit runs (issue 10 item 6) -----------------------
+def test_preview_of_a_reused_operation_id_with_other_arguments_is_operation_conflict(remember):
+    remember()
+    before = counts()
+    with pytest.raises(DomainError) as exc:
+        remember(statement="Merge without review.", execute=False)
+    assert exc.value.code == "operation_conflict"
+    assert exc.value.state["revision"] == "1"
+    assert counts() == before
+
+
+def test_preview_of_a_committed_operation_previews_as_its_replay(remember):
+    original = remember()
+    preview = remember(execute=False)
+    assert preview["status"] == "replayed"
+    assert preview["receipt"] == original["receipt"]
+
+
+@pytest.mark.parametrize(
+    ("setup", "call", "code"),
+    [
+        (lambda r, t: r(), lambda r, t: r(operation_id="p2", expected="none"), "revision_conflict"),
+        (lambda r, t: r(), lambda r, t: t(key="nope", expected="1"), "not_found"),
+        (
+            lambda r, t: (r(), t()),
+            lambda r, t: r(operation_id="p3", expected="2"),
+            "stale_source",
+        ),
+        (
+            lambda r, t: r(expires_at=None),
+            lambda r, t: r(operation_id="p4", expected="1", expires_at="2020-01-01T00:00:00Z"),
+            "invalid_argument",
+        ),
+    ],
+    ids=["revision", "retire_target", "stale_source", "expiry"],
+)
+def test_preview_refuses_what_the_commit_would_refuse(remember, retire, setup, call, code):
+    setup(remember, retire)
+    before = counts()
+
+    def preview_remember(**kw):
+        return remember(**{**kw, "execute": False})
+
+    def preview_retire(**kw):
+        return retire(**{**kw, "execute": False})
+
+    with pytest.raises(DomainError) as exc:
+        call(preview_remember, preview_retire)
+    assert exc.value.code == code
+    assert counts() == before
+
+
+def test_preview_refuses_a_65th_key(remember):
+    for n in range(64):
+        remember(
+            key=f"k{n:02d}", statement="s", expected=str(n) if n else "none", operation_id=f"o{n}"
+        )
+    with pytest.raises(DomainError) as exc:
+        remember(key="k64", statement="s", expected="64", operation_id="o64", execute=False)
+    assert exc.value.code == "capacity_exceeded"
