@@ -10,12 +10,12 @@ item: no ORM instances, no timestamp formatting, no size computation per read.
 import base64
 import binascii
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
@@ -178,15 +178,12 @@ def state(
 
 
 def decode_items(texts: list[str]) -> list[dict[str, Any]]:
-    """Stored item texts → items; a row that does not decode makes the store unreadable
-    (``unavailable``), never an empty or partial view."""
+    """Stored item texts → items (one parse); a row that does not decode makes the store
+    unreadable (``unavailable``), never an empty or partial view."""
     try:
-        items = json.loads("[" + ",".join(texts) + "]")
-    except ValueError:
+        return orjson.loads("[" + ",".join(texts) + "]")
+    except orjson.JSONDecodeError:
         raise unreadable() from None
-    if not all(isinstance(i, dict) and "key" in i and "state" in i for i in items):
-        raise unreadable()
-    return items
 
 
 def unreadable() -> PreferenceError:
@@ -212,23 +209,71 @@ def _now_param(now: dt.datetime):
     return connection.ops.adapt_datetimefield_value(now)
 
 
+_READ_SQL: dict[str, str] = {}
+
+
 def _read_sql() -> str:
-    return (
-        f"SELECT s.revision, s.used_bytes, sub.item, "  # noqa: S608 - table names are constants
-        f"CASE WHEN sub.expires_at IS NOT NULL AND sub.expires_at <= %s THEN 1 ELSE 0 END, "
-        f"sub.revision "
-        f"FROM {_SCOPE} s "
-        f"JOIN {_GOAL} g ON g.id = s.goal_id "
-        f"JOIN {_AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
-        f"LEFT JOIN {_SUBJECT} sub ON sub.scope_id = s.id "
-        f"WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
-        f"AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id "
-        f"AND s.revision IS NOT NULL "
-        f'ORDER BY sub."key"{_collate()}'
-    )
+    sql = _READ_SQL.get(connection.vendor)
+    if sql is None:
+        sql = _READ_SQL[connection.vendor] = (
+            "SELECT s.revision, s.used_bytes, sub.item, "  # noqa: S608 - table names are constants
+            "CASE WHEN sub.expires_at IS NOT NULL AND sub.expires_at <= %s THEN 1 ELSE 0 END, "
+            "sub.revision "
+            f"FROM {_SCOPE} s "
+            f"JOIN {_GOAL} g ON g.id = s.goal_id "
+            f"JOIN {_AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
+            f"LEFT JOIN {_SUBJECT} sub ON sub.scope_id = s.id "
+            "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
+            "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id "
+            "AND s.revision IS NOT NULL "
+            f'ORDER BY sub."key"{_collate()}'
+        )
+    return sql
 
 
-def read_state(*, goal_id: str, agent_id: str, now: dt.datetime | None = None) -> dict[str, Any]:
+def fetch_all(sql: str, params: tuple) -> list[tuple]:
+    """Run one read statement and return its rows.
+
+    While queries are being logged (``DEBUG``, tests, ``CaptureQueriesContext``) this is
+    Django's cursor, so the statement is counted and captured; otherwise the DB-API
+    cursor itself, skipping the wrapper's per-call placeholder rewriting — errors still
+    surface as Django's ``DatabaseError``.
+    """
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.queries_logged:
+        with db.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    db.ensure_connection()
+    with db.wrap_database_errors:
+        cursor = db.connection.cursor()
+        try:
+            cursor.execute(_native(db, sql), params)
+            return cursor.fetchall()
+        finally:
+            cursor.close()
+
+
+_NATIVE: dict[str, str] = {}
+
+
+def _native(db, sql: str) -> str:
+    """``sql`` in the driver's own placeholder style (SQLite: ``?``)."""
+    if db.vendor != "sqlite":
+        return sql
+    native = _NATIVE.get(sql)
+    if native is None:
+        native = _NATIVE[sql] = sql.replace("%s", "?")
+    return native
+
+
+def read_state(
+    *,
+    goal_id: str,
+    agent_id: str,
+    now: dt.datetime | None = None,
+    subject_revisions: bool = False,
+) -> dict[str, Any]:
     """The exact scope's current state, no writes.
 
     One statement in the common case: the subjects of the scope whose identity matches
@@ -237,25 +282,27 @@ def read_state(*, goal_id: str, agent_id: str, now: dt.datetime | None = None) -
     unregistered Goal/Agent from a scope that never committed.
     """
     now = now or clock.now()
-    with connection.cursor() as cursor:
-        cursor.execute(_read_sql(), (_now_param(now), goal_id, agent_id, settings.LOOPX_RUNTIME_ID))
-        rows = cursor.fetchall()
+    db = connections[DEFAULT_DB_ALIAS]
+    params = (db.ops.adapt_datetimefield_value(now), goal_id, agent_id, settings.LOOPX_RUNTIME_ID)
+    rows = fetch_all(_READ_SQL.get(db.vendor) or _read_sql(), params)
     if not rows:
         resolve_scope(goal_id, agent_id)  # raises for an unknown Goal/Agent
         return state(goal_id, agent_id, None, [], 0)
-    revision, used_bytes = rows[0][0], rows[0][1]
-    if rows[0][2] is None:  # a scope whose journal holds no current subject
-        return state(goal_id, agent_id, revision, [], used_bytes)
+    first = rows[0]
+    if first[2] is None:  # a scope whose journal holds no current subject
+        return state(goal_id, agent_id, first[0], [], first[1])
     items = decode_items([row[2] for row in rows])
-    if any(row[3] for row in rows):
+    expired = [row[3] for row in rows]
+    if 1 in expired:
         items = [
-            expired_item(i) if row[3] and i["state"] == "active" else i
-            for i, row in zip(items, rows, strict=True)
+            expired_item(i) if flag and i["state"] == "active" else i
+            for i, flag in zip(items, expired, strict=True)
         ]
-    result = state(goal_id, agent_id, revision, items, used_bytes)
-    result["subject_revisions"] = {
-        i["key"]: str(row[4]) for i, row in zip(items, rows, strict=True)
-    }
+    result = state(goal_id, agent_id, first[0], items, first[1])
+    if subject_revisions:
+        result["subject_revisions"] = {
+            i["key"]: str(row[4]) for i, row in zip(items, rows, strict=True)
+        }
     return result
 
 
@@ -401,7 +448,7 @@ def turn_start_projection(goal: Goal, agent: Agent) -> dict[str, Any] | None:
     source quotes (this projection travels with the turn).
     """
     try:
-        view = read_state(goal_id=goal.goal_id, agent_id=agent.agent_id)
+        view = read_state(goal_id=goal.goal_id, agent_id=agent.agent_id, subject_revisions=True)
     except (DatabaseError, DomainError):
         return {"schema_version": "semantic_preference_turn_start_v0", "status": "unavailable"}
     if view["revision"] is None:

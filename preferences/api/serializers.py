@@ -80,7 +80,7 @@ class ReceiptOutput(serializers.Serializer):
     operation_id = serializers.CharField()
     intent_hash = serializers.CharField()
     key = serializers.CharField()
-    state = serializers.ChoiceField(choices=["active", "retired"])
+    state = serializers.CharField(help_text="active or retired: the state written")
     supersedes_operation_id = serializers.CharField(allow_null=True)
 
 
