@@ -26,7 +26,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    django_on_temp_db()
+    tmp = django_on_temp_db()
 
     from django.db import connection
 
@@ -48,7 +48,7 @@ def main() -> int:
         for i in range(per_thread):
             view = services.read(goal_id="soak", agent_id="a")
             revision = view["revision"] or "none"
-            states = {item["key"]: item["state"] for item in view["current"]}
+            states = {item["key"]: item["state"] for item in view["items"]}
             key = rng.choice(keys)
             choice = rng.random()
             op = f"t{n}-{i}"
@@ -101,10 +101,20 @@ def main() -> int:
                 status = exc.code
             with lock:
                 outcomes[status] += 1
-                if status == "committed":
+                if status == "applied":
                     acknowledged.add(op)
+                done[0] += 1
+                if done[0] % progress_every == 0:
+                    rate = done[0] / (time.perf_counter() - start)
+                    print(
+                        f"soak: {done[0]}/{per_thread * args.threads} operations, {rate:.0f} ops/s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         connection.close()
 
+    done = [0]
+    progress_every = max(1, args.operations // 20)
     start = time.perf_counter()
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(args.threads)]
     for t in threads:
@@ -133,6 +143,11 @@ def main() -> int:
         "gap_free": gap_free,
     }
     print(json.dumps(result))
+    if tmp is not None:  # the throwaway SQLite database and its WAL files
+        connection.close()
+        for suffix in ("", "-wal", "-shm"):
+            tmp.with_name(tmp.name + suffix).unlink(missing_ok=True)
+        tmp.parent.rmdir()
     ok = gap_free and not result["acknowledged_missing"] and not result["unacknowledged_present"]
     return 0 if ok else 1
 

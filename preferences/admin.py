@@ -1,6 +1,7 @@
 """Operators see scopes, current subjects and the journal (read-only). "Retire" and
 "correct" go through the same services as the CLI and API, with an operator source and
-the scope's current revision — the admin never edits journal rows in place."""
+the revision the operator saw on the form — the admin never edits journal rows in place
+and never retries with a newly fetched revision."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -119,33 +120,19 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
         return obj is None and request.user.has_perm("preferences.change_preferencesubject")
 
     def _operator_action(self, request, queryset, *, action, form_class, title, run):
-        queryset = queryset.select_related("scope", "operation")
+        """Ask for the operator's source, then write one operation per subject.
+
+        The form carries the revision the operator saw for each subject's scope (hidden
+        ``seen_revision_<pk>``); each write expects exactly that revision — or, for the
+        next subject of the same scope, the revision the previous write produced — and
+        the sequence stops at the first refusal. A host's change that landed between
+        form and submit is therefore a ``revision_conflict`` shown as an admin error,
+        never silently overwritten (no retry with a newly fetched revision).
+        """
+        subjects = list(queryset.select_related("scope").order_by("scope_id", "key"))
         form = form_class(request.POST if "apply" in request.POST else None)
         if "apply" in request.POST and form.is_valid():
-            for subject in queryset:
-                operation_id = (
-                    "admin:"
-                    + sha256_hex(
-                        {
-                            "action": action,
-                            "after": subject.operation.operation_id,
-                            **form.cleaned_data,
-                        }
-                    )[:40]
-                )
-                try:
-                    receipt = run(subject, form.cleaned_data, operation_id)
-                except DomainError as exc:
-                    self.message_user(
-                        request, f"{subject.key}: {exc.code}: {exc.message}", messages.ERROR
-                    )
-                else:
-                    self.message_user(
-                        request,
-                        f"{subject.key}: {receipt['status']} at revision "
-                        f"{receipt['resulting_revision']}.",
-                        messages.SUCCESS,
-                    )
+            self._apply(request, subjects, form.cleaned_data, action=action, run=run)
             return None
         return TemplateResponse(
             request,
@@ -153,9 +140,10 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
             {
                 **self.admin_site.each_context(request),
                 "title": title,
-                "explanation": "Recorded in the journal with this operator source, against each "
-                "scope's current revision.",
-                "subjects": queryset,
+                "explanation": "Recorded in the journal with this operator source, against "
+                "the revision shown for each scope. If a host changed the scope meanwhile, "
+                "nothing is written: reload and decide again.",
+                "subjects": [(s, _revision_text(s.scope.revision)) for s in subjects],
                 "form": form,
                 "action": action,
                 "submit_label": title,
@@ -163,14 +151,60 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
             },
         )
 
+    def _apply(self, request, subjects, data, *, action, run) -> None:
+        seen = {}
+        for subject in subjects:
+            value = request.POST.get(f"seen_revision_{subject.pk}")
+            if value is None:
+                self.message_user(
+                    request,
+                    "The form did not carry the revision you saw; nothing was written.",
+                    messages.ERROR,
+                )
+                return
+            seen[subject.pk] = value
+        expected_by_scope: dict[int, str] = {}
+        for applied, subject in enumerate(subjects):
+            expected = expected_by_scope.get(subject.scope_id, seen[subject.pk])
+            operation_id = (
+                "admin:"
+                + sha256_hex(
+                    {
+                        "action": action,
+                        "scope": subject.scope.scope_key,
+                        "key": subject.key,
+                        "expected_revision": expected,
+                        **data,
+                    }
+                )[:40]
+            )
+            try:
+                result = run(subject, data, operation_id, expected)
+            except DomainError as exc:
+                self.message_user(request, f"{subject.key}: {exc.message}", messages.ERROR)
+                if applied:
+                    self.message_user(
+                        request,
+                        f"Stopped after {applied} applied operation(s); the rest were not "
+                        "attempted.",
+                        messages.WARNING,
+                    )
+                return
+            expected_by_scope[subject.scope_id] = result["state"]["revision"]
+            self.message_user(
+                request,
+                f"{subject.key}: {result['status']} at revision {result['state']['revision']}.",
+                messages.SUCCESS,
+            )
+
     @admin.action(description="Retire selected preferences", permissions=["change"])
     def retire_selected(self, request, queryset):
-        def run(subject, data, operation_id):
+        def run(subject, data, operation_id, expected):
             return services.retire(
                 goal_id=subject.scope.goal_ref,
                 agent_id=subject.scope.agent_ref,
                 key=subject.key,
-                expected_revision=str(subject.scope.revision),
+                expected_revision=expected,
                 operation_id=operation_id,
                 execute=True,
                 **data,
@@ -187,12 +221,12 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
 
     @admin.action(description="Correct selected preferences", permissions=["change"])
     def correct_selected(self, request, queryset):
-        def run(subject, data, operation_id):
+        def run(subject, data, operation_id, expected):
             return services.remember(
                 goal_id=subject.scope.goal_ref,
                 agent_id=subject.scope.agent_ref,
                 key=subject.key,
-                expected_revision=str(subject.scope.revision),
+                expected_revision=expected,
                 operation_id=operation_id,
                 execute=True,
                 **data,
@@ -206,6 +240,10 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
             title="Correct preferences",
             run=run,
         )
+
+
+def _revision_text(revision: int | None) -> str:
+    return "none" if revision is None else str(revision)
 
 
 @admin.register(PreferenceOperation)
@@ -226,7 +264,7 @@ class PreferenceOperationAdmin(ReadOnlyAdmin):
         "resulting_revision",
         "predecessor_operation_id",
         "expires_at",
-        "request_digest",
+        "intent_hash",
         "receipt",
         "created_at",
     )

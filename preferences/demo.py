@@ -22,11 +22,11 @@ def load(*, log) -> dict:
         statement="Write PR descriptions as short English sections.",
         source_ref="owner-message-2",
         source_quote="Keep PR descriptions short, in English.",
-        expected_revision=first["view"]["revision"] if first["status"] == "committed" else "1",
+        expected_revision=first["state"]["revision"] if first["status"] == "applied" else "1",
         operation_id="demo-preference-2",
         execute=True,
     )
     view = services.read(goal_id="demo", agent_id="author")
     statuses = f"{first['status']}, {second['status']}"
     log(f"preferences: demo/author at revision {view['revision']} ({statuses})")
-    return {"revision": view["revision"], "subjects": len(view["current"])}
+    return {"revision": view["revision"], "subjects": len(view["items"])}

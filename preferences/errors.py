@@ -12,6 +12,10 @@
 | capacity_exceeded | 413 | the current view would exceed 64 keys or 32 KiB |
 | scope_not_empty | 409 | migrating into a scope that already has a journal |
 | source_scope_not_found / source_scope_ambiguous | 404 / 409 | migrate-scope source |
+| store_unavailable | 503 | the journal's stored rows cannot be read (status ``unavailable``) |
+
+A conflict error raised by the journal carries the scope's current state in
+``err.state``; ``preferences.documents`` puts it beside the envelope as ``current``.
 """
 
 from typing import Any
@@ -27,6 +31,7 @@ STATUS = {
     "scope_not_empty": 409,
     "source_scope_not_found": 404,
     "source_scope_ambiguous": 409,
+    "store_unavailable": 503,
 }
 
 

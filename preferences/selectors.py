@@ -1,5 +1,11 @@
-"""Reads of the explicit preference journal: the current view, history pages and the
-turn-start projection. Reads never write and never start a journal."""
+"""Reads of the explicit preference journal: the current state, observation, history
+pages and the turn-start projection. Reads never write and never start a journal.
+
+Every read returns plain data; ``preferences.documents`` renders LoopX's documents.
+The hot read is one SQL statement (scope resolved through the registry, subjects
+joined, expiry decided by the database) whose rows carry each subject's stored wire
+item: no ORM instances, no timestamp formatting, no size computation per read.
+"""
 
 import base64
 import binascii
@@ -7,21 +13,23 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.conf import settings
-from django.db import DatabaseError
-from django.db.models import F
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
-from loopx_site.core.canonical import canonical_size, sha256_hex
+from loopx_site.core.canonical import canonical_bytes, sha256_hex
+from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
 from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 
 MAX_SUBJECTS = 64
 MAX_BYTES = 32768
-HISTORY_DEFAULT_LIMIT = 50
+HISTORY_PAGE = 20
 HISTORY_MAX_LIMIT = 200
+SOURCE_KIND = "user_instruction"
 
 
 @dataclass(frozen=True)
@@ -46,8 +54,26 @@ def scope_identity(goal: Goal, agent: Agent) -> ScopeRef:
 
 
 def resolve_scope(goal_id: str, agent_id: str) -> ScopeRef:
-    """The registered Goal/Agent's scope (one query), or a 404-style error."""
-    agent = core_selectors.get_agent(goal_id, agent_id, area=AREA)
+    """The registered Goal/Agent's scope (one query), or a coded error saying the Goal
+    and Agent must be registered."""
+    try:
+        agent = core_selectors.get_agent(goal_id, agent_id, area=AREA)
+    except DomainError as exc:
+        if exc.code == "agent_not_registered":
+            raise PreferenceError(
+                "agent_not_registered",
+                f"Agent {agent_id!r} must be registered in Goal {goal_id!r} before its "
+                "preferences can be read or written.",
+                field="agent_id",
+            ) from None
+        if exc.code == "goal_not_registered":
+            raise PreferenceError(
+                "goal_not_registered",
+                f"Goal {goal_id!r} must be registered before its Agents' preferences can "
+                "be read or written.",
+                field="goal_id",
+            ) from None
+        raise
     return scope_identity(agent.goal, agent)
 
 
@@ -58,164 +84,243 @@ def get_scope(scope_ref: ScopeRef) -> PreferenceScope | None:
 def current_subjects(scope: PreferenceScope | None) -> list[PreferenceSubject]:
     if scope is None:
         return []
-    return list(
-        PreferenceSubject.objects.filter(scope=scope)
-        .select_related("operation")
-        .only(
-            "key",
-            "state",
-            "statement",
-            "source_ref",
-            "expires_at",
-            "revision",
-            "updated_at",
-            "operation__operation_id",
-        )
-        .order_by("key")
-    )
+    return list(PreferenceSubject.objects.filter(scope=scope).order_by("key"))
 
 
-# -- view ------------------------------------------------------------------------------
-def subject_record(
+# -- items ---------------------------------------------------------------------------------
+def stored_item(
     *,
     key: str,
     state: str,
     statement: str | None,
-    revision: int,
-    operation_id: str,
+    expires_at: str | None,
     source_ref: str,
-    expires_at: dt.datetime | None,
-    updated_at: dt.datetime,
+    source_quote: str,
+    recorded_at: str,
+    operation_id: str,
+    supersedes_operation_id: str | None,
 ) -> dict[str, Any]:
-    """The stored form of one current subject; capacity counts its canonical bytes."""
+    """One current subject as LoopX's ``agent_preferences_v1`` item (``active`` or
+    ``retired``); its canonical JSON is what the subject row stores and what capacity
+    counts."""
     return {
         "key": key,
         "state": state,
         "statement": statement,
-        "revision": str(revision),
-        "operation_id": operation_id,
+        "expires_at": expires_at,
+        "source_kind": SOURCE_KIND,
         "source_ref": source_ref,
-        "expires_at": clock.iso(expires_at),
-        "updated_at": clock.iso(updated_at),
+        "source_quote": source_quote,
+        "recorded_at": recorded_at,
+        "operation_id": operation_id,
+        "supersedes_operation_id": supersedes_operation_id,
     }
 
 
-def view_item(record: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
-    """A record as clients see it: ``expired`` once ``expires_at`` has passed."""
-    state = record["state"]
-    if (
-        state == "active"
-        and record["expires_at"]
-        and clock.parse_iso_z(record["expires_at"]) <= now
-    ):
-        state = "expired"
+def encode_item(item: dict[str, Any]) -> tuple[str, int]:
+    """The stored text of an item and its size in bytes."""
+    raw = canonical_bytes(item)
+    return raw.decode("utf-8"), len(raw)
+
+
+def expired_item(item: dict[str, Any]) -> dict[str, Any]:
+    """What an active item reads as once ``expires_at`` has passed: no statement."""
     return {
-        "key": record["key"],
-        "state": state,
-        "actionable": state == "active",
-        "statement": record["statement"],
-        "revision": record["revision"],
-        "operation_id": record["operation_id"],
-        "source_ref": record["source_ref"],
-        "expires_at": record["expires_at"],
-        "updated_at": record["updated_at"],
+        "key": item["key"],
+        "state": "expired",
+        "statement": None,
+        "operation_id": item["operation_id"],
+        "source_ref": item["source_ref"],
+        "recorded_at": item["recorded_at"],
+        "expires_at": item["expires_at"],
     }
 
 
-def usage(records: list[dict[str, Any]]) -> dict[str, int]:
+def is_expired(item: dict[str, Any], now: dt.datetime) -> bool:
+    return (
+        item["state"] == "active"
+        and item["expires_at"] is not None
+        and clock.parse_iso_z(item["expires_at"]) <= now
+    )
+
+
+def project(items: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any]]:
+    """Stored items (sorted by key) as read at ``now``."""
+    return [
+        expired_item(i) if is_expired(i, now) else i for i in sorted(items, key=lambda i: i["key"])
+    ]
+
+
+def usage(subjects: int, used_bytes: int) -> dict[str, int]:
     return {
-        "subjects": len(records),
-        "bytes": sum(canonical_size(r) for r in records),
+        "subjects": subjects,
+        "bytes": used_bytes,
         "max_subjects": MAX_SUBJECTS,
         "max_bytes": MAX_BYTES,
     }
 
 
-def build_view(
-    scope_ref: ScopeRef, revision: int | None, records: list[dict[str, Any]], now: dt.datetime
-) -> dict[str, Any]:
-    """``semantic_preference_agent_view_v0`` from records (keys sorted)."""
-    records = sorted(records, key=lambda r: r["key"])
-    return _view(scope_ref.goal.goal_id, scope_ref.agent.agent_id, revision, records, now)
-
-
-def _view(
+def state(
     goal_id: str,
     agent_id: str,
     revision: int | None,
-    records: list[dict[str, Any]],
-    now: dt.datetime,
+    items: list[dict[str, Any]],
+    used_bytes: int,
 ) -> dict[str, Any]:
+    """The plain current state of a scope (rendered as ``current`` by the documents)."""
     return {
-        "schema_version": "semantic_preference_agent_view_v0",
         "goal_id": goal_id,
         "agent_id": agent_id,
-        "participating": revision is not None,
         "revision": None if revision is None else str(revision),
-        "authority": "advisory_only",
-        "current": [view_item(r, now) for r in records],
-        "usage": usage(records),
+        "items": items,
+        "usage": usage(len(items), used_bytes),
     }
 
 
-def view_of(scope_ref: ScopeRef, scope: PreferenceScope | None) -> dict[str, Any]:
-    revision = scope.revision if scope is not None else None
-    return build_view(scope_ref, revision, scope_records(scope), clock.now())
+def decode_items(texts: list[str]) -> list[dict[str, Any]]:
+    """Stored item texts → items (one parse); a row that does not decode makes the store
+    unreadable (``unavailable``), never an empty or partial view."""
+    try:
+        return orjson.loads("[" + ",".join(texts) + "]")
+    except orjson.JSONDecodeError:
+        raise unreadable() from None
 
 
-_RECORD_FIELDS = (
-    "key",
-    "state",
-    "statement",
-    "revision",
-    "operation__operation_id",
-    "source_ref",
-    "expires_at",
-    "updated_at",
-)
-
-
-_RECORD_KEYS = tuple(f.removeprefix("operation__") for f in _RECORD_FIELDS)
-
-
-def _records(rows) -> list[dict[str, Any]]:
-    """Stored records from ``values_list(*_RECORD_FIELDS)`` rows."""
-    return [subject_record(**dict(zip(_RECORD_KEYS, row, strict=True))) for row in rows]
-
-
-def scope_records(scope: PreferenceScope | None) -> list[dict[str, Any]]:
-    """The stored records of a scope's current subjects (one query, no model instances)."""
-    if scope is None:
-        return []
-    return _records(
-        PreferenceSubject.objects.filter(scope=scope).order_by("key").values_list(*_RECORD_FIELDS)
+def unreadable() -> PreferenceError:
+    return PreferenceError(
+        "store_unavailable",
+        "The preference store cannot be read; nothing was assumed about its contents.",
     )
 
 
-def read_view(*, goal_id: str, agent_id: str) -> dict[str, Any]:
-    """The exact scope's current view, no writes.
+# -- the one-statement scope read ----------------------------------------------------------
+_SCOPE = PreferenceScope._meta.db_table
+_SUBJECT = PreferenceSubject._meta.db_table
+_OPERATION = PreferenceOperation._meta.db_table
+_GOAL = Goal._meta.db_table
+_AGENT = Agent._meta.db_table
 
-    One query in the common case: the subjects of the scope whose identity matches the
-    registered Goal's *current* state ref and instance (so a moved state ref reads an
-    empty scope). Only when it returns nothing does a second query tell an unregistered
-    Goal/Agent (404) from a scope that never committed.
-    """
-    rows = list(
-        PreferenceSubject.objects.filter(
-            scope__goal__goal_id=goal_id,
-            scope__agent__agent_id=agent_id,
-            scope__runtime_id=settings.LOOPX_RUNTIME_ID,
-            scope__state_ref=F("scope__goal__state_ref"),
-            scope__instance_id=F("scope__goal__instance_id"),
+
+def _collate() -> str:
+    return ' COLLATE "C"' if connection.vendor == "postgresql" else ""
+
+
+def _now_param(now: dt.datetime):
+    return connection.ops.adapt_datetimefield_value(now)
+
+
+_READ_SQL: dict[str, str] = {}
+
+
+def _read_sql() -> str:
+    sql = _READ_SQL.get(connection.vendor)
+    if sql is None:
+        sql = _READ_SQL[connection.vendor] = (
+            "SELECT s.revision, s.used_bytes, sub.item, "  # noqa: S608 - table names are constants
+            "CASE WHEN sub.expires_at IS NOT NULL AND sub.expires_at <= %s THEN 1 ELSE 0 END, "
+            "sub.revision "
+            f"FROM {_SCOPE} s "
+            f"JOIN {_GOAL} g ON g.id = s.goal_id "
+            f"JOIN {_AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
+            f"LEFT JOIN {_SUBJECT} sub ON sub.scope_id = s.id "
+            "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
+            "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id "
+            "AND s.revision IS NOT NULL "
+            f'ORDER BY sub."key"{_collate()}'
         )
-        .order_by("key")
-        .values_list("scope__revision", *_RECORD_FIELDS)
-    )
+    return sql
+
+
+def fetch_all(sql: str, params: tuple) -> list[tuple]:
+    """Run one read statement and return its rows.
+
+    While queries are being logged (``DEBUG``, tests, ``CaptureQueriesContext``) this is
+    Django's cursor, so the statement is counted and captured; otherwise the DB-API
+    cursor itself, skipping the wrapper's per-call placeholder rewriting — errors still
+    surface as Django's ``DatabaseError``.
+    """
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.queries_logged:
+        with db.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    db.ensure_connection()
+    with db.wrap_database_errors:
+        cursor = db.connection.cursor()
+        try:
+            cursor.execute(_native(db, sql), params)
+            return cursor.fetchall()
+        finally:
+            cursor.close()
+
+
+_NATIVE: dict[str, str] = {}
+
+
+def _native(db, sql: str) -> str:
+    """``sql`` in the driver's own placeholder style (SQLite: ``?``)."""
+    if db.vendor != "sqlite":
+        return sql
+    native = _NATIVE.get(sql)
+    if native is None:
+        native = _NATIVE[sql] = sql.replace("%s", "?")
+    return native
+
+
+def read_state(
+    *,
+    goal_id: str,
+    agent_id: str,
+    now: dt.datetime | None = None,
+    subject_revisions: bool = False,
+) -> dict[str, Any]:
+    """The exact scope's current state, no writes.
+
+    One statement in the common case: the subjects of the scope whose identity matches
+    the registered Goal's *current* state ref and instance (so a moved state ref reads
+    an empty scope). Only when it returns nothing does a second query tell an
+    unregistered Goal/Agent from a scope that never committed.
+    """
+    now = now or clock.now()
+    db = connections[DEFAULT_DB_ALIAS]
+    params = (db.ops.adapt_datetimefield_value(now), goal_id, agent_id, settings.LOOPX_RUNTIME_ID)
+    rows = fetch_all(_READ_SQL.get(db.vendor) or _read_sql(), params)
     if not rows:
-        scope_ref = resolve_scope(goal_id, agent_id)  # raises for an unknown Goal/Agent
-        return build_view(scope_ref, None, [], clock.now())
-    records = _records(row[1:] for row in rows)
-    return _view(goal_id, agent_id, rows[0][0], records, clock.now())
+        resolve_scope(goal_id, agent_id)  # raises for an unknown Goal/Agent
+        return state(goal_id, agent_id, None, [], 0)
+    first = rows[0]
+    if first[2] is None:  # a scope whose journal holds no current subject
+        return state(goal_id, agent_id, first[0], [], first[1])
+    items = decode_items([row[2] for row in rows])
+    expired = [row[3] for row in rows]
+    if 1 in expired:
+        items = [
+            expired_item(i) if flag and i["state"] == "active" else i
+            for i, flag in zip(items, expired, strict=True)
+        ]
+    result = state(goal_id, agent_id, first[0], items, first[1])
+    if subject_revisions:
+        result["subject_revisions"] = {
+            i["key"]: str(row[4]) for i, row in zip(items, rows, strict=True)
+        }
+    return result
+
+
+def observe(*, goal_id: str, agent_id: str) -> dict[str, Any]:
+    """Content-free observation (LoopX's ``observe``): does this exact scope hold a
+    journal, and how many current subjects (retired and expired included)."""
+    scope_ref = resolve_scope(goal_id, agent_id)
+    row = (
+        PreferenceScope.objects.filter(scope_key=scope_ref.scope_key, revision__isnull=False)
+        .values_list("subject_count", flat=True)
+        .first()
+    )
+    return {
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "observed": row is not None,
+        "count": row or 0,
+    }
 
 
 # -- history ---------------------------------------------------------------------------
@@ -236,51 +341,78 @@ def _decode_cursor(scope_key: str, cursor: str) -> int:
     return value
 
 
-def history_entry(op: PreferenceOperation) -> dict[str, Any]:
+_EVENT_FIELDS = (
+    "sequence",
+    "kind",
+    "key",
+    "statement",
+    "expires_at",
+    "source_ref",
+    "source_quote",
+    "created_at",
+    "operation_id",
+    "predecessor_operation_id",
+    "resulting_revision",
+)
+
+
+def history_event(row: dict[str, Any]) -> dict[str, Any]:
+    """One journal entry as ``agent_preference_changed_v1``: the row it wrote, plus our
+    ``sequence``, ``kind`` and ``revision``."""
+    state_ = "active" if row["statement"] is not None else "retired"
     return {
-        "sequence": op.sequence,
-        "operation_id": op.operation_id,
-        "kind": op.kind,
-        "key": op.key,
-        "statement": op.statement,
-        "source_ref": op.source_ref,
-        "source_quote": op.source_quote,
-        "predecessor_operation_id": op.predecessor_operation_id,
-        "resulting_revision": str(op.resulting_revision),
-        "expires_at": clock.iso(op.expires_at),
-        "created_at": clock.iso(op.created_at),
+        "schema_version": "agent_preference_changed_v1",
+        **stored_item(
+            key=row["key"],
+            state=state_,
+            statement=row["statement"],
+            expires_at=clock.iso(row["expires_at"]),
+            source_ref=row["source_ref"],
+            source_quote=row["source_quote"],
+            recorded_at=clock.iso(row["created_at"]),
+            operation_id=row["operation_id"],
+            supersedes_operation_id=row["predecessor_operation_id"],
+        ),
+        "sequence": row["sequence"],
+        "kind": row["kind"],
+        "revision": str(row["resulting_revision"]),
     }
 
 
 def history(
     *, goal_id: str, agent_id: str, after_cursor: str | None = None, limit: int | None = None
 ) -> dict[str, Any]:
-    """Newest-last pages of the journal, keyed by sequence (a cursor, never an offset)."""
+    """Oldest-first pages of the journal (``HISTORY_PAGE`` events by default), keyed by
+    sequence — a cursor, never an offset — plus the current state."""
     if limit is None:
-        limit = HISTORY_DEFAULT_LIMIT
+        limit = HISTORY_PAGE
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= HISTORY_MAX_LIMIT:
         raise invalid("limit", f"limit must be 1-{HISTORY_MAX_LIMIT}")
     scope_ref = resolve_scope(goal_id, agent_id)
     after = _decode_cursor(scope_ref.scope_key, after_cursor) if after_cursor else 0
-    # The scope row first, so the page is one range scan of the (scope, sequence) index.
-    scope = get_scope(scope_ref)
-    ops = (
+    scope_id = (
+        PreferenceScope.objects.filter(scope_key=scope_ref.scope_key)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    rows = (
         []
-        if scope is None
+        if scope_id is None
         else list(
-            PreferenceOperation.objects.filter(scope=scope, sequence__gt=after)
-            .defer("receipt", "request_digest")
-            .order_by("sequence")[: limit + 1]
+            PreferenceOperation.objects.filter(scope_id=scope_id, sequence__gt=after)
+            .order_by("sequence")
+            .values(*_EVENT_FIELDS)[: limit + 1]
         )
     )
-    more = len(ops) > limit
-    ops = ops[:limit]
+    more = len(rows) > limit
+    rows = rows[:limit]
     return {
-        "schema_version": "semantic_preference_agent_history_v0",
         "goal_id": goal_id,
         "agent_id": agent_id,
-        "entries": [history_entry(op) for op in ops],
-        "next_cursor": _encode_cursor(scope_ref.scope_key, ops[-1].sequence) if more else None,
+        "events": [history_event(r) for r in rows],
+        "has_more": more,
+        "next_cursor": _encode_cursor(scope_ref.scope_key, rows[-1]["sequence"]) if more else None,
+        "state": read_state(goal_id=goal_id, agent_id=agent_id),
     }
 
 
@@ -312,32 +444,35 @@ def turn_start_projection(goal: Goal, agent: Agent) -> dict[str, Any] | None:
     """The participating hook's contribution to a turn, or ``None``.
 
     ``None`` for a scope that never committed (the hook adds no field). An unreadable
-    store returns ``{"status": "unavailable"}`` — never an empty view.
+    store returns ``{"status": "unavailable"}`` — never an empty view. Items carry no
+    source quotes (this projection travels with the turn).
     """
     try:
-        scope_ref = scope_identity(goal, agent)
-        scope = get_scope(scope_ref)
-        if scope is None or scope.revision is None:
-            return None
-        view = view_of(scope_ref, scope)
-    except DatabaseError:
+        view = read_state(goal_id=goal.goal_id, agent_id=agent.agent_id, subject_revisions=True)
+    except (DatabaseError, DomainError):
         return {"schema_version": "semantic_preference_turn_start_v0", "status": "unavailable"}
-    except PreferenceError:
-        return {"schema_version": "semantic_preference_turn_start_v0", "status": "unavailable"}
+    if view["revision"] is None:
+        return None
+    revisions = view.get("subject_revisions", {})
     return {
         "schema_version": "semantic_preference_turn_start_v0",
         "status": "current",
         "revision": view["revision"],
         "authority": "advisory_only",
+        "observation_count": len(view["items"]),
         "current": [
-            {"key": i["key"], "statement": i["statement"], "revision": i["revision"]}
-            for i in view["current"]
-            if i["actionable"]
+            {
+                "key": i["key"],
+                "statement": i["statement"],
+                "revision": revisions.get(i["key"]),
+            }
+            for i in view["items"]
+            if i["state"] == "active"
         ],
         "markers": [
-            {"key": i["key"], "state": i["state"], "revision": i["revision"]}
-            for i in view["current"]
-            if not i["actionable"]
+            {"key": i["key"], "state": i["state"], "revision": revisions.get(i["key"])}
+            for i in view["items"]
+            if i["state"] != "active"
         ],
         "instructions": INSTRUCTIONS,
         "required_reads": required_reads(goal.goal_id, agent.agent_id),

@@ -40,19 +40,33 @@ class RetireInput(serializers.Serializer):
 
 class HistoryQuery(serializers.Serializer):
     after_cursor = serializers.CharField(required=False, allow_blank=False, max_length=200)
-    limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=50)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=20)
 
 
-class SubjectOutput(serializers.Serializer):
+# -- LoopX's documents (``preferences.documents``) ---------------------------------------
+class ItemOutput(serializers.Serializer):
+    """An ``agent_preferences_v1`` item. Active/retired items are the stored rows; an
+    expired item is ``{key, state: "expired", statement: null, operation_id,
+    source_ref, recorded_at, expires_at}`` (no source_kind/quote/supersedes)."""
+
     key = serializers.CharField()
     state = serializers.ChoiceField(choices=["active", "retired", "expired"])
-    actionable = serializers.BooleanField()
     statement = serializers.CharField(allow_null=True)
-    revision = serializers.CharField()
-    operation_id = serializers.CharField()
-    source_ref = serializers.CharField()
     expires_at = serializers.CharField(allow_null=True)
-    updated_at = serializers.CharField()
+    source_kind = serializers.ChoiceField(choices=["user_instruction"], required=False)
+    source_ref = serializers.CharField()
+    source_quote = serializers.CharField(required=False)
+    recorded_at = serializers.CharField()
+    operation_id = serializers.CharField()
+    supersedes_operation_id = serializers.CharField(allow_null=True, required=False)
+
+
+class CurrentOutput(serializers.Serializer):
+    schema_version = serializers.ChoiceField(choices=["agent_preferences_v1"])
+    revision = serializers.CharField(allow_null=True, help_text="Opaque; echo it back.")
+    authority = serializers.ChoiceField(choices=["advisory_only"])
+    items = ItemOutput(many=True)
+    instructions = serializers.CharField()
 
 
 class UsageOutput(serializers.Serializer):
@@ -62,46 +76,67 @@ class UsageOutput(serializers.Serializer):
     max_bytes = serializers.IntegerField()
 
 
-class ViewOutput(serializers.Serializer):
+class ReceiptOutput(serializers.Serializer):
+    operation_id = serializers.CharField()
+    intent_hash = serializers.CharField()
+    key = serializers.CharField()
+    state = serializers.CharField(help_text="active or retired: the state written")
+    supersedes_operation_id = serializers.CharField(allow_null=True)
+
+
+class _Document(serializers.Serializer):
+    ok = serializers.BooleanField()
     schema_version = serializers.CharField()
     goal_id = serializers.CharField()
     agent_id = serializers.CharField()
-    participating = serializers.BooleanField()
-    revision = serializers.CharField(allow_null=True)
-    authority = serializers.CharField()
-    current = SubjectOutput(many=True)
+
+
+class ReadOutput(_Document):
+    status = serializers.ChoiceField(choices=["read"])
+    current = CurrentOutput()
     usage = UsageOutput()
 
 
-class ReceiptOutput(serializers.Serializer):
+class ObserveOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
     schema_version = serializers.CharField()
-    status = serializers.ChoiceField(choices=["preview", "committed", "replayed"])
-    operation_id = serializers.CharField()
-    kind = serializers.CharField()
-    key = serializers.CharField()
-    expected_revision = serializers.CharField(allow_null=True)
-    resulting_revision = serializers.CharField()
-    predecessor_operation_id = serializers.CharField(allow_null=True)
-    view = ViewOutput()
+    status = serializers.ChoiceField(choices=["absent", "observed"])
+    observation_count = serializers.IntegerField()
 
 
-class HistoryEntryOutput(serializers.Serializer):
+class WriteOutput(_Document):
+    status = serializers.ChoiceField(choices=["preview", "applied", "replayed"])
+    proposed = ItemOutput(required=False, help_text="preview: the item that would be written")
+    receipt = ReceiptOutput(required=False, help_text="applied / replayed (the original)")
+    current = CurrentOutput()
+    usage = UsageOutput()
+
+
+class EventOutput(ItemOutput):
+    schema_version = serializers.ChoiceField(choices=["agent_preference_changed_v1"])
     sequence = serializers.IntegerField()
-    operation_id = serializers.CharField()
-    kind = serializers.CharField()
-    key = serializers.CharField()
-    statement = serializers.CharField(allow_null=True)
-    source_ref = serializers.CharField()
-    source_quote = serializers.CharField()
-    predecessor_operation_id = serializers.CharField(allow_null=True)
-    resulting_revision = serializers.CharField()
-    expires_at = serializers.CharField(allow_null=True)
-    created_at = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["remember", "retire", "migrate"])
+    revision = serializers.CharField()
 
 
-class HistoryOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
-    goal_id = serializers.CharField()
-    agent_id = serializers.CharField()
-    entries = HistoryEntryOutput(many=True)
+class HistoryOutput(_Document):
+    status = serializers.ChoiceField(choices=["history"])
+    events = EventOutput(many=True)
+    has_more = serializers.BooleanField()
     next_cursor = serializers.CharField(allow_null=True)
+    current = CurrentOutput()
+    usage = UsageOutput()
+
+
+class ErrorOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    schema_version = serializers.CharField()
+    status = serializers.CharField(help_text="invalid_request, unavailable, …")
+    error = serializers.CharField()
+    code = serializers.CharField()
+    field = serializers.CharField(allow_null=True)
+    details = serializers.DictField()
+
+
+class ConflictOutput(ErrorOutput):
+    current = CurrentOutput(required=False, help_text="revision/operation conflicts")

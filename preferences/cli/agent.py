@@ -1,11 +1,12 @@
-"""``manage.py semantic_preference agent read|remember|retire|history|migrate-scope``
-(and the ``manage.py remember`` shortcut): parse, call one service, render."""
+"""``manage.py semantic_preference agent read|observe|remember|retire|history|migrate-scope``
+(and the ``manage.py remember`` shortcut): parse, call one service, render LoopX's
+document through ``preferences.documents``."""
 
 import argparse
 from typing import Any
 
-from loopx_site.core.cli import Subcommands, format_mapping, format_table
-from preferences import selectors, services
+from loopx_site.core.cli import Subcommands, format_table
+from preferences import documents, selectors, services
 
 
 def add_identity(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +31,15 @@ def add_remember_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_read(*, goal_id, agent_id, **_) -> dict[str, Any]:
-    return services.read(goal_id=goal_id, agent_id=agent_id)
+    return documents.respond(
+        documents.read, lambda: services.read(goal_id=goal_id, agent_id=agent_id)
+    )
+
+
+def run_observe(*, goal_id, agent_id, **_) -> dict[str, Any]:
+    return documents.respond(
+        documents.observe, lambda: services.observe(goal_id=goal_id, agent_id=agent_id)
+    )
 
 
 def run_remember(
@@ -47,17 +56,20 @@ def run_remember(
     execute,
     **_,
 ) -> dict[str, Any]:
-    return services.remember(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        key=key,
-        statement=statement,
-        source_ref=source_ref,
-        source_quote=source_quote,
-        expected_revision=expected_revision,
-        operation_id=operation_id,
-        expires_at=expires_at,
-        execute=execute,
+    return documents.respond(
+        documents.write,
+        lambda: services.remember(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            key=key,
+            statement=statement,
+            source_ref=source_ref,
+            source_quote=source_quote,
+            expected_revision=expected_revision,
+            operation_id=operation_id,
+            expires_at=expires_at,
+            execute=execute,
+        ),
     )
 
 
@@ -73,80 +85,126 @@ def run_retire(
     execute,
     **_,
 ) -> dict[str, Any]:
-    return services.retire(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        key=key,
-        source_ref=source_ref,
-        source_quote=source_quote,
-        expected_revision=expected_revision,
-        operation_id=operation_id,
-        execute=execute,
+    return documents.respond(
+        documents.write,
+        lambda: services.retire(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            key=key,
+            source_ref=source_ref,
+            source_quote=source_quote,
+            expected_revision=expected_revision,
+            operation_id=operation_id,
+            execute=execute,
+        ),
     )
 
 
 def run_history(*, goal_id, agent_id, after_cursor, limit, **_) -> dict[str, Any]:
-    return services.history(
-        goal_id=goal_id, agent_id=agent_id, after_cursor=after_cursor, limit=limit
+    return documents.respond(
+        documents.history,
+        lambda: services.history(
+            goal_id=goal_id, agent_id=agent_id, after_cursor=after_cursor, limit=limit
+        ),
     )
 
 
 def run_migrate_scope(
     *, goal_id, agent_id, operation_id, from_state_ref, from_instance_id, execute, **_
 ) -> dict[str, Any]:
-    return services.migrate_scope(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        operation_id=operation_id,
-        from_state_ref=from_state_ref,
-        from_instance_id=from_instance_id,
-        execute=execute,
+    return documents.respond(
+        documents.migration,
+        lambda: services.migrate_scope(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            operation_id=operation_id,
+            from_state_ref=from_state_ref,
+            from_instance_id=from_instance_id,
+            execute=execute,
+        ),
     )
 
 
 # -- text rendering -----------------------------------------------------------------------
-def render_view(view: dict[str, Any]) -> str:
+def render_current(doc: dict[str, Any]) -> str:
+    current, usage = doc["current"], doc.get("usage") or {}
     head = (
-        f"{view['goal_id']}/{view['agent_id']}  participating={view['participating']}  "
-        f"revision={view['revision'] or 'none'}  "
-        f"usage={view['usage']['subjects']}/{view['usage']['max_subjects']} keys, "
-        f"{view['usage']['bytes']}/{view['usage']['max_bytes']} bytes"
+        f"{doc.get('goal_id')}/{doc.get('agent_id')}  status={doc['status']}  "
+        f"revision={current['revision'] or 'none'}  authority={current['authority']}"
     )
-    rows = [{**item, "statement": item["statement"] or "-"} for item in view["current"]]
+    if usage:
+        head += (
+            f"  usage={usage['subjects']}/{usage['max_subjects']} keys, "
+            f"{usage['bytes']}/{usage['max_bytes']} bytes"
+        )
+    rows = [{**item, "statement": item.get("statement") or "-"} for item in current["items"]]
     table = format_table(
-        rows, ["key", "state", "actionable", "revision", "expires_at", "statement"]
+        rows, ["key", "state", "operation_id", "recorded_at", "expires_at", "statement"]
     )
     return f"{head}\n{table}"
 
 
-def render_receipt(receipt: dict[str, Any]) -> str:
-    summary = format_mapping(receipt, skip=("view", "original_receipt", "schema_version"))
-    return f"{summary}\n\n{render_view(receipt['view'])}"
+def render_write(doc: dict[str, Any]) -> str:
+    if doc["status"] == "preview":
+        p = doc["proposed"]
+        line = f"preview: would write {p['key']} ({p['state']}) as operation {p['operation_id']}"
+    else:
+        r = doc["receipt"]
+        line = (
+            f"{doc['status']}: {r['key']} ({r['state']}) operation {r['operation_id']} "
+            f"supersedes {r['supersedes_operation_id'] or '-'}"
+        )
+    return f"{line}\n\n{render_current(doc)}"
 
 
-def render_history(page: dict[str, Any]) -> str:
+def render_observe(doc: dict[str, Any]) -> str:
+    return f"{doc['status']}: {doc['observation_count']} observation(s)"
+
+
+def render_history(doc: dict[str, Any]) -> str:
     lines = []
-    for e in page["entries"]:
+    for e in doc["events"]:
         lines.append(
-            f"#{e['sequence']} {e['created_at']} {e['kind']} {e['key']} "
-            f"rev={e['resulting_revision']} op={e['operation_id']} "
-            f"prev={e['predecessor_operation_id'] or '-'}"
+            f"#{e['sequence']} {e['recorded_at']} {e['kind']} {e['key']} "
+            f"rev={e['revision']} op={e['operation_id']} "
+            f"supersedes={e['supersedes_operation_id'] or '-'}"
         )
         if e["statement"] is not None:
             lines.append(f"    {e['statement']}")
-    lines.append(f"next_cursor: {page['next_cursor'] or '-'}")
-    return "\n".join(lines) if page["entries"] else "(no entries)\nnext_cursor: -"
+    if not doc["events"]:
+        lines.append("(no events)")
+    lines.append(f"has_more: {str(doc['has_more']).lower()}")
+    lines.append(f"next_cursor: {doc['next_cursor'] or '-'}")
+    return "\n".join(lines)
+
+
+def render_migration(doc: dict[str, Any]) -> str:
+    line = (
+        f"{doc['status']}: operation {doc['operation_id']} copied "
+        f"{', '.join(doc.get('copied_keys') or []) or 'nothing'}"
+    )
+    return f"{line}\n\n{render_current(doc)}"
 
 
 def register(sub: Subcommands) -> None:
-    read = sub.add("read", "Read the exact scope's current view.", run=run_read, render=render_view)
+    read = sub.add(
+        "read", "Read the exact scope's current view.", run=run_read, render=render_current
+    )
     add_identity(read)
+
+    observe = sub.add(
+        "observe",
+        "Content-free: does this scope hold preferences, and how many (no statements).",
+        run=run_observe,
+        render=render_observe,
+    )
+    add_identity(observe)
 
     remember = sub.add(
         "remember",
         "Remember or correct a preference (preview by default).",
         run=run_remember,
-        render=render_receipt,
+        render=render_write,
     )
     add_remember_arguments(remember)
 
@@ -154,7 +212,7 @@ def register(sub: Subcommands) -> None:
         "retire",
         "Retire a preference, leaving a tombstone (preview by default).",
         run=run_retire,
-        render=render_receipt,
+        render=render_write,
     )
     add_identity(retire)
     retire.add_argument("--key", required=True)
@@ -172,8 +230,8 @@ def register(sub: Subcommands) -> None:
     hist.add_argument(
         "--limit",
         type=_limit,
-        default=selectors.HISTORY_DEFAULT_LIMIT,
-        help=f"1-{selectors.HISTORY_MAX_LIMIT} (default 50).",
+        default=selectors.HISTORY_PAGE,
+        help=f"1-{selectors.HISTORY_MAX_LIMIT} (default {selectors.HISTORY_PAGE}).",
     )
 
     migrate = sub.add(
@@ -181,6 +239,7 @@ def register(sub: Subcommands) -> None:
         "Copy current subjects from an earlier scope of this Goal/Agent (after its state "
         "ref moved) into the current, empty scope, with lineage.",
         run=run_migrate_scope,
+        render=render_migration,
     )
     add_identity(migrate)
     migrate.add_argument("--operation-id", required=True)

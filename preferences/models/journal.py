@@ -24,6 +24,10 @@ class PreferenceScope(models.Model):
     instance_id = models.CharField(max_length=128, blank=True)
     revision = models.PositiveIntegerField(null=True, blank=True)
     journal_started_at = models.DateTimeField(null=True, blank=True)
+    # Capacity bookkeeping, advanced with the revision under the scope lock: the number
+    # of current subjects and the sum of their stored item sizes (never recomputed).
+    subject_count = models.PositiveIntegerField(default=0)
+    used_bytes = models.PositiveIntegerField(default=0)
     migrated_from = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
@@ -64,7 +68,9 @@ class PreferenceOperation(models.Model):
     resulting_revision = models.PositiveIntegerField()
     predecessor_operation_id = models.CharField(max_length=128, null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
-    request_digest = models.CharField(max_length=64)
+    # sha256 of the canonical intent (scope, action, operation id, key, expected
+    # revision, source ref/quote, statement, expiry): equal → replay, else conflict.
+    intent_hash = models.CharField(max_length=64)
     receipt = models.JSONField()
     created_at = models.DateTimeField()
 
@@ -122,6 +128,11 @@ class PreferenceSubject(models.Model):
         PreferenceOperation, on_delete=models.PROTECT, related_name="+"
     )
     updated_at = models.DateTimeField()
+    # The stored wire item (canonical JSON of LoopX's ``agent_preferences_v1`` item) and
+    # its byte length, written with the row so reads never rebuild it and capacity is
+    # never recomputed from JSON.
+    item = models.TextField()
+    size = models.PositiveIntegerField()
 
     class Meta:
         ordering = ["scope", "key"]
@@ -133,6 +144,9 @@ class PreferenceSubject(models.Model):
                 condition=Q(state="retired", statement__isnull=True)
                 | Q(state="active", statement__isnull=False),
                 name="preferences_preferencesubject_state_check",
+            ),
+            models.CheckConstraint(
+                condition=Q(size__gte=2), name="preferences_preferencesubject_item_size_check"
             ),
         ]
 

@@ -8,6 +8,7 @@ services`` then ``services.remember(...)``, ``services.recall(...)``.
 from preferences.services.journal import (  # noqa: F401
     history,
     migrate_scope,
+    observe,
     read,
     remember,
     retire,

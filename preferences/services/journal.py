@@ -1,24 +1,35 @@
-"""Writes of the explicit Agent preference journal (spec Part A, rules 1–11).
+"""Writes of the explicit Agent preference journal (spec Part A, LoopX's
+``agent_preferences_v1`` lifecycle).
 
-Order of checks for ``remember``/``retire``: argument validation → operation-id replay
-or conflict (by the digest of the exact canonical arguments) → revision check → rule
-checks (retire target, stale source, expiry in the future) → capacity → commit.
+Order of checks for ``remember``/``retire``, identical for a preview and a commit:
+argument validation → operation-id replay or ``operation_conflict`` (by the intent
+hash) → revision check → rule checks (retire target, stale source, expiry in the
+future) → capacity. A preview stops there and writes nothing; a commit writes the
+journal entry, the subject and the scope's new revision in the same transaction.
 
-Concurrency: a commit runs in one transaction that first locks the scope row
-(``SELECT … FOR UPDATE`` on PostgreSQL; on SQLite the IMMEDIATE transaction already
-holds the database write lock). The scope's revision advances by compare-and-swap and
-the unique constraints (scope, operation id) / (scope, revision) are the backstop: an
-``IntegrityError`` from a lost race — e.g. two first writes creating the scope row —
-rolls the whole transaction back and is reported as ``revision_conflict`` (or as a
-replay when the winner carried the same operation), never as a 500 or a lost write.
+Concurrency: the commit's first statement resolves the scope through the registry and
+locks its row (``SELECT … FOR UPDATE OF`` on PostgreSQL; on SQLite the IMMEDIATE
+transaction already holds the database write lock), returning in the same round trip
+the operation id's earlier entry, if any, and every current subject's stored item. The
+scope's revision advances by compare-and-swap and the unique constraints (scope,
+operation id) / (scope, revision) are the backstop: an ``IntegrityError`` from a lost
+race — e.g. two first writes creating the scope row — rolls the whole transaction back
+and is reported as ``revision_conflict`` (or as a replay when the winner carried the
+same operation), never as a 500 or a lost write.
+
+Services return plain data (``status``, ``proposed``, ``receipt``, ``state``) and raise
+``PreferenceError``; a conflict carries the current state in ``err.state``.
+``preferences.documents`` renders both.
 """
 
 import datetime as dt
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import sha256_hex
@@ -28,11 +39,13 @@ from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 from preferences.selectors import ScopeRef
 
-KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-OPERATION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
-REVISION_RE = re.compile(r"^[1-9][0-9]{0,9}$")
+# ``\Z``: a trailing newline is not part of a key (``$`` would accept one).
+KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*\Z")
+OPERATION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*\Z")
+REVISION_RE = re.compile(r"[1-9][0-9]{0,9}")
 
-read = selectors.read_view
+read = selectors.read_state
+observe = selectors.observe
 history = selectors.history
 
 
@@ -74,7 +87,7 @@ def _expires_at(value: Any) -> dt.datetime | None:
 class _Plan:
     """One validated remember/retire request."""
 
-    kind: str
+    action: str
     goal_id: str
     agent_id: str
     key: str
@@ -84,143 +97,311 @@ class _Plan:
     expected_revision: int | None
     operation_id: str
     expires_at: dt.datetime | None
-    args: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def request_digest(self) -> str:
-        return sha256_hex(self.args)
+    def expected(self) -> str | None:
+        return None if self.expected_revision is None else str(self.expected_revision)
 
-
-def _replay_or_conflict(
-    op: PreferenceOperation, plan: _Plan, scope_ref: ScopeRef, scope: PreferenceScope
-) -> dict[str, Any]:
-    if op.request_digest != plan.request_digest:
-        raise PreferenceError(
-            "operation_conflict",
-            "This operation id was already used with different arguments.",
-            field="operation_id",
-            details={"operation_id": plan.operation_id},
+    def intent_hash(self, identity: dict[str, str]) -> str:
+        """sha256 of the canonical intent; equal → replay, different → conflict."""
+        return sha256_hex(
+            {
+                "scope": identity,
+                "action": self.action,
+                "operation_id": self.operation_id,
+                "key": self.key,
+                "expected_revision": self.expected,
+                "source_ref": self.source_ref,
+                "source_quote": self.source_quote,
+                "statement": self.statement,
+                "expires_at": clock.iso(self.expires_at),
+            }
         )
-    return {
-        **op.receipt,
-        "status": "replayed",
-        "view": selectors.view_of(scope_ref, scope),
-        "original_receipt": op.receipt,
-    }
 
 
-def _stored(receipt: dict[str, Any]) -> dict[str, Any]:
-    """The receipt as kept in the journal: every field but the view. A replay returns
-    these fields unchanged with the *current* view, so the journal does not grow by a
-    full view per operation."""
-    return {k: v for k, v in receipt.items() if k != "view"}
+@dataclass
+class _Snapshot:
+    """The locked scope as one statement returned it."""
+
+    scope_id: int | None
+    revision: int | None
+    used_bytes: int
+    migrated_from_id: int | None
+    identity: dict[str, str]
+    prior: tuple[str, Any] | None  # (intent_hash, receipt) of the operation id
+    keys: list[str]
+    texts: list[str]
+    sizes: list[int]
+    journal_revision: int | None
 
 
-def _revision_conflict(scope_ref: ScopeRef, scope: PreferenceScope | None, expected) -> None:
-    view = selectors.view_of(scope_ref, scope)
-    raise PreferenceError(
-        "revision_conflict",
-        "expected_revision is not the current revision; read, reconcile, then retry.",
-        field="expected_revision",
-        details={
-            "expected_revision": None if expected is None else str(expected),
-            "current_revision": view["revision"],
-            "view": view,
-        },
+def _snapshot_sql(lock: bool) -> str:
+    t = selectors
+    postgres = connection.vendor == "postgresql"
+    # PostgreSQL: a row lock that waited returns the locked row's newest version but the
+    # joined rows of the statement's snapshot; the journal's newest revision as seen by
+    # that snapshot tells the two apart (on SQLite the write lock is taken at BEGIN).
+    newest = (
+        f"(SELECT MAX(j.resulting_revision) FROM {t._OPERATION} j WHERE j.scope_id = s.id)"  # noqa: S608 - table names are constants
+        if postgres
+        else "s.revision"
+    )
+    return (
+        "SELECT s.id, s.revision, s.used_bytes, s.migrated_from_id, g.state_ref, "  # noqa: S608 - table names are constants
+        f'g.instance_id, op.intent_hash, op.receipt, sub."key", sub.item, sub.size, {newest} '
+        f"FROM {t._SCOPE} s "
+        f"JOIN {t._GOAL} g ON g.id = s.goal_id "
+        f"JOIN {t._AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
+        f"LEFT JOIN {t._OPERATION} op ON op.scope_id = s.id AND op.operation_id = %s "
+        f"LEFT JOIN {t._SUBJECT} sub ON sub.scope_id = s.id "
+        "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
+        "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id "
+        f'ORDER BY sub."key"{t._collate()}' + (" FOR UPDATE OF s" if lock and postgres else "")
     )
 
 
-def _lineage_scope_ids(scope: PreferenceScope) -> list[int]:
-    ids, current = [], scope
-    while current is not None and current.pk not in ids:
-        ids.append(current.pk)
-        current = current.migrated_from
-    return ids
+def _snapshot(plan: _Plan, *, lock: bool = False) -> _Snapshot | None:
+    """Resolve the scope (and, for a commit, lock it) in one statement."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _snapshot_sql(lock),
+            (plan.operation_id, plan.goal_id, plan.agent_id, settings.LOOPX_RUNTIME_ID),
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    first = rows[0]
+    prior = None
+    if first[6] is not None:
+        receipt = first[7]
+        prior = (first[6], json.loads(receipt) if isinstance(receipt, str | bytes) else receipt)
+    present = first[8] is not None
+    return _Snapshot(
+        scope_id=first[0],
+        revision=first[1],
+        used_bytes=first[2],
+        migrated_from_id=first[3],
+        identity={
+            "runtime_id": settings.LOOPX_RUNTIME_ID,
+            "state_ref": first[4],
+            "instance_id": first[5],
+            "goal_id": plan.goal_id,
+            "agent_id": plan.agent_id,
+        },
+        prior=prior,
+        keys=[r[8] for r in rows] if present else [],
+        texts=[r[9] for r in rows] if present else [],
+        sizes=[r[10] for r in rows] if present else [],
+        journal_revision=first[11],
+    )
 
 
-def _evaluate(
-    plan: _Plan,
-    scope_ref: ScopeRef,
-    scope: PreferenceScope | None,
-    subjects: list[dict[str, Any]],
-    now: dt.datetime,
-) -> tuple[dict[str, Any], list[dict[str, Any]], str | None, int]:
-    """Apply the rules to the current state; return (new record, new records,
-    predecessor operation id, resulting revision) or raise the coded error."""
-    current_revision = scope.revision if scope is not None else None
-    if plan.expected_revision != current_revision:
-        _revision_conflict(scope_ref, scope, plan.expected_revision)
+def _empty_snapshot(scope_ref: ScopeRef) -> _Snapshot:
+    return _Snapshot(
+        scope_id=None,
+        revision=None,
+        used_bytes=0,
+        migrated_from_id=None,
+        identity=scope_ref.identity,
+        prior=None,
+        keys=[],
+        texts=[],
+        sizes=[],
+        journal_revision=None,
+    )
 
-    existing = next((r for r in subjects if r["key"] == plan.key), None)
-    if plan.kind == "retire":
-        if existing is None:
+
+def _current(plan: _Plan, snap: _Snapshot, items: list[dict] | None, now) -> dict[str, Any]:
+    items = selectors.decode_items(snap.texts) if items is None else items
+    return selectors.state(
+        plan.goal_id,
+        plan.agent_id,
+        snap.revision,
+        selectors.project(items, now),
+        snap.used_bytes,
+    )
+
+
+def _conflict(code: str, message: str, field: str, state: dict[str, Any], **details):
+    err = PreferenceError(code, message, field=field, details=details)
+    err.state = state
+    return err
+
+
+@dataclass
+class _Evaluation:
+    item: dict[str, Any]
+    text: str
+    size: int
+    existing: bool
+    used_bytes: int
+    subject_count: int
+    revision: int
+
+
+def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
+    """Apply every rule to the snapshot: a replay (dict), or the evaluation of a new
+    write, or raise the coded error. The same function serves preview and commit."""
+    intent_hash = plan.intent_hash(snap.identity)
+    if snap.prior is not None:
+        prior_hash, receipt = snap.prior
+        if prior_hash != intent_hash:
+            raise _conflict(
+                "operation_conflict",
+                "This operation id was already used with different arguments.",
+                "operation_id",
+                _current(plan, snap, None, now),
+                operation_id=plan.operation_id,
+            )
+        return {"status": "replayed", "receipt": receipt, "intent_hash": intent_hash}
+
+    if plan.expected_revision != snap.revision:
+        raise _conflict(
+            "revision_conflict",
+            "expected_revision is not the current revision; read, reconcile, then retry.",
+            "expected_revision",
+            _current(plan, snap, None, now),
+            expected_revision=plan.expected,
+            current_revision=None if snap.revision is None else str(snap.revision),
+        )
+
+    index = snap.keys.index(plan.key) if plan.key in snap.keys else None
+    previous = json.loads(snap.texts[index]) if index is not None else None
+    if plan.action == "retire":
+        if previous is None:
             raise PreferenceError("not_found", f"No subject {plan.key!r} to retire.", field="key")
-        if existing["state"] == "retired":
+        if previous["state"] == "retired":
             raise PreferenceError(
                 "already_retired", f"Subject {plan.key!r} is already retired.", field="key"
             )
-    elif existing is not None and existing["state"] == "retired":
-        used = PreferenceOperation.objects.filter(
-            scope_id__in=_lineage_scope_ids(scope), key=plan.key, source_ref=plan.source_ref
-        ).exists()
-        if used:
-            raise PreferenceError(
-                "stale_source",
-                "Re-remembering a retired key needs a fresh explicit source.",
-                field="source_ref",
-            )
+    elif previous is not None and previous["state"] == "retired" and _source_used(snap, plan):
+        raise PreferenceError(
+            "stale_source",
+            "Re-remembering a retired key needs a fresh explicit source.",
+            field="source_ref",
+        )
     if plan.expires_at is not None and plan.expires_at <= now:
         raise invalid("expires_at", "expires_at must be in the future")
 
-    resulting_revision = (current_revision or 0) + 1
-    record = selectors.subject_record(
+    item = selectors.stored_item(
         key=plan.key,
-        state="retired" if plan.kind == "retire" else "active",
+        state="retired" if plan.action == "retire" else "active",
         statement=plan.statement,
-        revision=resulting_revision,
-        operation_id=plan.operation_id,
+        expires_at=clock.iso(plan.expires_at),
         source_ref=plan.source_ref,
-        expires_at=plan.expires_at,
-        updated_at=now,
+        source_quote=plan.source_quote,
+        recorded_at=clock.iso(now),
+        operation_id=plan.operation_id,
+        supersedes_operation_id=previous["operation_id"] if previous else None,
     )
-    records = [r for r in subjects if r["key"] != plan.key] + [record]
-    use = selectors.usage(records)
-    if use["subjects"] > use["max_subjects"] or use["bytes"] > use["max_bytes"]:
+    text, size = selectors.encode_item(item)
+    count = len(snap.keys) + (0 if previous is not None else 1)
+    used = snap.used_bytes - (snap.sizes[index] if index is not None else 0) + size
+    if count > selectors.MAX_SUBJECTS or used > selectors.MAX_BYTES:
         raise PreferenceError(
             "capacity_exceeded",
             "The current view would exceed its capacity; nothing was evicted.",
-            details=use,
+            details=selectors.usage(count, used),
         )
-    predecessor = existing["operation_id"] if existing is not None else None
-    return record, records, predecessor, resulting_revision
+    return _Evaluation(
+        item=item,
+        text=text,
+        size=size,
+        existing=previous is not None,
+        used_bytes=used,
+        subject_count=count,
+        revision=(snap.revision or 0) + 1,
+    )
 
 
-def _receipt(plan: _Plan, status: str, revision: int, predecessor, view) -> dict[str, Any]:
+def _source_used(snap: _Snapshot, plan: _Plan) -> bool:
+    """Did this key's lineage (this scope and the scopes it was migrated from) ever use
+    ``plan.source_ref``?"""
+    ids, current, parent = [], snap.scope_id, snap.migrated_from_id
+    while current is not None and current not in ids:
+        ids.append(current)
+        current = parent
+        if current is not None:
+            parent = (
+                PreferenceScope.objects.filter(pk=current)
+                .values_list("migrated_from_id", flat=True)
+                .first()
+            )
+    return PreferenceOperation.objects.filter(
+        scope_id__in=ids, key=plan.key, source_ref=plan.source_ref
+    ).exists()
+
+
+def _receipt(plan: _Plan, intent_hash: str, item: dict[str, Any]) -> dict[str, Any]:
     return {
-        "schema_version": "semantic_preference_agent_receipt_v0",
-        "status": status,
         "operation_id": plan.operation_id,
-        "kind": plan.kind,
+        "intent_hash": intent_hash,
         "key": plan.key,
-        "expected_revision": (
-            None if plan.expected_revision is None else str(plan.expected_revision)
-        ),
-        "resulting_revision": str(revision),
-        "predecessor_operation_id": predecessor,
-        "view": view,
+        "state": item["state"],
+        "supersedes_operation_id": item["supersedes_operation_id"],
     }
 
 
-def _lock_scope(scope_ref: ScopeRef, now: dt.datetime) -> tuple[PreferenceScope, bool]:
-    """Lock (or create) the scope row; call inside ``transaction.atomic()``."""
-    scope = (
-        PreferenceScope.objects.select_for_update(of=("self",))
-        .select_related("migrated_from")
-        .filter(scope_key=scope_ref.scope_key)
-        .first()
-    )
-    if scope is not None:
-        return scope, False
+def _replayed(plan: _Plan, snap: _Snapshot, replay: dict, now) -> dict[str, Any]:
+    return {
+        "status": "replayed",
+        "receipt": replay["receipt"],
+        "state": _current(plan, snap, None, now),
+    }
+
+
+def _after_items(snap: _Snapshot, ev: _Evaluation) -> list[dict[str, Any]]:
+    items = selectors.decode_items(snap.texts)
+    return [i for i in items if i["key"] != ev.item["key"]] + [ev.item]
+
+
+def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
+    now = clock.now()
+    if not execute:
+        snap = _snapshot(plan)
+        if snap is None:
+            snap = _empty_snapshot(selectors.resolve_scope(plan.goal_id, plan.agent_id))
+        result = _evaluate(plan, snap, now)
+        if isinstance(result, dict):
+            return _replayed(plan, snap, result, now)
+        return {
+            "status": "preview",
+            "proposed": result.item,
+            "state": _current(plan, snap, None, now),
+        }
+
+    try:
+        with transaction.atomic():
+            snap = _snapshot(plan, lock=True)
+            if snap is None:
+                snap = _create_scope(selectors.resolve_scope(plan.goal_id, plan.agent_id), now)
+            elif snap.journal_revision != snap.revision:
+                # PostgreSQL: the row lock waited for a concurrent commit, so the joined
+                # rows are older than the locked row; read again under the lock.
+                snap = _snapshot(plan, lock=True)
+            try:
+                result = _evaluate(plan, snap, now)
+            except PreferenceError as err:
+                if err.code != "revision_conflict":
+                    raise
+                # Decide a conflict on rows read while holding the lock (a same-operation
+                # winner that committed while this writer waited is a replay).
+                snap = _snapshot(plan, lock=True) or snap
+                result = _evaluate(plan, snap, now)
+            if isinstance(result, dict):
+                return _replayed(plan, snap, result, now)
+            receipt = _receipt(plan, plan.intent_hash(snap.identity), result.item)
+            _commit(plan, snap, result, receipt, now)
+    except IntegrityError as exc:
+        return _after_lost_race(plan, exc)
+    items = selectors.project(_after_items(snap, result), now)
+    state = selectors.state(plan.goal_id, plan.agent_id, result.revision, items, result.used_bytes)
+    return {"status": "applied", "proposed": result.item, "receipt": receipt, "state": state}
+
+
+def _create_scope(scope_ref: ScopeRef, now: dt.datetime) -> _Snapshot:
+    """The first write of a scope creates its row (inside the commit's transaction; a
+    concurrent first write fails on the unique scope key)."""
     identity = scope_ref.identity
     scope = PreferenceScope.objects.create(
         scope_key=scope_ref.scope_key,
@@ -233,117 +414,116 @@ def _lock_scope(scope_ref: ScopeRef, now: dt.datetime) -> tuple[PreferenceScope,
         instance_id=identity["instance_id"],
         created_at=now,
     )
-    return scope, True
+    snap = _empty_snapshot(scope_ref)
+    snap.scope_id = scope.pk
+    return snap
 
 
-def _find_replay(plan: _Plan, scope_ref: ScopeRef, scope: PreferenceScope | None):
-    """The replay (or ``operation_conflict``) for ``plan``'s operation id, if it was used."""
-    if scope is None:
-        return None
-    op = PreferenceOperation.objects.filter(scope=scope, operation_id=plan.operation_id).first()
-    return None if op is None else _replay_or_conflict(op, plan, scope_ref, scope)
+_RECEIPT_FIELD = PreferenceOperation._meta.get_field("receipt")
 
 
-def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
-    """Evaluate and (with ``execute``) commit one operation.
-
-    The operation-id lookup runs only when a rule refuses the request: a request whose
-    expected revision is current cannot be a replay (every commit advances the revision),
-    and a reused id with other arguments then fails the (scope, operation id) constraint
-    at insert, which is classified as ``operation_conflict``. The observable order of
-    checks is therefore replay/conflict first, as the spec requires, at one query less.
-    """
-    scope_ref = selectors.resolve_scope(plan.goal_id, plan.agent_id)
-    now = clock.now()
-    if not execute:
-        scope = selectors.get_scope(scope_ref)
-        subjects = selectors.scope_records(scope)
-        try:
-            _, records, predecessor, revision = _evaluate(plan, scope_ref, scope, subjects, now)
-        except PreferenceError:
-            replay = _find_replay(plan, scope_ref, scope)
-            if replay is not None:
-                return replay
-            raise
-        view = selectors.build_view(scope_ref, revision, records, now)
-        return _receipt(plan, "preview", revision, predecessor, view)
-
-    try:
-        with transaction.atomic():
-            scope, created = _lock_scope(scope_ref, now)
-            subjects = [] if created else selectors.scope_records(scope)
-            try:
-                record, records, predecessor, revision = _evaluate(
-                    plan, scope_ref, scope, subjects, now
-                )
-            except PreferenceError:
-                replay = None if created else _find_replay(plan, scope_ref, scope)
-                if replay is not None:
-                    return replay
-                raise
-            view = selectors.build_view(scope_ref, revision, records, now)
-            receipt = _receipt(plan, "committed", revision, predecessor, view)
-            _commit(scope, plan, record, subjects, predecessor, revision, receipt, now)
-    except IntegrityError as exc:
-        return _after_lost_race(plan, scope_ref, exc)
-    return receipt
-
-
-def _commit(scope, plan, record, subjects, predecessor, revision, receipt, now) -> None:
-    """Persist one evaluated operation; caller holds the scope lock."""
-    op = PreferenceOperation.objects.create(
-        scope=scope,
-        sequence=revision,
-        operation_id=plan.operation_id,
-        kind=plan.kind,
-        key=plan.key,
-        statement=plan.statement,
-        source_ref=plan.source_ref,
-        source_quote=plan.source_quote,
-        expected_revision=plan.expected_revision,
-        resulting_revision=revision,
-        predecessor_operation_id=predecessor,
-        expires_at=plan.expires_at,
-        request_digest=plan.request_digest,
-        receipt=_stored(receipt),
-        created_at=now,
+def _insert_operation_sql() -> str:
+    return (
+        f"INSERT INTO {selectors._OPERATION} (scope_id, sequence, operation_id, kind, "  # noqa: S608 - table names are constants
+        '"key", statement, source_ref, source_quote, expected_revision, resulting_revision, '
+        "predecessor_operation_id, expires_at, intent_hash, receipt, created_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
     )
-    values = {
-        "state": record["state"],
-        "statement": plan.statement,
-        "source_ref": plan.source_ref,
-        "expires_at": plan.expires_at,
-        "revision": revision,
-        "operation": op,
-        "updated_at": now,
-    }
-    if any(r["key"] == plan.key for r in subjects):
-        PreferenceSubject.objects.filter(scope=scope, key=plan.key).update(**values)
-    else:
-        PreferenceSubject.objects.create(scope=scope, key=plan.key, **values)
-    advanced = PreferenceScope.objects.filter(pk=scope.pk, revision=scope.revision).update(
-        revision=revision, journal_started_at=scope.journal_started_at or now
-    )
-    if advanced != 1:  # impossible while the lock is held; the backstop says so loudly
-        raise IntegrityError("scope revision moved under the lock")
 
 
-def _after_lost_race(plan: _Plan, scope_ref: ScopeRef, exc: IntegrityError) -> dict[str, Any]:
+def _commit(plan: _Plan, snap: _Snapshot, ev: _Evaluation, receipt: dict, now) -> None:
+    """Persist one evaluated operation (three statements); caller holds the scope lock."""
+    ops = connection.ops
+    at = ops.adapt_datetimefield_value(now)
+    expires = ops.adapt_datetimefield_value(plan.expires_at)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _insert_operation_sql(),
+            (
+                snap.scope_id,
+                ev.revision,
+                plan.operation_id,
+                plan.action,
+                plan.key,
+                plan.statement,
+                plan.source_ref,
+                plan.source_quote,
+                plan.expected_revision,
+                ev.revision,
+                ev.item["supersedes_operation_id"],
+                expires,
+                receipt["intent_hash"],
+                _RECEIPT_FIELD.get_db_prep_save(receipt, connection),
+                at,
+            ),
+        )
+        op_pk = cursor.fetchone()[0]
+        subject = (
+            ev.item["state"],
+            plan.statement,
+            plan.source_ref,
+            expires,
+            ev.revision,
+            op_pk,
+            at,
+            ev.text,
+            ev.size,
+        )
+        if ev.existing:
+            cursor.execute(
+                f"UPDATE {selectors._SUBJECT} SET state = %s, statement = %s, "  # noqa: S608 - table names are constants
+                "source_ref = %s, expires_at = %s, revision = %s, operation_id = %s, "
+                'updated_at = %s, item = %s, size = %s WHERE scope_id = %s AND "key" = %s',
+                (*subject, snap.scope_id, plan.key),
+            )
+        else:
+            cursor.execute(
+                f"INSERT INTO {selectors._SUBJECT} (state, statement, source_ref, expires_at, "  # noqa: S608 - table names are constants
+                'revision, operation_id, updated_at, item, size, scope_id, "key") '
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (*subject, snap.scope_id, plan.key),
+            )
+        guard = "revision IS NULL" if snap.revision is None else "revision = %s"
+        cursor.execute(
+            f"UPDATE {selectors._SCOPE} SET revision = %s, "  # noqa: S608 - table names are constants
+            "journal_started_at = COALESCE(journal_started_at, %s), subject_count = %s, "
+            f"used_bytes = %s WHERE id = %s AND {guard}",
+            (ev.revision, at, ev.subject_count, ev.used_bytes, snap.scope_id)
+            + (() if snap.revision is None else (snap.revision,)),
+        )
+        if cursor.rowcount != 1:  # impossible while the lock is held; the backstop says so
+            raise IntegrityError("scope revision moved under the lock")
+
+
+def _after_lost_race(plan: _Plan, exc: IntegrityError) -> dict[str, Any]:
     """Classify a commit refused by a unique constraint (the transaction rolled back):
     the operation id exists → replay or ``operation_conflict``; otherwise a concurrent
     writer took the revision → ``revision_conflict``."""
-    scope = selectors.get_scope(scope_ref)
-    replay = _find_replay(plan, scope_ref, scope)
-    if replay is not None:
-        return replay
+    now = clock.now()
+    snap = _snapshot(plan)
+    if snap is None:
+        snap = _empty_snapshot(selectors.resolve_scope(plan.goal_id, plan.agent_id))
     try:
-        _revision_conflict(scope_ref, scope, plan.expected_revision)
-    except PreferenceError as conflict:
-        raise conflict from exc
-    raise AssertionError("unreachable")  # pragma: no cover
+        result = _evaluate(plan, snap, now)
+    except PreferenceError as err:
+        raise err from exc
+    if isinstance(result, dict):
+        return _replayed(plan, snap, result, now)
+    raise _conflict(
+        "revision_conflict",
+        "expected_revision is not the current revision; read, reconcile, then retry.",
+        "expected_revision",
+        _current(plan, snap, None, now),
+        expected_revision=plan.expected,
+        current_revision=None if snap.revision is None else str(snap.revision),
+    ) from exc
 
 
 # -- public services ---------------------------------------------------------------------
+def _text(value: Any, field: str, max_length: int) -> str:
+    return require_text(value, field, max_length=max_length, area=AREA)
+
+
 def remember(
     *,
     goal_id: str,
@@ -359,33 +539,22 @@ def remember(
 ) -> dict[str, Any]:
     """Remember (or correct) the owner's preference on ``key``.
 
-    Returns ``semantic_preference_agent_receipt_v0`` with status ``preview`` (nothing
-    written), ``committed`` or ``replayed``.
+    Returns plain data: ``status`` ``preview`` (nothing written, ``proposed``),
+    ``applied`` (``receipt``) or ``replayed`` (the original ``receipt``), and the
+    current ``state``.
     """
     plan = _Plan(
-        kind="remember",
+        action="remember",
         goal_id=goal_id,
         agent_id=agent_id,
         key=_key(key),
-        statement=require_text(statement, "statement", max_length=1200, area=AREA),
-        source_ref=require_text(source_ref, "source_ref", max_length=1024, area=AREA),
-        source_quote=require_text(source_quote, "source_quote", max_length=1600, area=AREA),
+        statement=_text(statement, "statement", 1200),
+        source_ref=_text(source_ref, "source_ref", 1024),
+        source_quote=_text(source_quote, "source_quote", 1600),
         expected_revision=parse_expected_revision(expected_revision),
         operation_id=_operation_id(operation_id),
         expires_at=_expires_at(expires_at),
     )
-    plan.args = {
-        "kind": "remember",
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "key": plan.key,
-        "statement": plan.statement,
-        "source_ref": plan.source_ref,
-        "source_quote": plan.source_quote,
-        "expected_revision": plan.expected_revision,
-        "operation_id": plan.operation_id,
-        "expires_at": clock.iso(plan.expires_at),
-    }
     return _write(plan, execute=execute)
 
 
@@ -402,27 +571,17 @@ def retire(
 ) -> dict[str, Any]:
     """Retire ``key``: a tombstone stays in the view; history keeps the old statement."""
     plan = _Plan(
-        kind="retire",
+        action="retire",
         goal_id=goal_id,
         agent_id=agent_id,
         key=_key(key),
         statement=None,
-        source_ref=require_text(source_ref, "source_ref", max_length=1024, area=AREA),
-        source_quote=require_text(source_quote, "source_quote", max_length=1600, area=AREA),
+        source_ref=_text(source_ref, "source_ref", 1024),
+        source_quote=_text(source_quote, "source_quote", 1600),
         expected_revision=parse_expected_revision(expected_revision),
         operation_id=_operation_id(operation_id),
         expires_at=None,
     )
-    plan.args = {
-        "kind": "retire",
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "key": plan.key,
-        "source_ref": plan.source_ref,
-        "source_quote": plan.source_quote,
-        "expected_revision": plan.expected_revision,
-        "operation_id": plan.operation_id,
-    }
     return _write(plan, execute=execute)
 
 
@@ -468,16 +627,16 @@ def migrate_scope(
             field="from_state_ref",
         )
     source = candidates[0]
-    args = {
-        "kind": "migrate",
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "source_scope": source.scope_key,
-        "target_scope": scope_ref.scope_key,
-        "operation_id": operation_id,
-    }
-    digest = sha256_hex(args)
+    digest = sha256_hex(
+        {
+            "action": "migrate",
+            "scope": scope_ref.identity,
+            "source_scope": source.scope_key,
+            "operation_id": operation_id,
+        }
+    )
     now = clock.now()
+    first_id = f"{operation_id}:1"
 
     def plan_rows(target_revision: int | None):
         if target_revision is not None:
@@ -489,22 +648,48 @@ def migrate_scope(
         rows = []
         for n, subject in enumerate(selectors.current_subjects(source), start=1):
             origin = PreferenceOperation.objects.get(pk=subject.operation_id)
-            rows.append((n, subject, origin))
+            item = selectors.stored_item(
+                key=subject.key,
+                state=subject.state,
+                statement=subject.statement,
+                expires_at=clock.iso(subject.expires_at),
+                source_ref=origin.source_ref,
+                source_quote=origin.source_quote,
+                recorded_at=clock.iso(now),
+                operation_id=f"{operation_id}:{n}",
+                supersedes_operation_id=origin.operation_id,
+            )
+            rows.append((n, subject, origin, item))
         return rows
 
-    def payload(status: str, copied: list[str], revision: int | None, view) -> dict[str, Any]:
+    def payload(status: str, rows, revision: int | None) -> dict[str, Any]:
+        items = selectors.project([item for *_, item in rows], now)
+        used = sum(selectors.encode_item(item)[1] for *_, item in rows)
         return {
-            "schema_version": "semantic_preference_agent_migration_v0",
             "status": status,
             "operation_id": operation_id,
             "from_scope_digest": "sha256:" + source.scope_key,
             "to_scope_digest": "sha256:" + scope_ref.scope_key,
-            "copied_keys": copied,
+            "copied_keys": [item["key"] for *_, item in rows],
             "resulting_revision": None if revision is None else str(revision),
-            "view": view,
+            "state": selectors.state(goal_id, agent_id, revision, items, used),
         }
 
-    first_id = f"{operation_id}:1"
+    def replay(existing: PreferenceOperation) -> dict[str, Any]:
+        if existing.intent_hash != digest:
+            err = PreferenceError(
+                "operation_conflict",
+                "This operation id was already used with different arguments.",
+                field="operation_id",
+            )
+            err.state = selectors.read_state(goal_id=goal_id, agent_id=agent_id)
+            raise err
+        return {
+            **existing.receipt,
+            "status": "replayed",
+            "state": selectors.read_state(goal_id=goal_id, agent_id=agent_id),
+        }
+
     if not execute:
         target = selectors.get_scope(scope_ref)
         existing = (
@@ -513,44 +698,32 @@ def migrate_scope(
             else None
         )
         if existing is not None:
-            return {
-                **existing.receipt,
-                "status": "replayed",
-                "view": selectors.view_of(scope_ref, target),
-                "original_receipt": existing.receipt,
-            }
+            return replay(existing)
         rows = plan_rows(target.revision if target is not None else None)
-        records = [_migrated_record(subject, n, operation_id, now) for n, subject, _ in rows]
-        view = selectors.build_view(scope_ref, len(rows) or None, records, now)
-        return payload("preview", [s.key for _, s, _ in rows], len(rows) or None, view)
+        return payload("preview", rows, len(rows) or None)
 
     with transaction.atomic():
-        target, _ = _lock_scope(scope_ref, now)
+        target = (
+            PreferenceScope.objects.select_for_update(of=("self",))
+            .filter(scope_key=scope_ref.scope_key)
+            .first()
+        )
+        if target is None:
+            target = PreferenceScope.objects.get(pk=_create_scope(scope_ref, now).scope_id)
         existing = PreferenceOperation.objects.filter(scope=target, operation_id=first_id).first()
         if existing is not None:
-            if existing.request_digest != digest:
-                raise PreferenceError(
-                    "operation_conflict",
-                    "This operation id was already used with different arguments.",
-                    field="operation_id",
-                )
-            return {
-                **existing.receipt,
-                "status": "replayed",
-                "view": selectors.view_of(scope_ref, target),
-                "original_receipt": existing.receipt,
-            }
+            return replay(existing)
         rows = plan_rows(target.revision)
         if not rows:
             raise PreferenceError("source_scope_not_found", "The earlier scope holds no subjects.")
-        records = [_migrated_record(subject, n, operation_id, now) for n, subject, _ in rows]
-        view = selectors.build_view(scope_ref, len(rows), records, now)
-        receipt = payload("committed", [s.key for _, s, _ in rows], len(rows), view)
-        for n, subject, origin in rows:
+        result = payload("applied", rows, len(rows))
+        stored = {k: v for k, v in result.items() if k != "state"}
+        used = 0
+        for n, subject, origin, item in rows:
             op = PreferenceOperation.objects.create(
                 scope=target,
                 sequence=n,
-                operation_id=f"{operation_id}:{n}",
+                operation_id=item["operation_id"],
                 kind="migrate",
                 key=subject.key,
                 statement=subject.statement,
@@ -560,10 +733,12 @@ def migrate_scope(
                 resulting_revision=n,
                 predecessor_operation_id=origin.operation_id,
                 expires_at=subject.expires_at,
-                request_digest=digest,
-                receipt=_stored(receipt),
+                intent_hash=digest,
+                receipt=stored,
                 created_at=now,
             )
+            text, size = selectors.encode_item(item)
+            used += size
             PreferenceSubject.objects.create(
                 scope=target,
                 key=subject.key,
@@ -574,21 +749,14 @@ def migrate_scope(
                 revision=n,
                 operation=op,
                 updated_at=now,
+                item=text,
+                size=size,
             )
         PreferenceScope.objects.filter(pk=target.pk, revision__isnull=True).update(
-            revision=len(rows), journal_started_at=now, migrated_from=source
+            revision=len(rows),
+            journal_started_at=now,
+            migrated_from=source,
+            subject_count=len(rows),
+            used_bytes=used,
         )
-    return receipt
-
-
-def _migrated_record(subject: PreferenceSubject, n: int, operation_id: str, now) -> dict:
-    return selectors.subject_record(
-        key=subject.key,
-        state=subject.state,
-        statement=subject.statement,
-        revision=n,
-        operation_id=f"{operation_id}:{n}",
-        source_ref=subject.source_ref,
-        expires_at=subject.expires_at,
-        updated_at=now,
-    )
+    return result

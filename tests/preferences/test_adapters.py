@@ -36,7 +36,7 @@ CLI_REMEMBER = [
 
 def strip_times(payload):
     if isinstance(payload, dict):
-        return {k: strip_times(v) for k, v in payload.items() if k != "updated_at"}
+        return {k: strip_times(v) for k, v in payload.items() if k != "recorded_at"}
     if isinstance(payload, list):
         return [strip_times(v) for v in payload]
     return payload
@@ -47,7 +47,7 @@ def test_cli_and_api_give_the_same_receipt_for_the_same_operation(scope, host_cl
         "semantic_preference", "agent", "remember", *CLI_REMEMBER, "--execute", "--format", "json"
     )
     assert cli.code == 0, cli.stdout
-    assert cli.json["status"] == "committed"
+    assert cli.json["status"] == "applied"
     cli_again = run_cli("semantic_preference", "agent", "remember", *CLI_REMEMBER, "--execute")
     api = host_client("demo", "author").post(
         f"{BASE}remember/", {**REMEMBER, "execute": True}, format="json"
@@ -55,7 +55,8 @@ def test_cli_and_api_give_the_same_receipt_for_the_same_operation(scope, host_cl
     assert api.status_code == 200  # a replay of the CLI's commit
     assert api.json() == cli_again.json
     assert api.json()["status"] == "replayed"
-    assert strip_times(api.json()["view"]) == strip_times(cli.json["view"])
+    assert api.json()["receipt"] == cli.json["receipt"]  # the original receipt
+    assert api.json()["current"] == cli.json["current"]
 
 
 def test_remember_shortcut_takes_the_same_arguments(scope):
@@ -67,13 +68,14 @@ def test_remember_shortcut_takes_the_same_arguments(scope):
 
 def test_api_read_remember_retire_history_round_trip(scope, host_client):
     client = host_client("demo", "author")
-    assert client.get(BASE).json()["participating"] is False
+    assert client.get(BASE).json()["current"]["revision"] is None
     preview = client.post(f"{BASE}remember/", REMEMBER, format="json")
     assert preview.json()["status"] == "preview"
     assert PreferenceSubject.objects.count() == 0
     committed = client.post(f"{BASE}remember/", {**REMEMBER, "execute": True}, format="json")
     assert committed.status_code == 201
-    revision = client.get(BASE).json()["revision"]
+    assert committed.json()["status"] == "applied"
+    revision = client.get(BASE).json()["current"]["revision"]
     retired = client.post(
         f"{BASE}retire/",
         {
@@ -86,12 +88,14 @@ def test_api_read_remember_retire_history_round_trip(scope, host_client):
         },
         format="json",
     )
-    assert retired.json()["view"]["current"][0]["state"] == "retired"
+    assert retired.json()["current"]["items"][0]["state"] == "retired"
     page = client.get(f"{BASE}history/?limit=1").json()
-    assert len(page["entries"]) == 1
+    assert len(page["events"]) == 1
+    assert page["has_more"] is True
     rest = client.get(f"{BASE}history/", {"after_cursor": page["next_cursor"]}).json()
-    assert [e["sequence"] for e in rest["entries"]] == [2]
+    assert [e["sequence"] for e in rest["events"]] == [2]
     assert rest["next_cursor"] is None
+    assert rest["has_more"] is False
 
 
 def test_api_stale_write_is_409_envelope(scope, host_client):
@@ -104,7 +108,10 @@ def test_api_stale_write_is_409_envelope(scope, host_client):
     body = response.json()
     assert body["schema_version"] == "semantic_preference_error_v0"
     assert body["code"] == "revision_conflict"
+    assert body["status"] == "revision_conflict"
+    assert body["ok"] is False
     assert body["details"]["current_revision"] == "1"
+    assert body["current"]["revision"] == "1"
 
 
 @pytest.mark.parametrize(
@@ -185,6 +192,7 @@ def test_cli_text_format_prints_a_table_of_current_subjects(scope):
         "text",
     ).stdout
     assert "revision=1" in text
+    assert "status=read" in text
     assert "KEY" in text
     assert "review.collaboration" in text
     history = run_cli(
@@ -210,12 +218,14 @@ def test_admin_retire_action_goes_through_the_service(scope, admin_client):
     )
     assert form.status_code == 200
     assert b"source_quote" in form.content
+    assert f'name="seen_revision_{subject.pk}" value="1"'.encode() in form.content
     done = admin_client.post(
         "/admin/preferences/preferencesubject/",
         {
             "action": "retire_selected",
             "_selected_action": [subject.pk],
             "apply": "1",
+            f"seen_revision_{subject.pk}": "1",
             "source_ref": "operator-ticket-7",
             "source_quote": "Owner asked to forget it.",
         },
@@ -239,6 +249,7 @@ def test_admin_correct_action_records_a_new_revision(scope, admin_client):
             "action": "correct_selected",
             "_selected_action": [subject.pk],
             "apply": "1",
+            f"seen_revision_{subject.pk}": "1",
             "statement": "Ask the release reviewer.",
             "source_ref": "operator-ticket-8",
             "source_quote": "Use the release reviewer.",

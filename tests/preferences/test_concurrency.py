@@ -65,7 +65,7 @@ def journal_size():
 def test_eight_processes_racing_the_first_write_commit_exactly_once(demo_scope, tmp_path):
     outcomes = race_processes(tmp_path, [(f"op-{n}", "none", f"s{n}") for n in range(8)])
     tally = Counter(o.get("status") or o["error"] for o in outcomes)
-    assert tally == {"committed": 1, "revision_conflict": 7}
+    assert tally == {"applied": 1, "revision_conflict": 7}
     assert journal_size() == 1
     assert_gap_free()
 
@@ -85,7 +85,7 @@ def test_eight_processes_racing_a_later_revision_commit_exactly_once(demo_scope,
     )
     outcomes = race_processes(tmp_path, [(f"op-{n}", "1", f"s{n}") for n in range(8)])
     tally = Counter(o.get("status") or o["error"] for o in outcomes)
-    assert tally == {"committed": 1, "revision_conflict": 7}
+    assert tally == {"applied": 1, "revision_conflict": 7}
     assert journal_size() == 2
     assert_gap_free()
 
@@ -96,7 +96,7 @@ def test_eight_processes_racing_one_duplicated_operation_commit_once_and_replay(
 ):
     outcomes = race_processes(tmp_path, [("same-op", "none", "same")] * 8)
     tally = Counter(o.get("status") or o["error"] for o in outcomes)
-    assert tally == {"committed": 1, "replayed": 7}
+    assert tally == {"applied": 1, "replayed": 7}
     assert journal_size() == 1
     assert_gap_free()
 
@@ -141,7 +141,7 @@ def test_threads_racing_the_same_expected_revision_commit_exactly_once(demo_scop
             execute=True,
         ),
     )
-    assert tally == {"committed": 1, "revision_conflict": writers - 1}
+    assert tally == {"applied": 1, "revision_conflict": writers - 1}
     assert_gap_free()
 
 
@@ -161,5 +161,5 @@ def test_threads_racing_a_duplicated_operation_id_commit_once_and_replay(demo_sc
             execute=True,
         ),
     )
-    assert tally == {"committed": 1, "replayed": writers - 1}
+    assert tally == {"applied": 1, "replayed": writers - 1}
     assert journal_size() == 1

@@ -7,8 +7,9 @@ from django.db import IntegrityError
 
 from loopx_site.core import clock
 from loopx_site.core import services as core_services
+from loopx_site.core.canonical import canonical_bytes
 from loopx_site.core.errors import DomainError
-from preferences import selectors, services
+from preferences import documents, selectors, services
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 
 
@@ -22,47 +23,54 @@ def counts():
 
 def test_read_of_never_written_scope_is_not_participating_and_writes_nothing(scope):
     view = services.read(goal_id="demo", agent_id="author")
-    assert view["participating"] is False
     assert view["revision"] is None
-    assert view["current"] == []
-    assert view["authority"] == "advisory_only"
+    assert view["items"] == []
+    assert documents.read(view)["current"]["authority"] == "advisory_only"
     assert counts() == (0, 0, 0)
 
 
 def test_remember_preview_returns_the_would_be_view_and_writes_nothing(remember):
     receipt = remember(execute=False)
     assert receipt["status"] == "preview"
-    assert receipt["resulting_revision"] == "1"
-    assert receipt["view"]["current"][0]["statement"].startswith("Ask the designated")
+    assert receipt["proposed"]["statement"].startswith("Ask the designated")
+    assert receipt["proposed"]["state"] == "active"
+    assert receipt["state"]["items"] == []  # current: what is stored now
+    assert "receipt" not in receipt
     assert counts() == (0, 0, 0)
-    assert services.read(goal_id="demo", agent_id="author")["participating"] is False
+    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
 
 
 def test_remember_execute_with_none_on_empty_store_commits_revision_1(remember):
     receipt = remember()
-    assert receipt["schema_version"] == "semantic_preference_agent_receipt_v0"
-    assert receipt["status"] == "committed"
-    assert receipt["expected_revision"] is None
-    assert receipt["resulting_revision"] == "1"
-    assert receipt["predecessor_operation_id"] is None
+    assert receipt["status"] == "applied"
+    assert set(receipt["receipt"]) == {
+        "operation_id",
+        "intent_hash",
+        "key",
+        "state",
+        "supersedes_operation_id",
+    }
+    assert receipt["receipt"]["supersedes_operation_id"] is None
+    assert receipt["state"]["revision"] == "1"
     view = services.read(goal_id="demo", agent_id="author")
-    assert view["participating"] is True
     assert view["revision"] == "1"
-    assert view["current"] == [
+    assert view["items"] == [
         {
             "key": "review.collaboration",
             "state": "active",
-            "actionable": True,
             "statement": "Ask the designated reviewer before merging.",
-            "revision": "1",
-            "operation_id": "preference-1",
-            "source_ref": "owner-message-1",
             "expires_at": None,
-            "updated_at": view["current"][0]["updated_at"],
+            "source_kind": "user_instruction",
+            "source_ref": "owner-message-1",
+            "source_quote": "Use the designated reviewer.",
+            "recorded_at": view["items"][0]["recorded_at"],
+            "operation_id": "preference-1",
+            "supersedes_operation_id": None,
         }
     ]
+    assert receipt["state"]["items"] == view["items"]  # read back equals the commit
     assert view["usage"]["subjects"] == 1
-    assert view["usage"]["bytes"] > 100
+    assert view["usage"]["bytes"] == len(canonical_bytes(view["items"][0]))
 
 
 def test_stale_revision_is_rejected_and_nothing_written(remember):
@@ -73,7 +81,7 @@ def test_stale_revision_is_rejected_and_nothing_written(remember):
     assert exc.value.code == "revision_conflict"
     assert exc.value.http_status == 409
     assert exc.value.details["current_revision"] == "1"
-    assert exc.value.details["view"]["revision"] == "1"
+    assert exc.value.state["revision"] == "1"
     assert counts() == before
 
 
@@ -85,10 +93,9 @@ def test_same_operation_id_and_arguments_replays_the_original_receipt_without_wr
     before = counts()
     again = remember()
     assert again["status"] == "replayed"
-    assert again["original_receipt"] == {k: v for k, v in original.items() if k != "view"}
-    assert again["resulting_revision"] == original["resulting_revision"] == "1"
-    assert again["view"]["revision"] == "2"  # the current view, not the old projection
-    assert again["view"]["current"][0]["state"] == "retired"
+    assert again["receipt"] == original["receipt"]
+    assert again["state"]["revision"] == "2"  # the current view, not the old projection
+    assert again["state"]["items"][0]["state"] == "retired"
     assert counts() == before
 
 
@@ -115,30 +122,33 @@ def test_correction_reusing_the_key_supersedes_in_view_and_keeps_history(remembe
         operation_id="preference-2",
         source_ref="owner-message-2",
     )
-    assert receipt["resulting_revision"] == "2"
-    assert receipt["predecessor_operation_id"] == "preference-1"
+    assert receipt["state"]["revision"] == "2"
+    assert receipt["receipt"]["supersedes_operation_id"] == "preference-1"
     view = services.read(goal_id="demo", agent_id="author")
-    assert [i["statement"] for i in view["current"]] == ["Do not ask a reviewer."]
-    entries = services.history(goal_id="demo", agent_id="author")["entries"]
-    assert [e["statement"] for e in entries] == [
+    assert [i["statement"] for i in view["items"]] == ["Do not ask a reviewer."]
+    events = services.history(goal_id="demo", agent_id="author")["events"]
+    assert [e["statement"] for e in events] == [
         "Ask the designated reviewer before merging.",
         "Do not ask a reviewer.",
     ]
-    assert entries[1]["predecessor_operation_id"] == "preference-1"
+    assert events[1]["supersedes_operation_id"] == "preference-1"
+    assert {e["schema_version"] for e in events} == {"agent_preference_changed_v1"}
 
 
 def test_retire_leaves_a_non_actionable_tombstone_and_history_keeps_the_statement(remember, retire):
     remember()
     receipt = retire()
-    assert receipt["status"] == "committed"
-    item = services.read(goal_id="demo", agent_id="author")["current"][0]
+    assert receipt["status"] == "applied"
+    assert receipt["receipt"]["state"] == "retired"
+    item = services.read(goal_id="demo", agent_id="author")["items"][0]
     assert item["state"] == "retired"
     assert item["statement"] is None
-    assert item["actionable"] is False
-    entries = services.history(goal_id="demo", agent_id="author")["entries"]
-    assert entries[0]["statement"] == "Ask the designated reviewer before merging."
-    assert entries[1]["kind"] == "retire"
-    assert entries[1]["statement"] is None
+    assert item["expires_at"] is None
+    events = services.history(goal_id="demo", agent_id="author")["events"]
+    assert events[0]["statement"] == "Ask the designated reviewer before merging."
+    assert events[1]["kind"] == "retire"
+    assert events[1]["state"] == "retired"
+    assert events[1]["statement"] is None
 
 
 def test_retire_unknown_key_is_not_found(remember, retire):
@@ -170,8 +180,8 @@ def test_remembering_a_retired_key_with_an_old_source_ref_is_stale_source(rememb
         source_ref="owner-message-3",
         statement="Ask the reviewer again.",
     )
-    assert fresh["status"] == "committed"
-    assert fresh["view"]["current"][0]["statement"] == "Ask the reviewer again."
+    assert fresh["status"] == "applied"
+    assert fresh["state"]["items"][0]["statement"] == "Ask the reviewer again."
 
 
 def test_65th_key_is_capacity_exceeded_and_nothing_is_evicted(remember):
@@ -188,7 +198,7 @@ def test_65th_key_is_capacity_exceeded_and_nothing_is_evicted(remember):
     assert exc.value.code == "capacity_exceeded"
     assert exc.value.http_status == 413
     assert counts() == before
-    assert len(services.read(goal_id="demo", agent_id="author")["current"]) == 64
+    assert len(services.read(goal_id="demo", agent_id="author")["items"]) == 64
 
 
 def test_more_than_32_kib_is_capacity_exceeded(remember):
@@ -212,18 +222,26 @@ def test_more_than_32_kib_is_capacity_exceeded(remember):
     assert exc.value.code == "capacity_exceeded"
     view = services.read(goal_id="demo", agent_id="author")
     assert view["usage"]["bytes"] <= 32768
-    assert len(view["current"]) == committed
+    assert len(view["items"]) == committed
+    assert view["usage"]["bytes"] == sum(len(canonical_bytes(i)) for i in view["items"])
     assert exc.value.details["bytes"] > 32768
 
 
 def test_expired_subject_reads_expired_and_not_actionable(remember, monkeypatch):
     now = clock.now()
     remember(expires_at=(now + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    assert services.read(goal_id="demo", agent_id="author")["current"][0]["state"] == "active"
+    assert services.read(goal_id="demo", agent_id="author")["items"][0]["state"] == "active"
     monkeypatch.setattr(clock, "now", lambda: now + dt.timedelta(hours=2))
-    item = services.read(goal_id="demo", agent_id="author")["current"][0]
-    assert item["state"] == "expired"
-    assert item["actionable"] is False
+    item = services.read(goal_id="demo", agent_id="author")["items"][0]
+    assert item == {
+        "key": "review.collaboration",
+        "state": "expired",
+        "statement": None,
+        "operation_id": "preference-1",
+        "source_ref": "owner-message-1",
+        "recorded_at": item["recorded_at"],
+        "expires_at": item["expires_at"],
+    }
 
 
 @pytest.mark.parametrize(
@@ -241,11 +259,11 @@ def test_expires_at_must_be_a_real_future_utc_instant(remember, expires_at):
 def test_other_goal_or_agent_with_same_names_is_isolated(remember):
     core_services.register_goal(goal_id="other", agent_ids=["author"])
     remember()
-    assert services.read(goal_id="demo", agent_id="reviewer")["participating"] is False
-    assert services.read(goal_id="other", agent_id="author")["participating"] is False
+    assert services.read(goal_id="demo", agent_id="reviewer")["revision"] is None
+    assert services.read(goal_id="other", agent_id="author")["revision"] is None
     # the same operation id in another scope is a new operation, not a replay
     receipt = remember(goal_id="other")
-    assert receipt["status"] == "committed"
+    assert receipt["status"] == "applied"
 
 
 def test_history_pages_have_stable_cursors_without_duplicates_or_gaps(remember):
@@ -256,7 +274,8 @@ def test_history_pages_have_stable_cursors_without_duplicates_or_gaps(remember):
     seen, cursor = [], None
     while True:
         page = services.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
-        seen += [e["sequence"] for e in page["entries"]]
+        seen += [e["sequence"] for e in page["events"]]
+        assert page["has_more"] is (page["next_cursor"] is not None)
         cursor = page["next_cursor"]
         if cursor is None:
             break
@@ -320,26 +339,26 @@ def test_changed_state_ref_reads_empty_until_explicit_migration(remember, retire
     core_services.register_goal(
         goal_id="demo", agent_ids=["author"], state_ref="goals/demo/moved.json"
     )
-    assert services.read(goal_id="demo", agent_id="author")["participating"] is False
+    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
 
     preview = services.migrate_scope(goal_id="demo", agent_id="author", operation_id="mig-1")
     assert preview["status"] == "preview"
-    assert services.read(goal_id="demo", agent_id="author")["participating"] is False
+    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
 
     done = services.migrate_scope(
         goal_id="demo", agent_id="author", operation_id="mig-1", execute=True
     )
-    assert done["status"] == "committed"
+    assert done["status"] == "applied"
     assert done["copied_keys"] == ["pr.style", "review.collaboration"]
     view = services.read(goal_id="demo", agent_id="author")
     assert view["revision"] == "2"
-    assert {i["key"]: i["state"] for i in view["current"]} == {
+    assert {i["key"]: i["state"] for i in view["items"]} == {
         "pr.style": "retired",
         "review.collaboration": "active",
     }
-    entries = services.history(goal_id="demo", agent_id="author")["entries"]
-    assert {e["kind"] for e in entries} == {"migrate"}
-    assert {e["predecessor_operation_id"] for e in entries} == {"preference-1", "r1"}
+    events = services.history(goal_id="demo", agent_id="author")["events"]
+    assert {e["kind"] for e in events} == {"migrate"}
+    assert {e["supersedes_operation_id"] for e in events} == {"preference-1", "r1"}
     # lineage survives the move: the retired key's old source is still stale
     with pytest.raises(DomainError) as exc:
         remember(key="pr.style", statement="x", expected="2", operation_id="p9")
@@ -375,6 +394,7 @@ def test_turn_start_projection_carries_bodies_markers_instructions_and_reads(rem
     agent = Agent.objects.select_related("goal").get(goal__goal_id="demo", agent_id="author")
     projection = selectors.turn_start_projection(agent.goal, agent)
     assert projection["status"] == "current"
+    assert projection["observation_count"] == 2
     assert projection["current"] == [
         {
             "key": "review.collaboration",
@@ -400,28 +420,38 @@ def test_turn_start_projection_of_an_unreadable_store_is_unavailable(remember, m
     def broken(scope_ref):
         raise OperationalError("disk I/O error")
 
-    monkeypatch.setattr(selectors, "get_scope", broken)
+    monkeypatch.setattr(selectors, "read_state", lambda **kw: broken(None))
     assert selectors.turn_start_projection(agent.goal, agent) == {
         "schema_version": "semantic_preference_turn_start_v0",
         "status": "unavailable",
     }
 
 
-def test_read_uses_at_most_three_queries(remember, django_assert_max_num_queries):
+def test_read_uses_at_most_two_queries(remember, django_assert_max_num_queries):
     for n in range(5):
         remember(
             key=f"k{n}", statement="s", expected=str(n) if n else "none", operation_id=f"op-{n}"
         )
-    with django_assert_max_num_queries(3):
-        services.read(goal_id="demo", agent_id="author")
+    with django_assert_max_num_queries(2):
+        view = services.read(goal_id="demo", agent_id="author")
+    assert len(view["items"]) == 5
+    with django_assert_max_num_queries(2):
+        services.read(goal_id="demo", agent_id="reviewer")  # never written: 2 queries
 
 
-def test_remember_uses_at_most_eight_queries(remember, django_assert_max_num_queries):
+def test_remember_uses_at_most_six_queries(remember, django_assert_max_num_queries):
+    """Savepoint, scope resolve+lock+rows, journal insert, subject write, scope advance,
+    release: the transaction markers count too."""
     remember()
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(6):
         remember(key="k2", statement="s", expected="1", operation_id="op-2")
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(6):
         remember(key="k2", statement="t", expected="2", operation_id="op-3")
+    with django_assert_max_num_queries(3):
+        assert (
+            remember(key="k2", statement="t", expected="2", operation_id="op-3")["status"]
+            == "replayed"
+        )
 
 
 @pytest.mark.parametrize(
@@ -437,7 +467,7 @@ def test_remember_uses_at_most_eight_queries(remember, django_assert_max_num_que
             source_ref="r",
             source_quote="q",
             resulting_revision=1,
-            request_digest="d",
+            intent_hash="d",
             receipt={},
             created_at=clock.now(),
         ),
@@ -451,7 +481,7 @@ def test_remember_uses_at_most_eight_queries(remember, django_assert_max_num_que
             source_ref="r",
             source_quote="q",
             resulting_revision=1,
-            request_digest="d",
+            intent_hash="d",
             receipt={},
             created_at=clock.now(),
         ),
@@ -465,7 +495,7 @@ def test_remember_uses_at_most_eight_queries(remember, django_assert_max_num_que
             source_ref="r",
             source_quote="q",
             resulting_revision=2,
-            request_digest="d",
+            intent_hash="d",
             receipt={},
             created_at=clock.now(),
         ),
@@ -479,7 +509,7 @@ def test_remember_uses_at_most_eight_queries(remember, django_assert_max_num_que
             source_ref="r",
             source_quote="q",
             resulting_revision=2,
-            request_digest="d",
+            intent_hash="d",
             receipt={},
             created_at=clock.now(),
         ),
@@ -492,6 +522,8 @@ def test_remember_uses_at_most_eight_queries(remember, django_assert_max_num_que
             revision=1,
             operation=op,
             updated_at=clock.now(),
+            item="{}",
+            size=2,
         ),
         lambda s, op: PreferenceSubject.objects.create(
             scope=s,
@@ -502,6 +534,8 @@ def test_remember_uses_at_most_eight_queries(remember, django_assert_max_num_que
             revision=1,
             operation=op,
             updated_at=clock.now(),
+            item="{}",
+            size=2,
         ),
     ],
     ids=[
@@ -519,3 +553,65 @@ def test_journal_constraints_hold_in_the_database(remember, make):
     op = PreferenceOperation.objects.get()
     with pytest.raises(IntegrityError):
         make(scope, op)
+
+
+# -- a preview runs every check the commit runs (issue 10 item 6) -----------------------
+def test_preview_of_a_reused_operation_id_with_other_arguments_is_operation_conflict(remember):
+    remember()
+    before = counts()
+    with pytest.raises(DomainError) as exc:
+        remember(statement="Merge without review.", execute=False)
+    assert exc.value.code == "operation_conflict"
+    assert exc.value.state["revision"] == "1"
+    assert counts() == before
+
+
+def test_preview_of_a_committed_operation_previews_as_its_replay(remember):
+    original = remember()
+    preview = remember(execute=False)
+    assert preview["status"] == "replayed"
+    assert preview["receipt"] == original["receipt"]
+
+
+@pytest.mark.parametrize(
+    ("setup", "call", "code"),
+    [
+        (lambda r, t: r(), lambda r, t: r(operation_id="p2", expected="none"), "revision_conflict"),
+        (lambda r, t: r(), lambda r, t: t(key="nope", expected="1"), "not_found"),
+        (
+            lambda r, t: (r(), t()),
+            lambda r, t: r(operation_id="p3", expected="2"),
+            "stale_source",
+        ),
+        (
+            lambda r, t: r(expires_at=None),
+            lambda r, t: r(operation_id="p4", expected="1", expires_at="2020-01-01T00:00:00Z"),
+            "invalid_argument",
+        ),
+    ],
+    ids=["revision", "retire_target", "stale_source", "expiry"],
+)
+def test_preview_refuses_what_the_commit_would_refuse(remember, retire, setup, call, code):
+    setup(remember, retire)
+    before = counts()
+
+    def preview_remember(**kw):
+        return remember(**{**kw, "execute": False})
+
+    def preview_retire(**kw):
+        return retire(**{**kw, "execute": False})
+
+    with pytest.raises(DomainError) as exc:
+        call(preview_remember, preview_retire)
+    assert exc.value.code == code
+    assert counts() == before
+
+
+def test_preview_refuses_a_65th_key(remember):
+    for n in range(64):
+        remember(
+            key=f"k{n:02d}", statement="s", expected=str(n) if n else "none", operation_id=f"o{n}"
+        )
+    with pytest.raises(DomainError) as exc:
+        remember(key="k64", statement="s", expected="64", operation_id="o64", execute=False)
+    assert exc.value.code == "capacity_exceeded"

@@ -66,7 +66,7 @@ class JournalMachine(RuleBasedStateMachine):
             and (clock.parse_iso_z(args["expires_at"]) <= clock.now())
         ):
             return "invalid_argument"
-        return "committed"
+        return "applied"
 
     def apply(self, kind, args):
         self.revision = (self.revision or 0) + 1
@@ -86,7 +86,7 @@ class JournalMachine(RuleBasedStateMachine):
         except DomainError as exc:
             outcome = exc.code
         assert outcome == expected, (kind, args, outcome, expected)
-        if outcome == "committed":
+        if outcome == "applied":
             self.apply(kind, args)
 
     def expected_revision(self, stale):
@@ -161,9 +161,11 @@ class JournalMachine(RuleBasedStateMachine):
             state = s["state"]
             if state == "active" and s["expires_at"] and clock.parse_iso_z(s["expires_at"]) <= now:
                 state = "expired"
-            model[key] = (state, s["statement"], state == "active")
+            # an expired item withholds its statement (LoopX's expired shape)
+            statement = None if state == "expired" else s["statement"]
+            model[key] = (state, statement, state == "active")
         assert {
-            i["key"]: (i["state"], i["statement"], i["actionable"]) for i in view["current"]
+            i["key"]: (i["state"], i["statement"], i["state"] == "active") for i in view["items"]
         } == model
 
     @invariant()

@@ -13,4 +13,4 @@ class Command(LoopxCommand):
         return agent_cli.run_remember(**options)
 
     def render_text(self, payload, *, subcommand=None):
-        return agent_cli.render_receipt(payload)
+        return agent_cli.render_write(payload)

@@ -5,7 +5,7 @@ from preferences.cli import recall as recall_cli
 
 class Command(LoopxCommand):
     help = (
-        "Explicit Agent preferences (agent read|remember|retire|history|migrate-scope) and "
+        "Explicit Agent preferences (agent read|observe|remember|retire|history|migrate-scope) and "
         "the optional semantic preference recall hook."
     )
     error_area = "semantic_preference"
