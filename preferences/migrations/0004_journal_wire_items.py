@@ -96,7 +96,7 @@ def forwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("preferences", "0002_recall_hook"),
+        ("preferences", "0003_recall_config_owner_and_revisions"),
     ]
 
     operations = [
