@@ -4,6 +4,8 @@ service applies every rule)."""
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from loopx_site.core.api.schema import ErrorEnvelope
+
 
 @extend_schema_field({"type": "string", "nullable": True, "example": "3"})
 class ExpectedRevisionField(serializers.Field):
@@ -128,15 +130,7 @@ class HistoryOutput(_Document):
     usage = UsageOutput()
 
 
-class ErrorOutput(serializers.Serializer):
-    ok = serializers.BooleanField()
-    schema_version = serializers.CharField()
-    status = serializers.CharField(help_text="invalid_request, unavailable, …")
-    error = serializers.CharField()
-    code = serializers.CharField()
-    field = serializers.CharField(allow_null=True)
-    details = serializers.DictField()
+class ConflictOutput(ErrorEnvelope):
+    """A revision/operation conflict: the error document plus the current view."""
 
-
-class ConflictOutput(ErrorOutput):
     current = CurrentOutput(required=False, help_text="revision/operation conflicts")

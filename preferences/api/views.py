@@ -9,7 +9,6 @@ from rest_framework.views import APIView
 from preferences import documents, services
 from preferences.api.serializers import (
     ConflictOutput,
-    ErrorOutput,
     HistoryOutput,
     HistoryQuery,
     ObserveOutput,
@@ -20,8 +19,9 @@ from preferences.api.serializers import (
 )
 
 TAG = ["preferences"]
-READ_ERRORS = {400: ErrorOutput, 404: ErrorOutput, 503: ErrorOutput}
-WRITE_ERRORS = {**READ_ERRORS, 409: ConflictOutput, 413: ErrorOutput}
+# Every other error response is the shared envelope, added by the central schema.
+READ_ERRORS: dict = {}
+WRITE_ERRORS = {409: ConflictOutput}
 
 
 class PreferenceApi(APIView):
