@@ -186,6 +186,7 @@ def _merge(existing: HookDispatch, outcome: Outcome, now) -> Journalled:
             return _j(outcome, "replayed", None)
         HookDispatch.objects.filter(pk=existing.pk).update(
             conflict_count=F("conflict_count") + 1,
+            conflict_code=codes.INTENT_CONFLICT,
             last_conflict_digest=outcome.result_digest,
             updated_at=now,
         )
