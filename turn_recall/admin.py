@@ -17,7 +17,6 @@ class TurnRecallReceiptAdmin(ReadOnlyAdmin):
         "reason_code",
         "guidance_count",
         "provider_call_count",
-        "replay_count",
         "created_at",
     )
     list_filter = ("status", "reason_code")
@@ -37,7 +36,6 @@ class TurnRecallReceiptAdmin(ReadOnlyAdmin):
         "guidance_count",
         "provider_call_count",
         "reconciliation",
-        "replay_count",
         "observed_at",
         "created_at",
     )

@@ -30,7 +30,6 @@ class TurnRecallReceipt(models.Model):
     guidance_count = models.PositiveSmallIntegerField(default=0)
     provider_call_count = models.PositiveSmallIntegerField(default=0)
     reconciliation = models.JSONField(default=dict, help_text="Counts only.")
-    replay_count = models.PositiveIntegerField(default=0)
     observed_at = models.DateTimeField()
     created_at = models.DateTimeField()
 

@@ -21,7 +21,6 @@ import logging
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
@@ -216,7 +215,6 @@ def _degraded(sit, reason, reconciliation, evidence, agent) -> dict[str, Any]:
 
 
 def _replay(stored: TurnRecallReceipt, sit, agent, evidence, now) -> dict[str, Any]:
-    TurnRecallReceipt.objects.filter(pk=stored.pk).update(replay_count=F("replay_count") + 1)
     return _document(
         c.REPLAYED,
         sit,
