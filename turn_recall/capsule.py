@@ -68,7 +68,7 @@ def build(*, goal_id: str, agent_id: str, issued_at: str, failures: list[dict]) 
                     "error_code": f.get("error_code"),
                     "read_command": f.get("read_command"),
                     "invalidates_cached_context": True,
-                    "held_actions": "actions_dependent_on_this_hook_context",
+                    "held_actions": f.get("held_actions"),
                 }
                 for f in failures
             ],

@@ -97,6 +97,9 @@ def preference_hook(goal: Goal, agent: Agent) -> Contribution | None:
     return Contribution(result, context, read if status == c.OBSERVED else None)
 
 
+#: What a host holds while a hook's context is missing (independent work continues).
+HELD_ACTIONS = {c.PREFERENCE_HOOK_ID: "preference_dependent_actions"}
+
 #: Installed turn-start hooks, in order (tests may add producers).
 TURN_START_HOOKS = [preference_hook]
 
@@ -131,6 +134,9 @@ def dispatch(goal: Goal, agent: Agent, *, max_bytes: int = c.MAX_DISPATCH_BYTES)
                     "status": x.result["status"],
                     "error_code": x.result["error_code"],
                     "read_command": x.required_read["command"] if x.required_read else None,
+                    "held_actions": HELD_ACTIONS.get(
+                        x.result["hook_id"], f"actions_dependent_on:{x.result['hook_id']}"
+                    ),
                 }
             )
     out = {

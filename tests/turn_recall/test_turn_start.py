@@ -129,6 +129,7 @@ def test_an_unreadable_and_a_denied_store_give_different_codes(db, todo, monkeyp
     assert obs["invalidates_cached_context"] is True
     assert obs["read_command"] == doc["turn_start_hooks"]["required_reads"][0]["command"]
     assert signed["independent_work"] == "keeps_existing_permissions"
+    assert obs["held_actions"] == "preference_dependent_actions"
 
 
 def _failed_packet(db, monkeypatch):
