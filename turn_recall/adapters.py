@@ -114,9 +114,11 @@ def turn_admission_binding(goal_id: str, agent_id: str) -> dict[str, str] | None
     (``{"corpus_id", "project"}``) — the default-off switch until the experiment
     registry exists — or ``None``."""
     from reward_memory import selectors as rm
+    from reward_memory.models import Corpus
 
-    for corpus in rm.list_corpora(goal_id=goal_id, agent_id=agent_id):
-        if corpus.active and c.SURFACE in (corpus.surfaces or []):
+    rows = Corpus.objects.filter(active=True).order_by("corpus_id")
+    for corpus in rows.only("corpus_id", "project", "surfaces", "agent_allowlist"):
+        if c.SURFACE in (corpus.surfaces or []) and rm.is_allowlisted(corpus, goal_id, agent_id):
             return {"corpus_id": corpus.corpus_id, "project": corpus.project}
     return None
 

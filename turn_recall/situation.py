@@ -129,23 +129,19 @@ def recall_id(fingerprint: str, turn_instance_id: str) -> str:
 
 
 def query(situation: dict) -> str:
-    """The one recall query (never stored; only its digest leaves)."""
+    """The one recall query (never stored; only its digest leaves): the situation's
+    own words — Todo, action, target, phase, next intent, recent outcomes — without
+    labels, so ranking sees only terms that describe the work."""
     todo = situation["selected_todo"]
     parts = [
-        f"agent={situation['agent_id']}",
-        f"goal={situation['goal_id']}",
-        f"project={situation['project'] or 'unknown'}",
-        f"phase={situation['phase'] or 'unknown'}",
-        f"todo={todo.get('title') or todo.get('todo_id') or 'none'}",
+        todo.get("title") or todo.get("todo_id") or "autonomous agent turn",
+        todo.get("action_kind"),
+        todo.get("target_key"),
+        situation["phase"],
+        situation["next_intent"],
+        *(ref.replace(":", " ").replace("_", " ") for ref in situation["recent_outcomes"]),
     ]
-    for key in ("action_kind", "target_key"):
-        if todo.get(key):
-            parts.append(f"{key}={todo[key]}")
-    if situation["next_intent"]:
-        parts.append(f"intent={situation['next_intent']}")
-    if situation["recent_outcomes"]:
-        parts.append("recent=" + "; ".join(situation["recent_outcomes"]))
-    return " | ".join(parts)[:500]
+    return " ".join(p for p in parts if p)[:500]
 
 
 def query_evidence(situation: dict, text: str) -> dict:
