@@ -9,7 +9,7 @@ calls Reward Memory's own service.
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import DatabaseError
+from django.db import DatabaseError, connection, transaction
 
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
@@ -51,12 +51,22 @@ def _failure_code(exc: BaseException) -> str:
     return c.PERMISSION_DENIED if _is_permission_denied(exc) else c.UNREADABLE
 
 
+def _isolated(fn):
+    """Run a read so that its failure cannot poison the caller's transaction: inside a
+    transaction it gets a savepoint; in autocommit (the usual case) it runs as is — no
+    read-only transaction is opened (on SQLite that would take the write lock)."""
+    if connection.in_atomic_block:
+        with transaction.atomic():
+            return fn()
+    return fn()
+
+
 def _probe_store(goal: Goal, agent: Agent) -> str:
     """Classify an unreadable store: a denial is not the same as a broken store."""
     from preferences import selectors as pref
 
     try:
-        pref.get_scope(pref.scope_identity(goal, agent))
+        _isolated(lambda: pref.get_scope(pref.scope_identity(goal, agent)))
     except DatabaseError as exc:
         return _failure_code(exc)
     except Exception:
@@ -94,9 +104,9 @@ def observe_preferences(goal: Goal, agent: Agent) -> PreferenceObservation:
     from preferences import selectors as pref
 
     try:
-        projection = pref.turn_start_projection(goal, agent)
-    except DatabaseError as exc:
-        return PreferenceObservation(True, _failure_code(exc))
+        projection = _isolated(lambda: pref.turn_start_projection(goal, agent))
+    except DatabaseError:  # e.g. the savepoint of a read the selector swallowed
+        return PreferenceObservation(True, _probe_store(goal, agent))
     except DomainError:
         return PreferenceObservation(True, c.UNREADABLE)
     if projection is None or projection.get("status") == "absent":
