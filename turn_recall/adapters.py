@@ -78,7 +78,11 @@ def _view_from_projection(projection: dict[str, Any]) -> dict[str, Any]:
     """Normalise the preference app's turn-start projection into LoopX's current view."""
     current = projection.get("current")
     if isinstance(current, dict):  # already an ``agent_preferences_v1`` view
-        return dict(current)
+        items = [
+            {k: v for k, v in item.items() if k != "source_quote"}  # bodies, not quotes
+            for item in current.get("items") or []
+        ]
+        return {**current, "items": items}
     items = [
         {"key": i["key"], "state": "active", "statement": i.get("statement")}
         for i in (current or [])

@@ -235,3 +235,26 @@ def test_required_reads_survive_trimming_with_many_hooks_and_long_quoted_paths(
     trimmed = set(dispatch["trimmed_hook_ids"])
     for read in dispatch["required_reads"]:
         assert read["satisfied_by_delivered_context"] is (read["hook_id"] not in trimmed)
+
+
+def test_an_agent_preferences_v1_projection_is_passed_through_without_source_quotes(
+    db, todo, monkeypatch
+):
+    view = {
+        "schema_version": "agent_preferences_v1",
+        "revision": "3",
+        "authority": "advisory_only",
+        "items": [
+            {"key": "k", "state": "active", "statement": "Do X.", "source_quote": "say X"},
+            {"key": "old", "state": "expired", "statement": None},
+        ],
+        "instructions": "Replace cached preferences with this view.",
+    }
+    monkeypatch.setattr(
+        pref_selectors, "turn_start_projection", lambda g, a: {"status": "read", "current": view}
+    )
+    hooks = packet()["turn_start_hooks"]
+    assert hooks["results"][0]["observation_count"] == 2
+    items = hooks["contexts"][0]["current"]["items"]
+    assert items[0] == {"key": "k", "state": "active", "statement": "Do X."}
+    assert "say X" not in json.dumps(hooks)
