@@ -37,6 +37,10 @@ MAX_PHASE_INTENTS = 64
 
 
 DEFAULT_WORKERS = 4
+#: Failure reason of a hook not run because every worker slot was busy. It is a
+#: condition of this process, not an attempt of the provider: it never uses up
+#: ``max_attempts`` and a later phase (``hooks replay``) runs the hook again.
+POOL_EXHAUSTED = "process:worker_pool_exhausted"
 
 
 class WorkerPool:
@@ -285,9 +289,7 @@ def invoke(hook: InstalledHook, dispatch_id: str, input_bytes: bytes) -> Outcome
     worker = worker_pool().try_start(work, name=f"loopx-hook:{hook.hook_id}")
     if worker is None:
         logger.warning("hook %s not run: worker pool exhausted", hook.hook_id)
-        return failed(
-            hook, dispatch_id, codes.DISPATCH_BUDGET_EXHAUSTED, "process:worker_pool_exhausted"
-        )
+        return failed(hook, dispatch_id, codes.DISPATCH_BUDGET_EXHAUSTED, POOL_EXHAUSTED)
     worker.join(budget["timeout_ms"] / 1000.0)
     if worker.is_alive():
         logger.info("hook %s timed out", hook.hook_id)

@@ -110,7 +110,7 @@ def _dispatch_row(receipt: DurableWritebackReceipt, outcome: Outcome, now) -> Ho
         result=outcome.result,
         result_digest=outcome.result_digest,
         intent_count=len(outcome.result["intents"]) if outcome.result else 0,
-        attempts=1,
+        attempts=0 if outcome.failure_reason == dispatcher.POOL_EXHAUSTED else 1,
         max_attempts=max_attempts,
         created_at=now,
         updated_at=now,
@@ -193,7 +193,8 @@ def _merge(existing: HookDispatch, outcome: Outcome, now) -> Journalled:
         logger.info("intent_conflict on %s; original kept", existing.dispatch_id)
         return _j(outcome, "conflict", codes.INTENT_CONFLICT)
     # existing failed: the same identity is retried, never duplicated.
-    changes = {"attempts": F("attempts") + 1, "updated_at": now}
+    not_run = outcome.failure_reason == dispatcher.POOL_EXHAUSTED
+    changes = {"attempts": F("attempts") + (0 if not_run else 1), "updated_at": now}
     if outcome.status in SUCCESS:
         changes.update(
             status=outcome.status,

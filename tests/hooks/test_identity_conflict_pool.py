@@ -185,3 +185,51 @@ def test_the_pool_bounds_live_provider_threads_under_concurrent_starts():
         t.join(5)
     assert pool.busy == 0
     assert pool.try_start(lambda: None, name="t") is not None
+
+
+class SingleShotProposer(providers.Proposer):
+    registration = providers.registration(
+        "beta.proposer", budget={"max_invocations_per_dispatch": 1}
+    )
+
+
+def test_pool_exhaustion_is_not_an_attempt_and_replay_runs_the_hook(todo, install, settings):
+    settings.LOOPX_HOOK_WORKERS = 1
+    settings.LOOPX_POST_WRITEBACK_HOOKS = [f"{__name__}.SingleShotProposer"]
+    pool = dispatcher.worker_pool()
+    hold = threading.Event()
+    holder = pool.try_start(lambda: hold.wait(10), name="holder")  # a busy worker
+    assert holder is not None
+    try:
+        (row,) = settle().payload["hook_phase"]["dispatches"]
+        assert (row["failure_code"], row["attempts"], row["max_attempts"]) == (
+            "dispatch_budget_exhausted",
+            0,
+            1,
+        )
+        assert providers.CALLS["beta.proposer"] == 0
+    finally:
+        hold.set()
+        holder.join(5)
+    receipt = DurableWritebackReceipt.objects.get()
+    retried = services.run_hook_phase(receipt)
+    assert [o.outcome for o in retried.outcomes] == ["retried"]
+    dispatch = HookDispatch.objects.get()
+    assert (dispatch.status, dispatch.attempts) == ("accepted", 1)
+    assert providers.CALLS["beta.proposer"] == 1
+
+
+def test_hooks_replay_finds_and_runs_a_pool_exhausted_dispatch(todo, install, settings):
+    settings.LOOPX_HOOK_WORKERS = 1
+    settings.LOOPX_POST_WRITEBACK_HOOKS = [f"{__name__}.SingleShotProposer"]
+    pool = dispatcher.worker_pool()
+    hold = threading.Event()
+    holder = pool.try_start(lambda: hold.wait(10), name="holder")
+    try:
+        settle()
+    finally:
+        hold.set()
+        holder.join(5)
+    replayed = services.replay(execute=True)
+    assert [r["reason"] for r in replayed["receipts"]] == ["retryable_failure"]
+    assert replayed["receipts"][0]["dispatches"][0]["status"] == "accepted"
