@@ -101,6 +101,7 @@ class HookDispatchAdmin(ReadOnlyAdmin):
         "intent_count",
         "attempts",
         "conflict_count",
+        "conflict_code",
         "created_at",
     )
     list_filter = ("status", FailureCodeFilter, "hook_id", "event_kind")
