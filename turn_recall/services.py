@@ -182,11 +182,13 @@ def _turn_recall(goal_id, agent_id, turn_instance_id, packet, execute) -> dict[s
         with transaction.atomic():
             receipt.save(force_insert=True)
     except IntegrityError:  # a racing execution of the same turn stored it first
-        stored = TurnRecallReceipt.objects.get(
+        stored = TurnRecallReceipt.objects.filter(
             goal_digest=goal_digest,
             agent_digest=agent_digest,
             turn_recall_id=sit["turn_recall_id"],
-        )
+        ).first()
+        if stored is None:  # not the race: a broken table; the adapter reports it
+            raise
         return _replay(stored, sit, agent, evidence, now)
     return _document(
         status,

@@ -42,6 +42,10 @@ class Command(LoopxCommand):
 
     def render_text(self, payload, *, subcommand=None):
         todos = payload["todos"] if subcommand == "list" else [payload["todo"]]
-        return format_table(
+        table = format_table(
             todos, ["todo_id", "state", "segment_ref", "revision", "title", "updated_at"]
         )
+        if subcommand == "add":
+            hint = " (nothing written; add --execute)" if payload["status"] == "preview" else ""
+            return f"status: {payload['status']}{hint}\n\n{table}"
+        return table
