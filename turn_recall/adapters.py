@@ -143,9 +143,14 @@ def reconcile_ingests(goal_id: str, agent_id: str) -> dict[str, Any]:
 
     try:
         summary = rm.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
-    except (DomainError, DatabaseError) as exc:
-        code = exc.code if isinstance(exc, DomainError) else "database_unavailable"
-        return {"status": "failed", "error_code": code}
+    except DomainError as exc:
+        if exc.code in ("goal_not_registered", "agent_not_registered"):
+            raise
+        return {"status": "failed", "error_code": exc.code}
+    except DatabaseError:
+        return {"status": "failed", "error_code": "database_unavailable"}
+    except Exception:  # reconciliation is best effort: it never blocks the turn
+        return {"status": "failed", "error_code": "application_error"}
     keys = ("attempted", "activated", "still_pending", "blocked")
     return {"status": "reconciled", **{k: int(summary.get(k, 0)) for k in keys}}
 

@@ -301,3 +301,20 @@ def test_receipts_and_packets_hold_no_query_text_or_provider_payload(db, todo, t
     from reward_memory.models import RecallReceipt
 
     assert query not in json.dumps(RecallReceipt.objects.get().packet)
+
+
+def test_a_failing_reconciliation_never_blocks_the_turn(db, todo, turn_corpus, double, monkeypatch):
+    from reward_memory import services as rm
+
+    remember_guidance(GUIDANCE)
+
+    def broken(**_):
+        raise RuntimeError("provider bug")
+
+    monkeypatch.setattr(rm, "reconcile_pending_ingests", broken)
+    result = recall()
+    assert result["outcome_ingest_reconciliation"] == {
+        "status": "failed",
+        "error_code": "application_error",
+    }
+    assert result["status"] == "applied"
