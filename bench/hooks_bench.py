@@ -74,7 +74,9 @@ def run(rounds: int, warmup: int) -> dict:
         counter += 1
         todo_id = f"todo-{counter}"
         # Each Todo is its own segment, so completing it makes the periodic report propose.
-        services.add_todo(goal_id="bench", todo_id=todo_id, title="t", segment_ref=todo_id)
+        services.add_todo(
+            goal_id="bench", todo_id=todo_id, title="t", segment_ref=todo_id, execute=True
+        )
         start = time.perf_counter()
         result = services.settle(
             goal_id="bench",

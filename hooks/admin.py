@@ -86,7 +86,9 @@ class FailureCodeFilter(admin.SimpleListFilter):
         return [(c, c) for c in FAILURE_CODES]
 
     def queryset(self, request, queryset):
-        return queryset.filter(failure_code=self.value()) if self.value() else queryset
+        if not self.value():
+            return queryset
+        return queryset.filter(selectors.failure_code_q(self.value()))
 
 
 @admin.register(HookDispatch)
@@ -99,6 +101,7 @@ class HookDispatchAdmin(ReadOnlyAdmin):
         "intent_count",
         "attempts",
         "conflict_count",
+        "conflict_code",
         "created_at",
     )
     list_filter = ("status", FailureCodeFilter, "hook_id", "event_kind")

@@ -118,9 +118,16 @@ def spend_id(*, receipt_id: str) -> str:
 
 
 def dispatch_id(
-    *, receipt_id: str, hook_id: str, registration_schema_version: str, event_kind: str
+    *,
+    receipt_id: str,
+    hook_id: str,
+    registration_schema_version: str,
+    event_kind: str,
+    registration_digest: str,
 ) -> str:
-    """``pwh_`` + sha256 of the committed receipt, hook, registration schema and event."""
+    """``pwh_`` + sha256 of the committed receipt, hook, registration schema, event and
+    the registration digest: a changed registration (its packet, intent contracts or
+    policy version) creates a new identity; the old dispatch stays in the journal."""
     return prefixed_id(
         "pwh_",
         {
@@ -128,6 +135,7 @@ def dispatch_id(
             "hook_id": hook_id,
             "registration_schema_version": registration_schema_version,
             "event_kind": event_kind,
+            "registration_digest": registration_digest,
         },
     )
 
@@ -145,8 +153,18 @@ def intent_id(*, dispatch_id: str, intent_kind: str, policy_version: str, payloa
     )
 
 
-def registration_digest(registration: dict) -> str:
-    return digest_ref(registration)
+def registration_digest(
+    registration: dict, *, intent_contracts: dict | None = None, policy_version: str | None = None
+) -> str:
+    """Digest of everything a registration binds: the packet, the intent contracts it
+    uses and the provider's declared policy version (when it declares one)."""
+    return digest_ref(
+        {
+            "registration": registration,
+            "intent_contracts": intent_contracts or {},
+            "policy_version": policy_version,
+        }
+    )
 
 
 # -- small shape helpers -------------------------------------------------------------------

@@ -12,12 +12,14 @@ def load(*, log) -> dict:
         todo_id="demo-write-tests",
         title="Write the settlement tests",
         segment_ref="demo-segment-1",
+        execute=True,
     )
     services.add_todo(
         goal_id="demo",
         todo_id="demo-ship-docs",
         title="Ship the API docs",
         segment_ref="demo-segment-2",
+        execute=True,
     )
     done = services.settle(
         goal_id="demo",

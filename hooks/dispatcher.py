@@ -1,9 +1,13 @@
 """The isolated dispatcher: admissibility, input projection, supervised invocation.
 
 Nothing here writes to the database; ``hooks.services.phase`` records what this module
-decides. Providers run in a worker thread joined with the hook's wall-clock timeout: a
-hung provider is abandoned (daemon thread) and recorded as ``producer_timed_out``; the
-caller never waits past the timeout. Every provider failure becomes one compact failure
+decides. Providers run on a small bounded per-process pool of worker threads
+(``settings.LOOPX_HOOK_WORKERS``, default 4), joined with the hook's wall-clock timeout:
+a hung provider is abandoned and recorded as ``producer_timed_out``, but it keeps its
+worker slot until it really returns, so abandoned threads cannot pile up in a
+long-running worker. When every slot is taken, later hooks fail at once with
+``dispatch_budget_exhausted`` (``process:worker_pool_exhausted``) — the settlement never
+waits for a slot. Every provider failure becomes one compact failure
 code; nothing a provider raises or prints reaches a receipt.
 """
 
@@ -11,6 +15,8 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
+
+from django.conf import settings
 
 from hooks import boundary, contracts
 from hooks import errors as codes
@@ -28,6 +34,70 @@ logger = logging.getLogger("loopx.hooks")
 MAX_HOOKS_PER_PHASE = 8
 MAX_PHASE_TIMEOUT_MS = 20000
 MAX_PHASE_INTENTS = 64
+
+
+DEFAULT_WORKERS = 4
+#: Failure reason of a hook not run because every worker slot was busy. It is a
+#: condition of this process, not an attempt of the provider: it never uses up
+#: ``max_attempts`` and a later phase (``hooks replay``) runs the hook again.
+POOL_EXHAUSTED = "process:worker_pool_exhausted"
+
+
+class WorkerPool:
+    """A bounded set of provider threads for this process (never queues, never blocks).
+
+    ``try_start`` runs ``fn`` on a new daemon thread when a slot is free and returns
+    the thread, else ``None``. The slot is released when ``fn`` returns — not when the
+    caller stops waiting — so a timed-out provider still counts against the bound.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._slots = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._busy = 0
+
+    @property
+    def busy(self) -> int:
+        return self._busy
+
+    def try_start(self, fn, *, name: str) -> threading.Thread | None:
+        if not self._slots.acquire(blocking=False):
+            return None
+        with self._lock:
+            self._busy += 1
+
+        def run() -> None:
+            try:
+                fn()
+            finally:
+                with self._lock:
+                    self._busy -= 1
+                self._slots.release()
+
+        thread = threading.Thread(target=run, name=name, daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # the interpreter cannot start a thread: give the slot back
+            with self._lock:
+                self._busy -= 1
+            self._slots.release()
+            return None
+        return thread
+
+
+_pools: dict[int, WorkerPool] = {}
+_pools_lock = threading.Lock()
+
+
+def worker_pool() -> WorkerPool:
+    """This process's pool for the configured size (one pool per distinct size)."""
+    size = max(1, int(getattr(settings, "LOOPX_HOOK_WORKERS", DEFAULT_WORKERS)))
+    with _pools_lock:
+        pool = _pools.get(size)
+        if pool is None:
+            pool = _pools[size] = WorkerPool(size)
+        return pool
 
 
 # -- admissibility ----------------------------------------------------------------------
@@ -129,6 +199,7 @@ def dispatch_id_for(receipt: DurableWritebackReceipt, hook: InstalledHook) -> st
         hook_id=hook.hook_id,
         registration_schema_version=contracts.REGISTRATION_SCHEMA,
         event_kind=receipt.event_kind,
+        registration_digest=hook.registration_digest,
     )
 
 
@@ -215,8 +286,10 @@ def invoke(hook: InstalledHook, dispatch_id: str, input_bytes: bytes) -> Outcome
             box["error"] = codes.RESULT_CONTRACT_REJECTED
             box["reason"] = "result:not_json"
 
-    worker = threading.Thread(target=work, name=f"loopx-hook:{hook.hook_id}", daemon=True)
-    worker.start()
+    worker = worker_pool().try_start(work, name=f"loopx-hook:{hook.hook_id}")
+    if worker is None:
+        logger.warning("hook %s not run: worker pool exhausted", hook.hook_id)
+        return failed(hook, dispatch_id, codes.DISPATCH_BUDGET_EXHAUSTED, POOL_EXHAUSTED)
     worker.join(budget["timeout_ms"] / 1000.0)
     if worker.is_alive():
         logger.info("hook %s timed out", hook.hook_id)

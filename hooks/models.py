@@ -181,6 +181,12 @@ class HookDispatch(models.Model):
     attempts = models.PositiveIntegerField(default=0, help_text="Provider invocations so far.")
     max_attempts = models.PositiveIntegerField(default=1)
     conflict_count = models.PositiveIntegerField(default=0)
+    conflict_code = models.CharField(
+        max_length=40,
+        null=True,
+        blank=True,
+        help_text="intent_conflict once a later run proposed a different result (original kept).",
+    )
     last_conflict_digest = models.CharField(max_length=80, blank=True, default="")
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -201,6 +207,7 @@ class HookDispatch(models.Model):
         ]
         indexes = [
             models.Index(fields=["status", "failure_code"], name="hooks_dispatch_status_idx"),
+            models.Index(fields=["conflict_code"], name="hooks_dispatch_conflict_idx"),
             models.Index(fields=["goal", "created_at"], name="hooks_dispatch_goal_idx"),
         ]
 

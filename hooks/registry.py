@@ -37,6 +37,7 @@ class InstalledHook:
     intent_contracts: dict
     provider: object | None
     rejection: str | None
+    policy_version: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -50,7 +51,13 @@ class InstalledHook:
 
     @property
     def registration_digest(self) -> str:
-        return contracts.registration_digest(self.registration) if self.registration else ""
+        if not self.registration:
+            return ""
+        return contracts.registration_digest(
+            self.registration,
+            intent_contracts=self.intent_contracts,
+            policy_version=self.policy_version,
+        )
 
     def subscribes(self, event_kind: str) -> bool:
         """Rejected hooks with a usable id are kept so their failure is recorded."""
@@ -114,7 +121,11 @@ def _bind(position: int, source: str) -> InstalledHook:
     except Exception:  # a provider failing to build is isolated
         return rejected("provider:construction_failed", hook_id, registration)
     contracts_used = {k: intent_contracts[k] for k in registration["intent_kinds"]}
-    return InstalledHook(position, source, hook_id, registration, contracts_used, provider, None)
+    policy = getattr(cls, "policy_version", None)
+    policy = policy if isinstance(policy, str) else None
+    return InstalledHook(
+        position, source, hook_id, registration, contracts_used, provider, None, policy
+    )
 
 
 @functools.lru_cache(maxsize=16)

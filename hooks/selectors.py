@@ -5,7 +5,7 @@ The Todo/settlement reads here are the ones a quota packet builder needs
 primary records only, never on the hook sidecar.
 """
 
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from hooks import contracts, dispatcher, registry
 from hooks.errors import error
@@ -60,6 +60,17 @@ def todo_payload(todo: Todo) -> dict:
         "created_at": clock.iso(todo.created_at),
         "updated_at": clock.iso(todo.updated_at),
         "completed_at": clock.iso(todo.completed_at),
+    }
+
+
+def todo_add_payload(result, *, execute: bool) -> dict:
+    """The one output of ``todo add`` (CLI and API)."""
+    return {
+        "schema_version": TODO_SCHEMA,
+        "status": result.status,
+        "execute": execute,
+        "created": result.created,
+        "todo": todo_payload(result.todo),
     }
 
 
@@ -175,6 +186,7 @@ def dispatch_payload(dispatch: HookDispatch, intent_ids: list[str] | None = None
         "attempts": dispatch.attempts,
         "max_attempts": dispatch.max_attempts,
         "conflict_count": dispatch.conflict_count,
+        "conflict_code": dispatch.conflict_code,
         "recorded_at": clock.iso(dispatch.created_at),
     }
 
@@ -243,6 +255,11 @@ def _page(qs, *, after: int | None, limit: int):
     return rows, (rows[-1].pk if more and rows else None)
 
 
+def failure_code_q(code: str) -> Q:
+    """Dispatches that recorded ``code``: a failure, or a kept original's conflict."""
+    return Q(failure_code=code) | Q(conflict_code=code)
+
+
 def list_dispatches(
     *,
     goal_ids: list[str] | None = None,
@@ -260,7 +277,7 @@ def list_dispatches(
     if status:
         qs = qs.filter(status=status)
     if failure_code:
-        qs = qs.filter(failure_code=failure_code)
+        qs = qs.filter(failure_code_q(failure_code))
     if receipt_id:
         qs = qs.filter(receipt__receipt_id=receipt_id)
     if hook_id:

@@ -205,6 +205,9 @@ LOOPX_POST_WRITEBACK_HOOKS = env.list(
 # The default execution profile's hook phase switch and optional allowlist of hook ids.
 LOOPX_POST_WRITEBACK_HOOKS_ENABLED = env.bool("LOOPX_POST_WRITEBACK_HOOKS_ENABLED", default=True)
 LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST = env.list("LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST", default=None)
+# Worker threads per process for hook providers; when all are busy (e.g. with timed-out
+# providers still running), later hooks fail with dispatch_budget_exhausted.
+LOOPX_HOOK_WORKERS = env.int("LOOPX_HOOK_WORKERS", default=4)
 
 # Demo data loaders run in order by `manage.py loopx_demo`; each app contributes one.
 LOOPX_DEMO_LOADERS = [

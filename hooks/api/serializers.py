@@ -22,6 +22,7 @@ class HookTodoAddInput(serializers.Serializer):
     todo_id = IdentifierField()
     title = serializers.CharField(max_length=500, trim_whitespace=False)
     segment_ref = serializers.CharField(max_length=256, required=False, trim_whitespace=False)
+    execute = StrictBooleanField(required=False, default=False)
 
 
 class HookTodoOutput(serializers.Serializer):
@@ -39,6 +40,8 @@ class HookTodoOutput(serializers.Serializer):
 
 class HookTodoAddOutput(serializers.Serializer):
     schema_version = serializers.CharField(default="loopx_todo_v0")
+    status = serializers.CharField(help_text="preview | created | unchanged")
+    execute = serializers.BooleanField()
     created = serializers.BooleanField()
     todo = HookTodoOutput()
 
@@ -109,6 +112,9 @@ class HookDispatchOutput(serializers.Serializer):
     attempts = serializers.IntegerField()
     max_attempts = serializers.IntegerField()
     conflict_count = serializers.IntegerField()
+    conflict_code = serializers.CharField(
+        allow_null=True, help_text="intent_conflict when a later run proposed a different result."
+    )
     recorded_at = serializers.CharField()
 
 

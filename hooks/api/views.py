@@ -39,18 +39,16 @@ class TodoListAddApi(APIView):
         operation_id="hooks_todos_add",
         request=s.HookTodoAddInput,
         responses={200: s.HookTodoAddOutput, 201: s.HookTodoAddOutput},
-        summary="Add a Todo to the Goal (idempotent; same id with other content is 409)",
+        summary="Add a Todo to the Goal (preview unless execute; idempotent; same id with "
+        "other content is 409)",
     )
     def post(self, request, goal_id: str):
         data = s.HookTodoAddInput(data=request.data)
         data.is_valid(raise_exception=True)
-        result = services.add_todo(goal_id=goal_id, **data.validated_data)
+        values = data.validated_data
+        result = services.add_todo(goal_id=goal_id, **values)
         return Response(
-            {
-                "schema_version": selectors.TODO_SCHEMA,
-                "created": result.created,
-                "todo": selectors.todo_payload(result.todo),
-            },
+            selectors.todo_add_payload(result, execute=values["execute"]),
             status=201 if result.created else 200,
         )
 

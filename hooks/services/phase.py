@@ -110,7 +110,7 @@ def _dispatch_row(receipt: DurableWritebackReceipt, outcome: Outcome, now) -> Ho
         result=outcome.result,
         result_digest=outcome.result_digest,
         intent_count=len(outcome.result["intents"]) if outcome.result else 0,
-        attempts=1,
+        attempts=0 if outcome.failure_reason == dispatcher.POOL_EXHAUSTED else 1,
         max_attempts=max_attempts,
         created_at=now,
         updated_at=now,
@@ -186,13 +186,15 @@ def _merge(existing: HookDispatch, outcome: Outcome, now) -> Journalled:
             return _j(outcome, "replayed", None)
         HookDispatch.objects.filter(pk=existing.pk).update(
             conflict_count=F("conflict_count") + 1,
+            conflict_code=codes.INTENT_CONFLICT,
             last_conflict_digest=outcome.result_digest,
             updated_at=now,
         )
         logger.info("intent_conflict on %s; original kept", existing.dispatch_id)
         return _j(outcome, "conflict", codes.INTENT_CONFLICT)
     # existing failed: the same identity is retried, never duplicated.
-    changes = {"attempts": F("attempts") + 1, "updated_at": now}
+    not_run = outcome.failure_reason == dispatcher.POOL_EXHAUSTED
+    changes = {"attempts": F("attempts") + (0 if not_run else 1), "updated_at": now}
     if outcome.status in SUCCESS:
         changes.update(
             status=outcome.status,

@@ -238,6 +238,7 @@ def _preview(agent, todo, effect, event_kind, turn_instance_id, chosen) -> Settl
                     hook_id=h.hook_id,
                     registration_schema_version=contracts.REGISTRATION_SCHEMA,
                     event_kind=event_kind,
+                    registration_digest=h.registration_digest,
                 ),
                 "registration_valid": h.valid,
             }

@@ -1,4 +1,4 @@
-"""Todo writes: ``add_todo`` (idempotent on ``(goal, todo_id)``)."""
+"""Todo writes: ``add_todo`` (idempotent on ``(goal, todo_id)``; preview by default)."""
 
 import re
 from dataclasses import dataclass
@@ -18,15 +18,24 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 class TodoResult:
     todo: Todo
     created: bool
+    #: ``preview`` (nothing written), ``created`` or ``unchanged`` (already there)
+    status: str = "created"
 
 
 def add_todo(
-    *, goal_id: str, todo_id: str, title: str, segment_ref: str | None = None
+    *,
+    goal_id: str,
+    todo_id: str,
+    title: str,
+    segment_ref: str | None = None,
+    execute: bool = False,
 ) -> TodoResult:
     """Add a Todo to a Goal; adding the same one again is a no-op.
 
     The same ``todo_id`` with a different title or segment is ``todo_conflict`` (409):
-    Todos are not edited through ``add``.
+    Todos are not edited through ``add``. Without ``execute`` nothing is written: the
+    preview runs every check the commit runs (the conflict check included) and returns
+    the Todo that would be added.
     """
     require_identifier(todo_id, "todo_id", area=AREA)
     require_text(title, "title", max_length=500, area=AREA)
@@ -43,6 +52,16 @@ def add_todo(
             )
     goal = core_selectors.get_goal(goal_id, area=AREA)
     now = clock.now()
+    if not execute:
+        existing = Todo.objects.filter(goal=goal, todo_id=todo_id).first()
+        if existing is not None:
+            _check_same(existing, title, segment, todo_id)
+            return TodoResult(todo=existing, created=False, status="preview")
+        proposed = Todo(
+            goal=goal, todo_id=todo_id, title=title, segment_ref=segment,
+            created_at=now, updated_at=now,
+        )  # fmt: skip
+        return TodoResult(todo=proposed, created=False, status="preview")
     try:
         with transaction.atomic():
             todo, created = Todo.objects.get_or_create(
@@ -57,10 +76,15 @@ def add_todo(
             )
     except IntegrityError:  # lost a creation race; the row exists now
         todo, created = Todo.objects.get(goal=goal, todo_id=todo_id), False
-    if not created and (todo.title != title or todo.segment_ref != segment):
+    if not created:
+        _check_same(todo, title, segment, todo_id)
+    return TodoResult(todo=todo, created=created, status="created" if created else "unchanged")
+
+
+def _check_same(todo: Todo, title: str, segment: str, todo_id: str) -> None:
+    if todo.title != title or todo.segment_ref != segment:
         raise error(
             "todo_conflict",
             f"Todo {todo_id!r} already exists with a different title or segment",
             field="todo_id",
         )
-    return TodoResult(todo=todo, created=created)

@@ -23,18 +23,35 @@ def other_goal(db):
 
 def test_todo_routes_add_and_list(agent, host_client):
     client = host_client("demo")
-    created = client.post(
+    preview = client.post(
         "/api/v1/goals/demo/todos/", {"todo_id": "t1", "title": "Write"}, format="json"
+    )
+    assert preview.status_code == 200
+    assert (preview.json()["status"], preview.json()["created"]) == ("preview", False)
+    assert client.get("/api/v1/goals/demo/todos/").json()["todos"] == []
+    bad = client.post(
+        "/api/v1/goals/demo/todos/",
+        {"todo_id": "t1", "title": "Write", "execute": "yes"},
+        format="json",
+    )
+    assert bad.status_code == 400
+    created = client.post(
+        "/api/v1/goals/demo/todos/",
+        {"todo_id": "t1", "title": "Write", "execute": True},
+        format="json",
     )
     assert created.status_code == 201
     assert created.json()["todo"]["segment_ref"] is None
     again = client.post(
-        "/api/v1/goals/demo/todos/", {"todo_id": "t1", "title": "Write"}, format="json"
+        "/api/v1/goals/demo/todos/",
+        {"todo_id": "t1", "title": "Write", "execute": True},
+        format="json",
     )
     assert again.status_code == 200
+    assert again.json()["status"] == "unchanged"
     conflict = client.post(
         "/api/v1/goals/demo/todos/", {"todo_id": "t1", "title": "Else"}, format="json"
-    )
+    )  # the preview runs the conflict check too
     assert conflict.status_code == 409
     assert conflict.json()["schema_version"] == "post_writeback_hook_error_v0"
     assert conflict.json()["code"] == "todo_conflict"

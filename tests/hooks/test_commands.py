@@ -10,14 +10,20 @@ SETTLE = [
 
 
 def test_todo_add_and_list_json_and_text(goal):
+    preview = run_cli("todo", "add", "--goal-id", "demo", "--todo-id", "t1", "--title", "Write",
+                      "--segment-ref", "seg-1")  # fmt: skip
+    assert (preview.json["status"], preview.json["execute"]) == ("preview", False)
+    assert preview.json["todo"]["todo_id"] == "t1"
+    assert run_cli("todo", "list", "--goal-id", "demo").json["todos"] == []
     added = run_cli("todo", "add", "--goal-id", "demo", "--todo-id", "t1", "--title", "Write",
-                    "--segment-ref", "seg-1")  # fmt: skip
+                    "--segment-ref", "seg-1", "--execute")  # fmt: skip
     assert added.code == 0, added.stdout
     assert added.json["created"] is True
     assert added.json["todo"]["state"] == "open"
     again = run_cli("todo", "add", "--goal-id", "demo", "--todo-id", "t1", "--title", "Write",
-                    "--segment-ref", "seg-1")  # fmt: skip
+                    "--segment-ref", "seg-1", "--execute")  # fmt: skip
     assert again.json["created"] is False
+    assert again.json["status"] == "unchanged"
     listed = run_cli("todo", "list", "--goal-id", "demo")
     assert [t["todo_id"] for t in listed.json["todos"]] == ["t1"]
     text = run_cli("todo", "list", "--goal-id", "demo", "--format", "text")

@@ -12,7 +12,7 @@ import threading
 import pytest
 from django.db import connection
 
-from hooks import contracts, services
+from hooks import contracts, registry, services
 from hooks.models import (
     DurableWritebackReceipt,
     HookDispatch,
@@ -27,6 +27,13 @@ from tests.helpers import ROOT, subprocess_env
 from tests.hooks import providers
 from tests.hooks.factories import settle
 
+
+def _registration_digest(hook_id: str, env: dict) -> str:
+    """The registration digest the subprocess computes for ``hook_id``."""
+    bound = registry._build(tuple(env["LOOPX_POST_WRITEBACK_HOOKS"].split(",")))
+    return next(h.registration_digest for h in bound.hooks if h.hook_id == hook_id)
+
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PERIODIC = "hooks.capabilities.periodic_report.PeriodicReportRuntimeTrigger"
@@ -40,7 +47,9 @@ SETTLE_ARGS = [
 @pytest.fixture
 def seeded():
     core_services.register_goal(goal_id="demo", agent_ids=["author"])
-    services.add_todo(goal_id="demo", todo_id="t1", title="Private", segment_ref="seg-1")
+    services.add_todo(
+        goal_id="demo", todo_id="t1", title="Private", segment_ref="seg-1", execute=True
+    )
 
 
 def race(n: int, fn):
@@ -107,7 +116,8 @@ def _phase(receipt_id):
 
 
 @pytest.mark.parametrize("n", [2, 8])
-def test_racing_hook_dispatches_in_threads_record_one_row(seeded, install, n):
+def test_racing_hook_dispatches_in_threads_record_one_row(seeded, install, settings, n):
+    settings.LOOPX_HOOK_WORKERS = n + 2  # every racer gets a worker slot
     receipt_id = _bare_receipt(install, "BarrierProposer")
     providers.BarrierProposer.BARRIER = threading.Barrier(n)
     try:
@@ -121,8 +131,9 @@ def test_racing_hook_dispatches_in_threads_record_one_row(seeded, install, n):
     _one_of_each(hooks=1, intents=1)
 
 
-def test_racing_dispatches_with_different_results_conflict_and_keep_one(seeded, install):
+def test_racing_dispatches_with_different_results_conflict_and_keep_one(seeded, install, settings):
     n = 4
+    settings.LOOPX_HOOK_WORKERS = n + 2
     receipt_id = _bare_receipt(install, "BarrierFlaky")
     providers.BarrierProposer.BARRIER = threading.Barrier(n)
     try:
@@ -134,6 +145,7 @@ def test_racing_dispatches_with_different_results_conflict_and_keep_one(seeded, 
     assert {r.outcomes[0].code for r in results} == {None, "intent_conflict"}
     row = HookDispatch.objects.get()
     assert row.conflict_count == n - 1
+    assert row.conflict_code == "intent_conflict"
     assert HookIntent.objects.count() == 1
 
 
@@ -193,6 +205,7 @@ def test_sigkill_between_primary_commit_and_dispatch_then_replay_gives_identical
             hook_id=hook,
             registration_schema_version=contracts.REGISTRATION_SCHEMA,
             event_kind="todo_completed",
+            registration_digest=_registration_digest(hook, hooks_env),
         )
         for hook in ("periodic_report.runtime_trigger", "synthetic.echo")
     }
@@ -247,7 +260,9 @@ def test_racing_replay_processes_record_each_dispatch_once(seeded):
 
 def test_next_settle_of_the_agent_recovers_a_crashed_hook_phase(seeded, install):
     install(PERIODIC)
-    services.add_todo(goal_id="demo", todo_id="t2", title="Second", segment_ref="seg-2")
+    services.add_todo(
+        goal_id="demo", todo_id="t2", title="Second", segment_ref="seg-2", execute=True
+    )
     first = settle().payload
     HookDispatch.objects.all().delete()
     HookPhaseCheckpoint.objects.all().delete()

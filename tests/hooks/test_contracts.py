@@ -114,6 +114,7 @@ def test_dispatch_id_is_pwh_sha256_of_exactly_the_named_fields():
         "hook_id": "periodic_report.runtime_trigger",
         "registration_schema_version": contracts.REGISTRATION_SCHEMA,
         "event_kind": "todo_completed",
+        "registration_digest": "sha256:" + "a" * 64,
     }
     expected = hashlib.sha256(
         json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
@@ -162,6 +163,7 @@ def test_dispatch_id_changes_with_every_named_field(receipt, hook, kind):
         "hook_id": hook,
         "registration_schema_version": contracts.REGISTRATION_SCHEMA,
         "event_kind": kind,
+        "registration_digest": "sha256:" + "0" * 64,
     }
     first = contracts.dispatch_id(**base)
     assert first.startswith("pwh_")
@@ -169,6 +171,7 @@ def test_dispatch_id_changes_with_every_named_field(receipt, hook, kind):
     assert contracts.dispatch_id(**{**base, "receipt_id": receipt + "x"}) != first
     assert contracts.dispatch_id(**{**base, "hook_id": hook + "x"}) != first
     assert contracts.dispatch_id(**{**base, "registration_schema_version": "v1"}) != first
+    assert contracts.dispatch_id(**{**base, "registration_digest": "sha256:" + "1" * 64}) != first
 
 
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=30),

@@ -20,9 +20,9 @@ def _ok(*argv):
 def test_completion_and_replan_settlements_end_at_executor_decisions(db):
     _ok("goal", "register", "--goal-id", "demo", "--agent-id", "author", "--execute")
     _ok("todo", "add", "--goal-id", "demo", "--todo-id", "write-tests", "--title", "Write tests",
-        "--segment-ref", "sprint-1")  # fmt: skip
+        "--segment-ref", "sprint-1", "--execute")  # fmt: skip
     _ok("todo", "add", "--goal-id", "demo", "--todo-id", "ship-docs", "--title", "Ship docs",
-        "--segment-ref", "sprint-2")  # fmt: skip
+        "--segment-ref", "sprint-2", "--execute")  # fmt: skip
 
     preview = _ok(*SETTLE, "--todo-id", "write-tests", "--turn-instance-id", "turn-1",
                   "--event-kind", "todo_completed")  # fmt: skip
@@ -48,6 +48,7 @@ def test_completion_and_replan_settlements_end_at_executor_decisions(db):
             hook_id="periodic_report.runtime_trigger",
             registration_schema_version=contracts.REGISTRATION_SCHEMA,
             event_kind=d["event_kind"],
+            registration_digest=d["registration_digest"],
         )
 
     pending = _ok("hooks", "intents", "--status", "pending")["intents"]

@@ -37,7 +37,7 @@ class JournalMachine(RuleBasedStateMachine):
         core_services.register_goal(goal_id="demo", agent_ids=["author"])
         for i, todo_id in enumerate(TODOS):
             services.add_todo(
-                goal_id="demo", todo_id=todo_id, title="x", segment_ref=f"seg-{i % 2}"
+                goal_id="demo", todo_id=todo_id, title="x", segment_ref=f"seg-{i % 2}", execute=True
             )
         self.turns = 0
         self.committed: dict[str, str] = {}  # turn -> receipt_id
@@ -126,6 +126,7 @@ class JournalMachine(RuleBasedStateMachine):
                 hook_id=dispatch.hook_id,
                 registration_schema_version=dispatch.registration_schema_version,
                 event_kind=dispatch.event_kind,
+                registration_digest=dispatch.registration_digest,
             )
         for checkpoint in HookPhaseCheckpoint.objects.all():
             recorded = set(

@@ -3,7 +3,7 @@ import datetime as dt
 import pytest
 from django.db import DatabaseError, IntegrityError, transaction
 
-from hooks import contracts, selectors, services
+from hooks import contracts, registry, selectors, services
 from hooks.models import (
     DurableWritebackReceipt,
     HookDispatch,
@@ -25,11 +25,17 @@ FROZEN = dt.datetime(2026, 8, 26, 12, 0, 0, tzinfo=dt.UTC)
 
 # -- Todos ----------------------------------------------------------------------------------
 def test_add_todo_is_idempotent_and_conflicts_on_different_content(goal):
-    first = services.add_todo(goal_id="demo", todo_id="t1", title="Write", segment_ref="s1")
-    again = services.add_todo(goal_id="demo", todo_id="t1", title="Write", segment_ref="s1")
+    first = services.add_todo(
+        goal_id="demo", todo_id="t1", title="Write", segment_ref="s1", execute=True
+    )
+    again = services.add_todo(
+        goal_id="demo", todo_id="t1", title="Write", segment_ref="s1", execute=True
+    )
     assert (first.created, again.created) == (True, False)
     with pytest.raises(DomainError) as caught:
-        services.add_todo(goal_id="demo", todo_id="t1", title="Other", segment_ref="s1")
+        services.add_todo(
+            goal_id="demo", todo_id="t1", title="Other", segment_ref="s1", execute=True
+        )
     assert caught.value.code == "todo_conflict"
     assert caught.value.http_status == 409
     assert Todo.objects.count() == 1
@@ -48,7 +54,7 @@ def test_add_todo_is_idempotent_and_conflicts_on_different_content(goal):
 )
 def test_add_todo_rejects_malformed_input_and_writes_nothing(goal, kwargs, field):
     with pytest.raises(DomainError) as caught:
-        services.add_todo(goal_id="demo", **kwargs)
+        services.add_todo(goal_id="demo", **kwargs, execute=True)
     assert (caught.value.code, caught.value.field) == ("invalid_argument", field)
     assert caught.value.envelope()["schema_version"] == "post_writeback_hook_error_v0"
     assert not Todo.objects.exists()
@@ -56,13 +62,26 @@ def test_add_todo_rejects_malformed_input_and_writes_nothing(goal, kwargs, field
 
 def test_add_todo_to_unknown_goal_is_404(db):
     with pytest.raises(DomainError) as caught:
-        services.add_todo(goal_id="nope", todo_id="t", title="x")
+        services.add_todo(goal_id="nope", todo_id="t", title="x", execute=True)
     assert caught.value.code == "goal_not_registered"
 
 
+def test_add_todo_previews_by_default_with_every_check_and_writes_nothing(goal):
+    preview = services.add_todo(goal_id="demo", todo_id="t1", title="Write", segment_ref="s1")
+    assert (preview.status, preview.created, preview.todo.pk) == ("preview", False, None)
+    assert not Todo.objects.exists()
+    services.add_todo(goal_id="demo", todo_id="t1", title="Write", execute=True)
+    with pytest.raises(DomainError) as caught:  # the conflict a commit would hit
+        services.add_todo(goal_id="demo", todo_id="t1", title="Other")
+    assert caught.value.code == "todo_conflict"
+    same = services.add_todo(goal_id="demo", todo_id="t1", title="Write")
+    assert (same.status, same.created) == ("preview", False)
+    assert Todo.objects.count() == 1
+
+
 def test_list_todos_in_creation_order(goal):
-    services.add_todo(goal_id="demo", todo_id="b", title="B")
-    services.add_todo(goal_id="demo", todo_id="a", title="A")
+    services.add_todo(goal_id="demo", todo_id="b", title="B", execute=True)
+    services.add_todo(goal_id="demo", todo_id="a", title="A", execute=True)
     assert [t.todo_id for t in selectors.list_todos("demo")] == ["b", "a"]
 
 
@@ -79,6 +98,7 @@ def test_settle_preview_writes_nothing_and_invokes_no_provider(todo, install):
         hook_id="beta.proposer",
         registration_schema_version=contracts.REGISTRATION_SCHEMA,
         event_kind="todo_completed",
+        registration_digest=registry.installed().hooks[0].registration_digest,
     )
     assert not TurnSettlement.objects.exists()
     assert not DurableWritebackReceipt.objects.exists()

@@ -107,7 +107,15 @@ class Command(LoopxCommand):
         if subcommand == "dispatches":
             return format_table(
                 payload["dispatches"],
-                ["dispatch_id", "hook_id", "receipt_id", "status", "failure_code", "attempts"],
+                [
+                    "dispatch_id",
+                    "hook_id",
+                    "receipt_id",
+                    "status",
+                    "failure_code",
+                    "conflict_code",
+                    "attempts",
+                ],
             )
         if subcommand == "intents":
             rows = [{**i, "status": i["outbox"]["status"]} for i in payload["intents"]]

@@ -15,19 +15,20 @@ class Command(LoopxCommand):
         add.add_argument("--todo-id", required=True)
         add.add_argument("--title", required=True, help="Owner prose; never sent to hooks.")
         add.add_argument("--segment-ref", help="Opaque reference of the segment it belongs to.")
+        add.add_argument("--execute", action="store_true", help="Add it (default: preview).")
         listing = sub.add("list", "List a Goal's Todos.")
         listing.add_argument("--goal-id", required=True)
         listing.add_argument("--state", choices=["open", "completed"])
 
-    def run_add(self, *, goal_id, todo_id, title, segment_ref, **_):
+    def run_add(self, *, goal_id, todo_id, title, segment_ref, execute, **_):
         result = services.add_todo(
-            goal_id=goal_id, todo_id=todo_id, title=title, segment_ref=segment_ref
+            goal_id=goal_id,
+            todo_id=todo_id,
+            title=title,
+            segment_ref=segment_ref,
+            execute=execute,
         )
-        return {
-            "schema_version": selectors.TODO_SCHEMA,
-            "created": result.created,
-            "todo": selectors.todo_payload(result.todo),
-        }
+        return selectors.todo_add_payload(result, execute=execute)
 
     def run_list(self, *, goal_id, state, **_):
         core_selectors.get_goal(goal_id, area=AREA)
@@ -41,6 +42,10 @@ class Command(LoopxCommand):
 
     def render_text(self, payload, *, subcommand=None):
         todos = payload["todos"] if subcommand == "list" else [payload["todo"]]
-        return format_table(
+        table = format_table(
             todos, ["todo_id", "state", "segment_ref", "revision", "title", "updated_at"]
         )
+        if subcommand == "add":
+            hint = " (nothing written; add --execute)" if payload["status"] == "preview" else ""
+            return f"status: {payload['status']}{hint}\n\n{table}"
+        return table

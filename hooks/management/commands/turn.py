@@ -27,6 +27,15 @@ class Command(LoopxCommand):
             help="Execution profile (default: 'default', hooks enabled).",
         )
         settle.add_argument("--execute", action="store_true", help="Commit (default: preview).")
+        once = sub.add(
+            "run-once",
+            "Compose quota should-run and agent turn recall into the host packet for one "
+            "turn (recall previews unless --execute).",
+        )
+        once.add_argument("--goal-id", required=True)
+        once.add_argument("--agent-id", required=True)
+        once.add_argument("--turn-instance-id", required=True)
+        once.add_argument("--execute", action="store_true", help="Recall (default: preview).")
 
     def run_settle(
         self, *, goal_id, agent_id, todo_id, turn_instance_id, event_kind, profile, execute, **_
@@ -42,7 +51,24 @@ class Command(LoopxCommand):
         )
         return result.payload
 
+    def run_run_once(self, *, goal_id, agent_id, turn_instance_id, execute, **_):
+        from turn_recall import services as turn_recall
+
+        return turn_recall.run_once(
+            goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id, execute=execute
+        )
+
     def render_text(self, payload, *, subcommand=None):
+        if subcommand == "run-once":
+            task = payload.get("task") or {}
+            head = format_mapping(
+                {
+                    "status": payload["status"],
+                    "recall": payload["agent_turn_recall"]["status"],
+                    "todo": task.get("todo_id"),
+                }
+            )
+            return head + ("\n\n" + task["body"] if task.get("body") else "")
         receipt = payload["receipt"]
         head = format_mapping(
             {

@@ -1,0 +1,69 @@
+import pytest
+
+from loopx_site.core import clock
+from reward_memory import providers
+from reward_memory.providers.double import ProviderDouble
+from tests.factories import AgentFactory
+from tests.hooks.factories import TodoFactory
+from tests.reward_memory import factories as rmf
+from turn_recall import contracts as c
+from turn_recall import quota
+
+SURFACE = c.SURFACE
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock(monkeypatch):
+    state = {"now": rmf.NOW}
+    monkeypatch.setattr(clock, "now", lambda: state["now"])
+
+    class Clock:
+        def advance(self, delta):
+            state["now"] = state["now"] + delta
+
+    return Clock()
+
+
+@pytest.fixture
+def double():
+    with providers.use("double", ProviderDouble()) as provider:
+        yield provider
+
+
+@pytest.fixture
+def todo(agent):
+    return TodoFactory(
+        goal=agent.goal, todo_id="t1", title="Fix the flaky test", segment_ref="seg-1"
+    )
+
+
+@pytest.fixture
+def turn_corpus(agent, double):
+    """The operator binding that switches turn recall on for demo/author."""
+    AgentFactory(goal=agent.goal, agent_id="reviewer")
+    return rmf.register(
+        "turns", provider_id="double", surfaces=[SURFACE], agents=[("demo", "author")]
+    )
+
+
+def remember_guidance(summary: str, event_id: str = "ev-1", **overrides) -> dict:
+    """Activate one turn-admission record through the real ingest pipeline."""
+    from reward_memory import services
+
+    receipt = services.ingest_event(
+        event=rmf.scoped_event(
+            event_id,
+            corpus_id="turns",
+            content_summary=summary,
+            scope={"surface": SURFACE},
+            **overrides,
+        ),
+        goal_id="demo",
+        agent_id="author",
+        execute=True,
+    )
+    return receipt
+
+
+def packet(goal_id="demo", agent_id="author") -> dict:
+    return quota.should_run(goal_id=goal_id, agent_id=agent_id)

@@ -1,0 +1,24 @@
+"""``make run``'s demo: Goal ``demo`` / Agent ``author`` gets preferences and reward
+guidance in its turn packet, and loading the demo twice changes nothing."""
+
+from tests.helpers import run_cli
+from turn_recall import services
+from turn_recall.models import TurnRecallReceipt
+
+
+def test_the_demo_turn_packet_carries_preferences_and_guidance_and_is_idempotent(db):
+    first = run_cli("loopx_demo")
+    assert first.code == 0, first.stdout
+    loaded = first.json["loaded"]["turn_recall"]
+    assert (loaded["status"], loaded["guidance"] > 0) == ("applied", True)
+    packet = services.run_once(
+        goal_id="demo", agent_id="author", turn_instance_id="demo-turn-recall-1", execute=True
+    )
+    assert packet["agent_turn_recall"]["status"] == "replayed"
+    assert packet["agent_turn_recall"]["provider_call_count"] == 0
+    body = packet["task"]["body"]
+    assert "Ask the designated reviewer before merging." in body
+    assert "Recalled guidance" in body
+    again = run_cli("loopx_demo")
+    assert again.json["loaded"]["turn_recall"]["status"] == "replayed"
+    assert TurnRecallReceipt.objects.count() == 1

@@ -1,0 +1,196 @@
+"""Every call from turn recall into another app, one small function each.
+
+Other apps change in parallel (the preference documents, Reward Memory authority and
+privacy selectors); keeping each dependency behind exactly one function here lets that
+change be absorbed in one place. Nothing here writes except ``reconcile_ingests``, which
+calls Reward Memory's own service.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import DatabaseError, connection, transaction
+
+from loopx_site.core.errors import DomainError
+from loopx_site.core.models import Agent, Goal
+from turn_recall import contracts as c
+
+
+# -- preferences: the participating turn-start hook ----------------------------------------
+@dataclass(frozen=True)
+class PreferenceObservation:
+    """What the preference store said for one exact scope.
+
+    ``participating`` is False for a scope that never committed (the hook adds nothing).
+    ``error_code`` is set when the store could not be read; ``view`` is the current
+    ``agent_preferences_v1``-shaped view otherwise.
+    """
+
+    participating: bool
+    error_code: str | None = None
+    view: dict[str, Any] | None = None
+    observation_count: int = 0
+
+
+def _is_permission_denied(exc: BaseException) -> bool:
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        if candidate is None:
+            continue
+        if (
+            getattr(candidate, "sqlstate", None) == "42501"
+            or getattr(candidate, "pgcode", None) == "42501"
+        ):
+            return True
+        text = str(candidate).lower()
+        if "permission denied" in text or "access denied" in text:
+            return True
+    return False
+
+
+def _failure_code(exc: BaseException) -> str:
+    return c.PERMISSION_DENIED if _is_permission_denied(exc) else c.UNREADABLE
+
+
+def _isolated(fn):
+    """Run a read so that its failure cannot poison the caller's transaction: inside a
+    transaction it gets a savepoint; in autocommit (the usual case) it runs as is — no
+    read-only transaction is opened (on SQLite that would take the write lock)."""
+    if connection.in_atomic_block:
+        with transaction.atomic():
+            return fn()
+    return fn()
+
+
+def _probe_store(goal: Goal, agent: Agent) -> str:
+    """Classify an unreadable store: a denial is not the same as a broken store."""
+    from preferences import selectors as pref
+
+    try:
+        _isolated(lambda: pref.get_scope(pref.scope_identity(goal, agent)))
+    except DatabaseError as exc:
+        return _failure_code(exc)
+    except Exception:
+        return c.UNREADABLE
+    return c.UNREADABLE
+
+
+def _view_from_projection(projection: dict[str, Any]) -> dict[str, Any]:
+    """Normalise the preference app's turn-start projection into LoopX's current view."""
+    current = projection.get("current")
+    if isinstance(current, dict):  # already an ``agent_preferences_v1`` view
+        items = [
+            {k: v for k, v in item.items() if k != "source_quote"}  # bodies, not quotes
+            for item in current.get("items") or []
+        ]
+        return {**current, "items": items}
+    items = [
+        {"key": i["key"], "state": "active", "statement": i.get("statement")}
+        for i in (current or [])
+    ]
+    items += [
+        {"key": m["key"], "state": m.get("state"), "statement": None}
+        for m in projection.get("markers") or []
+    ]
+    instructions = projection.get("instructions")
+    if isinstance(instructions, list):
+        instructions = " ".join(instructions)
+    return {
+        "schema_version": "agent_preferences_v1",
+        "revision": None if projection.get("revision") is None else str(projection["revision"]),
+        "authority": "advisory_only",
+        "items": items,
+        "instructions": instructions or "",
+    }
+
+
+def observe_preferences(goal: Goal, agent: Agent) -> PreferenceObservation:
+    """The preference app's current turn-start view of this exact (Goal, Agent)."""
+    from preferences import selectors as pref
+
+    try:
+        projection = _isolated(lambda: pref.turn_start_projection(goal, agent))
+    except DatabaseError:  # e.g. the savepoint of a read the selector swallowed
+        return PreferenceObservation(True, _probe_store(goal, agent))
+    except DomainError:
+        return PreferenceObservation(True, c.UNREADABLE)
+    if projection is None or projection.get("status") == "absent":
+        return PreferenceObservation(False)
+    if projection.get("status") == "unavailable":
+        code = projection.get("error_code") or _probe_store(goal, agent)
+        return PreferenceObservation(True, code)
+    view = _view_from_projection(projection)
+    return PreferenceObservation(True, None, view, len(view["items"]))
+
+
+# -- reward memory: the execution switch, reconciliation, recall ---------------------------
+def turn_admission_binding(goal_id: str, agent_id: str) -> dict[str, str] | None:
+    """The operator-registered corpus binding this Agent to the turn-admission surface
+    (``{"corpus_id", "project"}``) — the default-off switch until the experiment
+    registry exists — or ``None``."""
+    from reward_memory import selectors as rm
+    from reward_memory.models import Corpus
+
+    rows = Corpus.objects.filter(active=True).order_by("corpus_id")
+    for corpus in rows.only("corpus_id", "project", "surfaces", "agent_allowlist"):
+        if c.SURFACE in (corpus.surfaces or []) and rm.is_allowlisted(corpus, goal_id, agent_id):
+            return {"corpus_id": corpus.corpus_id, "project": corpus.project}
+    return None
+
+
+def reconcile_ingests(goal_id: str, agent_id: str) -> dict[str, Any]:
+    """Retry this exact Goal+Agent's pending ambiguous ingests; counts only, fail-open."""
+    from reward_memory import services as rm
+
+    try:
+        summary = rm.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
+    except DomainError as exc:
+        if exc.code in ("goal_not_registered", "agent_not_registered"):
+            raise
+        return {"status": "failed", "error_code": exc.code}
+    except DatabaseError:
+        return {"status": "failed", "error_code": "database_unavailable"}
+    except Exception:  # reconciliation is best effort: it never blocks the turn
+        return {"status": "failed", "error_code": "application_error"}
+    keys = ("attempted", "activated", "still_pending", "blocked")
+    return {"status": "reconciled", **{k: int(summary.get(k, 0)) for k in keys}}
+
+
+@dataclass
+class Recalled:
+    status: str  # ok | empty | guard_blocked | provider_unavailable
+    guidance: list[dict[str, Any]] = field(default_factory=list)
+    provider_calls: int = 0
+    reason_codes: list[str] = field(default_factory=list)
+
+
+def recall(*, goal_id: str, agent_id: str, corpus_id: str, query: str, request_id: str) -> Recalled:
+    """One function-boundary Reward Memory recall for the turn-admission surface."""
+    from reward_memory import services as rm
+    from reward_memory.models import MemoryRecord
+
+    got = rm.recall_guidance(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        corpus_id=corpus_id,
+        surface=c.SURFACE,
+        query=query,
+        limit=c.MAX_GUIDANCE,
+        request_id=request_id,
+    )
+    refs = [i["memory_ref"] for i in got.items]
+    candidates = dict(
+        MemoryRecord.objects.filter(record_ref__in=refs).values_list("record_ref", "candidate_ref")
+    )
+    guidance = [
+        {
+            "candidate_ref": candidates.get(i["memory_ref"]),
+            "memory_ref": i["memory_ref"],
+            "target_class": i["memory_class"],
+            "content_summary": i["summary"],
+            "applicability_note": i.get("applicability_note"),
+            "expires_at": i.get("expires_at"),
+        }
+        for i in got.items
+    ]
+    reasons = [r.get("code") for r in (got.reasons or []) if isinstance(r, dict)]
+    return Recalled(got.status, guidance, got.provider_calls, [r for r in reasons if r])

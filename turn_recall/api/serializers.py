@@ -1,0 +1,53 @@
+from rest_framework import serializers
+
+from hooks.api.serializers import StrictBooleanField
+from loopx_site.core.api.serializers import IdentifierField
+
+
+class TurnRecallInput(serializers.Serializer):
+    goal_id = IdentifierField(
+        required=False, help_text="Operators only; a host token's Goal is its own."
+    )
+    agent_id = IdentifierField(
+        required=False, help_text="Operators and Goal-wide tokens; else the token's Agent."
+    )
+    turn_instance_id = serializers.CharField(max_length=200, trim_whitespace=False)
+    quota_decision = serializers.JSONField(
+        help_text="The exact loopx_quota_decision_v0 packet the host routed with."
+    )
+    execute = StrictBooleanField(required=False, default=False)
+
+
+class TurnRecallOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    schema_version = serializers.CharField(default="agent_turn_recall_v0")
+    status = serializers.CharField(
+        help_text="preview | disabled | applied | empty | replayed | degraded"
+    )
+    reason_code = serializers.CharField(allow_null=True)
+    turn_recall_id = serializers.CharField()
+    situation_fingerprint = serializers.CharField()
+    situation = serializers.DictField()
+    context = serializers.DictField(allow_null=True, help_text="Private to the caller.")
+    provider_call_count = serializers.IntegerField()
+    grants_new_action_authority = serializers.BooleanField()
+    quota_spend_performed = serializers.BooleanField()
+    suppress_external_sinks = serializers.BooleanField()
+
+
+class QuotaDecisionOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    schema_version = serializers.CharField(default="loopx_quota_decision_v0")
+    status = serializers.CharField(help_text="run | idle")
+    goal_id = serializers.CharField()
+    agent_id = serializers.CharField()
+    decision = serializers.CharField()
+    should_run = serializers.BooleanField()
+    lifecycle_phase = serializers.CharField()
+    selected_todo = serializers.DictField(allow_null=True)
+    recent_outcomes = serializers.ListField(child=serializers.CharField())
+    next_intent = serializers.CharField()
+    interaction_state = serializers.DictField()
+    quota = serializers.DictField()
+    turn_start_hooks = serializers.DictField(required=False)
+    turn_capsule = serializers.DictField(required=False)

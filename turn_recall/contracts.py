@@ -1,0 +1,52 @@
+"""Names of the turn recall documents (LoopX's, see ``loopx_wire.md``) and bounds."""
+
+AREA = "agent_turn_recall"
+
+RECALL_SCHEMA = "agent_turn_recall_v0"
+SITUATION_SCHEMA = "agent_turn_situation_v0"
+CONTEXT_SCHEMA = "agent_turn_recall_context_v0"
+QUOTA_SCHEMA = "loopx_quota_decision_v0"
+HOST_PACKET_SCHEMA = "loopx_turn_host_packet_v0"
+RECEIPT_SCHEMA = "agent_turn_recall_receipt_v1"
+
+TURN_START_RESULT_SCHEMA = "loopx_turn_start_capability_hook_result_v0"
+TURN_START_DISPATCH_SCHEMA = "loopx_turn_start_capability_hook_dispatch_v0"
+CAPSULE_SCHEMA = "loopx_turn_capsule_v0"
+
+SURFACE = "agent_workflow.turn_admission"
+PREFERENCE_HOOK_ID = "semantic_preference.agent_context"
+PREFERENCE_CAPABILITY_ID = "semantic-preference"
+
+# Statuses of ``agent_turn_recall_v0``.
+PREVIEW = "preview"
+DISABLED = "disabled"
+APPLIED = "applied"
+EMPTY = "empty"
+REPLAYED = "replayed"
+DEGRADED = "degraded"
+STATUSES = (PREVIEW, DISABLED, APPLIED, EMPTY, REPLAYED, DEGRADED)
+
+# Turn-start hook observation statuses and error codes.
+OBSERVED = "observed"
+HOOK_EMPTY = "empty"
+UNAVAILABLE = "unavailable"
+PERMISSION_DENIED = "agent_preferences_permission_denied"
+UNREADABLE = "agent_preferences_unreadable"
+
+MAX_RECENT_OUTCOMES = 3
+MAX_GUIDANCE = 4
+MAX_TEXT = 320
+#: Size budget of the turn-start dispatch inside a host packet; obligations
+#: (``required_reads``, ``failures``) are never trimmed, only context bodies.
+MAX_DISPATCH_BYTES = 16_000
+MAX_PACKET_BYTES = 64_000
+MAX_TURN_ID = 200
+
+BOUNDARY = {
+    "grants_new_action_authority": False,
+    "quota_spend_performed": False,
+    "external_writes_performed": False,
+    "suppress_external_sinks": True,
+    "provider_failure_is_user_gate": False,
+    "fail_open": True,
+}

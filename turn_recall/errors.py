@@ -1,0 +1,41 @@
+"""Error codes of Agent Turn Recall (``agent_turn_recall_error_v0`` envelope).
+
+==================  ======  =========================================================
+code                status  meaning
+==================  ======  =========================================================
+invalid_argument    400     malformed argument (``field`` names it)
+invalid_packet      400     the quota decision packet is not a valid JSON object
+packet_mismatch     400     the packet's goal/agent differ from the arguments
+goal_not_registered 404     unknown Goal (also reported by the registry)
+==================  ======  =========================================================
+
+Every error of ``agent_turn_recall`` also carries LoopX's document fields
+(``schema_version: agent_turn_recall_v0``, ``provider_call_count: 0`` and the boundary
+flags) so a host parsing ``agent_turn_recall_v0`` reads the failure with the same code.
+"""
+
+from loopx_site.core.errors import DomainError
+from turn_recall import contracts
+
+AREA = contracts.AREA
+
+
+class TurnRecallError(DomainError):
+    area = AREA
+
+
+def error(code: str, message: str, *, field: str | None = None, status: int | None = None):
+    return TurnRecallError(code, message, field=field, status=status)
+
+
+def as_recall_document(exc: DomainError) -> DomainError:
+    """Give any error raised on the turn recall path LoopX's document fields."""
+    exc.area = AREA
+    exc.extra.update(
+        {
+            "schema_version": contracts.RECALL_SCHEMA,
+            "provider_call_count": 0,
+            **contracts.BOUNDARY,
+        }
+    )
+    return exc

@@ -1,0 +1,61 @@
+from loopx_site.core import files
+from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
+from loopx_site.core.errors import DomainError
+from turn_recall import contracts as c
+from turn_recall import services
+from turn_recall.errors import as_recall_document
+
+
+class Command(LoopxCommand):
+    help = (
+        "Prepare bounded memory guidance for an autonomous turn from the exact quota "
+        "packet (preview unless --execute)."
+    )
+    error_area = c.AREA
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("--goal-id", required=True)
+        parser.add_argument("--agent-id", required=True)
+        parser.add_argument("--turn-instance-id", required=True, help="Opaque host turn id.")
+        parser.add_argument(
+            "--quota-decision-json",
+            required=True,
+            help="The quota should-run packet the host used (a file, or - for stdin).",
+        )
+        parser.add_argument(
+            "--execute", action="store_true", help="Recall (default: preview, no provider)."
+        )
+
+    def run(self, *, goal_id, agent_id, turn_instance_id, quota_decision_json, execute, **_):
+        try:
+            packet = files.read_json(
+                quota_decision_json,
+                option="quota_decision_json",
+                area=c.AREA,
+                code="invalid_packet",
+            )
+        except DomainError as exc:
+            raise as_recall_document(exc) from None
+        return services.agent_turn_recall(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            turn_instance_id=turn_instance_id,
+            quota_decision=packet,
+            execute=execute,
+        )
+
+    def render_text(self, payload, *, subcommand=None):
+        head = format_mapping(
+            {
+                k: payload.get(k)
+                for k in (
+                    "status",
+                    "reason_code",
+                    "turn_recall_id",
+                    "situation_fingerprint",
+                    "provider_call_count",
+                )
+            }
+        )
+        guidance = (payload.get("context") or {}).get("guidance") or []
+        return head + "\n\n" + format_table(guidance, ["target_class", "content_summary"])

@@ -1,0 +1,308 @@
+"""Agent Turn Recall: the one write path of the app, and ``run_once``.
+
+``agent_turn_recall`` prepares bounded guidance for an autonomous turn from the exact
+quota packet the host routed with:
+
+1. validate the identities and the packet (``packet_mismatch`` / ``invalid_packet``);
+2. default-off: without an operator-registered corpus binding this Agent to
+   ``agent_workflow.turn_admission`` → ``disabled``, zero provider calls;
+3. preview (default) → situation, fingerprint, recall id and the query's digest;
+4. execute → an existing ``TurnRecallReceipt`` for (goal digest, agent digest,
+   turn_recall_id) replays (zero provider calls); otherwise reconcile this exact
+   Goal+Agent's pending ambiguous ingests, then one function-boundary recall through
+   ``reward_memory``; expired guidance is dropped; the compact receipt is stored.
+
+Failures (provider down, guard rejection, application error) → ``degraded`` with an
+empty base context: no user gate, no quota spend, no sink. An application error writes
+nothing, so the same turn can recall again once the cause is gone.
+"""
+
+import logging
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from loopx_site.core import clock
+from loopx_site.core import selectors as core_selectors
+from loopx_site.core.canonical import digest_ref
+from loopx_site.core.errors import DomainError
+from loopx_site.core.validation import require_text
+from turn_recall import adapters, quota, situation
+from turn_recall import contracts as c
+from turn_recall.errors import as_recall_document, error
+from turn_recall.models import TurnRecallReceipt
+
+logger = logging.getLogger("loopx.turn_recall")
+
+DEGRADED_REASONS = {
+    "guard_blocked": "guard_rejected",
+    "provider_unavailable": "provider_unavailable",
+}
+
+
+def scope_digests(goal_id: str, agent_id: str) -> tuple[str, str]:
+    return digest_ref({"goal_id": goal_id}), digest_ref({"goal_id": goal_id, "agent_id": agent_id})
+
+
+def _live(guidance: list[dict], now) -> list[dict]:
+    """Drop guidance whose record expired at or before ``now``."""
+    kept = []
+    for item in guidance:
+        expires = item.get("expires_at")
+        if expires and clock.parse_iso_z(expires) <= now:
+            continue
+        kept.append(item)
+    return kept
+
+
+def _document(status: str, sit: dict, **extra: Any) -> dict[str, Any]:
+    guidance = extra.pop("guidance", [])
+    preferences = extra.pop("preferences", None)
+    context = None
+    if status != c.DISABLED:
+        context = {"schema_version": c.CONTEXT_SCHEMA, "situation": sit, "guidance": guidance}
+        if preferences is not None:
+            context["preferences"] = preferences
+    doc = {
+        "ok": True,
+        "schema_version": c.RECALL_SCHEMA,
+        "status": status,
+        "reason_code": None,
+        "goal_id": sit["goal_id"],
+        "agent_id": sit["agent_id"],
+        "surface_id": c.SURFACE,
+        "turn_recall_id": sit["turn_recall_id"],
+        "situation_fingerprint": sit["situation_fingerprint"],
+        "situation": sit,
+        "context": context,
+        "provider_call_count": 0,
+        "same_turn_receipt_reused": False,
+        **c.BOUNDARY,
+    }
+    doc.update(extra)
+    return doc
+
+
+def _preferences(goal, agent) -> dict | None:
+    """The participating preference hook's fresh view (never cached, never stored)."""
+    seen = adapters.observe_preferences(goal, agent)
+    if not seen.participating:
+        return None
+    if seen.error_code:
+        return {"status": c.UNAVAILABLE, "error_code": seen.error_code}
+    return seen.view
+
+
+def agent_turn_recall(
+    *,
+    goal_id: str,
+    agent_id: str,
+    turn_instance_id: str,
+    quota_decision: Any,
+    execute: bool = False,
+) -> dict[str, Any]:
+    """Run (or preview) the turn recall; errors carry ``agent_turn_recall_v0`` fields."""
+    try:
+        return _turn_recall(goal_id, agent_id, turn_instance_id, quota_decision, execute)
+    except DomainError as exc:
+        raise as_recall_document(exc) from exc
+
+
+def _turn_recall(goal_id, agent_id, turn_instance_id, packet, execute) -> dict[str, Any]:
+    require_text(turn_instance_id, "turn_instance_id", max_length=c.MAX_TURN_ID, area=c.AREA)
+    if situation.compact(turn_instance_id, c.MAX_TURN_ID) != turn_instance_id:
+        raise error(
+            "invalid_argument",
+            "turn_instance_id must be one line without surrounding spaces",
+            field="turn_instance_id",
+        )
+    agent = core_selectors.get_agent(goal_id, agent_id, area=c.AREA)
+    situation.check_packet(packet, goal_id=goal_id, agent_id=agent_id)
+    sit = situation.build(
+        packet, goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id
+    )
+    binding = adapters.turn_admission_binding(goal_id, agent_id)
+    if binding is None:
+        return _document(c.DISABLED, sit, reason_code="turn_admission_not_configured")
+    text = situation.query(sit)
+    evidence = situation.query_evidence(sit, text)
+    if not execute:
+        return _document(c.PREVIEW, sit, query_evidence=evidence, execute_required_for_recall=True)
+    goal_digest, agent_digest = scope_digests(goal_id, agent_id)
+    now = clock.now()
+    stored = TurnRecallReceipt.objects.filter(
+        goal_digest=goal_digest, agent_digest=agent_digest, turn_recall_id=sit["turn_recall_id"]
+    ).first()
+    if stored is not None:
+        return _replay(stored, sit, agent, evidence, now)
+
+    reconciliation = adapters.reconcile_ingests(goal_id, agent_id)
+    try:
+        got = adapters.recall(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            corpus_id=binding["corpus_id"],
+            query=text,
+            request_id=sit["turn_recall_id"],
+        )
+    except DomainError as exc:
+        if exc.code in ("goal_not_registered", "agent_not_registered"):
+            raise
+        return _degraded(sit, "application_error", reconciliation, evidence, agent)
+    except Exception as exc:  # an application failure never blocks the turn
+        logger.warning("turn recall degraded: %s", type(exc).__name__)
+        return _degraded(sit, "application_error", reconciliation, evidence, agent)
+
+    guidance = _live(got.guidance, now)[: c.MAX_GUIDANCE]
+    if got.status in DEGRADED_REASONS:
+        status, reason, guidance = c.DEGRADED, DEGRADED_REASONS[got.status], []
+    elif guidance:
+        status, reason = c.APPLIED, None
+    else:
+        status, reason = c.EMPTY, None
+    receipt = TurnRecallReceipt(
+        goal_digest=goal_digest,
+        agent_digest=agent_digest,
+        turn_recall_id=sit["turn_recall_id"],
+        goal_id=goal_id,
+        agent_id=agent_id,
+        situation_fingerprint=sit["situation_fingerprint"],
+        turn_instance_digest=digest_ref(turn_instance_id),
+        status=status,
+        reason_code=reason or "",
+        corpus_id=binding["corpus_id"],
+        guidance=guidance,
+        guidance_count=len(guidance),
+        provider_call_count=got.provider_calls,
+        reconciliation=reconciliation,
+        observed_at=now,
+        created_at=now,
+    )
+    try:
+        with transaction.atomic():
+            receipt.save(force_insert=True)
+    except IntegrityError:  # a racing execution of the same turn stored it first
+        stored = TurnRecallReceipt.objects.filter(
+            goal_digest=goal_digest,
+            agent_digest=agent_digest,
+            turn_recall_id=sit["turn_recall_id"],
+        ).first()
+        if stored is None:  # not the race: a broken table; the adapter reports it
+            raise
+        return _replay(stored, sit, agent, evidence, now)
+    return _document(
+        status,
+        sit,
+        reason_code=reason,
+        guidance=guidance,
+        preferences=_preferences(agent.goal, agent),
+        provider_call_count=got.provider_calls,
+        recall_reason_codes=got.reason_codes,
+        outcome_ingest_reconciliation=reconciliation,
+        query_evidence=evidence,
+        same_turn_receipt_written=True,
+    )
+
+
+def _degraded(sit, reason, reconciliation, evidence, agent) -> dict[str, Any]:
+    return _document(
+        c.DEGRADED,
+        sit,
+        reason_code=reason,
+        preferences=_preferences(agent.goal, agent),
+        outcome_ingest_reconciliation=reconciliation,
+        query_evidence=evidence,
+        same_turn_receipt_written=False,
+    )
+
+
+def _replay(stored: TurnRecallReceipt, sit, agent, evidence, now) -> dict[str, Any]:
+    return _document(
+        c.REPLAYED,
+        sit,
+        reason_code=stored.reason_code or None,
+        source_status=stored.status,
+        guidance=_live(stored.guidance, now),
+        preferences=_preferences(agent.goal, agent),
+        query_evidence=evidence,
+        same_turn_receipt_reused=True,
+    )
+
+
+# -- turn run-once -------------------------------------------------------------------------
+def _task_body(packet: dict, recall: dict) -> str | None:
+    todo = packet.get("selected_todo")
+    if not todo:
+        return None
+    lines = [f"Todo {todo['todo_id']}: {todo['title']}"]
+    if todo.get("target_key"):
+        lines.append(f"Target: {todo['target_key']}")
+    lines.append(f"Phase: {packet['lifecycle_phase']}")
+    lines.append(f"Next intent: {packet['next_intent']}")
+    guidance = (recall.get("context") or {}).get("guidance") or []
+    if guidance:
+        lines += ["", "Recalled guidance (private, advisory; grants no authority):"]
+        for item in guidance:
+            note = f" ({item['applicability_note']})" if item.get("applicability_note") else ""
+            lines.append(f"- [{item['target_class']}] {item['content_summary']}{note}")
+    hooks = packet.get("turn_start_hooks") or {}
+    for ctx in hooks.get("contexts") or []:
+        current = ctx.get("current") or {}
+        items = current.get("items") or []
+        lines += ["", "Owner preferences for this Agent (advisory; re-read before acting on one):"]
+        for item in items:
+            if item.get("state") == "active":
+                lines.append(f"- {item['key']}: {item['statement']}")
+            else:
+                lines.append(f"- {item['key']}: {item.get('state')} (do not act on cached advice)")
+        if current.get("instructions"):
+            lines.append(current["instructions"])
+    reads = hooks.get("required_reads") or []
+    pending = [r for r in reads if not r.get("satisfied_by_delivered_context")]
+    if pending:
+        lines += ["", "Run before work:"]
+        lines += [f"- {r['command']}" for r in pending]
+    if packet.get("turn_capsule"):
+        lines += [
+            "",
+            "Some turn-start context is missing (see turn_capsule): hold only the actions "
+            "that depend on it; independent work keeps its existing permissions.",
+        ]
+    return "\n".join(lines)
+
+
+def run_once(
+    *, goal_id: str, agent_id: str, turn_instance_id: str, execute: bool = False
+) -> dict[str, Any]:
+    """quota should-run → agent turn recall → the host packet for one turn."""
+    packet = quota.should_run(goal_id=goal_id, agent_id=agent_id)
+    recall = agent_turn_recall(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        turn_instance_id=turn_instance_id,
+        quota_decision=packet,
+        execute=execute,
+    )
+    hooks = packet.get("turn_start_hooks") or {}
+    return {
+        "ok": True,
+        "schema_version": c.HOST_PACKET_SCHEMA,
+        "status": "ready" if packet["should_run"] else "idle",
+        "execute": execute,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "turn_instance_id": turn_instance_id,
+        "task": (
+            {
+                "todo_id": packet["selected_todo"]["todo_id"],
+                "body": _task_body(packet, recall),
+            }
+            if packet["should_run"]
+            else None
+        ),
+        "required_reads": hooks.get("required_reads", []),
+        "turn_capsule": packet.get("turn_capsule"),
+        "quota_decision": packet,
+        "agent_turn_recall": recall,
+        **c.BOUNDARY,
+    }
