@@ -170,6 +170,7 @@ REST_FRAMEWORK = {
         "recall": _throttle_rate("LOOPX_THROTTLE_RECALL", "60/min"),
         "doctor": _throttle_rate("LOOPX_THROTTLE_DOCTOR", "12/min"),
         "ingest": _throttle_rate("LOOPX_THROTTLE_INGEST", "120/min"),
+        "turn_recall": _throttle_rate("LOOPX_THROTTLE_TURN_RECALL", "120/min"),
     },
     "DEFAULT_SCHEMA_CLASS": "loopx_site.core.api.schema.LoopxAutoSchema",
     "EXCEPTION_HANDLER": "loopx_site.core.api.errors.exception_handler",

@@ -12,6 +12,7 @@ from tests.factories import AgentFactory, GoalFactory
 RECALL = "/api/v1/semantic-preferences/recall/"
 DOCTOR = "/api/v1/semantic-preferences/doctor/"
 INGEST = "/api/v1/reward-memory/ingest/"
+TURN_RECALL = "/api/v1/turn-recall/"
 
 
 def rates(**scopes):
@@ -30,7 +31,7 @@ def goals(db):
 
 def test_settings_give_every_scope_a_rate_from_the_environment():
     configured = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
-    assert set(configured) == {"recall", "doctor", "ingest"}
+    assert set(configured) == {"recall", "doctor", "ingest", "turn_recall"}
     assert all(isinstance(rate, str) and "/" in rate for rate in configured.values())
 
 
@@ -40,6 +41,7 @@ def test_settings_give_every_scope_a_rate_from_the_environment():
         (RECALL, "recall", "semantic_preference"),
         (DOCTOR, "doctor", "semantic_preference"),
         (INGEST, "ingest", "reward_memory"),
+        (TURN_RECALL, "turn_recall", "agent_turn_recall"),
     ],
 )
 def test_a_token_over_its_budget_gets_the_429_envelope_with_retry_after(
@@ -100,6 +102,7 @@ def test_rates_come_from_the_environment():
         LOOPX_THROTTLE_DOCTOR="off",
     )
     env.pop("LOOPX_THROTTLE_INGEST", None)
+    env.pop("LOOPX_THROTTLE_TURN_RECALL", None)
     code = (
         "import django, json; django.setup(); from django.conf import settings; "
         "print(json.dumps(settings.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES']))"
@@ -109,4 +112,9 @@ def test_rates_come_from_the_environment():
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"recall": "5/hour", "doctor": None, "ingest": "120/min"}
+    assert json.loads(result.stdout) == {
+        "recall": "5/hour",
+        "doctor": None,
+        "ingest": "120/min",
+        "turn_recall": "120/min",
+    }

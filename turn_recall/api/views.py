@@ -38,6 +38,7 @@ def _identity(request, values: dict) -> tuple[str, str]:
 
 class TurnRecallApi(APIView):
     error_area = c.AREA
+    throttle_scope = "turn_recall"  # per token, like recall: executes call providers
 
     @extend_schema(
         operation_id="turn_recall_run",

@@ -16,7 +16,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from loopx_site.core.api.auth import HostPrincipal
 
 #: The scopes views may name; settings give each a rate.
-SCOPES = ("recall", "doctor", "ingest")
+SCOPES = ("recall", "doctor", "ingest", "turn_recall")
 
 
 def credential_ident(request) -> str | None:
