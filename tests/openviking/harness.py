@@ -13,7 +13,8 @@
 then runs ``CMD`` with ``OPENVIKING_BASE_URL``, ``OPENVIKING_API_KEY``,
 ``OPENVIKING_USER_ID`` and ``LOOPX_OPENVIKING_LEG=1`` set, tears everything down and exits
 with ``CMD``'s status. If the server cannot start, it prints ``SKIPPED: <reason>`` and
-exits 0 (the reason is the server's own last log lines, from the temp workspace).
+exits 0 (the reason is the server's own last log lines, from the temp workspace), or runs
+``--fallback`` instead when given.
 """
 
 import argparse
@@ -105,6 +106,7 @@ def _tail(path: Path, lines: int = 12) -> str:
 
 def start_stack(server_bin: Path | None = None) -> Stack:
     server_bin = Path(server_bin or os.environ.get("OPENVIKING_SERVER_BIN") or DEFAULT_SERVER_BIN)
+    server_bin = Path(os.path.abspath(server_bin))
     if not server_bin.exists():
         raise StackUnavailable("openviking-server is not installed (run make test-openviking)")
     workdir = Path(tempfile.mkdtemp(prefix="loopx-openviking-"))
@@ -153,16 +155,23 @@ def start_stack(server_bin: Path | None = None) -> Stack:
         "OPENVIKING_CONFIG_FILE": str(conf),
         "NO_PROXY": "127.0.0.1,localhost",
     }
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [str(server_bin), "--config", str(conf)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=workdir,
-            env=env,
-            start_new_session=True,
-        )
+    try:
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [str(server_bin), "--config", str(conf)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=workdir,
+                env=env,
+                start_new_session=True,
+            )
+    except OSError as exc:
+        stub.shutdown()
+        stub.server_close()
+        shutil.rmtree(workdir, ignore_errors=True)
+        reason = f"openviking-server could not be executed ({exc.strerror})"
+        raise StackUnavailable(reason) from None
     base_url = f"http://127.0.0.1:{port}"
     stack = Stack(base_url, "", USER_ID, root_key, workdir, process, stub)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
@@ -209,6 +218,9 @@ def start_stack(server_bin: Path | None = None) -> Stack:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run a command next to a real OpenViking server.")
     parser.add_argument("mode", choices=["run"])
+    parser.add_argument(
+        "--fallback", help="shell command to run instead when the server cannot start"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -219,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         stack = start_stack()
     except StackUnavailable as exc:
         print(f"SKIPPED: {exc}", flush=True)
+        if args.fallback:
+            return subprocess.call(["bash", "-c", args.fallback])
         return 0
     print(
         f"openviking-server ready at {stack.base_url} ({time.monotonic() - started:.1f}s to start)",
