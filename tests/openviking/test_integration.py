@@ -308,3 +308,53 @@ def test_extension_doctor_is_healthy_and_fails_when_the_server_is_down(
     failed = _run_extension("doctor", request, down)
     assert failed.returncode != 0
     assert failed.stdout == b""
+
+
+@pytest.mark.django_db
+def test_the_recall_hook_runs_the_shipped_manifest_against_the_server(
+    settings, settings_file, tmp_path
+):
+    """The real hook: shipped manifest (via a state file), subprocess, protocol parsing."""
+    from preferences import services as preference_services
+
+    project = "project-" + uuid.uuid4().hex[:8]
+    peer = ov.project_peer_token(project)
+    uri = f"{ov.peer_memory_root(settings.user_id, peer)}/preferences/tone.md"
+    text = "Reviewer comments stay short and name the failing test."
+    ov.Client(settings).write(uri, text, peer=peer, mode="create")
+    shipped = json.loads((ROOT / "preferences/extensions/loopx-openviking.json").read_text())
+    state = tmp_path / "state.json"
+    extension = {
+        **shipped,
+        "entrypoint": [
+            "python3",
+            str(ROOT / "preferences/extensions/loopx_openviking.py"),
+            "recall",
+        ],
+    }
+    extension["doctor"] = [*extension["entrypoint"][:2], "doctor"]
+    state.write_text(
+        json.dumps(
+            {
+                "schema_version": "semantic_preference_extension_state_v0",
+                "extensions": [{**extension, "active": True}],
+            }
+        )
+    )
+    config = {
+        "schema_version": "semantic_preference_hook_config_v0",
+        "enabled": True,
+        "provider": {
+            "id": "openviking",
+            "extension_id": "loopx-openviking",
+            "extension_state_file": str(state),
+            "args": ["--settings", str(settings_file)],
+        },
+        "surfaces": {SURFACE: {"query": "reviewer comments failing test", "limit": 3}},
+    }
+    result = preference_services.recall(config, project=project, surface=SURFACE, execute=True)
+    assert result["status"] == "completed", result
+    assert [item["summary"] for item in result["items"]] == [text]
+    assert uri not in json.dumps(result)
+    doctor = preference_services.doctor(config, project=project, execute=True)
+    assert doctor["status"] == "healthy"
