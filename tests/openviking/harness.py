@@ -216,14 +216,15 @@ def start_stack(server_bin: Path | None = None) -> Stack:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    split = argv.index("--") if "--" in argv else len(argv)
     parser = argparse.ArgumentParser(description="Run a command next to a real OpenViking server.")
     parser.add_argument("mode", choices=["run"])
     parser.add_argument(
         "--fallback", help="shell command to run instead when the server cannot start"
     )
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1 :]
     if not command:
         parser.error("a command is required after --")
     started = time.monotonic()
