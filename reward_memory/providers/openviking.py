@@ -173,10 +173,15 @@ class OpenVikingProvider(Provider):
             try:
                 result = client.write(uri, text, peer=peer, mode="replace")
             except ov.OpenVikingError as exc:
-                if exc.status == 404 or exc.code == "NOT_FOUND":
-                    result = client.write(uri, text, peer=peer, mode="create")
-                else:
+                if not (exc.status == 404 or exc.code == "NOT_FOUND"):
                     raise
+                try:
+                    result = client.write(uri, text, peer=peer, mode="create")
+                except ov.OpenVikingError as created:
+                    if created.status != 409:
+                        raise
+                    # Created concurrently (e.g. by an earlier attempt): replace it.
+                    result = client.write(uri, text, peer=peer, mode="replace")
         except ov.OpenVikingError as exc:
             if exc.kind == ov.TIMED_OUT:
                 # The bytes may have landed: an ambiguous commit, retried with the same ref.

@@ -460,3 +460,11 @@ def test_extension_answers_the_protocol_from_the_project_peer(stub, tmp_path):
     assert root.encode() not in done.stdout
     assert stub.seen[0]["headers"]["x-openviking-actor-peer"] == peer
     assert json.loads(stub.seen[0]["body"])["target_uri"] == root
+
+
+def test_a_file_created_concurrently_is_replaced(stub):
+    missing = {"status": "error", "error": {"code": "NOT_FOUND"}}
+    exists = {"status": "error", "error": {"code": "CONFLICT"}}
+    stub.script = [(404, missing, 0), (409, exists, 0), (200, OK_WRITE, 0)]
+    assert write(make_provider(stub.base_url)).status == "committed"
+    assert [json.loads(r["body"])["mode"] for r in stub.seen] == ["replace", "create", "replace"]
