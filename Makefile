@@ -6,7 +6,7 @@ REQ_STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-sqlite test-postgres lint format serve bench soak clean
+.PHONY: setup run run-openviking test test-sqlite test-postgres test-openviking lint format serve bench soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,16 @@ test-postgres: setup
 	@echo "== pytest on PostgreSQL =="
 	scripts/with-postgres.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+## Real OpenViking server leg: separate .venv-openviking (cached), loopback server, the
+## adapter integration tests. Prints SKIPPED and succeeds when openviking can't install.
+test-openviking: setup
+	scripts/test-openviking.sh
+
+## make run with the openviking provider configured against a real loopback server
+## (falls back to make run when the package is not installed).
+run-openviking: setup
+	HOST=$(HOST) PORT=$(PORT) scripts/run-openviking.sh
+
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -63,4 +73,4 @@ soak: setup
 	scripts/with-postgres.sh $(BIN)/python bench/preferences_soak.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 db.sqlite3-* staticfiles
+	rm -rf $(VENV) .venv-openviking db.sqlite3 db.sqlite3-* staticfiles

@@ -31,6 +31,13 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 LOOPX_RUNTIME_ID = env.str("LOOPX_RUNTIME_ID", default="local")
 
+# OpenViking memory service (optional; the ``openviking`` Reward Memory provider). Unset
+# base URL or user id ⇒ the provider reports ``not_installed`` and callers fail open.
+OPENVIKING_BASE_URL = env.str("OPENVIKING_BASE_URL", default="")
+OPENVIKING_API_KEY = env.str("OPENVIKING_API_KEY", default="")
+OPENVIKING_USER_ID = env.str("OPENVIKING_USER_ID", default="")
+OPENVIKING_TIMEOUT_SECONDS = env.float("OPENVIKING_TIMEOUT_SECONDS", default=10.0)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

@@ -1,6 +1,8 @@
 """Provider registry: ``get(provider_id)`` returns the provider a corpus is bound to.
 
-Built in: ``local`` (the embedded default). ``use(provider_id, provider)`` installs
+Built in: ``local`` (the embedded default) and ``openviking`` (an HTTP adapter; until
+``OPENVIKING_BASE_URL`` and ``OPENVIKING_USER_ID`` are set its calls fail open as
+``not_installed``). ``use(provider_id, provider)`` installs
 another implementation for the duration of a ``with`` block (tests install the double
 as ``double``; the OpenViking adapter registers itself with ``register``).
 """
@@ -22,6 +24,7 @@ from reward_memory.providers.base import (
     binding_ref,
 )
 from reward_memory.providers.local import LocalProvider
+from reward_memory.providers.openviking import OpenVikingProvider
 
 __all__ = [
     "FAILURE_KINDS",
@@ -45,7 +48,7 @@ __all__ = [
 KNOWN_PROVIDER_IDS = ("local", "openviking", "double")
 
 _lock = threading.Lock()
-_registry: dict[str, Provider] = {"local": LocalProvider()}
+_registry: dict[str, Provider] = {"local": LocalProvider(), "openviking": OpenVikingProvider()}
 
 
 def get(provider_id: str) -> Provider:

@@ -1,0 +1,360 @@
+"""The ``openviking`` provider and the ``loopx-openviking`` extension against a real
+OpenViking server on loopback (``make test-openviking`` starts it; see ``harness``).
+
+Skipped in the main suite: the leg sets ``LOOPX_OPENVIKING_LEG=1`` and the
+``OPENVIKING_*`` variables of the server it started.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+import openviking_http as ov
+from reward_memory import providers
+from reward_memory.providers import Binding, ProviderUnavailable, ProviderWrite
+from reward_memory.providers.openviking import OpenVikingProvider
+from tests.openviking.harness import free_port
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("LOOPX_OPENVIKING_LEG") != "1",
+    reason="needs a real OpenViking server: run `make test-openviking`",
+)
+
+SURFACE = "issue_fix.pr_description"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def settings():
+    return ov.Settings(
+        base_url=os.environ["OPENVIKING_BASE_URL"],
+        api_key=os.environ["OPENVIKING_API_KEY"],
+        user_id=os.environ["OPENVIKING_USER_ID"],
+        timeout_seconds=20,
+    )
+
+
+@pytest.fixture
+def provider(settings):
+    return OpenVikingProvider(settings)
+
+
+@pytest.fixture
+def goal():
+    """A fresh Goal id per test, so tests never see each other's records."""
+    return "goal-" + uuid.uuid4().hex[:12]
+
+
+def binding_for(provider, settings, goal_id, agent_id="explorer", corpus="review_policy"):
+    peer = provider.actor_peer_for(goal_id, agent_id)
+    scope = f"{ov.peer_memory_root(settings.user_id, peer)}/reward_memory/{corpus}"
+    return Binding(provider_id="openviking", scope_ref=scope, actor_peer_id=peer)
+
+
+def put(provider, binding, key, summary):
+    ref = provider.resource_ref(binding, surface=SURFACE, key=key)
+    content = json.dumps({"candidate_ref": key, "summary": summary}).encode()
+    result = provider.write(binding, ProviderWrite(ref, SURFACE, content, summary))
+    return ref, content, result
+
+
+@pytest.fixture
+def requests_sent(monkeypatch):
+    """Counts HTTP requests the client sends (wraps the real transport)."""
+    sent = []
+    real = ov.Client._once
+
+    def counting(self, method, url, data, headers):
+        sent.append(method)
+        return real(self, method, url, data, headers)
+
+    monkeypatch.setattr(ov.Client, "_once", counting)
+    return sent
+
+
+def test_preflight_reports_a_supported_server(provider, settings, goal):
+    report = provider.preflight_report(binding_for(provider, settings, goal))
+    assert report.status == "ready"
+    assert report.version_supported is True
+    preflight = provider.preflight(binding_for(provider, settings, goal))
+    assert (preflight.status, preflight.index_present) == ("ready", False)
+
+
+def test_write_wait_exact_readback_and_scoped_find(provider, settings, goal):
+    binding = binding_for(provider, settings, goal)
+    ref, content, result = put(provider, binding, "k1", "Prefer small focused patches")
+    assert (result.status, result.resource_ref) == ("committed", ref)
+    assert provider.readback(binding, ref) == content
+    hits = provider.recall(binding, surface=SURFACE, query="small focused patches", limit=4)
+    assert [h.resource_ref for h in hits] == [ref]
+    assert hits[0].content == content
+    assert provider.recall(binding, surface="other.surface", query="small patches", limit=4) == []
+    assert provider.preflight(binding).index_present is True
+
+
+def test_replace_then_find_returns_the_new_text(provider, settings, goal):
+    binding = binding_for(provider, settings, goal)
+    ref, _, _ = put(provider, binding, "k1", "Prefer small focused patches")
+    _, newer, result = put(provider, binding, "k1", "Always add a regression test first")
+    assert result.status == "committed"
+    assert provider.readback(binding, ref) == newer
+    hits = provider.recall(binding, surface=SURFACE, query="regression test first", limit=4)
+    assert [(h.resource_ref, h.content) for h in hits] == [(ref, newer)]
+
+
+def test_the_same_write_twice_is_one_record(provider, settings, goal):
+    binding = binding_for(provider, settings, goal)
+    ref, content, _ = put(provider, binding, "k1", "Prefer small focused patches")
+    _, _, again = put(provider, binding, "k1", "Prefer small focused patches")
+    assert again.status == "committed"
+    hits = provider.recall(binding, surface=SURFACE, query="small focused patches", limit=4)
+    assert [(h.resource_ref, h.content) for h in hits] == [(ref, content)]
+
+
+def test_retire_then_find_is_empty(provider, settings, goal):
+    binding = binding_for(provider, settings, goal)
+    ref, _, _ = put(provider, binding, "k1", "Prefer small focused patches")
+    provider.retire(binding, ref)
+    assert provider.recall(binding, surface=SURFACE, query="small focused patches", limit=4) == []
+    assert provider.readback(binding, ref) is None
+    provider.retire(binding, ref)  # idempotent
+
+
+def test_another_peer_cannot_see_the_record(provider, settings, goal):
+    mine = binding_for(provider, settings, goal)
+    ref, _, _ = put(provider, mine, "k1", "Prefer small focused patches")
+    # The same Agent name in another Goal is another peer: its scoped find is empty.
+    other_goal = binding_for(provider, settings, goal + "-other")
+    assert other_goal.actor_peer_id != mine.actor_peer_id
+    hits = provider.recall(other_goal, surface=SURFACE, query="small focused patches", limit=4)
+    assert hits == []
+    # The adapter never sends another peer's URI …
+    with pytest.raises(ProviderUnavailable) as refused:
+        provider.readback(other_goal, ref)
+    assert refused.value.kind == "forbidden"
+    # … and the server refuses it too when asked directly with the other actor peer.
+    request = urllib.request.Request(
+        settings.base_url + "/api/v1/content/read?" + urllib.parse.urlencode({"uri": ref}),
+        headers={"X-API-Key": settings.api_key, ov.PEER_HEADER: other_goal.actor_peer_id},
+    )
+    with pytest.raises(urllib.error.HTTPError) as denied:
+        urllib.request.urlopen(request, timeout=20)
+    assert denied.value.code == 403
+    # The owner still reads it.
+    assert provider.readback(mine, ref) is not None
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        "viking://agent/{peer}/memories/reward_memory",
+        "VIKING://AGENT/{peer}/memories/reward_memory",
+        "viking://Agent/{peer}/memories/reward_memory",
+    ],
+)
+def test_agent_targets_are_refused_without_a_request(
+    provider, settings, goal, requests_sent, scope
+):
+    peer = provider.actor_peer_for(goal, "explorer")
+    binding = Binding("openviking", scope.format(peer=peer), peer)
+    ref = provider.resource_ref(binding, surface=SURFACE, key="k1")
+    with pytest.raises(ProviderUnavailable) as refused:
+        provider.write(binding, ProviderWrite(ref, SURFACE, b"{}", "x"))
+    assert refused.value.kind == "forbidden"
+    assert requests_sent == []
+
+
+def test_user_path_without_peer_or_with_another_peer_is_refused_without_a_request(
+    provider, settings, goal, requests_sent
+):
+    peer = provider.actor_peer_for(goal, "explorer")
+    user = settings.user_id
+    for scope, actor in [
+        (f"viking://user/{user}/memories/reward_memory", peer),
+        (f"viking://user/{user}/peers/{peer}/memories/reward_memory", "loopx-someone-else"),
+        (f"viking://user/{user}/peers/{peer}/memories/reward_memory", None),
+    ]:
+        binding = Binding("openviking", scope, actor)
+        with pytest.raises(ProviderUnavailable) as refused:
+            provider.recall(binding, surface=SURFACE, query="x", limit=1)
+        assert refused.value.kind == "forbidden"
+    assert requests_sent == []
+
+
+def test_canary_writes_and_reads_back_exactly(provider, settings, goal):
+    binding = binding_for(provider, settings, goal)
+    canary = provider.canary(binding, canary_ref="configure-goal-1")
+    assert (canary.written, canary.readback_verified) == (True, True)
+    assert canary.resource_ref_digest.startswith("sha256:")
+    # Non-recallable: no module surface sees it.
+    assert provider.recall(binding, surface=SURFACE, query="canary_ref", limit=4) == []
+
+
+def test_server_down_fails_open(settings, goal):
+    down = OpenVikingProvider(
+        ov.Settings(
+            base_url=f"http://127.0.0.1:{free_port()}",
+            api_key=settings.api_key,
+            user_id=settings.user_id,
+            timeout_seconds=2,
+            retries=1,
+        ),
+        sleep=lambda _s: None,
+    )
+    binding = binding_for(down, settings, goal)
+    with pytest.raises(ProviderUnavailable) as failed:
+        down.recall(binding, surface=SURFACE, query="x", limit=1)
+    assert failed.value.kind == "unavailable"
+    assert down.preflight(binding).status == "unavailable"
+    with pytest.raises(ProviderUnavailable):
+        down.canary(binding, canary_ref="c")
+
+
+def test_registered_provider_reads_django_settings(settings, goal, monkeypatch):
+    from django.conf import settings as django_settings
+
+    monkeypatch.setattr(django_settings, "OPENVIKING_BASE_URL", settings.base_url)
+    monkeypatch.setattr(django_settings, "OPENVIKING_API_KEY", settings.api_key)
+    monkeypatch.setattr(django_settings, "OPENVIKING_USER_ID", settings.user_id)
+    registered = providers.get("openviking")
+    binding = binding_for(registered, settings, goal)
+    assert registered.canary(binding, canary_ref="django-settings").readback_verified is True
+
+
+# -- the loopx-openviking semantic-preference extension ---------------------------------
+
+
+def _run_extension(command, request, settings_file):
+    script = ROOT / "preferences" / "extensions" / "loopx_openviking.py"
+    return subprocess.run(
+        [sys.executable, str(script), command, "--settings", str(settings_file)],
+        input=json.dumps(request).encode(),
+        capture_output=True,
+        env={"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"},
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def settings_file(settings, tmp_path):
+    path = tmp_path / "openviking-provider.json"
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": "loopx_openviking_provider_settings_v0",
+                "base_url": settings.base_url,
+                "user_id": settings.user_id,
+                "api_key": settings.api_key,
+            }
+        )
+    )
+    return path
+
+
+def test_extension_recalls_from_the_project_peer_only(settings, settings_file):
+    project = "project-" + uuid.uuid4().hex[:8]
+    peer = ov.project_peer_token(project)
+    client = ov.Client(settings)
+    uri = f"{ov.peer_memory_root(settings.user_id, peer)}/preferences/pr-sections.md"
+    text = "PR descriptions list Summary, Testing and Risk sections."
+    client.write(uri, text, peer=peer, mode="create")
+    request = {
+        "schema_version": "semantic_preference_provider_request_v0",
+        "protocol": "semantic_preference_provider_v0",
+        "surface": SURFACE,
+        "query": "PR description sections",
+        "limit": 3,
+        "context": {},
+        "project_ref": project,
+    }
+    done = _run_extension("recall", request, settings_file)
+    assert done.returncode == 0
+    response = json.loads(done.stdout)
+    assert response["items"] == [{"preference_ref": ov_ref(uri), "summary": text}]
+    assert uri.encode() not in done.stdout
+    other = _run_extension("recall", {**request, "project_ref": project + "-other"}, settings_file)
+    assert json.loads(other.stdout)["items"] == []
+
+
+def ov_ref(uri):
+    import hashlib
+
+    return "openviking:" + hashlib.sha256(uri.encode()).hexdigest()[:16]
+
+
+def test_extension_doctor_is_healthy_and_fails_when_the_server_is_down(
+    settings_file, tmp_path, settings
+):
+    request = {
+        "schema_version": "semantic_preference_provider_doctor_request_v0",
+        "protocol": "semantic_preference_provider_v0",
+        "project_ref": "loopx-demo",
+    }
+    healthy = _run_extension("doctor", request, settings_file)
+    assert healthy.returncode == 0
+    assert json.loads(healthy.stdout)["status"] == "healthy"
+    down = tmp_path / "down.json"
+    doc = json.loads(settings_file.read_text())
+    down.write_text(json.dumps({**doc, "base_url": f"http://127.0.0.1:{free_port()}"}))
+    failed = _run_extension("doctor", request, down)
+    assert failed.returncode != 0
+    assert failed.stdout == b""
+
+
+@pytest.mark.django_db
+def test_the_recall_hook_runs_the_shipped_manifest_against_the_server(
+    settings, settings_file, tmp_path
+):
+    """The real hook: shipped manifest (via a state file), subprocess, protocol parsing."""
+    from preferences import services as preference_services
+
+    project = "project-" + uuid.uuid4().hex[:8]
+    peer = ov.project_peer_token(project)
+    uri = f"{ov.peer_memory_root(settings.user_id, peer)}/preferences/tone.md"
+    text = "Reviewer comments stay short and name the failing test."
+    ov.Client(settings).write(uri, text, peer=peer, mode="create")
+    shipped = json.loads((ROOT / "preferences/extensions/loopx-openviking.json").read_text())
+    state = tmp_path / "state.json"
+    extension = {
+        **shipped,
+        "entrypoint": [
+            "python3",
+            str(ROOT / "preferences/extensions/loopx_openviking.py"),
+            "recall",
+        ],
+    }
+    extension["doctor"] = [*extension["entrypoint"][:2], "doctor"]
+    state.write_text(
+        json.dumps(
+            {
+                "schema_version": "semantic_preference_extension_state_v0",
+                "extensions": [{**extension, "active": True}],
+            }
+        )
+    )
+    config = {
+        "schema_version": "semantic_preference_hook_config_v0",
+        "enabled": True,
+        "provider": {
+            "id": "openviking",
+            "extension_id": "loopx-openviking",
+            "extension_state_file": str(state),
+            "args": ["--settings", str(settings_file)],
+        },
+        "surfaces": {SURFACE: {"query": "reviewer comments failing test", "limit": 3}},
+    }
+    result = preference_services.recall(config, project=project, surface=SURFACE, execute=True)
+    assert result["status"] == "completed", result
+    assert [item["summary"] for item in result["items"]] == [text]
+    assert uri not in json.dumps(result)
+    doctor = preference_services.doctor(config, project=project, execute=True)
+    assert doctor["status"] == "healthy"
