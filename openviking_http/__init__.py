@@ -100,7 +100,7 @@ def project_peer_token(project: str) -> str:
 def is_valid_peer(peer: Any) -> bool:
     return (
         isinstance(peer, str)
-        and bool(IDENTIFIER_RE.match(peer))
+        and bool(IDENTIFIER_RE.fullmatch(peer))
         and peer not in {".", ".."}
         and peer.count("@") <= 1
     )
@@ -133,7 +133,7 @@ def check_private_target(uri: Any, *, actor_peer_id: Any, user_id: str | None = 
     parts = rest.split("/")
     if len(parts) < 5 or parts[0] != "user" or parts[2] != "peers" or parts[4] != "memories":
         raise TargetRefused(NOT_PEER_MEMORY)
-    if any(not _SEGMENT_RE.match(p) or p in {".", ".."} for p in parts):
+    if any(not _SEGMENT_RE.fullmatch(p) or p in {".", ".."} for p in parts):
         raise TargetRefused(NOT_PEER_MEMORY)
     if user_id and parts[1] != user_id:
         raise TargetRefused(USER_MISMATCH)

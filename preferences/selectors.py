@@ -186,6 +186,26 @@ def decode_items(texts: list[str]) -> list[dict[str, Any]]:
         raise unreadable() from None
 
 
+#: The turn-start hook's codes for a store it could not read (LoopX's names): a refused
+#: read (the database denied this role access) is not the same as a broken store.
+PERMISSION_DENIED = "agent_preferences_permission_denied"
+UNREADABLE = "agent_preferences_unreadable"
+
+
+def unavailable_code(exc: BaseException) -> str:
+    """``PERMISSION_DENIED`` when the database refused access (SQLSTATE 42501 or its
+    message), ``UNREADABLE`` for every other failure to read the store."""
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        if candidate is None:
+            continue
+        if "42501" in (getattr(candidate, "sqlstate", None), getattr(candidate, "pgcode", None)):
+            return PERMISSION_DENIED
+        text = str(candidate).lower()
+        if "permission denied" in text or "access denied" in text:
+            return PERMISSION_DENIED
+    return UNREADABLE
+
+
 def unreadable() -> PreferenceError:
     return PreferenceError(
         "store_unavailable",
@@ -449,8 +469,12 @@ def turn_start_projection(goal: Goal, agent: Agent) -> dict[str, Any] | None:
     """
     try:
         view = read_state(goal_id=goal.goal_id, agent_id=agent.agent_id, subject_revisions=True)
-    except (DatabaseError, DomainError):
-        return {"schema_version": "semantic_preference_turn_start_v0", "status": "unavailable"}
+    except (DatabaseError, DomainError) as exc:
+        return {
+            "schema_version": "semantic_preference_turn_start_v0",
+            "status": "unavailable",
+            "error_code": unavailable_code(exc),
+        }
     if view["revision"] is None:
         return None
     revisions = view.get("subject_revisions", {})

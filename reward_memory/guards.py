@@ -190,7 +190,7 @@ def scan(document: Any, shape: dict[str, Any] | None, *, prefix: str = "") -> li
     reasons: list[Reason] = []
     if isinstance(document, dict):
         for key, value in document.items():
-            safe = isinstance(key, str) and _SAFE_KEY.match(key)
+            safe = isinstance(key, str) and _SAFE_KEY.fullmatch(key)
             name = f"{prefix}{key}" if safe else f"{prefix}<unnamed>"
             if shape is None or not isinstance(key, str) or key not in shape:
                 reasons.append(Reason(_classify_key(str(key)), name))

@@ -48,7 +48,7 @@ _SAFE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 def _names(keys) -> list[str]:
     """Unexpected keys as they may be echoed: plain identifiers only (a key that looks
     like a path or a secret is never repeated back)."""
-    return sorted(str(k) if _SAFE_KEY.match(str(k)) else "<unnamed>" for k in keys)
+    return sorted(str(k) if _SAFE_KEY.fullmatch(str(k)) else "<unnamed>" for k in keys)
 
 
 def _strict(value: Any, label: str, allowed: set[str]) -> dict[str, Any]:

@@ -18,12 +18,12 @@ _PEER = re.compile(r"(?i)(?:^|/)peers/(?P<peer>[^/]+)(?:/|$)")
 
 
 def scheme_of(ref: str) -> str | None:
-    match = _SCHEME.match(ref or "")
+    match = _SCHEME.fullmatch(ref or "")
     return match.group("scheme").lower() if match else None
 
 
 def _segments(ref: str) -> list[str]:
-    match = _SCHEME.match(ref or "")
+    match = _SCHEME.fullmatch(ref or "")
     rest = match.group("rest") if match else (ref or "")
     return [s for s in rest.split("/") if s]
 

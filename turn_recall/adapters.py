@@ -32,25 +32,6 @@ class PreferenceObservation:
     observation_count: int = 0
 
 
-def _is_permission_denied(exc: BaseException) -> bool:
-    for candidate in (exc, exc.__cause__, exc.__context__):
-        if candidate is None:
-            continue
-        if (
-            getattr(candidate, "sqlstate", None) == "42501"
-            or getattr(candidate, "pgcode", None) == "42501"
-        ):
-            return True
-        text = str(candidate).lower()
-        if "permission denied" in text or "access denied" in text:
-            return True
-    return False
-
-
-def _failure_code(exc: BaseException) -> str:
-    return c.PERMISSION_DENIED if _is_permission_denied(exc) else c.UNREADABLE
-
-
 def _isolated(fn):
     """Run a read so that its failure cannot poison the caller's transaction: inside a
     transaction it gets a savepoint; in autocommit (the usual case) it runs as is — no
@@ -59,19 +40,6 @@ def _isolated(fn):
         with transaction.atomic():
             return fn()
     return fn()
-
-
-def _probe_store(goal: Goal, agent: Agent) -> str:
-    """Classify an unreadable store: a denial is not the same as a broken store."""
-    from preferences import selectors as pref
-
-    try:
-        _isolated(lambda: pref.get_scope(pref.scope_identity(goal, agent)))
-    except DatabaseError as exc:
-        return _failure_code(exc)
-    except Exception:
-        return c.UNREADABLE
-    return c.UNREADABLE
 
 
 def _view_from_projection(projection: dict[str, Any]) -> dict[str, Any]:
@@ -109,15 +77,12 @@ def observe_preferences(goal: Goal, agent: Agent) -> PreferenceObservation:
 
     try:
         projection = _isolated(lambda: pref.turn_start_projection(goal, agent))
-    except DatabaseError:  # e.g. the savepoint of a read the selector swallowed
-        return PreferenceObservation(True, _probe_store(goal, agent))
-    except DomainError:
-        return PreferenceObservation(True, c.UNREADABLE)
+    except (DatabaseError, DomainError) as exc:  # e.g. the savepoint around the read
+        return PreferenceObservation(True, pref.unavailable_code(exc))
     if projection is None or projection.get("status") == "absent":
         return PreferenceObservation(False)
     if projection.get("status") == "unavailable":
-        code = projection.get("error_code") or _probe_store(goal, agent)
-        return PreferenceObservation(True, code)
+        return PreferenceObservation(True, projection.get("error_code") or pref.UNREADABLE)
     view = _view_from_projection(projection)
     return PreferenceObservation(True, None, view, len(view["items"]))
 

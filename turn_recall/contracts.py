@@ -1,5 +1,7 @@
 """Names of the turn recall documents (LoopX's, see ``loopx_wire.md``) and bounds."""
 
+from preferences import selectors as pref_selectors
+
 AREA = "agent_turn_recall"
 
 RECALL_SCHEMA = "agent_turn_recall_v0"
@@ -30,8 +32,9 @@ STATUSES = (PREVIEW, DISABLED, APPLIED, EMPTY, REPLAYED, DEGRADED)
 OBSERVED = "observed"
 HOOK_EMPTY = "empty"
 UNAVAILABLE = "unavailable"
-PERMISSION_DENIED = "agent_preferences_permission_denied"
-UNREADABLE = "agent_preferences_unreadable"
+# The preference hook's error codes are defined once, by the preference selector.
+PERMISSION_DENIED = pref_selectors.PERMISSION_DENIED
+UNREADABLE = pref_selectors.UNREADABLE
 
 MAX_RECENT_OUTCOMES = 3
 MAX_GUIDANCE = 4

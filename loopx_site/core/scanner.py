@@ -225,7 +225,7 @@ def scan(text: str) -> list[Finding]:
     for name, regex in (("assignment", _ASSIGNMENT), ("phrase", _PHRASE)):
         for match in regex.finditer(value):
             secret = match.group("value").rstrip(".!?)]")
-            if _PLACEHOLDER.match(secret):
+            if _PLACEHOLDER.fullmatch(secret):
                 continue
             if name == "phrase" and not (
                 any(c.isdigit() for c in secret) or not secret.isalpha() or _high_entropy(secret)

@@ -71,7 +71,7 @@ def load_settings(path: str | None) -> ov.Settings:
         not isinstance(base_url, str)
         or not base_url.startswith(("http://", "https://"))
         or not isinstance(user_id, str)
-        or not ov.IDENTIFIER_RE.match(user_id)
+        or not ov.IDENTIFIER_RE.fullmatch(user_id)
         or not isinstance(api_key, str)
         or isinstance(timeout, bool)
         or not isinstance(timeout, (int, float))

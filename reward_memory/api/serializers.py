@@ -6,24 +6,14 @@ deterministic guards must see every field, so an unmodelled, raw or authority-gr
 field is refused with a reason code instead of being silently dropped here.
 """
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from loopx_site.core.api.fields import FullRegexField
+from loopx_site.core.api.fields import FullRegexField, JsonObjectField
 from reward_memory import contracts as c
 from reward_memory.validation import IDENT_RE
 
-
-@extend_schema_field(OpenApiTypes.OBJECT)
-class ContractDocumentField(serializers.JSONField):
-    """A JSON object passed through to the service guards as is."""
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("must be a JSON object")
-        return value
+# A contract document: a JSON object passed through to the service guards as is.
+ContractDocumentField = JsonObjectField
 
 
 class CandidateReviewInput(serializers.Serializer):
@@ -47,11 +37,11 @@ class ExecuteInput(serializers.Serializer):
 
 
 class RevokeInput(ExecuteInput):
-    revocation_ref = FullRegexField(r"[^\s\x00-\x1f\x7f]{1,256}", max_length=256)
+    revocation_ref = FullRegexField(r"^[^\s\x00-\x1f\x7f]{1,256}$", max_length=256)
 
 
 class SupersedeInput(ExecuteInput):
-    by_record_ref = FullRegexField(r"rmr_[0-9a-f]{64}")
+    by_record_ref = FullRegexField(r"^rmr_[0-9a-f]{64}$")
 
 
 class RecordOperationOutput(serializers.Serializer):

@@ -51,6 +51,7 @@ def test_throttled_operations_document_429_with_retry_after(openapi):
         ("/api/v1/semantic-preferences/recall/", "post"),
         ("/api/v1/semantic-preferences/doctor/", "post"),
         ("/api/v1/reward-memory/ingest/", "post"),
+        ("/api/v1/turn-recall/", "post"),
     }
     for path, method in throttled:
         assert "Retry-After" in openapi["paths"][path][method]["responses"]["429"]["headers"]

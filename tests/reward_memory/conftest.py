@@ -57,13 +57,18 @@ OPERATOR_ACCOUNTS = ("owner", "reviewer", "retirer")
 
 @pytest.fixture
 def account_client(db):
-    """``account_client("reviewer")`` → an APIClient signed in as that operator account."""
+    """``account_client("reviewer")`` → an APIClient signed in as that operator account
+    (staff, holding the ``core.operate_api`` permission the API requires of operators)."""
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
     from rest_framework.test import APIClient
 
     def make(username: str) -> APIClient:
         user, _ = get_user_model().objects.get_or_create(
             username=username, defaults={"is_staff": True}
+        )
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label="core", codename="operate_api")
         )
         client = APIClient()
         client.force_authenticate(user)

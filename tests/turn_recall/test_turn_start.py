@@ -91,7 +91,7 @@ def test_a_retired_subject_stays_visible_as_a_marker(db, todo):
         key="review.collaboration",
         source_ref="owner-message-2",
         source_quote="Forget it.",
-        expected_revision=first["view"]["revision"],
+        expected_revision=first["state"]["revision"],
         operation_id="p-2",
         execute=True,
     )
@@ -112,10 +112,10 @@ def test_a_retired_subject_stays_visible_as_a_marker(db, todo):
 def test_an_unreadable_and_a_denied_store_give_different_codes(db, todo, monkeypatch, exc, code):
     remember()
 
-    def broken(scope_ref):
+    def broken(**kwargs):
         raise exc
 
-    monkeypatch.setattr(pref_selectors, "get_scope", broken)
+    monkeypatch.setattr(pref_selectors, "read_state", broken)
     doc = packet()
     result = doc["turn_start_hooks"]["results"][0]
     assert (result["status"], result["error_code"]) == ("unavailable", code)
@@ -136,8 +136,8 @@ def _failed_packet(db, monkeypatch):
     remember()
     monkeypatch.setattr(
         pref_selectors,
-        "get_scope",
-        lambda scope_ref: (_ for _ in ()).throw(OperationalError("disk I/O error")),
+        "read_state",
+        lambda **kwargs: (_ for _ in ()).throw(OperationalError("disk I/O error")),
     )
     return packet()["turn_capsule"]
 

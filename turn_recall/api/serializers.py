@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from hooks.api.serializers import StrictBooleanField
+from loopx_site.core.api.fields import JsonObjectField
 from loopx_site.core.api.serializers import IdentifierField
 
 
@@ -12,7 +13,7 @@ class TurnRecallInput(serializers.Serializer):
         required=False, help_text="Operators and Goal-wide tokens; else the token's Agent."
     )
     turn_instance_id = serializers.CharField(max_length=200, trim_whitespace=False)
-    quota_decision = serializers.JSONField(
+    quota_decision = JsonObjectField(
         help_text="The exact loopx_quota_decision_v0 packet the host routed with."
     )
     execute = StrictBooleanField(required=False, default=False)

@@ -2,6 +2,8 @@
 
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
@@ -43,3 +45,14 @@ class StrictQuerySerializer(serializers.Serializer):
             if hasattr(data, "getlist") and name in data and "" in data.getlist(name):
                 raise serializers.ValidationError({name: ["This field may not be blank."]})
         return super().to_internal_value(data)
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class JsonObjectField(serializers.JSONField):
+    """A JSON object (documented as one) passed through to a service's own checks."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be a JSON object")
+        return value
