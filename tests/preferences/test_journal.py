@@ -424,7 +424,26 @@ def test_turn_start_projection_of_an_unreadable_store_is_unavailable(remember, m
     assert selectors.turn_start_projection(agent.goal, agent) == {
         "schema_version": "semantic_preference_turn_start_v0",
         "status": "unavailable",
+        "error_code": "agent_preferences_unreadable",
     }
+
+
+def test_turn_start_projection_tells_a_denied_read_from_an_unreadable_store(
+    remember, monkeypatch
+):
+    from django.db import ProgrammingError
+
+    from loopx_site.core.models import Agent
+
+    remember()
+    agent = Agent.objects.select_related("goal").get(goal__goal_id="demo", agent_id="author")
+
+    def denied(**kwargs):
+        raise ProgrammingError("permission denied for table preferences_preferencesubject")
+
+    monkeypatch.setattr(selectors, "read_state", denied)
+    projection = selectors.turn_start_projection(agent.goal, agent)
+    assert projection["error_code"] == "agent_preferences_permission_denied"
 
 
 def test_read_uses_at_most_two_queries(remember, django_assert_max_num_queries):
