@@ -9,6 +9,7 @@ import json
 
 from reward_memory import services
 from reward_memory.inputs import FIXTURES
+from reward_memory.models import Review
 
 PROJECT = "loopx-demo"
 OWNER = "user:demo-owner"
@@ -134,6 +135,9 @@ def load(*, log) -> dict:
         "Keep PR descriptions under twenty lines; link follow-up work instead of describing it."
     )
     reviewed["reasoning_summary"] = "A reviewer asked for shorter descriptions on three PRs."
+    prior = Review.objects.filter(
+        corpus__corpus_id="loopx-demo-pr-description", applied_at__isnull=False
+    ).exists()
     review = services.review_candidate(
         candidate=reviewed,
         decision="accept",
@@ -142,10 +146,12 @@ def load(*, log) -> dict:
         execute=True,
     )
     applied = services.apply_review(review_id=review["review_id"], actor=OWNER, execute=True)
-    statuses = [r["status"] for r in receipts] + [applied["status"]]
+    # A rerun returns the stored receipts: say so rather than "activated" again.
+    statuses = ["exists" if r.get("deduplicated") else r["status"] for r in receipts]
+    statuses.append("exists" if prior and applied["status"] == "activated" else applied["status"])
     log(f"reward_memory records: {', '.join(statuses)}")
     return {
         "corpora": [c for c, _ in CORPORA],
-        "ingest_statuses": [r["status"] for r in receipts],
-        "review_applied": applied["status"],
+        "ingest_statuses": statuses[:-1],
+        "review_applied": statuses[-1],
     }

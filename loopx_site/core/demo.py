@@ -7,5 +7,10 @@ def load(*, log) -> dict:
     registration = services.register_goal(
         goal_id="demo", agent_ids=["author", "reviewer"], state_ref="goals/demo/state.json"
     )
-    log("registered Goal demo with Agents author, reviewer")
-    return {"goal_id": registration.goal.goal_id, "agents": ["author", "reviewer"]}
+    status = "created" if registration.created or registration.added_agents else "exists"
+    log(f"Goal demo with Agents author, reviewer: {status}")
+    return {
+        "status": status,
+        "goal_id": registration.goal.goal_id,
+        "agents": ["author", "reviewer"],
+    }

@@ -216,7 +216,9 @@ def _claim(context: _Context, agent) -> IngestEvent:
 def _execute(context: _Context, agent) -> dict[str, Any]:
     row = _claim(context, agent)
     if row.status == c.INGEST_ACTIVATED and row.receipt:
-        return row.receipt  # idempotent replay: same receipt, zero provider calls
+        # idempotent replay: the stored receipt (same receipt_id), zero provider calls,
+        # flagged as the deduplicated answer it is
+        return {**row.receipt, "deduplicated": True}
     plan = context.plan(row.observed_at)
     outcome = activation.sync_and_verify(plan)
     if outcome.status == "record_closed":
