@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 
-from _setup import django_on_temp_db
+from _setup import django_on_temp_db, progress_bar
 
 
 def main() -> int:
@@ -101,16 +101,19 @@ def main() -> int:
                 status = exc.code
             with lock:
                 outcomes[status] += 1
+                bar.update(1)
                 if status == "committed":
                     acknowledged.add(op)
         connection.close()
 
     start = time.perf_counter()
+    bar = progress_bar(total=per_thread * args.threads, desc="soak", unit="op")
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(args.threads)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    bar.close()
     elapsed = time.perf_counter() - start
 
     journal = list(

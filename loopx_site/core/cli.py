@@ -31,6 +31,7 @@ from tqdm import tqdm
 from loopx_site.core.errors import DomainError
 from loopx_site.core.progress import bar as progress_bar
 from loopx_site.core.progress import enabled as progress_enabled
+from loopx_site.core.progress import reporting as progress_reporting
 
 FORMATS = ("json", "text")
 
@@ -220,7 +221,8 @@ class LoopxCommand(BaseCommand):
                 cmd_options["format"] = chosen
             args = cmd_options.pop("args", ())
             handle_default_options(options)
-            self.execute(*args, **cmd_options)
+            with progress_reporting(cmd_options.get("format", "json"), self._stderr_stream()):
+                self.execute(*args, **cmd_options)
         except CommandArgumentError as exc:
             err = DomainError(
                 "invalid_argument",

@@ -5,6 +5,8 @@ the output is machine-read (``--format json``) and stderr is not a terminal, so 
 JSON stays one clean object and CI logs carry no carriage-return noise.
 """
 
+import contextlib
+import contextvars
 import os
 import sys
 from typing import Any
@@ -45,6 +47,38 @@ def bar(
         disable=not enabled(fmt, stream),
         dynamic_ncols=True,
         mininterval=0.5,
-        leave=False,
+        leave=True,  # the final count and rate stay on screen
         **kwargs,
     )
+
+
+# -- progress from inside services ------------------------------------------------------
+# A command sets where progress goes (its output format and stderr) for the duration of
+# its run; a service loop wraps its iterable in ``track``. Outside a command (API, tests,
+# other services) ``track`` returns the iterable unchanged: services never print.
+_sink: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
+    "loopx_progress_sink", default=None
+)
+
+
+@contextlib.contextmanager
+def reporting(fmt: str, file=None):
+    token = _sink.set((fmt, file if file is not None else sys.stderr))
+    try:
+        yield
+    finally:
+        _sink.reset(token)
+
+
+def track(iterable, *, desc: str, unit: str = "item", total: int | None = None):
+    """``iterable`` with a progress bar when a command is reporting, else unchanged."""
+    sink = _sink.get()
+    if sink is None or not enabled(*sink):
+        return iterable
+    fmt, stream = sink
+    if total is None:
+        try:
+            total = len(iterable)
+        except TypeError:
+            total = None
+    return bar(iterable, total=total, desc=desc, unit=unit, fmt=fmt, file=stream)

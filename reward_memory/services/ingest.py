@@ -17,7 +17,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 
-from loopx_site.core import clock
+from loopx_site.core import clock, progress
 from loopx_site.core.canonical import digest_ref, prefixed_id
 from loopx_site.core.selectors import get_agent
 from reward_memory import candidates, guards, selectors
@@ -281,7 +281,8 @@ def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     get_agent(goal_id, agent_id, area=AREA)
     summary = {"attempted": 0, "activated": 0, "still_pending": 0, "blocked": 0}
     receipts = []
-    for sidecar in list(selectors.pending_ingests(goal_id, agent_id)[:50]):
+    pending = list(selectors.pending_ingests(goal_id, agent_id)[:50])
+    for sidecar in progress.track(pending, desc="reconcile ingests", unit="event"):
         summary["attempted"] += 1
         try:
             receipt = ingest_event(
