@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from loopx_site.core.admin_dashboard import dashboard_view
+from loopx_site.core.admin_dashboard import dashboard_view, no_favicon
 
 urlpatterns = [
+    path("favicon.ico", no_favicon),
     path("admin/dashboard/", admin.site.admin_view(dashboard_view), name="loopx-dashboard"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

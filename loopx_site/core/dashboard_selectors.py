@@ -60,7 +60,7 @@ def pending_ingests() -> dict[str, list[dict[str, Any]]]:
     rows = (
         pending.objects.filter(resolved_at__isnull=True)
         .values("goal__goal_id", "reason")
-        .annotate(count=Count("id"), oldest=Max("created_at"))
+        .annotate(count=Count("id"), latest=Max("created_at"))
         .order_by("goal__goal_id", "reason")
     )
     return _by_goal(rows, "goal__goal_id")
