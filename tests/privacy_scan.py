@@ -5,7 +5,7 @@ While the suite runs it captures everything the service emits to someone else:
 * every error envelope (``DomainError.envelope``),
 * every document a LoopX command prints (``LoopxCommand.emit``),
 * every DRF JSON response body (``JSONRenderer.render``),
-* every log record (a handler on the root logger and on each non-propagating logger).
+* every log record any logger handles (``Logger.handle`` is wrapped).
 
 At session end each public text is scanned for absolute local paths, provider commands,
 credential-like strings (``loopx_site.core.scanner.scan_text``; the minimal fallback
@@ -19,6 +19,7 @@ value, say) opts out with ``@pytest.mark.privacy_exempt("why")``; everything cap
 while it runs is ignored. ``LOOPX_PRIVACY_SCAN=off`` turns the plugin off.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -124,15 +125,6 @@ class Capture:
 CAPTURE = Capture()
 
 
-class _LogCapture(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            text = record.getMessage()
-        except Exception:
-            return
-        CAPTURE.add(f"log:{record.name}", text)
-
-
 def _wrap(owner, name: str, make):
     original = getattr(owner, name)
     setattr(owner, name, make(original))
@@ -197,17 +189,19 @@ def _install() -> list[tuple[object, str, object]]:
     return restore
 
 
-def _attach_log_handler() -> list[logging.Logger]:
-    handler = _LogCapture(level=logging.DEBUG)
-    loggers = [logging.getLogger()]
-    loggers += [
-        logging.getLogger(name)
-        for name, lg in logging.root.manager.loggerDict.items()
-        if isinstance(lg, logging.Logger) and not lg.propagate
-    ]
-    for lg in loggers:
-        lg.addHandler(handler)
-    return loggers
+def _capture_logs():
+    """Every record any logger handles, whatever handlers are configured: wrapping
+    ``Logger.handle`` survives ``django.setup()`` re-running ``dictConfig`` (every
+    in-process ``manage.py`` call does)."""
+    original = logging.Logger.handle
+
+    def handle(self, record):
+        with contextlib.suppress(Exception):
+            CAPTURE.add(f"log:{record.name}", record.getMessage())
+        return original(self, record)
+
+    logging.Logger.handle = handle
+    return (logging.Logger, "handle", original)
 
 
 # -- pytest hooks ------------------------------------------------------------------------
@@ -228,8 +222,7 @@ def _privacy_capture():
     if not _ENABLED:
         yield
         return
-    _STATE["restore"] = _install()
-    _STATE["loggers"] = _attach_log_handler()
+    _STATE["restore"] = [*_install(), _capture_logs()]
     yield
 
 

@@ -44,10 +44,14 @@ def dashboard_view(request):
         # Filters the changelists accept: the Goal FK filter where the admin lists it,
         # else its search box (which covers the goal id); hook dispatches filter by
         # status and failure code only.
+        by_goal = {"goal__id__exact": pk} if pk is not None else {"q": gid}
         goal["links"] = {
-            "agents": _changelist("core.agent", goal__id__exact=pk),
-            "scopes": _changelist("preferences.preferencescope", goal__id__exact=pk),
-            "journal": _changelist("preferences.preferenceoperation", scope__goal__id__exact=pk),
+            "agents": _changelist("core.agent", **by_goal),
+            "scopes": _changelist("preferences.preferencescope", **by_goal),
+            "journal": _changelist(
+                "preferences.preferenceoperation",
+                **({"scope__goal__id__exact": pk} if pk is not None else {"q": gid}),
+            ),
             "pending": _changelist("reward_memory.pendingingest", resolved_at__isempty=1, q=gid),
             "dispatches": _changelist("hooks.hookdispatch", status__exact="failed"),
             "recalls": _changelist("reward_memory.recallreceipt", q=gid),
