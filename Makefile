@@ -5,8 +5,9 @@ BIN    := $(VENV)/bin
 REQ_STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-16)
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+OPERATOR ?= operator
 
-.PHONY: setup run run-openviking test test-sqlite test-postgres test-openviking lint format serve bench soak clean
+.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking lint format serve bench soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,15 +17,24 @@ $(REQ_STAMP): requirements.txt
 
 setup: $(REQ_STAMP)
 
-run: setup
+## Port check first: a busy port fails in well under two seconds and changes nothing.
+run:
+	@$(PYTHON) scripts/check-port.py $(HOST) $(PORT)
+	@$(MAKE) --no-print-directory setup
 	DEBUG=true $(BIN)/python manage.py migrate --noinput -v0
-	DEBUG=true $(BIN)/python manage.py loopx_demo --operator operator --format text
+	DEBUG=true $(BIN)/python manage.py loopx_demo --operator $(OPERATOR) --format text
 	@echo ""
-	@echo "  Admin     http://$(HOST):$(PORT)/admin/   (operator credentials above)"
+	@echo "  Admin     http://$(HOST):$(PORT)/admin/   (operator $(OPERATOR); password shown when created)"
+	@echo "  Dashboard http://$(HOST):$(PORT)/admin/dashboard/"
 	@echo "  API docs  http://$(HOST):$(PORT)/api/docs/"
 	@echo "  Schema    http://$(HOST):$(PORT)/api/schema/"
 	@echo ""
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+## A new password for the local operator account (printed once).
+reset-operator-password: setup
+	DEBUG=true $(BIN)/python manage.py migrate --noinput -v0
+	DEBUG=true $(BIN)/python manage.py loopx_demo --operator $(OPERATOR) --reset-password --format text
 
 ## The whole suite on SQLite, then again on a throwaway PostgreSQL cluster.
 test: setup lint test-sqlite test-postgres

@@ -96,7 +96,9 @@ def run(rounds: int, warmup: int) -> dict:
         one("default")
     HookDispatch.objects.all().delete()
     disabled, enabled = [], []
-    for i in range(rounds):
+    from loopx_site.core.progress import bar
+
+    for i in bar(range(rounds), desc="settle+hooks", unit="round", fmt="json"):
         order = ("hooks_disabled", "default") if i % 2 == 0 else ("default", "hooks_disabled")
         for profile in order:
             (disabled if profile == "hooks_disabled" else enabled).append(one(profile))

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 
-from _setup import django_on_temp_db
+from _setup import django_on_temp_db, progress_bar
 
 
 def main() -> int:
@@ -101,26 +101,19 @@ def main() -> int:
                 status = exc.code
             with lock:
                 outcomes[status] += 1
+                bar.update(1)
                 if status == "applied":
                     acknowledged.add(op)
-                done[0] += 1
-                if done[0] % progress_every == 0:
-                    rate = done[0] / (time.perf_counter() - start)
-                    print(
-                        f"soak: {done[0]}/{per_thread * args.threads} operations, {rate:.0f} ops/s",
-                        file=sys.stderr,
-                        flush=True,
-                    )
         connection.close()
 
-    done = [0]
-    progress_every = max(1, args.operations // 20)
     start = time.perf_counter()
+    bar = progress_bar(total=per_thread * args.threads, desc="soak", unit="op")
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(args.threads)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    bar.close()
     elapsed = time.perf_counter() - start
 
     journal = list(

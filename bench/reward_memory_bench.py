@@ -121,7 +121,10 @@ def bulk_load(corpus, start: int, stop: int, rng, words, weights) -> None:
     namespace = local.namespace(binding, "issue_fix.pr_description")
     ns_key = fulltext.namespace_token(namespace)
     batch = 5000
-    for lo in range(start, stop, batch):
+    from loopx_site.core.progress import bar
+
+    batches = range(start, stop, batch)
+    for lo in bar(batches, desc=f"load {stop:,} records", unit="batch", fmt="json"):
         records, docs, search = [], [], []
         for i in range(lo, min(stop, lo + batch)):
             summary = sentence(rng, words, weights, rng.randint(9, 16))

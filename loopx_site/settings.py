@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "loopx_site.core.logging.RequestIdMiddleware",  # request id + one log line per request
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # admin and API-docs assets under gunicorn
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -227,14 +228,38 @@ LOOPX_DEMO_LOADERS = [
     "turn_recall.demo.load",
 ]
 
+# One line per event (key=value, or JSON with LOG_FORMAT=json) carrying the request id
+# (loopx_site.core.logging). Django's own 4xx request warnings are dropped in favour of
+# the one request line; the development server's access lines likewise.
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"no_traceback": {"()": "loopx_site.core.logfilters.NoTraceback"}},
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["stderr"], "level": "WARNING"},
+    "filters": {
+        "request_id": {"()": "loopx_site.core.logging.RequestIdFilter"},
+        "expected_4xx": {"()": "loopx_site.core.logging.ExpectedClientErrorFilter"},
+        "no_traceback": {"()": "loopx_site.core.logging.NoTraceback"},
+    },
+    "formatters": {
+        "kv": {"()": "loopx_site.core.logging.KeyValueFormatter"},
+        "json": {"()": "loopx_site.core.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "formatter": env.str("LOG_FORMAT", default="kv"),
+            "filters": ["request_id"],
+        },
+    },
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
+        "django": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False},
+        "django.request": {
+            "handlers": ["stderr"],
+            "level": LOG_LEVEL,
+            "filters": ["expected_4xx"],
+            "propagate": False,
+        },
         # An oversized body is an expected refusal (413): one line, no traceback.
         "django.security.RequestDataTooBig": {
             "handlers": ["stderr"],
@@ -242,10 +267,9 @@ LOGGING = {
             "filters": ["no_traceback"],
             "propagate": False,
         },
-        "loopx": {
-            "handlers": ["stderr"],
-            "level": env.str("LOG_LEVEL", default="INFO"),
-            "propagate": False,
-        },
+        "django.server": {"handlers": [], "level": "CRITICAL", "propagate": False},
+        "django.db.backends": {"level": "WARNING"},
+        "django.utils.autoreload": {"level": "WARNING"},
+        "loopx": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False},
     },
 }

@@ -2,7 +2,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from loopx_site.core.admin_dashboard import dashboard_view, no_favicon
+
 urlpatterns = [
+    path("favicon.ico", no_favicon),
+    path("admin/dashboard/", admin.site.admin_view(dashboard_view), name="loopx-dashboard"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
@@ -22,3 +26,4 @@ handler500 = "loopx_site.core.middleware.handler500"
 admin.site.site_header = "LoopX Memory"
 admin.site.site_title = "LoopX Memory operators"
 admin.site.index_title = "Memory and capability-hook control plane"
+admin.site.index_template = "admin/loopx_index.html"  # links the operator dashboard

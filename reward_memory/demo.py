@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 
 from reward_memory import principals, services
 from reward_memory.inputs import FIXTURES
+from reward_memory.models import Review
 
 PROJECT = "loopx-demo"
 OWNER = "user:demo-owner"
@@ -222,6 +223,9 @@ def load(*, log) -> dict:
         "Keep PR descriptions under twenty lines; link follow-up work instead of describing it."
     )
     reviewed["reasoning_summary"] = "A reviewer asked for shorter descriptions on three PRs."
+    prior = Review.objects.filter(
+        corpus__corpus_id="loopx-demo-pr-description", applied_at__isnull=False
+    ).exists()
     review = services.review_candidate(
         candidate=reviewed,
         decision="accept",
@@ -235,12 +239,15 @@ def load(*, log) -> dict:
         execute=True,
     )
     policy = _hard_policy()
-    statuses = [r["status"] for r in receipts] + [applied["status"], policy["status"]]
+    # A rerun returns the stored receipts: say so rather than "activated" again.
+    statuses = ["exists" if r.get("deduplicated") else r["status"] for r in receipts]
+    statuses.append("exists" if prior and applied["status"] == "activated" else applied["status"])
+    statuses.append("exists" if policy.get("deduplicated") else policy["status"])
     log(f"reward_memory records: {', '.join(statuses)}")
-    log(f"reward_memory checkpoint {CHECKPOINT_ID} authorises hard_policy: {policy['status']}")
+    log(f"reward_memory checkpoint {CHECKPOINT_ID} authorises hard_policy: {statuses[-1]}")
     return {
         "corpora": [c for c, _ in CORPORA] + [POLICY_CORPUS],
-        "ingest_statuses": [r["status"] for r in receipts],
-        "review_applied": applied["status"],
-        "hard_policy": {"checkpoint_id": CHECKPOINT_ID, "status": policy["status"]},
+        "ingest_statuses": statuses[:-2],
+        "review_applied": statuses[-2],
+        "hard_policy": {"checkpoint_id": CHECKPOINT_ID, "status": statuses[-1]},
     }

@@ -47,4 +47,9 @@ trap cleanup EXIT
 
 echo "PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 export DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
+# For the fault tests (tests/frontdoor/test_faults.py): stop and restart this cluster.
+export LOOPX_TEST_PG_CTL="$bindir/pg_ctl"
+export LOOPX_TEST_PGDATA="$tmp/data"
+export LOOPX_TEST_PGLOG="$tmp/server.log"
+export LOOPX_TEST_PG_AS="${as_pg[*]:-}"
 "$@"

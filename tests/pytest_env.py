@@ -8,3 +8,6 @@ import os
 
 os.environ.setdefault("SECURE_SSL", "false")
 os.environ.setdefault("DEBUG", "false")
+
+# The session-wide privacy scan over everything the suite emits (tests/privacy_scan.py).
+pytest_plugins = ["tests.privacy_scan"]

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from hooks import executors, selectors
 from hooks.errors import AREA, error
 from hooks.models import HookIntent, IntentExecution
-from loopx_site.core import clock
+from loopx_site.core import clock, progress
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.validation import require_identifier
 
@@ -162,7 +162,8 @@ def execute_intents(
     open_count = qs.count()
     batch = list(qs.order_by("created_at", "pk")[:budget])
     if execute:
-        decisions = [_process(spec, i.pk, run=True) for i in batch]
+        admitted = progress.track(batch, desc="execute intents", unit="intent")
+        decisions = [_process(spec, i.pk, run=True) for i in admitted]
     else:
         decisions = [_preview(spec, i) for i in batch]
     return {

@@ -9,6 +9,7 @@ values; the journal's unique constraints make a second replay a no-op.
 from hooks import dispatcher, registry, selectors
 from hooks.errors import AREA, error
 from hooks.services.phase import run_hook_phase
+from loopx_site.core import progress
 from loopx_site.core.validation import require_identifier
 
 REPLAY_SCHEMA = "loopx_post_writeback_replay_v0"
@@ -47,7 +48,7 @@ def replay(
                     candidates.append((receipt, "retryable_failure"))
     reg = registry.installed()
     items = []
-    for receipt, reason in candidates:
+    for receipt, reason in progress.track(candidates, desc="hook replay", unit="receipt"):
         item = {"receipt_id": receipt.receipt_id, "reason": reason}
         if execute:
             phase = run_hook_phase(receipt, retry_failed=retry_failed)

@@ -3,12 +3,14 @@
 A LoopX command parses its arguments, calls one service and renders the result:
 
 * ``--format json`` (default) prints exactly one JSON object on stdout;
-  ``--format text`` prints a readable summary. ``--format`` is accepted at the end
-  of the command line, after any subcommand.
+  ``--format text`` prints readable tables (one renderer: ``render_payload`` /
+  ``format_table``). ``--format`` is accepted anywhere after the command name, before
+  or after a subcommand.
 * Every ``DomainError``, every argument error (argparse's included) and a database
   outage becomes the structured error envelope on stdout with exit status 2 — no
   traceback, no usage dump on stdout.
-* Human progress goes to stderr (``self.progress``).
+* Human progress goes to stderr (``self.progress``, ``self.progress_bar``), silent in
+  ``--format json`` when stderr is not a terminal.
 
 Subclasses implement ``add_command_arguments(parser)`` and either ``run(**options)``
 returning a payload dict, or, with subcommands made by ``add_subcommands``, one
@@ -24,8 +26,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser, handle_default_options
 from django.db import DatabaseError, DataError, connections
+from tqdm import tqdm
 
 from loopx_site.core.errors import DomainError
+from loopx_site.core.progress import bar as progress_bar
+from loopx_site.core.progress import enabled as progress_enabled
+from loopx_site.core.progress import reporting as progress_reporting
 
 FORMATS = ("json", "text")
 
@@ -48,6 +54,28 @@ def _sniff_format(argv: Sequence[str]) -> str:
     return "json"
 
 
+def split_format(argv: Sequence[str]) -> tuple[list[str], str | None]:
+    """Take every valid ``--format X`` / ``--format=X`` out of ``argv`` wherever it
+    stands (before or after a subcommand); the last one wins. An invalid value is left
+    in place for the parser to refuse."""
+    rest: list[str] = []
+    fmt = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--format" and i + 1 < len(argv) and argv[i + 1] in FORMATS:
+            fmt = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--format=") and arg.split("=", 1)[1] in FORMATS:
+            fmt = arg.split("=", 1)[1]
+            i += 1
+            continue
+        rest.append(arg)
+        i += 1
+    return rest, fmt
+
+
 def _argument_field(message: str) -> str | None:
     """Best-effort name of the offending option in an argparse message."""
     for token in message.replace(",", " ").replace(":", " ").split():
@@ -56,10 +84,29 @@ def _argument_field(message: str) -> str | None:
     return None
 
 
-def format_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
-    """A plain fixed-width table for ``--format text``."""
+def _cell(value: Any) -> str:
+    """One table cell or scalar line: nested values compact (``k=v``, comma lists), never
+    a Python repr or a JSON blob."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return " ".join(f"{k}={_cell(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value) or "-"
+    return " ".join(str(value).split()) if "\n" in str(value) else str(value)
+
+
+def format_table(rows: Iterable[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """THE fixed-width table of ``--format text`` (every command's tables come from here).
+
+    Without ``columns``, the union of the rows' keys in first-seen order.
+    """
     rows = list(rows)
-    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
+    if columns is None:
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+    cells = [["" if r.get(c) is None else _cell(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     line = "  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))
     out = [line.rstrip()]
@@ -71,17 +118,29 @@ def format_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
     return "\n".join(out)
 
 
-def format_mapping(payload: dict[str, Any], *, skip: Iterable[str] = ()) -> str:
-    """``key: value`` lines for the scalar fields of a payload (nested ones as JSON)."""
+def render_payload(payload: dict[str, Any], *, skip: Iterable[str] = (), indent: int = 0) -> str:
+    """Readable text for any payload: ``key: value`` lines for scalars, a nested section
+    for a mapping, a table (``format_table``) for a list of mappings."""
     skip = set(skip)
-    lines = []
+    pad = "  " * indent
+    lines: list[str] = []
     for key, value in payload.items():
         if key in skip:
             continue
-        if isinstance(value, dict | list):
-            value = json.dumps(value, sort_keys=True, ensure_ascii=False)
-        lines.append(f"{key}: {'-' if value is None else value}")
+        if isinstance(value, dict) and value:
+            lines.append(f"{pad}{key}:")
+            lines.append(render_payload(value, indent=indent + 1))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            lines.append(f"{pad}{key}:")
+            lines += [pad + "  " + row for row in format_table(value).splitlines()]
+        else:
+            lines.append(f"{pad}{key}: {_cell(value)}")
     return "\n".join(lines)
+
+
+def format_mapping(payload: dict[str, Any], *, skip: Iterable[str] = ()) -> str:
+    """``key: value`` lines (nested values as sections and tables) — ``render_payload``."""
+    return render_payload(payload, skip=skip)
 
 
 Handler = Callable[..., dict[str, Any]]
@@ -155,11 +214,15 @@ class LoopxCommand(BaseCommand):
         code = 0
         try:
             parser = self.create_parser(argv[0], argv[1])
-            options = parser.parse_args(argv[2:])
+            rest, chosen = split_format(argv[2:])
+            options = parser.parse_args(rest)
             cmd_options = vars(options)
+            if chosen is not None:
+                cmd_options["format"] = chosen
             args = cmd_options.pop("args", ())
             handle_default_options(options)
-            self.execute(*args, **cmd_options)
+            with progress_reporting(cmd_options.get("format", "json"), self._stderr_stream()):
+                self.execute(*args, **cmd_options)
         except CommandArgumentError as exc:
             err = DomainError(
                 "invalid_argument",
@@ -233,11 +296,23 @@ class LoopxCommand(BaseCommand):
 
     def render_text(self, payload: dict[str, Any], *, subcommand: str | None = None) -> str:
         """Readable form of a payload; commands override for tables."""
-        return format_mapping(payload)
+        return render_payload(payload)
 
     def progress(self, message: str) -> None:
-        """Human progress on stderr (never stdout)."""
-        self.stderr.write(message)
+        """Human progress on stderr (never stdout); silent where the bar is."""
+        stream = self._stderr_stream()
+        if progress_enabled(getattr(self, "output_format", "json"), stream):
+            tqdm.write(message, file=stream)  # above any active bar, not through it
+
+    def progress_bar(self, **kwargs: Any):
+        """A progress bar on stderr (counts and rate) for long work — see
+        ``loopx_site.core.progress.bar``."""
+        return progress_bar(
+            fmt=getattr(self, "output_format", "json"), file=self._stderr_stream(), **kwargs
+        )
+
+    def _stderr_stream(self):
+        return getattr(self.stderr, "_out", sys.stderr)
 
     def _emit_error(self, err: DomainError, fmt: str) -> None:
         if fmt == "text":

@@ -10,5 +10,10 @@ def load(*, log) -> dict:
         state_ref="goals/demo/state.json",
         execute=True,  # the demo loader is an operator action run from the shell
     )
-    log("registered Goal demo with Agents author, reviewer")
-    return {"goal_id": registration.goal.goal_id, "agents": ["author", "reviewer"]}
+    status = "created" if registration.created or registration.added_agents else "exists"
+    log(f"Goal demo with Agents author, reviewer: {status}")
+    return {
+        "status": status,
+        "goal_id": registration.goal.goal_id,
+        "agents": ["author", "reviewer"],
+    }

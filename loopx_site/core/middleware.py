@@ -8,7 +8,7 @@
   for failures outside a view: an oversized body (413), unknown paths, and a database
   outage met by a middleware.
 * Django's own log line for an oversized body keeps no traceback
-  (``loopx_site.core.logfilters.NoTraceback`` in ``LOGGING``).
+  (``loopx_site.core.logging.NoTraceback`` in ``LOGGING``).
 """
 
 import logging

@@ -17,7 +17,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 
-from loopx_site.core import clock
+from loopx_site.core import clock, progress
 from loopx_site.core.canonical import digest_ref, prefixed_id
 from loopx_site.core.selectors import get_agent
 from reward_memory import candidates, guards, selectors, uris
@@ -239,7 +239,9 @@ def _claim(context: _Context, agent) -> IngestEvent:
 def _execute(context: _Context, agent) -> dict[str, Any]:
     row = _claim(context, agent)
     if row.status == c.INGEST_ACTIVATED and row.receipt:
-        return row.receipt  # idempotent replay: same receipt, zero provider calls
+        # idempotent replay: the stored receipt (same receipt_id), zero provider calls,
+        # flagged as the deduplicated answer it is
+        return {**row.receipt, "deduplicated": True}
     plan = context.plan(row.observed_at)
     outcome = activation.sync_and_verify(plan)
     if outcome.status in ("record_closed", c.GUARD_BLOCKED):
@@ -303,7 +305,8 @@ def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     get_agent(goal_id, agent_id, area=AREA)
     summary = {"attempted": 0, "activated": 0, "still_pending": 0, "blocked": 0}
     receipts = []
-    for sidecar in list(selectors.pending_ingests(goal_id, agent_id)[:50]):
+    pending = list(selectors.pending_ingests(goal_id, agent_id)[:50])
+    for sidecar in progress.track(pending, desc="reconcile ingests", unit="event"):
         summary["attempted"] += 1
         try:
             receipt = ingest_event(

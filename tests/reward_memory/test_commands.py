@@ -195,6 +195,8 @@ def test_real_process_ingest_is_idempotent(agents, tmp_path):
     second = run_manage(*argv)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["status"] == "activated", first.stdout
-    assert json.loads(first.stdout) == json.loads(second.stdout)
+    replay = json.loads(second.stdout)
+    assert replay["deduplicated"] is True
+    assert json.loads(first.stdout) == {**replay, "deduplicated": False}
     assert MemoryRecord.objects.count() == 1
     assert IngestEvent.objects.get().attempts == 2

@@ -15,7 +15,9 @@ def test_demo_is_idempotent_and_shows_active_reviewed_records(db):
         Review.objects.count(),
     )
     second = demo.load(log=lambda *_: None)
-    assert first == second
+    assert second["corpora"] == first["corpora"]
+    assert second["ingest_statuses"] == ["exists", "exists", "exists"]  # rerun says so
+    assert second["review_applied"] == "exists"
     assert counts == (
         Corpus.objects.count(),
         MemoryRecord.objects.count(),

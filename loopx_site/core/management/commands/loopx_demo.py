@@ -5,13 +5,21 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.module_loading import import_string
 
-from loopx_site.core.cli import LoopxCommand
+from loopx_site.core.cli import LoopxCommand, render_payload
+
+
+def _label(dotted: str) -> str:
+    """``hooks.demo.load`` → ``hooks``; ``preferences.demo_recall.load`` →
+    ``preferences.demo_recall`` (one key per loader, none overwritten)."""
+    module = dotted.rsplit(".", 1)[0]
+    return module.removesuffix(".demo")
 
 
 class Command(LoopxCommand):
     help = (
-        "Load the demo data of every app (idempotent) and, with --operator, create or reset "
-        "the local operator account, printing its credentials."
+        "Load the demo data of every app (idempotent). With --operator, create the local "
+        "operator account once and print its password; later runs say it exists "
+        "(--reset-password sets and prints a new one)."
     )
 
     def add_command_arguments(self, parser):
@@ -19,29 +27,63 @@ class Command(LoopxCommand):
             "--operator",
             default=None,
             metavar="USERNAME",
-            help="Create/reset this local superuser with a fresh password.",
+            help="Create this local superuser (once) with a fresh password.",
+        )
+        parser.add_argument(
+            "--reset-password",
+            action="store_true",
+            help="Set and print a new password for --operator (the account must exist "
+            "or is created). Skips loading the demo data.",
         )
 
-    def run(self, *, operator, **_):
-        loaded = {}
-        for dotted in settings.LOOPX_DEMO_LOADERS:
-            loader = import_string(dotted)
-            with transaction.atomic():
-                loaded[dotted.rsplit(".", 2)[0]] = loader(log=self.progress)
-        payload = {"schema_version": "loopx_demo_v0", "loaded": loaded}
+    def run(self, *, operator, reset_password=False, **_):
+        payload = {"schema_version": "loopx_demo_v0"}
+        if not reset_password:
+            loaded = {}
+            loaders = list(settings.LOOPX_DEMO_LOADERS)
+            with self.progress_bar(total=len(loaders), desc="demo", unit="loader") as bar:
+                for dotted in loaders:
+                    loader = import_string(dotted)
+                    with transaction.atomic():
+                        loaded[_label(dotted)] = loader(log=self.progress)
+                    bar.update(1)
+            payload["loaded"] = loaded
         if operator:
+            payload["operator"] = self._operator(operator, reset=reset_password)
+        return payload
+
+    def _operator(self, username: str, *, reset: bool) -> dict:
+        user_model = get_user_model()
+        with transaction.atomic():
+            user, created = user_model.objects.get_or_create(
+                username=username, defaults={"is_staff": True, "is_superuser": True}
+            )
+            if not (created or reset):
+                return {
+                    "username": username,
+                    "status": "exists",
+                    "password": None,
+                    "hint": "password unchanged; `make reset-operator-password` sets a new one",
+                }
             password = secrets.token_urlsafe(12)
-            user_model = get_user_model()
-            user, _ = user_model.objects.get_or_create(username=operator)
             user.is_staff = user.is_superuser = True
             user.set_password(password)
             user.save()
-            payload["operator"] = {"username": operator, "password": password}
-        return payload
+        return {
+            "username": username,
+            "status": "created" if created else "password_reset",
+            "password": password,
+            "hint": "shown once; keep it",
+        }
 
     def render_text(self, payload, *, subcommand=None):
-        lines = [f"{app}: {summary}" for app, summary in payload["loaded"].items()]
+        parts = []
+        if "loaded" in payload:
+            parts.append(render_payload({"loaded": payload["loaded"]}))
         if "operator" in payload:
             op = payload["operator"]
-            lines.append(f"operator: {op['username']} / {op['password']}")
-        return "\n".join(lines)
+            if op["password"]:
+                parts.append(f"operator: {op['username']} / {op['password']}  ({op['status']})")
+            else:
+                parts.append(f"operator: {op['username']} exists ({op['hint']})")
+        return "\n".join(parts)

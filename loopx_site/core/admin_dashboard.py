@@ -1,0 +1,99 @@
+"""The operator dashboard: one read-only admin page, linked from the admin index.
+
+A thin adapter: ``dashboard_selectors.dashboard()`` does the reading (one query per
+panel); this view adds the admin context and the links into filtered changelists.
+"""
+
+from urllib.parse import urlencode
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+
+from loopx_site.core import dashboard_selectors
+
+CELL = {True: ("ok", "yes"), False: ("bad", "no"), None: ("unknown", "not probed")}
+
+
+def _changelist(model: str, **params) -> str:
+    app_label, model_name = model.split(".")
+    url = reverse(f"admin:{app_label}_{model_name}_changelist")
+    return f"{url}?{urlencode(params)}" if params else url
+
+
+VIEW_PERMISSIONS = (
+    "core.view_agent",
+    "preferences.view_preferencescope",
+    "reward_memory.view_pendingingest",
+    "hooks.view_hookdispatch",
+    "reward_memory.view_recallreceipt",
+    "reward_memory.view_corpus",
+)
+
+
+@require_safe
+def dashboard_view(request):
+    if not request.user.has_perms(VIEW_PERMISSIONS):
+        raise PermissionDenied("The dashboard needs view permission on every model it counts.")
+    data = dashboard_selectors.dashboard()
+    for goal in data["goals"]:
+        gid, pk = goal["goal_id"], goal["pk"]
+        # Filters the changelists accept: the Goal FK filter where the admin lists it,
+        # else its search box (which covers the goal id); hook dispatches filter by
+        # status and failure code only.
+        by_goal = {"goal__id__exact": pk} if pk is not None else {"q": gid}
+        goal["links"] = {
+            "agents": _changelist("core.agent", **by_goal),
+            "scopes": _changelist("preferences.preferencescope", **by_goal),
+            "journal": _changelist(
+                "preferences.preferenceoperation",
+                **({"scope__goal__id__exact": pk} if pk is not None else {"q": gid}),
+            ),
+            "pending": _changelist("reward_memory.pendingingest", resolved_at__isempty=1, q=gid),
+            "dispatches": _changelist("hooks.hookdispatch", status__exact="failed"),
+            "recalls": _changelist("reward_memory.recallreceipt", q=gid),
+        }
+        for row in goal["hook_failures"]:
+            row["link"] = _changelist(
+                "hooks.hookdispatch", status__exact="failed", failure_code=row["failure_code"] or ""
+            )
+        for row in goal["provider_failures"]:
+            row["link"] = _changelist(
+                "reward_memory.recallreceipt", status__exact=row["status"], q=gid
+            )
+        for row in goal["pending_ingests"]:
+            row["link"] = _changelist(
+                "reward_memory.pendingingest",
+                resolved_at__isempty=1,
+                reason__exact=row["reason"],
+                q=gid,
+            )
+        for scope in goal["scopes"]:
+            scope["link"] = reverse("admin:preferences_preferencescope_change", args=[scope["pk"]])
+    for corpus in data["corpora"]:
+        corpus["link"] = reverse("admin:reward_memory_corpus_change", args=[corpus["pk"]])
+        corpus["records_link"] = _changelist(
+            "reward_memory.memoryrecord", corpus__id__exact=corpus["pk"]
+        )
+        corpus["cells"] = [
+            {"state": state, "css": CELL[value][0], "label": CELL[value][1]}
+            for state, value in corpus["health"].items()
+        ]
+    context = {
+        **admin.site.each_context(request),
+        "title": "Operator dashboard",
+        "subtitle": None,
+        "is_nav_sidebar_enabled": False,  # the matrix needs the width
+        "health_headers": [s.replace("_", " ") for s in data["health_states"]],
+        **data,
+    }
+    return TemplateResponse(request, "admin/loopx_dashboard.html", context)
+
+
+def no_favicon(request):
+    """Browsers ask for /favicon.ico on every admin page; answer "no icon" (204)
+    instead of a 404 in every operator's console."""
+    return HttpResponse(status=204)
