@@ -428,9 +428,7 @@ def test_turn_start_projection_of_an_unreadable_store_is_unavailable(remember, m
     }
 
 
-def test_turn_start_projection_tells_a_denied_read_from_an_unreadable_store(
-    remember, monkeypatch
-):
+def test_turn_start_projection_tells_a_denied_read_from_an_unreadable_store(remember, monkeypatch):
     from django.db import ProgrammingError
 
     from loopx_site.core.models import Agent
