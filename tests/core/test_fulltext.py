@@ -1,6 +1,8 @@
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from loopx_site.core import fulltext
+from loopx_site.core import bm25, fulltext
 from loopx_site.core.models import SearchDocument
 
 
@@ -41,3 +43,28 @@ def test_queries_with_syntax_characters_or_no_words_are_safe(corpus, query):
 
 def test_limit_bounds_the_hits(corpus):
     assert len(fulltext.search("c1", "reviewer commits prefer", limit=1)) == 1
+
+
+_namespaces = iter(range(10**9))
+
+
+@pytest.mark.django_db
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    bodies=st.lists(st.text(alphabet="abcdeÄß İ_1 .,", max_size=30), max_size=25),
+    query=st.text(alphabet="abcdeÄß İ_1 .,", max_size=12),
+    limit=st.integers(min_value=1, max_value=8),
+)
+def test_search_equals_the_reference_bm25_for_any_text(bodies, query, limit):
+    namespace = f"h{next(_namespaces)}"
+    docs = [(f"d{i:02d}", body) for i, body in enumerate(bodies)]
+    fulltext.index_many(namespace, docs)
+    hits = fulltext.search(namespace, query, limit=limit)
+    assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
+
+
+def test_long_tokens_are_cut_to_the_reference_length(corpus):
+    fulltext.index("c1", "long", "x" * 200 + " tail")
+    assert [h.ref for h in fulltext.search("c1", "x" * 64 + "y", limit=5)] == ["long"]
