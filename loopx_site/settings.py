@@ -32,7 +32,7 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 LOOPX_RUNTIME_ID = env.str("LOOPX_RUNTIME_ID", default="local")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "loopx_site.core.apps.LoopxAdminConfig",  # admin discovery only where it is used
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

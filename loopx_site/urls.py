@@ -2,6 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from loopx_site.core.api import schema  # noqa: F401 - registers the host token scheme
+
+admin.autodiscover()  # idempotent; CLI processes that never load the URLconf skip it
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

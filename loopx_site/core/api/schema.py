@@ -1,4 +1,4 @@
-"""OpenAPI description of the host token scheme (imported by the app config)."""
+"""OpenAPI description of the host token scheme (imported by the URLconf)."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
