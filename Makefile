@@ -6,7 +6,7 @@ REQ_STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-sqlite test-postgres lint format serve bench soak clean
+.PHONY: setup run test test-sqlite test-postgres lint format serve bench bench-peers soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -54,8 +54,29 @@ serve: setup
 	$(BIN)/gunicorn loopx_site.wsgi:application --bind $(HOST):$(PORT) \
 	  --workers $${WEB_CONCURRENCY:-4} --access-logfile -
 
+## Benchmarks: SQLite legs, then the PostgreSQL legs; every JSON line goes to
+## bench/results.jsonl and bench/RESULTS.md is regenerated from it.
+BENCH_OUT := bench/results.jsonl
 bench: setup
-	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@: > $(BENCH_OUT)
+	@for b in reward_memory_bench cli_startup_bench hooks_bench api_load_bench; do \
+	  echo "== $$b (SQLite)"; $(BIN)/python bench/$$b.py $(BENCH_ARGS_$$b) | tee -a $(BENCH_OUT) || exit 1; done
+	@for b in reward_memory_bench api_load_bench; do \
+	  echo "== $$b (PostgreSQL)"; \
+	  scripts/with-postgres.sh $(BIN)/python bench/$$b.py | tee -a $(BENCH_OUT) || exit 1; done
+	$(BIN)/python bench/render_results.py $(BENCH_OUT) bench/RESULTS.md
+
+## LangGraph SqliteStore side by side, in its own virtualenv (never a runtime dependency).
+PEERS := .venv-peers
+PEER_PACKAGES := langgraph-checkpoint-sqlite==3.1.2
+$(PEERS)/.stamp: requirements.txt
+	@test -x $(PEERS)/bin/python || $(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt $(PEER_PACKAGES)
+	@touch $@
+
+bench-peers: $(PEERS)/.stamp
+	$(PEERS)/bin/python bench/peer_bench.py | tee -a $(BENCH_OUT)
+	$(BIN)/python bench/render_results.py $(BENCH_OUT) bench/RESULTS.md
 
 ## Reliability soak (>= 10,000 mixed operations) on SQLite, then on PostgreSQL.
 soak: setup
@@ -63,4 +84,4 @@ soak: setup
 	scripts/with-postgres.sh $(BIN)/python bench/preferences_soak.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 db.sqlite3-* staticfiles
+	rm -rf $(VENV) $(PEERS) db.sqlite3 db.sqlite3-* staticfiles
