@@ -37,7 +37,7 @@ from loopx_site.core import bm25, clock
 from loopx_site.core.models import SearchDocument, SearchNamespace
 
 MAX_QUERY_TOKENS = bm25.MAX_QUERY_TOKENS
-BUCKET = 1024  # slots per posting block
+BUCKET = 2048  # slots per posting block
 _CHUNK = 500  # parameters per IN (...) list
 _BIG_ENDIAN = sys.byteorder == "big"
 assert array("I").itemsize == 4
@@ -57,6 +57,10 @@ _LOCK_SQL = (  # creates the namespace if needed and locks its row until commit
 _DOCS_SQL = (
     "SELECT ref, id, slot, length, body FROM core_searchdocument "
     "WHERE namespace = %s AND ref IN (?)"
+)
+_INSERT_SQL = (
+    "INSERT INTO core_searchdocument (namespace, ref, body, slot, length, updated_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s)"
 )
 _STATS_SQL = (
     "UPDATE core_searchnamespace SET documents = %s, tokens = %s, next_slot = %s WHERE id = %s"
@@ -137,13 +141,13 @@ def _scores(words, blobs, documents: int, avgdl: float, size: int):
     k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
     scores = np.zeros(size, dtype=np.float64)
     for word in words:  # query order: the sums are added in the reference's order
-        parts = [np.frombuffer(blob, dtype="<u4").reshape(3, -1) for blob in blobs.get(word, ())]
+        parts = blobs.get(word)
         if not parts:
             continue
-        postings = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
-        slots = postings[0]
-        tf = postings[1].astype(np.float64)
-        dl = postings[2].astype(np.float64)
+        postings = np.frombuffer(b"".join(parts), dtype="<u4").reshape(-1, 3)
+        slots = postings[:, 0]
+        tf = postings[:, 1].astype(np.float64)
+        dl = postings[:, 2].astype(np.float64)
         weight = tf * k1_plus_1 / (tf + k1 * (one_minus_b + b * dl / avgdl))
         scores[slots] += bm25.idf(documents, int(slots.size)) * weight
     return scores
@@ -175,22 +179,20 @@ def _top(namespace: str, scores, limit: int) -> list[Hit]:
 # --- writes ---------------------------------------------------------------------------
 
 
-def _encode(slots: array, tfs: array, dls: array) -> bytes:
-    packed = array("I", slots)
-    packed.extend(tfs)
-    packed.extend(dls)
+def _encode(packed: array) -> bytes:
     if _BIG_ENDIAN:
+        packed = array("I", packed)
         packed.byteswap()
     return packed.tobytes()
 
 
-def _decode(data) -> tuple[array, array, array]:
+def _decode(data) -> array:
+    """(slot, tf, dl) triples, flattened, slots ascending."""
     packed = array("I")
     packed.frombytes(bytes(data))
     if _BIG_ENDIAN:
         packed.byteswap()
-    n = len(packed) // 3
-    return packed[:n], packed[n : 2 * n], packed[2 * n :]
+    return packed
 
 
 def _apply(namespace: str, changes: dict[str, str | None]) -> None:
@@ -198,6 +200,7 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
     if not changes:
         return
     now = clock.now()
+    stamp = connection.ops.adapt_datetimefield_value(now)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             _LOCK_SQL,
@@ -241,16 +244,7 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
             for term, tf in Counter(words).items():
                 edits[(term, slot // BUCKET)][slot] = (tf, dl)
             if old is None:
-                created.append(
-                    SearchDocument(
-                        namespace=namespace,
-                        ref=ref,
-                        body=body,
-                        slot=slot,
-                        length=dl,
-                        updated_at=now,
-                    )
-                )
+                created.append([namespace, ref, body, slot, dl, stamp])
             else:
                 updated.append((old[0], body, dl))
         if edits:
@@ -260,7 +254,7 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
         for doc_id, body, dl in updated:
             SearchDocument.objects.filter(id=doc_id).update(body=body, length=dl, updated_at=now)
         if created:
-            SearchDocument.objects.bulk_create(created, batch_size=_CHUNK)
+            cursor.executemany(_INSERT_SQL, created)
         cursor.execute(
             _STATS_SQL,
             [documents, total, next_slot, ns_id],
@@ -283,30 +277,24 @@ def _write_blocks(cursor, ns_id: int, edits) -> None:
     upserts, drops = [], []
     for key, slot_edits in edits.items():
         data = current.get(key)
-        slots, tfs, dls = (
-            _decode(data) if data is not None else (array("I"), array("I"), array("I"))
-        )
+        packed = _decode(data) if data is not None else array("I")
         if all(v is not None for v in slot_edits.values()) and (
-            not slots or min(slot_edits) > slots[-1]
+            not packed or min(slot_edits) > packed[-3]
         ):  # the common case: new documents append to the block
             for slot in sorted(slot_edits):
-                tf, dl = slot_edits[slot]
-                slots.append(slot)
-                tfs.append(tf)
-                dls.append(dl)
+                packed.extend((slot, *slot_edits[slot]))
         else:
-            merged = {s: (t, d) for s, t, d in zip(slots, tfs, dls, strict=True)}
+            merged = {packed[i]: (packed[i + 1], packed[i + 2]) for i in range(0, len(packed), 3)}
             for slot, value in slot_edits.items():
                 if value is None:
                     merged.pop(slot, None)
                 else:
                     merged[slot] = value
-            order = sorted(merged)
-            slots = array("I", order)
-            tfs = array("I", (merged[s][0] for s in order))
-            dls = array("I", (merged[s][1] for s in order))
-        if slots:
-            upserts.append([ns_id, key[0], key[1], len(slots), _encode(slots, tfs, dls)])
+            packed = array("I")
+            for slot in sorted(merged):
+                packed.extend((slot, *merged[slot]))
+        if packed:
+            upserts.append([ns_id, key[0], key[1], len(packed) // 3, _encode(packed)])
         elif data is not None:
             drops.append([ns_id, key[0], key[1]])
     if upserts:

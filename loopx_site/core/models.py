@@ -118,8 +118,8 @@ class SearchDocument(models.Model):
 class SearchPostingBlock(models.Model):
     """The postings of one term for one range of ``BUCKET`` slots of a namespace.
 
-    ``data`` packs three little-endian uint32 arrays of ``count`` entries each: the
-    slots (ascending), their term frequencies and their document lengths.
+    ``data`` packs ``count`` little-endian uint32 triples (slot, term frequency,
+    document length), slots ascending.
     """
 
     namespace = models.ForeignKey(SearchNamespace, on_delete=models.CASCADE, related_name="+")

@@ -68,3 +68,17 @@ def test_search_equals_the_reference_bm25_for_any_text(bodies, query, limit):
 def test_long_tokens_are_cut_to_the_reference_length(corpus):
     fulltext.index("c1", "long", "x" * 200 + " tail")
     assert [h.ref for h in fulltext.search("c1", "x" * 64 + "y", limit=5)] == ["long"]
+
+
+def test_documents_keep_their_timestamps_and_dense_slots(corpus):
+    from loopx_site.core.models import SearchNamespace
+
+    docs = list(SearchDocument.objects.filter(namespace="c1").order_by("slot"))
+    assert [d.slot for d in docs] == [0, 1, 2]
+    assert all(d.updated_at is not None and d.updated_at.tzinfo is not None for d in docs)
+    fulltext.remove("c1", "r2")
+    fulltext.index("c1", "r4", "new words")
+    stats = SearchNamespace.objects.get(name="c1")
+    assert SearchDocument.objects.get(namespace="c1", ref="r4").slot == 3  # never reused
+    assert (stats.documents, stats.next_slot) == (3, 4)
+    assert stats.tokens == sum(d.length for d in SearchDocument.objects.filter(namespace="c1"))
