@@ -55,15 +55,21 @@ serve: setup
 	  --workers $${WEB_CONCURRENCY:-4} --access-logfile -
 
 ## Benchmarks: SQLite legs, then the PostgreSQL legs; every JSON line goes to
-## bench/results.jsonl and bench/RESULTS.md is regenerated from it.
+## bench/results.jsonl and bench/RESULTS.md is regenerated from it. The CLI start-up is
+## compared with CLI_BASELINE_REV (main before issue 16's changes).
 BENCH_OUT := bench/results.jsonl
+CLI_BASELINE_REV ?= d2937f3
+# Run one benchmark, show its output, append it to $(BENCH_OUT), keep its exit status.
+bench_line = $(1) > $(BENCH_OUT).part; s=$$?; cat $(BENCH_OUT).part; \
+	cat $(BENCH_OUT).part >> $(BENCH_OUT); rm -f $(BENCH_OUT).part; exit $$s
 bench: setup
 	@: > $(BENCH_OUT)
-	@for b in reward_memory_bench cli_startup_bench hooks_bench api_load_bench; do \
-	  echo "== $$b (SQLite)"; $(BIN)/python bench/$$b.py $(BENCH_ARGS_$$b) | tee -a $(BENCH_OUT) || exit 1; done
-	@for b in reward_memory_bench api_load_bench; do \
-	  echo "== $$b (PostgreSQL)"; \
-	  scripts/with-postgres.sh $(BIN)/python bench/$$b.py | tee -a $(BENCH_OUT) || exit 1; done
+	@$(call bench_line,$(BIN)/python bench/reward_memory_bench.py)
+	@$(call bench_line,$(BIN)/python bench/cli_startup_bench.py --compare-rev $(CLI_BASELINE_REV))
+	@$(call bench_line,$(BIN)/python bench/hooks_bench.py)
+	@$(call bench_line,$(BIN)/python bench/api_load_bench.py --phases single)
+	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/reward_memory_bench.py)
+	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/api_load_bench.py)
 	$(BIN)/python bench/render_results.py $(BENCH_OUT) bench/RESULTS.md
 
 ## LangGraph SqliteStore side by side, in its own virtualenv (never a runtime dependency).
@@ -75,7 +81,7 @@ $(PEERS)/.stamp: requirements.txt
 	@touch $@
 
 bench-peers: $(PEERS)/.stamp
-	$(PEERS)/bin/python bench/peer_bench.py | tee -a $(BENCH_OUT)
+	@$(call bench_line,$(PEERS)/bin/python bench/peer_bench.py)
 	$(BIN)/python bench/render_results.py $(BENCH_OUT) bench/RESULTS.md
 
 ## Reliability soak (>= 10,000 mixed operations) on SQLite, then on PostgreSQL.
