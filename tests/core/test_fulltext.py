@@ -82,3 +82,51 @@ def test_documents_keep_their_timestamps_and_dense_slots(corpus):
     assert SearchDocument.objects.get(namespace="c1", ref="r4").slot == 3  # never reused
     assert (stats.documents, stats.next_slot) == (3, 4)
     assert stats.tokens == sum(d.length for d in SearchDocument.objects.filter(namespace="c1"))
+
+
+def test_rebuild_recomputes_the_same_index_from_the_stored_bodies(corpus):
+    before = [(h.ref, h.score) for h in fulltext.search("c1", "reviewer merging prefer")]
+    assert fulltext.rebuild() == 4
+    assert [(h.ref, h.score) for h in fulltext.search("c1", "reviewer merging prefer")] == before
+    assert [h.ref for h in fulltext.search("c2", "reviewer")] == ["x1"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_writers_of_one_namespace_keep_statistics_and_postings_exact():
+    import threading
+
+    from django.db import connection as default_connection
+
+    from loopx_site.core.models import SearchNamespace
+
+    start = threading.Barrier(4)
+    errors = []
+
+    def writer(n):
+        try:
+            start.wait()
+            for i in range(15):
+                fulltext.index(
+                    "race", f"w{n}-{i:02d}", f"shared words writer{n} item{i} " * (i % 3 + 1)
+                )
+                if i % 5 == 4:
+                    fulltext.remove("race", f"w{n}-{i - 1:02d}")
+        except Exception as exc:  # reported below; a thread must not die silently
+            errors.append(repr(exc))
+        finally:
+            default_connection.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    docs = list(SearchDocument.objects.filter(namespace="race").values_list("ref", "body"))
+    stats = SearchNamespace.objects.get(name="race")
+    assert stats.documents == len(docs) == 4 * 12
+    assert stats.tokens == sum(len(bm25.document_tokens(body)) for _, body in docs)
+    for query in ["shared words", "writer2 item7", "item1 writer0 words"]:
+        hits = fulltext.search("race", query, limit=10)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, 10)
