@@ -26,7 +26,10 @@ def recall_rows(line: dict) -> list[str]:
             f"| recall, {line['backend']}, {size:,} records (+{line['other_corpus_records']:,} "
             f"in another corpus) | overlap {fmt(line['overlap_top4'][k])}, exact #1 "
             f"{line['exact_first'][k]}; service p50 {line['p50_ms'][k]} / p95 "
-            f"**{line['p95_ms'][k]} ms**; ranking alone p95 {line['ranking_p95_ms'][k]} ms "
+            f"**{line['p95_ms'][k]} ms** (CPU p95 {line.get('cpu_p95_ms', {}).get(k)} ms); "
+            f"ranking alone p95 {line['ranking_p95_ms'][k]} ms (CPU "
+            f"{line.get('ranking_cpu_p95_ms', {}).get(k)} ms), load "
+            f"{line.get('load_average_1m')} "
             f"| overlap 1.00, p95 ≤ 20 ms at 100k | {durability(line)} |"
         )
     return rows
