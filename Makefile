@@ -67,8 +67,10 @@ bench: setup
 	@$(call bench_line,$(BIN)/python bench/reward_memory_bench.py)
 	@$(call bench_line,$(BIN)/python bench/cli_startup_bench.py --compare-rev $(CLI_BASELINE_REV))
 	@$(call bench_line,$(BIN)/python bench/hooks_bench.py)
+	@$(call bench_line,$(BIN)/python bench/preferences_bench.py)
 	@$(call bench_line,$(BIN)/python bench/api_load_bench.py --phases single)
 	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/reward_memory_bench.py)
+	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/preferences_bench.py)
 	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/api_load_bench.py)
 	$(BIN)/python bench/render_results.py $(BENCH_OUT) bench/RESULTS.md
 
