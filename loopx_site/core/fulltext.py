@@ -118,12 +118,7 @@ def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
     words = tokens(query)
     if not words or limit <= 0:
         return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _in_list(_SEARCH_SQL, len(words)),
-            [*words, namespace],
-        )
-        rows = cursor.fetchall()
+    rows = _fetch(_in_list(_SEARCH_SQL, len(words)), [*words, namespace])
     blobs: dict[str, list[bytes]] = defaultdict(list)
     for row in rows:
         if row[3] is not None:
@@ -133,6 +128,21 @@ def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
     documents, total, next_slot = rows[0][0], rows[0][1], rows[0][2]
     scores = _scores(words, blobs, documents, total / documents, next_slot)
     return _top(namespace, scores, limit)
+
+
+def _fetch(sql: str, params: list) -> list[tuple]:
+    """Rows of one read. On PostgreSQL the posting blobs come in binary format (half the
+    bytes of hex-encoded ``bytea``, no decoding), through Django's error wrapping."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    import psycopg
+
+    connection.ensure_connection()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, binary=True)
+        return cursor.fetchall()
 
 
 def _scores(words, blobs, documents: int, avgdl: float, size: int):
