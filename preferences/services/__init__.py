@@ -5,7 +5,9 @@ semantic preference recall hook (Part B). Import the package: ``from preferences
 services`` then ``services.remember(...)``, ``services.recall(...)``.
 
 The recall half (provider runtime, extensions, subprocess plumbing) is imported on first
-use, so a journal-only CLI call does not pay for it.
+use, so a journal-only CLI call does not pay for it. Use it through this package
+(``services.recall(...)``); do not import the submodule ``preferences.services.recall``
+directly — importing it binds the package attribute ``recall`` to the module itself.
 """
 
 import importlib
