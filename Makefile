@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 OPERATOR ?= operator
 
-.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking lint format serve bench soak clean
+.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking lint format serve bench bench-peers soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,8 +74,37 @@ serve: setup
 	$(BIN)/gunicorn loopx_site.wsgi:application --bind $(HOST):$(PORT) \
 	  --workers $${WEB_CONCURRENCY:-4} --access-logfile -
 
+## Benchmarks: SQLite legs, then the PostgreSQL legs; every JSON line goes to
+## bench/results.jsonl and bench/RESULTS.md is regenerated from it. The CLI start-up is
+## compared with CLI_BASELINE_REV (main before issue 16's changes).
+BENCH_OUT := bench/results.jsonl
+CLI_BASELINE_REV ?= d2937f3
+# Run one benchmark, show its output, append it to $(BENCH_OUT), keep its exit status.
+bench_line = $(1) > $(BENCH_OUT).part; s=$$?; cat $(BENCH_OUT).part; \
+	cat $(BENCH_OUT).part >> $(BENCH_OUT); rm -f $(BENCH_OUT).part; exit $$s
 bench: setup
-	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@: > $(BENCH_OUT)
+	@$(call bench_line,$(BIN)/python bench/reward_memory_bench.py)
+	@$(call bench_line,$(BIN)/python bench/cli_startup_bench.py --compare-rev $(CLI_BASELINE_REV))
+	@$(call bench_line,$(BIN)/python bench/hooks_bench.py)
+	@$(call bench_line,$(BIN)/python bench/preferences_bench.py)
+	@$(call bench_line,$(BIN)/python bench/api_load_bench.py --phases single)
+	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/reward_memory_bench.py)
+	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/preferences_bench.py)
+	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/api_load_bench.py)
+	$(BIN)/python bench/render_results.py $(BENCH_OUT) bench/RESULTS.md
+
+## LangGraph SqliteStore side by side, in its own virtualenv (never a runtime dependency).
+PEERS := .venv-peers
+PEER_PACKAGES := langgraph-checkpoint-sqlite==3.1.2
+$(PEERS)/.stamp: requirements.txt
+	@test -x $(PEERS)/bin/python || $(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt $(PEER_PACKAGES)
+	@touch $@
+
+bench-peers: $(PEERS)/.stamp
+	@$(call bench_line,$(PEERS)/bin/python bench/peer_bench.py)
+	$(BIN)/python bench/render_results.py $(BENCH_OUT) bench/RESULTS.md
 
 ## Reliability soak (>= 10,000 mixed operations) on SQLite, then on PostgreSQL.
 soak: setup
@@ -83,4 +112,4 @@ soak: setup
 	scripts/with-postgres.sh $(BIN)/python bench/preferences_soak.py
 
 clean:
-	rm -rf $(VENV) .venv-openviking db.sqlite3 db.sqlite3-* staticfiles
+	rm -rf $(VENV) $(PEERS) .venv-openviking db.sqlite3 db.sqlite3-* staticfiles

@@ -1,5 +1,6 @@
 """Shared set-up for benchmarks: Django on a throwaway SQLite database (or the
-DATABASE_URL given), migrated, with the project importable."""
+DATABASE_URL given), migrated, with the project importable; the durability settings of
+the database in use, printed beside every figure; percentiles."""
 
 import atexit
 import os
@@ -34,3 +35,26 @@ def progress_bar(**kwargs):
     from loopx_site.core.progress import bar
 
     return bar(fmt="json", **kwargs)
+
+
+def durability() -> dict:
+    """What a commit promises on the connection in use (printed beside each figure)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("PRAGMA journal_mode")
+            journal = cursor.fetchone()[0]
+            cursor.execute("PRAGMA synchronous")
+            sync = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(cursor.fetchone()[0])
+            return {"backend": "sqlite", "journal_mode": journal, "synchronous": sync}
+        settings = {}
+        for name in ("fsync", "synchronous_commit", "full_page_writes", "wal_level"):
+            cursor.execute(f"SHOW {name}")
+            settings[name] = cursor.fetchone()[0]
+        return {"backend": "postgresql", **settings}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]

@@ -3,6 +3,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from loopx_site.core.admin_dashboard import dashboard_view, no_favicon
+from loopx_site.core.api import schema  # noqa: F401 - registers the host token scheme
+
+admin.autodiscover()  # idempotent; CLI processes that never load the URLconf skip it
 
 urlpatterns = [
     path("favicon.ico", no_favicon),

@@ -1,4 +1,32 @@
+"""App configs of the kernel, kept light: ``ready`` runs in every process, including each
+short CLI call a host makes per turn.
+
+- Nothing is imported here for the API schema: the drf-spectacular extension is
+  registered by the URLconf (``loopx_site.urls``), which only web processes and schema
+  generation load.
+- The admin (``LoopxAdminConfig``, in place of ``django.contrib.admin``) discovers the
+  apps' ``admin`` modules — which import every app's services — only in processes that
+  serve or check the site: web servers, tests, ``runserver``, ``check``. Other management
+  commands skip it; the URLconf also runs the (idempotent) discovery, so any process that
+  resolves a URL has the full admin.
+"""
+
+import sys
+from pathlib import Path
+
 from django.apps import AppConfig
+from django.contrib.admin.apps import SimpleAdminConfig
+
+# Management commands that serve the site or check it (and therefore need the admin).
+ADMIN_COMMANDS = frozenset({"runserver", "testserver", "test", "check", "shell"})
+_LAUNCHERS = frozenset({"manage.py", "django-admin", "django-admin.py", "__main__.py"})
+
+
+def is_management_command_without_admin(argv: list[str]) -> bool:
+    """True for ``manage.py <command>`` runs whose command never touches the admin."""
+    if len(argv) < 2 or Path(argv[0]).name not in _LAUNCHERS:
+        return False
+    return argv[1] not in ADMIN_COMMANDS
 
 
 class CoreConfig(AppConfig):
@@ -6,5 +34,9 @@ class CoreConfig(AppConfig):
     label = "core"
     verbose_name = "LoopX registry"
 
+
+class LoopxAdminConfig(SimpleAdminConfig):
     def ready(self):
-        from loopx_site.core.api import schema  # noqa: F401 - registers the auth scheme
+        super().ready()
+        if not is_management_command_without_admin(sys.argv):
+            self.module.autodiscover()

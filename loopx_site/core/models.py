@@ -71,17 +71,40 @@ class HostToken(models.Model):
         return f"{self.prefix}… ({scope})"
 
 
+class SearchNamespace(models.Model):
+    """Collection statistics of one full-text namespace (see ``loopx_site.core.fulltext``).
+
+    Every write to the namespace locks this row first, so writers of one namespace
+    serialise and the statistics, slots and posting blocks stay consistent.
+    """
+
+    name = models.CharField(max_length=200)
+    documents = models.BigIntegerField(default=0, help_text="N: documents in the namespace.")
+    tokens = models.BigIntegerField(default=0, help_text="Sum of the documents' lengths.")
+    next_slot = models.BigIntegerField(default=0, help_text="Next dense document number.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["name"], name="core_searchnamespace_name_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class SearchDocument(models.Model):
     """One document of the shared full-text index (see ``loopx_site.core.fulltext``).
 
-    Rows are written only through ``fulltext.index``/``fulltext.remove``; the SQLite FTS5
-    table and the PostgreSQL GIN expression index are created by migration 0002.
+    Rows are written only through ``fulltext.index``/``index_many``/``remove``; ``slot``
+    numbers the document densely inside its namespace (never reused) and ``length`` is
+    its token count.
     """
 
     namespace = models.CharField(max_length=200)
-    namespace_key = models.CharField(max_length=32, help_text="FTS token of the namespace.")
     ref = models.CharField(max_length=255)
     body = models.TextField()
+    slot = models.BigIntegerField(default=0)
+    length = models.IntegerField(default=0)
     updated_at = models.DateTimeField()
 
     class Meta:
@@ -89,7 +112,35 @@ class SearchDocument(models.Model):
             models.UniqueConstraint(
                 fields=["namespace", "ref"], name="core_searchdocument_namespace_ref_uniq"
             ),
+            models.UniqueConstraint(
+                fields=["namespace", "slot"], name="core_searchdocument_namespace_slot_uniq"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.namespace}:{self.ref}"
+
+
+class SearchPostingBlock(models.Model):
+    """The postings of one term for one range of ``BUCKET`` slots of a namespace.
+
+    ``data`` packs ``count`` little-endian uint32 triples (slot, term frequency,
+    document length), slots ascending.
+    """
+
+    namespace = models.ForeignKey(SearchNamespace, on_delete=models.CASCADE, related_name="+")
+    term = models.CharField(max_length=64)
+    bucket = models.BigIntegerField()
+    count = models.IntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace", "term", "bucket"],
+                name="core_searchpostingblock_ns_term_bucket_uniq",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.term}@{self.bucket}"

@@ -3,7 +3,14 @@
 ``journal`` holds the explicit Agent preference journal (Part A); ``recall`` the
 semantic preference recall hook (Part B). Import the package: ``from preferences import
 services`` then ``services.remember(...)``, ``services.recall(...)``.
+
+The recall half (provider runtime, extensions, subprocess plumbing) is imported on first
+use, so a journal-only CLI call does not pay for it. Use it through this package
+(``services.recall(...)``); do not import the submodule ``preferences.services.recall``
+directly — importing it binds the package attribute ``recall`` to the module itself.
 """
+
+import importlib
 
 from preferences.services.journal import (  # noqa: F401
     history,
@@ -13,4 +20,19 @@ from preferences.services.journal import (  # noqa: F401
     remember,
     retire,
 )
-from preferences.services.recall import *  # noqa: F403
+
+_LAZY = "preferences.services.recall"
+
+
+def __getattr__(name: str):
+    module = importlib.import_module(_LAZY)
+    # Bind every exported name at once: importing the submodule also bound the package
+    # attribute ``recall`` to the module itself, which the function must replace.
+    globals().update({export: getattr(module, export) for export in module.__all__})
+    if name in module.__all__:
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(importlib.import_module(_LAZY).__all__))

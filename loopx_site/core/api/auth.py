@@ -41,10 +41,14 @@ class HostTokenAuthentication(authentication.BaseAuthentication):
             secret = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Malformed token.") from None
-        token = (
-            HostToken.objects.select_related("goal", "agent")
-            .filter(key_digest=digest_token(secret), revoked_at__isnull=True)
-            .first()
+        # One indexed query (unique digest, Goal and Agent joined), no ORDER BY.
+        token = next(
+            iter(
+                HostToken.objects.select_related("goal", "agent")
+                .filter(key_digest=digest_token(secret), revoked_at__isnull=True)
+                .order_by()[:1]
+            ),
+            None,
         )
         if token is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked token.")

@@ -1,0 +1,127 @@
+"""CLI start-up: wall time of ``manage.py semantic_preference agent read`` against
+``python -c "import django"``, run by run, alternating.
+
+Each round runs, in turn: the CLI read on this tree, the bare ``import django``, and —
+with ``--compare-rev REV`` — the same CLI read on a ``git archive`` export of REV (e.g.
+the pre-change commit), each on its own migrated SQLite database holding one Goal/Agent.
+Prints one JSON line: medians (wall and child CPU time), the CLI ÷ ``import django``
+ratio for each tree and, with a comparison, this tree's median ÷ REV's (target ≤ 0.5).
+
+Usage: .venv/bin/python bench/cli_startup_bench.py [--rounds N] [--compare-rev REV]
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def prepare(tree: Path, workdir: Path, name: str) -> dict:
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{workdir / (name + '.sqlite3')}",
+        "DJANGO_SETTINGS_MODULE": "loopx_site.settings",
+        "DEBUG": "false",
+    }
+    env.pop("PYTHONPATH", None)
+    manage = [PYTHON, str(tree / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=tree)
+    subprocess.run(
+        [
+            *manage,
+            "shell",
+            "-c",
+            "from loopx_site.core import services as s; "
+            "s.register_goal(goal_id='bench', agent_ids=['agent'])",
+        ],
+        env=env,
+        check=True,
+        cwd=tree,
+        stdout=subprocess.DEVNULL,
+    )
+    return {"env": env, "cwd": tree}
+
+
+def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms of the child: user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True)
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"command failed ({done.returncode}): {argv[2:4]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed * 1000, cpu * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--compare-rev", help="git revision to compare against")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="loopx-cli-bench-"))
+    try:
+        trees = {"this": prepare(ROOT, workdir, "this")}
+        if args.compare_rev:
+            export = workdir / "rev"
+            export.mkdir()
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", args.compare_rev],
+                check=True,
+                stdout=subprocess.PIPE,
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(export)], input=archive, check=True)
+            (export / ".local").mkdir(exist_ok=True)
+            trees["rev"] = prepare(export, workdir, "rev")
+        read = ["semantic_preference", "agent", "read", "--goal-id", "bench", "--agent-id", "agent"]
+        times: dict[str, list[tuple[float, float]]] = {n: [] for n in [*trees, "import_django"]}
+        base_env = trees["this"]["env"]
+        for _ in range(2):  # warm the file cache
+            for tree in trees.values():
+                timed([PYTHON, str(tree["cwd"] / "manage.py"), *read], tree["env"], tree["cwd"])
+        for _ in range(args.rounds):
+            for name, tree in trees.items():
+                manage = str(tree["cwd"] / "manage.py")
+                times[name].append(timed([PYTHON, manage, *read], tree["env"], tree["cwd"]))
+                times["import_django"].append(
+                    timed([PYTHON, "-c", "import django"], base_env, ROOT)
+                )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    medians = {name: round(statistics.median(v[0] for v in vs), 1) for name, vs in times.items()}
+    cpu = {name: round(statistics.median(v[1] for v in vs), 1) for name, vs in times.items()}
+    line = {
+        "bench": "cli_startup",
+        "command": "manage.py " + " ".join(read[:3]),
+        "rounds": args.rounds,
+        "median_wall_ms": medians,
+        "median_cpu_ms": cpu,
+        "ratio_to_import_django": {
+            name: round(medians[name] / medians["import_django"], 2) for name in trees
+        },
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
+    if "rev" in trees:
+        line["compare_rev"] = args.compare_rev
+        line["this_over_rev"] = round(medians["this"] / medians["rev"], 3)
+        line["this_over_rev_cpu"] = round(cpu["this"] / cpu["rev"], 3)
+        line["target_this_over_rev"] = 0.5
+        line["meets_target"] = line["this_over_rev"] <= 0.5
+    print(json.dumps(line))
+
+
+if __name__ == "__main__":
+    main()

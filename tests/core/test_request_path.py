@@ -1,0 +1,40 @@
+"""The request path does its fixed work once: a host token is resolved with one query,
+and SQLite connections persist with their PRAGMAs applied when they open."""
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIRequestFactory
+
+from loopx_site.core import services
+from loopx_site.core.api.auth import HostTokenAuthentication
+from tests.factories import AgentFactory, GoalFactory
+
+
+@pytest.mark.django_db
+def test_host_token_is_resolved_with_one_query_including_goal_and_agent():
+    goal = GoalFactory(goal_id="demo")
+    AgentFactory(goal=goal, agent_id="author")
+    secret = services.create_token(goal_id="demo", agent_id="author").secret
+    request = APIRequestFactory().get("/api/v1/goals/demo/", HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+    with CaptureQueriesContext(connection) as queries:
+        principal, token = HostTokenAuthentication().authenticate(request)
+        scope = (principal.goal_id, principal.agent_id, str(token))
+
+    assert len(queries) == 1
+    assert scope[:2] == ("demo", "author")
+    assert "demo/author" in scope[2]  # goal and agent came with the token (no query)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite connection settings")
+@pytest.mark.django_db
+def test_sqlite_connections_persist_and_carry_their_pragmas():
+    assert settings.DATABASES["default"]["CONN_MAX_AGE"] > 0
+    with connection.cursor() as cursor:
+        pragmas = {}
+        for name in ("journal_mode", "synchronous", "cache_size"):
+            cursor.execute(f"PRAGMA {name}")
+            pragmas[name] = cursor.fetchone()[0]
+    assert pragmas == {"journal_mode": "wal", "synchronous": 1, "cache_size": -65536}

@@ -1,0 +1,82 @@
+"""A CLI call imports only what it uses: no API schema machinery, no database driver it
+does not talk to, no admin registrations (those load with the URLconf and in web or
+check processes). Checked by the imports a real ``manage.py`` process makes."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from loopx_site.core.apps import is_management_command_without_admin
+from tests.helpers import ROOT
+
+
+def _imports_of(tmp_path, *argv: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "DEBUG": "false",
+        "SECRET_KEY": "x" * 64,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}",
+    }
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "manage.py", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    modules = {
+        line.split("|")[-1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    return result, modules
+
+
+def test_agent_read_cli_skips_schema_driver_admin_and_recall_runtime(tmp_path):
+    result, modules = _imports_of(
+        tmp_path, "semantic_preference", "agent", "read", "--goal-id", "g", "--agent-id", "a"
+    )
+    assert result.returncode == 2  # unknown Goal: a structured error, after a real lookup
+    assert '"code"' in result.stdout
+    assert "preferences.cli.agent" in modules  # the measurement saw the command itself
+    heavy = {
+        "drf_spectacular.plumbing",
+        "rest_framework.fields",
+        "psycopg",
+        "django.contrib.postgres",
+        "loopx_site.urls",
+        "preferences.admin_recall",  # imported by preferences.admin
+        "loopx_site.core.admin_base",  # imported by every app's admin
+        "preferences.services.recall",
+        "preferences.recall.runner",
+    }
+    assert not heavy & modules, sorted(heavy & modules)
+
+
+def test_check_still_loads_every_admin_registration(tmp_path):
+    result, modules = _imports_of(tmp_path, "check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    # (-X importtime does not list the admin modules themselves; their imports show.)
+    assert {"preferences.admin_recall", "loopx_site.core.admin_base"} <= modules
+
+
+@pytest.mark.parametrize(
+    ("argv", "skips"),
+    [
+        (["manage.py", "semantic_preference", "agent", "read"], True),
+        (["/srv/app/manage.py", "remember", "--goal-id", "g"], True),
+        (["manage.py", "runserver"], False),
+        (["manage.py", "check", "--deploy"], False),
+        (["manage.py", "test"], False),
+        (["/usr/bin/gunicorn", "loopx_site.wsgi:application"], False),
+        (["pytest", "-q"], False),
+        (["manage.py"], False),
+    ],
+)
+def test_only_non_web_management_commands_skip_admin_discovery(argv, skips):
+    assert is_management_command_without_admin(argv) is skips
