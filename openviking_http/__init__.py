@@ -145,7 +145,7 @@ def check_private_target(uri: Any, *, actor_peer_id: Any, user_id: str | None = 
 def parse_version(text: Any) -> tuple[int, ...] | None:
     if not isinstance(text, str):
         return None
-    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)", text.strip())
+    match = re.search(r"^v?(\d+)\.(\d+)\.(\d+)", text.strip())  # a version prefix
     return tuple(int(g) for g in match.groups()) if match else None
 
 

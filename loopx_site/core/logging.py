@@ -44,7 +44,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request):
         incoming = request.META.get("HTTP_X_REQUEST_ID", "")
-        request_id = incoming if _VALID_ID.match(incoming) else secrets.token_hex(8)
+        request_id = incoming if _VALID_ID.fullmatch(incoming) else secrets.token_hex(8)
         request.request_id = request_id
         token = _request_id.set(request_id)
         started = time.perf_counter()
