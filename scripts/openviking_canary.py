@@ -25,7 +25,7 @@ def main() -> int:
     django.setup()
     from django.conf import settings
 
-    import openviking_http as ov
+    import loopx_site.openviking_http as ov
     from loopx_site.core.canonical import digest_ref
     from reward_memory import providers
 

@@ -12,7 +12,7 @@ The settings file is local-private JSON (``loopx_openviking_provider_settings_v0
 runs with ``PATH`` and ``LANG`` only, so nothing comes from the environment.
 
 Recall reads the project peer ``loopx-project-<hex>`` derived from the request's
-``project_ref`` (``openviking_http.project_peer_token``): a scoped ``search/find`` under
+``project_ref`` (``loopx_site.openviking_http.project_peer_token``): a scoped ``search/find`` under
 ``viking://user/{user}/peers/{peer}/memories``, then an exact read of each hit. Items are
 ``{"preference_ref": "openviking:<16 hex of the URI digest>", "summary": <text>}``: the
 URI itself never leaves. Any failure prints nothing and exits non-zero with a bounded
@@ -30,7 +30,7 @@ _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 if str(_PROJECT_ROOT) not in sys.path:
     sys.path.insert(0, str(_PROJECT_ROOT))
 
-import openviking_http as ov  # noqa: E402 (after the project root is importable)
+import loopx_site.openviking_http as ov  # noqa: E402 (after the project root is importable)
 
 SETTINGS_SCHEMA = "loopx_openviking_provider_settings_v0"
 REQUEST_SCHEMA = "semantic_preference_provider_request_v0"

@@ -1,7 +1,7 @@
 """The ``openviking`` Reward Memory provider: an HTTP adapter for an OpenViking server.
 
 OpenViking is optional and external: LoopX talks to ``openviking-server`` over HTTP only
-(``openviking_http``) and never imports its code. Settings: ``OPENVIKING_BASE_URL``,
+(``loopx_site.openviking_http``) and never imports its code. Settings: ``OPENVIKING_BASE_URL``,
 ``OPENVIKING_API_KEY``, ``OPENVIKING_USER_ID``, ``OPENVIKING_TIMEOUT_SECONDS`` (see
 ``.env.example``); without a base URL and user id every operation is the fail-open
 ``not_installed`` condition.
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import openviking_http as ov
+import loopx_site.openviking_http as ov
 from reward_memory.providers.base import (
     Binding,
     Preflight,

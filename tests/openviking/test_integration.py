@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import openviking_http as ov
+import loopx_site.openviking_http as ov
 from reward_memory import providers
 from reward_memory.providers import Binding, ProviderUnavailable, ProviderWrite
 from reward_memory.providers.openviking import OpenVikingProvider

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import openviking_http as ov
+import loopx_site.openviking_http as ov
 from reward_memory import providers
 from reward_memory.providers import Binding, ProviderUnavailable, ProviderWrite
 from reward_memory.providers.openviking import OpenVikingProvider
