@@ -11,8 +11,9 @@ The settings file is local-private JSON (``loopx_openviking_provider_settings_v0
 ``base_url``, ``user_id`` and optionally ``api_key`` and ``timeout_seconds``. The process
 runs with ``PATH`` and ``LANG`` only, so nothing comes from the environment.
 
-Recall reads the project peer ``loopx-project-<hex>`` derived from the request's
-``project_ref`` (``loopx_site.openviking_http.project_peer_token``): a scoped ``search/find`` under
+Recall reads the project peer ``loopx-project-<hex>`` derived from the ``--project``
+argument the operator's local config passes (the provider request carries no project;
+``loopx_site.openviking_http.project_peer_token``): a scoped ``search/find`` under
 ``viking://user/{user}/peers/{peer}/memories``, then an exact read of each hit. Items are
 ``{"preference_ref": "openviking:<16 hex of the URI digest>", "summary": <text>}``: the
 URI itself never leaves. Any failure prints nothing and exits non-zero with a bounded
@@ -34,7 +35,6 @@ import loopx_site.openviking_http as ov  # noqa: E402 (after the project root is
 
 SETTINGS_SCHEMA = "loopx_openviking_provider_settings_v0"
 REQUEST_SCHEMA = "semantic_preference_provider_request_v0"
-DOCTOR_REQUEST_SCHEMA = "semantic_preference_provider_doctor_request_v0"
 RESPONSE_SCHEMA = "semantic_preference_provider_response_v0"
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_SETTINGS_BYTES = 16 * 1024
@@ -93,9 +93,6 @@ def read_request(expected_schema: str) -> dict:
         raise Failure("request_invalid") from None
     if not isinstance(request, dict) or request.get("schema_version") != expected_schema:
         raise Failure("request_invalid")
-    project = request.get("project_ref")
-    if not isinstance(project, str) or not project:
-        raise Failure("request_invalid")
     return request
 
 
@@ -103,14 +100,14 @@ def preference_ref(uri: str) -> str:
     return REF_PREFIX + hashlib.sha256(uri.encode("utf-8")).hexdigest()[:16]
 
 
-def recall(settings: ov.Settings, request: dict) -> dict:
+def recall(settings: ov.Settings, request: dict, project: str) -> dict:
     query = request.get("query")
     limit = request.get("limit")
     if not isinstance(query, str) or not query.strip():
         raise Failure("request_invalid")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise Failure("request_invalid")
-    peer = ov.project_peer_token(request["project_ref"])
+    peer = ov.project_peer_token(project)
     root = ov.check_private_target(
         ov.peer_memory_root(settings.user_id, peer), actor_peer_id=peer, user_id=settings.user_id
     )
@@ -137,12 +134,12 @@ def recall(settings: ov.Settings, request: dict) -> dict:
     return {"schema_version": RESPONSE_SCHEMA, "items": items}
 
 
-def doctor(settings: ov.Settings, request: dict) -> dict:
+def doctor(settings: ov.Settings, project: str) -> dict:
     health = ov.Client(settings).health()
     version = ov.parse_version(health.get("version"))
     if not health.get("healthy", True) or version is None or version < ov.MIN_SERVER_VERSION:
         raise Failure("server_unsupported")
-    peer = ov.project_peer_token(request["project_ref"])
+    peer = ov.project_peer_token(project)
     root = ov.peer_memory_root(settings.user_id, peer)
     try:
         ov.Client(settings).find("doctor", target_uri=root, peer=peer, limit=1)
@@ -157,22 +154,26 @@ def doctor(settings: ov.Settings, request: dict) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    usage = "usage: loopx_openviking.py recall|doctor --settings FILE --project REF\n"
     if not argv or argv[0] not in ("recall", "doctor"):
-        sys.stderr.write("usage: loopx_openviking.py recall|doctor --settings FILE\n")
+        sys.stderr.write(usage)
         return 2
     command, rest = argv[0], argv[1:]
-    settings_path = None
-    if len(rest) == 2 and rest[0] == "--settings":
-        settings_path = os.path.abspath(rest[1])
-    elif rest:
-        sys.stderr.write("usage: loopx_openviking.py recall|doctor --settings FILE\n")
+    options = dict(zip(rest[::2], rest[1::2], strict=False))
+    if len(rest) % 2 or set(options) != {"--settings", "--project"}:
+        sys.stderr.write(usage)
+        return 2
+    settings_path = os.path.abspath(options["--settings"])
+    project = options["--project"]
+    if not project or len(project) > 256:
+        sys.stderr.write(usage)
         return 2
     try:
         settings = load_settings(settings_path)
         if command == "recall":
-            response = recall(settings, read_request(REQUEST_SCHEMA))
+            response = recall(settings, read_request(REQUEST_SCHEMA), project)
         else:
-            response = doctor(settings, read_request(DOCTOR_REQUEST_SCHEMA))
+            response = doctor(settings, project)  # the doctor probe gets empty stdin
     except Failure as exc:
         sys.stderr.write(f"{exc}\n")
         return 1

@@ -232,10 +232,18 @@ def test_registered_provider_reads_django_settings(settings, goal, monkeypatch):
 # -- the loopx-openviking semantic-preference extension ---------------------------------
 
 
-def _run_extension(command, request, settings_file):
+def _run_extension(command, request, settings_file, project="loopx-demo"):
     script = ROOT / "preferences" / "extensions" / "loopx_openviking.py"
     return subprocess.run(
-        [sys.executable, str(script), command, "--settings", str(settings_file)],
+        [
+            sys.executable,
+            str(script),
+            command,
+            "--settings",
+            str(settings_file),
+            "--project",
+            project,
+        ],
         input=json.dumps(request).encode(),
         capture_output=True,
         env={"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"},
@@ -274,14 +282,13 @@ def test_extension_recalls_from_the_project_peer_only(settings, settings_file):
         "query": "PR description sections",
         "limit": 3,
         "context": {},
-        "project_ref": project,
     }
-    done = _run_extension("recall", request, settings_file)
+    done = _run_extension("recall", request, settings_file, project)
     assert done.returncode == 0
     response = json.loads(done.stdout)
     assert response["items"] == [{"preference_ref": ov_ref(uri), "summary": text}]
     assert uri.encode() not in done.stdout
-    other = _run_extension("recall", {**request, "project_ref": project + "-other"}, settings_file)
+    other = _run_extension("recall", request, settings_file, project + "-other")
     assert json.loads(other.stdout)["items"] == []
 
 
@@ -297,7 +304,6 @@ def test_extension_doctor_is_healthy_and_fails_when_the_server_is_down(
     request = {
         "schema_version": "semantic_preference_provider_doctor_request_v0",
         "protocol": "semantic_preference_provider_v0",
-        "project_ref": "loopx-demo",
     }
     healthy = _run_extension("doctor", request, settings_file)
     assert healthy.returncode == 0
@@ -348,13 +354,13 @@ def test_the_recall_hook_runs_the_shipped_manifest_against_the_server(
             "id": "openviking",
             "extension_id": "loopx-openviking",
             "extension_state_file": str(state),
-            "args": ["--settings", str(settings_file)],
+            "args": ["--settings", str(settings_file), "--project", project],
         },
         "surfaces": {SURFACE: {"query": "reviewer comments failing test", "limit": 3}},
     }
     result = preference_services.recall(config, project=project, surface=SURFACE, execute=True)
-    assert result["status"] == "completed", result
+    assert result["status"] == "completed", json.dumps(result)
     assert [item["summary"] for item in result["items"]] == [text]
     assert uri not in json.dumps(result)
     doctor = preference_services.doctor(config, project=project, execute=True)
-    assert doctor["status"] == "healthy"
+    assert doctor["status"] == "ready", json.dumps(doctor)

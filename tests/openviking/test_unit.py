@@ -411,7 +411,6 @@ RECALL_REQUEST = {
     "query": "PR sections",
     "limit": 3,
     "context": {},
-    "project_ref": "demo",
 }
 
 
@@ -427,7 +426,7 @@ def test_extension_without_valid_settings_fails_with_no_output(tmp_path, setting
     args = ["recall"]
     if settings_doc is not None:
         (tmp_path / "s.json").write_text(json.dumps(settings_doc))
-        args += ["--settings", "s.json"]
+        args += ["--settings", "s.json", "--project", "demo"]
     done = run_extension(args, RECALL_REQUEST, tmp_path)
     assert done.returncode != 0
     assert done.stdout == b""
@@ -450,7 +449,9 @@ def test_extension_answers_the_protocol_from_the_project_peer(stub, tmp_path):
             }
         )
     )
-    done = run_extension(["recall", "--settings", "s.json"], RECALL_REQUEST, tmp_path)
+    done = run_extension(
+        ["recall", "--settings", "s.json", "--project", "demo"], RECALL_REQUEST, tmp_path
+    )
     assert done.returncode == 0
     response = json.loads(done.stdout)
     assert response["schema_version"] == "semantic_preference_provider_response_v0"
