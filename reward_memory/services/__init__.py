@@ -18,7 +18,7 @@ from reward_memory.services.corpora import (
     register_corpus,
     set_corpus_active,
 )
-from reward_memory.services.experiments import experiment_status
+from reward_memory.services.experiments import configure_goal, experiment_status
 from reward_memory.services.ingest import ingest_event, reconcile_pending_ingests
 from reward_memory.services.operator_control import operator_control
 from reward_memory.services.recall import (
@@ -43,6 +43,7 @@ __all__ = [
     "apply_review",
     "bind_role",
     "check_record_operation",
+    "configure_goal",
     "experiment_status",
     "expire_due_records",
     "get_review",
