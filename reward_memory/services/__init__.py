@@ -37,8 +37,10 @@ from reward_memory.services.records import (
     supersede_record,
 )
 from reward_memory.services.review import apply_review, get_review, review_candidate
+from reward_memory.services.runtime_hooks import DECLARED_BOUNDARIES, run_boundary_hook
 
 __all__ = [
+    "DECLARED_BOUNDARIES",
     "RecallGuidance",
     "apply_review",
     "bind_role",
@@ -64,6 +66,7 @@ __all__ = [
     "review_candidate",
     "revoke_checkpoint",
     "revoke_record",
+    "run_boundary_hook",
     "set_corpus_active",
     "supersede_record",
     "unbind_role",

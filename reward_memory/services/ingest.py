@@ -213,6 +213,7 @@ class _Context:
             "memory_available_for_recall": status == c.INGEST_ACTIVATED,
             "deduplicated": bool(outcome and outcome.deduplicated),
             "readback": outcome.readback if outcome else None,
+            "provider_call_count": outcome.provider_calls if outcome else 0,
             "provider": {
                 "provider_id": self.corpus.provider_id,
                 "binding_ref": self.corpus.provider_binding_ref,

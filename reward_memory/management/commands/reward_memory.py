@@ -168,6 +168,18 @@ class Command(LoopxCommand):
         expire.add_argument("--corpus-id")
         expire.add_argument("--execute", action="store_true")
 
+        hook = sub.add(
+            "hook",
+            "Run the automatic Reward Memory hook at a declared module boundary "
+            "(planned unless --execute).",
+        )
+        hook.add_argument("--boundary", required=True, choices=list(services.DECLARED_BOUNDARIES))
+        hook.add_argument("--goal-id", required=True)
+        hook.add_argument("--agent-id", required=True)
+        hook.add_argument("--query", action="append", dest="queries", default=[])
+        hook.add_argument("--event", help="A compact event JSON file to ingest (or -).")
+        hook.add_argument("--execute", action="store_true")
+
         status = sub.add("experiment-status", "The Agent's Reward Memory experiment status.")
         status.add_argument("--goal-id", required=True)
         status.add_argument("--agent-id", required=True)
@@ -418,6 +430,16 @@ class Command(LoopxCommand):
     def run_expire_records(self, *, corpus_id=None, execute=False, **_):
         return services.expire_due_records(corpus_id=corpus_id, execute=execute)
 
+    def run_hook(self, *, boundary, goal_id, agent_id, queries, event=None, execute=False, **_):
+        return services.run_boundary_hook(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            boundary=boundary,
+            queries=queries,
+            event=read_json(event) if event else None,
+            execute=execute,
+        )
+
     def run_experiment_status(self, *, goal_id, agent_id, **_):
         return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
 
@@ -438,6 +460,10 @@ class Command(LoopxCommand):
             return format_table(
                 rows, ["corpus_id", "class", "project", "surfaces", "provider", "health"]
             )
+        if subcommand == "hook":
+            head = format_mapping(payload, skip=("context", "application_receipt", "automation"))
+            rows = payload["context"]["guidance"]
+            return f"{head}\n" + format_table(rows, ["memory_class", "summary"])
         if subcommand == "recall":
             head = format_mapping(payload, skip=("items", "public_packet", "guard"))
             rows = [
