@@ -180,6 +180,12 @@ class Command(LoopxCommand):
         hook.add_argument("--event", help="A compact event JSON file to ingest (or -).")
         hook.add_argument("--execute", action="store_true")
 
+        sub.add(
+            "evaluate",
+            "Stage 4: run the eight contract cases on the real code; release gate (progress "
+            "on stderr).",
+        )
+
         status = sub.add("experiment-status", "The Agent's Reward Memory experiment status.")
         status.add_argument("--goal-id", required=True)
         status.add_argument("--agent-id", required=True)
@@ -440,6 +446,11 @@ class Command(LoopxCommand):
             execute=execute,
         )
 
+    def run_evaluate(self, **_):
+        from reward_memory import evaluation
+
+        return evaluation.evaluate(progress=self.progress)
+
     def run_experiment_status(self, *, goal_id, agent_id, **_):
         return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
 
@@ -460,6 +471,14 @@ class Command(LoopxCommand):
             return format_table(
                 rows, ["corpus_id", "class", "project", "surfaces", "provider", "health"]
             )
+        if subcommand == "evaluate":
+            rows = [
+                {"case": c["case_id"], "passed": c["passed"], "ms": c["latency_ms"]}
+                for c in payload["cases"]
+            ]
+            gate = payload["release_gate"]
+            head = f"status: {payload['status']}\nrelease_gate: {gate['status']}"
+            return f"{head}\n" + format_table(rows, ["case", "passed", "ms"])
         if subcommand == "hook":
             head = format_mapping(payload, skip=("context", "application_receipt", "automation"))
             rows = payload["context"]["guidance"]
