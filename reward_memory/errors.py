@@ -33,6 +33,8 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | config_not_found / config_not_ignored | 404 / 400 | the config is missing / not git-ignored |
 | config_binds_one_agent | 409 | a private config already binds another Agent |
 | experiment_route_unavailable | 403 | executing an ingest without the Agent's enabled route |
+| duplicate_receipt | 409 | a dogfood batch repeats an application receipt or control |
+| utility_observation_conflict | 409 | two judgements under one utility observation id |
 | scope_forbidden | 403 | outside the host token's scope |
 """
 
@@ -70,6 +72,8 @@ STATUS = {
     "config_not_ignored": 400,
     "config_binds_one_agent": 409,
     "experiment_route_unavailable": 403,
+    "duplicate_receipt": 409,
+    "utility_observation_conflict": 409,
 }
 
 

@@ -186,6 +186,12 @@ class Command(LoopxCommand):
             "on stderr).",
         )
 
+        dogfood = sub.add(
+            "dogfood-evaluate",
+            "Stage 5: dogfood receipts v1, batch readiness and utility observations (no write).",
+        )
+        dogfood.add_argument("--input", required=True, help="Compact observations JSON (or -).")
+
         status = sub.add("experiment-status", "The Agent's Reward Memory experiment status.")
         status.add_argument("--goal-id", required=True)
         status.add_argument("--agent-id", required=True)
@@ -451,6 +457,13 @@ class Command(LoopxCommand):
 
         return evaluation.evaluate(progress=self.progress)
 
+    def run_dogfood_evaluate(self, *, input, **_):
+        from reward_memory import dogfood
+
+        document = read_json(input)
+        self.progress("running the Stage 4 gate for the batch readiness")
+        return dogfood.evaluate_batch(document)
+
     def run_experiment_status(self, *, goal_id, agent_id, **_):
         return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
 
@@ -479,6 +492,19 @@ class Command(LoopxCommand):
             gate = payload["release_gate"]
             head = f"status: {payload['status']}\nrelease_gate: {gate['status']}"
             return f"{head}\n" + format_table(rows, ["case", "passed", "ms"])
+        if subcommand == "dogfood-evaluate":
+            head = format_mapping(
+                payload, skip=("receipts", "operator_controls", "totals", "reason_codes")
+            )
+            rows = [
+                {"domain": r["domain_id"], "disposition": r["application_disposition"],
+                 "utility": (r["utility_observation"] or {}).get("label", "-")}
+                for r in payload["receipts"]
+            ]  # fmt: skip
+            reasons = ", ".join(payload["reason_codes"]) or "-"
+            return f"{head}\nreasons: {reasons}\n" + format_table(
+                rows, ["domain", "disposition", "utility"]
+            )
         if subcommand == "hook":
             head = format_mapping(payload, skip=("context", "application_receipt", "automation"))
             rows = payload["context"]["guidance"]
