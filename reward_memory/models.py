@@ -585,3 +585,42 @@ class ExperimentBinding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.goal_id} experiment"
+
+
+REFLECTION_CHOICES = [(v, v) for v in c.REFLECTION_STATES]
+
+
+class ReflectionCandidate(models.Model):
+    """A post-settlement ``turn_reward_memory_reflection_v0`` of one (Goal, Agent) Turn.
+
+    Stored ``awaiting_evidence_validation`` with zero provider calls; finalised (ingested
+    with exact readback) only after the Turn settled and a matching
+    ``reward_memory_reflection_validation_v0`` (same digest, same evidence refs) arrived.
+    """
+
+    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    turn_instance_id = models.CharField(max_length=128)
+    reflection_digest = models.CharField(max_length=71)
+    surface = models.CharField(max_length=128)
+    evidence_refs = models.JSONField(default=list)
+    reflection = models.JSONField(help_text="The compact reflection (no raw content).")
+    status = models.CharField(max_length=32, choices=REFLECTION_CHOICES)
+    ingest_receipt = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "reflection_digest"], name="%(app_label)s_%(class)s_digest_uniq"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=c.REFLECTION_STATES),
+                name="%(app_label)s_%(class)s_status_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reflection_digest[:15]} ({self.status})"

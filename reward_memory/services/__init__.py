@@ -36,6 +36,7 @@ from reward_memory.services.records import (
     revoke_record,
     supersede_record,
 )
+from reward_memory.services.reflection import settle_reflection
 from reward_memory.services.review import apply_review, get_review, review_candidate
 from reward_memory.services.runtime_hooks import DECLARED_BOUNDARIES, run_boundary_hook
 
@@ -68,6 +69,7 @@ __all__ = [
     "revoke_record",
     "run_boundary_hook",
     "set_corpus_active",
+    "settle_reflection",
     "supersede_record",
     "unbind_role",
 ]
