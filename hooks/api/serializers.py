@@ -59,8 +59,8 @@ class TurnSettleInput(serializers.Serializer):
     profile = serializers.ChoiceField(choices=PROFILE_NAMES, required=False)
     execute = StrictBooleanField(required=False, default=False)
     # Reward Memory post-settlement reflection (reward_memory owns the rule)
-    reward_memory_reflection = serializers.JSONField(required=False)
-    reward_memory_validation = serializers.JSONField(required=False)
+    reward_memory_reflection = serializers.DictField(required=False)
+    reward_memory_validation = serializers.DictField(required=False)
 
 
 class DurableWritebackReceiptOutput(serializers.Serializer):

@@ -211,7 +211,7 @@ class BoundaryHookInput(serializers.Serializer):
     queries = serializers.ListField(
         child=serializers.CharField(max_length=500), required=False, max_length=3, default=list
     )
-    event = ContractDocumentField(
+    event = serializers.DictField(
         required=False, help_text="A compact event for automatic ingest (the ingest formats)."
     )
     execute = serializers.BooleanField(default=False)
