@@ -169,26 +169,28 @@ def configure_goal(
     }
     receipt["receipt_id"] = digest_ref(receipt)
     with transaction.atomic():
-        row = ExperimentBinding.objects.select_for_update().filter(goal=agent.goal).first()
+        # one row per Goal (unique): a racing first enablement is re-read, then locked
+        row, created = ExperimentBinding.objects.get_or_create(
+            goal=agent.goal,
+            defaults={
+                "enabled": True,
+                "config_path": relative,
+                "config_digest": digest,
+                "private_config": private,
+                "agent_allowlist": [agent_id],
+                "receipts": {agent_id: receipt},
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+        row = ExperimentBinding.objects.select_for_update().get(pk=row.pk)
         # re-check under the row lock: a concurrent enablement of another Agent loses
         _check_one_agent(goal_id, agent_id, digest, private)
-        if row is None:
-            row = ExperimentBinding.objects.create(
-                goal=agent.goal,
-                enabled=True,
-                config_path=relative,
-                config_digest=digest,
-                private_config=private,
-                agent_allowlist=[agent_id],
-                receipts={agent_id: receipt},
-                created_at=now,
-                updated_at=now,
-            )
-        else:
-            allowlist = list(row.agent_allowlist or [])
+        if not created:
+            allowlist = [] if private else list(row.agent_allowlist or [])
+            receipts = {} if private else dict(row.receipts or {})
             if agent_id not in allowlist:
                 allowlist.append(agent_id)
-            receipts = dict(row.receipts or {})
             receipts[agent_id] = receipt
             ExperimentBinding.objects.filter(pk=row.pk).update(
                 enabled=True,

@@ -360,3 +360,26 @@ def test_a_second_goal_with_the_same_agent_name_is_not_enabled(db, prefs):
     status = services.experiment_status(goal_id="other", agent_id="author")
     assert status["status"] == "disabled"
     assert copy.deepcopy(status)["available"] is False
+
+
+def test_switching_the_goal_to_a_private_config_keeps_only_that_agent(db, agents, double):
+    shared = f.register(
+        "shared", provider_id="double", agents=[("demo", "author"), ("demo", "reviewer")],
+        route=False,
+    )  # fmt: skip
+    f.write_config("experiments/shared.json", _config(shared))
+    for agent in ("author", "reviewer"):
+        _configure(execute=True, agent=agent, path="experiments/shared.json")
+    assert ExperimentBinding.objects.get().agent_allowlist == ["author", "reviewer"]
+    private = f.register(
+        "mine", provider_id="double", visibility="private", surfaces=["other_module.summary"],
+        agents=[("demo", "reviewer")], route=False,
+    )  # fmt: skip
+    f.write_config(CONFIG, _config(private))
+    _configure(execute=True, agent="reviewer")
+    row = ExperimentBinding.objects.get()
+    assert row.agent_allowlist == ["reviewer"]
+    assert list(row.receipts) == ["reviewer"]
+    assert services.experiment_status(goal_id="demo", agent_id="author")["status"] == (
+        "agent_not_enabled"
+    )
