@@ -383,3 +383,15 @@ def test_switching_the_goal_to_a_private_config_keeps_only_that_agent(db, agents
     assert services.experiment_status(goal_id="demo", agent_id="author")["status"] == (
         "agent_not_enabled"
     )
+
+
+def test_the_admin_shows_the_binding_read_only_without_the_config_path(db, prefs, admin_client):
+    _enabled(prefs)
+    row = ExperimentBinding.objects.get()
+    page = admin_client.get(f"/admin/reward_memory/experimentbinding/{row.pk}/change/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert row.config_digest in body
+    assert CONFIG not in body
+    assert admin_client.get("/admin/reward_memory/experimentbinding/add/").status_code == 403
+    assert admin_client.get("/admin/reward_memory/reflectioncandidate/").status_code == 200
