@@ -21,12 +21,14 @@ from reward_memory.models import (
     Candidate,
     Corpus,
     CorpusRoleBinding,
+    ExperimentBinding,
     IngestEvent,
     LineageClosure,
     MemoryRecord,
     PendingIngest,
     RecallReceipt,
     RecordTransition,
+    ReflectionCandidate,
     Review,
     StandingPolicy,
 )
@@ -586,4 +588,46 @@ class ApplicationReceiptAdmin(ReadOnlyAdmin):
         "status",
         "receipt",
         "created_at",
+    )
+
+
+@admin.register(ExperimentBinding)
+class ExperimentBindingAdmin(ReadOnlyAdmin):
+    """The experiment registry (written only by ``configure_goal``). The private config's
+    path is not shown; its digest, the Agent allowlist and the public-safe receipts are."""
+
+    list_display = ("goal", "enabled", "experimental", "config_digest", "revision", "updated_at")
+    list_filter = ("enabled",)
+    search_fields = ("goal__goal_id",)
+    fields = readonly_fields = (
+        "goal",
+        "enabled",
+        "experimental",
+        "config_digest",
+        "private_config",
+        "agent_allowlist",
+        "receipts",
+        "revision",
+        "created_at",
+        "updated_at",
+    )
+
+
+@admin.register(ReflectionCandidate)
+class ReflectionCandidateAdmin(ReadOnlyAdmin):
+    list_display = ("reflection_digest", "goal", "agent", "surface", "status", "updated_at")
+    list_filter = ("status", "surface")
+    search_fields = ("reflection_digest", "turn_instance_id")
+    readonly_fields = (
+        "goal",
+        "agent",
+        "turn_instance_id",
+        "reflection_digest",
+        "surface",
+        "evidence_refs",
+        "reflection",
+        "status",
+        "ingest_receipt",
+        "created_at",
+        "updated_at",
     )

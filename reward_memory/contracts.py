@@ -27,6 +27,12 @@ PROVIDER_CONTENT_SCHEMA = "reward_memory_provider_content_v0"
 RECONCILIATION_SCHEMA = "reward_memory_ingest_reconciliation_v0"
 ARCHITECTURE_SCHEMA = "reward_memory_architecture_v0"
 EXPERIMENT_STATUS_SCHEMA = "reward_memory_experiment_status_v1"
+REFLECTION_SCHEMA = "turn_reward_memory_reflection_v0"
+REFLECTION_VALIDATION_SCHEMA = "reward_memory_reflection_validation_v0"
+REFLECTION_AWAITING = "awaiting_evidence_validation"
+REFLECTION_FINALIZED = "finalized"
+REFLECTION_STATES = (REFLECTION_AWAITING, REFLECTION_FINALIZED, "ingest_pending")
+REFLECTION_SOURCE_TYPES = ("research", "simulation", "real", "engineering")
 
 # -- memory classes ----------------------------------------------------------------------
 RUN_BOUND_REWARD = "run_bound_reward"

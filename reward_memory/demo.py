@@ -127,9 +127,9 @@ def _operator_accounts() -> None:
             user.save(update_fields=["password"])
 
 
-def _hard_policy() -> dict:
-    """A hard_policy corpus, the operator checkpoint that authorises its one policy, and
-    the policy ingested under the corpus's standing policy."""
+def _hard_policy_corpus() -> None:
+    """A hard_policy corpus (its policy comes from ``_hard_policy``: the operator
+    checkpoint that authorises it and the event ingested under the standing policy)."""
     corpus = _corpus(POLICY_CORPUS, POLICY_SURFACE)
     corpus["memory_class"] = "hard_policy"
     policy = _policy(POLICY_CORPUS, POLICY_SURFACE)
@@ -140,6 +140,9 @@ def _hard_policy() -> dict:
         action_scopes=POLICY_SCOPES,
     )
     services.register_corpus(corpus=corpus, standing_policies=[policy], execute=True)
+
+
+def _hard_policy() -> dict:
     services.grant_checkpoint(
         checkpoint_id=CHECKPOINT_ID,
         project=PROJECT,
@@ -187,6 +190,59 @@ def _fixture_checkpoint() -> None:
     )
 
 
+EXPERIMENT_CONFIG = ".local/reward-memory/demo-experiment.json"
+
+
+def _experiment_config() -> dict:
+    corpora = [*CORPORA, (POLICY_CORPUS, POLICY_SURFACE)]
+    return {
+        "schema_version": "reward_memory_experiment_config_v1",
+        "project_provider_binding": {
+            "provider_id": "local",
+            "namespace": "reward_memory",
+            "corpus_scopes": [
+                {"corpus_id": corpus_id, "scope_ref": f"local:{corpus_id}"}
+                for corpus_id, _ in corpora
+            ],
+        },
+        "corpora": [{"corpus": {"corpus_id": c}, "standing_policy": {}} for c, _ in corpora],
+        "surfaces": [
+            {
+                "surface_id": surface,
+                "adapter": "scoped_feedback",
+                "corpus_ids": [corpus_id],
+                "ingest_corpus_id": corpus_id,
+                "recall_profile": {
+                    "profile_id": surface.split(".", 1)[1] + "_v1",
+                    "mode": "function_boundary",
+                    "max_queries": 1,
+                    "limit": 4,
+                },
+            }
+            for corpus_id, surface in corpora
+        ],
+    }
+
+
+def _experiment() -> str:
+    """Enable the experiment for demo/author through ``configure_goal`` (its canary and
+    readback on the local provider) unless it is already available; the private config
+    is written under the git-ignored ``.local/`` of the config root."""
+    from reward_memory import experiment_config, selectors
+
+    path = experiment_config.config_root() / EXPERIMENT_CONFIG
+    data = (json.dumps(_experiment_config(), indent=2) + "\n").encode("utf-8")
+    if not path.exists() or path.read_bytes() != data:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    if selectors.experiment_route("demo", "author").available:
+        return "available"
+    result = services.configure_goal(
+        goal_id="demo", agent_id="author", config_path=EXPERIMENT_CONFIG, execute=True
+    )
+    return result["status"]
+
+
 def load(*, log) -> dict:
     _operator_accounts()
     _fixture_checkpoint()
@@ -197,6 +253,9 @@ def load(*, log) -> dict:
             execute=True,
         )
         log(f"reward_memory corpus {corpus_id}: {result['status']}")
+
+    _hard_policy_corpus()
+    log(f"reward_memory experiment demo/author: {_experiment()}")
 
     receipts = []
     for event_id, summary, reasoning in TURN_EVENTS:

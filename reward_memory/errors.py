@@ -28,6 +28,13 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | checkpoint_conflict | 409 | a checkpoint id re-granted with different facts |
 | operator_checkpoint_refused | 403 | operator control whose checkpoint does not authorise it |
 | agent_not_allowlisted | 403 | executing with an Agent the corpus does not allowlist |
+| config_invalid | 400 | the experiment config is not a valid v1 for the registered corpora |
+| config_schema_unsupported | 400 | not ``reward_memory_experiment_config_v1`` |
+| config_not_found / config_not_ignored | 404 / 400 | the config is missing / not git-ignored |
+| config_binds_one_agent | 409 | a private config already binds another Agent |
+| experiment_route_unavailable | 403 | executing an ingest without the Agent's enabled route |
+| duplicate_receipt | 409 | a dogfood batch repeats an application receipt or control |
+| utility_observation_conflict | 409 | two judgements under one utility observation id |
 | scope_forbidden | 403 | outside the host token's scope |
 """
 
@@ -59,6 +66,14 @@ STATUS = {
     "checkpoint_conflict": 409,
     "operator_checkpoint_refused": 403,
     "agent_not_allowlisted": 403,
+    "config_invalid": 400,
+    "config_schema_unsupported": 400,
+    "config_not_found": 404,
+    "config_not_ignored": 400,
+    "config_binds_one_agent": 409,
+    "experiment_route_unavailable": 403,
+    "duplicate_receipt": 409,
+    "utility_observation_conflict": 409,
 }
 
 

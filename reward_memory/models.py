@@ -541,3 +541,86 @@ class LineageClosure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.candidate_ref} ({self.reason})"
+
+
+class ExperimentBinding(models.Model):
+    """The experiment registry row of one Goal: default off, experimental, a pointer to
+    the Goal's git-ignored private config (relative path + digest, never its content),
+    the explicit Agent allowlist and the per-Agent enablement receipts (each proving a
+    fresh non-recallable canary write with exact byte readback on the config's route).
+
+    Written only by ``reward_memory.services.configure_goal``; read by
+    ``reward_memory.selectors.experiment_route`` (which re-reads the config and compares
+    digests, so drift disables automation without blocking ordinary work)."""
+
+    goal = models.OneToOneField(
+        "core.Goal", on_delete=models.CASCADE, related_name="reward_memory_experiment"
+    )
+    enabled = models.BooleanField(default=False)
+    experimental = models.BooleanField(default=True)
+    config_path = models.CharField(max_length=512, help_text="Relative to the project checkout.")
+    config_digest = models.CharField(max_length=71)
+    private_config = models.BooleanField(
+        default=True, help_text="The config routes to an Agent-private corpus (one Agent)."
+    )
+    agent_allowlist = models.JSONField(default=list)
+    receipts = models.JSONField(
+        default=dict, help_text="Per-Agent public-safe enablement receipts, by agent id."
+    )
+    revision = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["goal__goal_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(experimental=True), name="%(app_label)s_%(class)s_experimental_check"
+            ),
+            models.CheckConstraint(
+                condition=~Q(config_path="") & ~Q(config_digest=""),
+                name="%(app_label)s_%(class)s_pointer_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.goal_id} experiment"
+
+
+REFLECTION_CHOICES = [(v, v) for v in c.REFLECTION_STATES]
+
+
+class ReflectionCandidate(models.Model):
+    """A post-settlement ``turn_reward_memory_reflection_v0`` of one (Goal, Agent) Turn.
+
+    Stored ``awaiting_evidence_validation`` with zero provider calls; finalised (ingested
+    with exact readback) only after the Turn settled and a matching
+    ``reward_memory_reflection_validation_v0`` (same digest, same evidence refs) arrived.
+    """
+
+    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    turn_instance_id = models.CharField(max_length=128)
+    reflection_digest = models.CharField(max_length=71)
+    surface = models.CharField(max_length=128)
+    evidence_refs = models.JSONField(default=list)
+    reflection = models.JSONField(help_text="The compact reflection (no raw content).")
+    status = models.CharField(max_length=32, choices=REFLECTION_CHOICES)
+    ingest_receipt = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "reflection_digest"], name="%(app_label)s_%(class)s_digest_uniq"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=c.REFLECTION_STATES),
+                name="%(app_label)s_%(class)s_status_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reflection_digest[:15]} ({self.status})"

@@ -61,6 +61,9 @@ class TurnSettleInput(serializers.Serializer):
     event_kind = serializers.ChoiceField(choices=EVENT_KINDS)
     profile = serializers.ChoiceField(choices=PROFILE_NAMES, required=False)
     execute = StrictBooleanField(required=False, default=False)
+    # Reward Memory post-settlement reflection (reward_memory owns the rule)
+    reward_memory_reflection = serializers.DictField(required=False)
+    reward_memory_validation = serializers.DictField(required=False)
 
 
 class DurableWritebackReceiptOutput(serializers.Serializer):

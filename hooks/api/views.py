@@ -70,10 +70,25 @@ class TurnSettleApi(APIView):
     def post(self, request):
         data = s.TurnSettleInput(data=request.data)
         data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = dict(data.validated_data)
         require_scope(request, values["goal_id"], values["agent_id"], area=AREA)
+        reflection = values.pop("reward_memory_reflection", None)
+        validation = values.pop("reward_memory_validation", None)
         result = services.settle(**values)
-        return Response(result.payload, status=201 if result.status == "committed" else 200)
+        payload = result.payload
+        if reflection is not None:  # Reward Memory post-settlement reflection seam
+            from reward_memory import services as reward_memory
+
+            payload["reward_memory_reflection"] = reward_memory.settle_reflection(
+                goal_id=values["goal_id"],
+                agent_id=values["agent_id"],
+                turn_instance_id=values["turn_instance_id"],
+                reflection=reflection,
+                validation=validation,
+                settled=values.get("execute", False) and result.status in ("committed", "replayed"),
+                execute=values.get("execute", False),
+            )
+        return Response(payload, status=201 if result.status == "committed" else 200)
 
 
 class HookDispatchListApi(APIView):

@@ -193,3 +193,24 @@ class ExperimentStatusOutput(serializers.Serializer):
     schema_version = serializers.CharField()
     status = serializers.CharField()
     automation = serializers.DictField()
+
+
+class BoundaryHookInput(serializers.Serializer):
+    goal_id = FullRegexField(IDENT_RE, max_length=128)
+    agent_id = FullRegexField(IDENT_RE, max_length=128)
+    queries = serializers.ListField(
+        child=serializers.CharField(max_length=500), required=False, max_length=3, default=list
+    )
+    event = serializers.DictField(
+        required=False, help_text="A compact event for automatic ingest (the ingest formats)."
+    )
+    execute = serializers.BooleanField(default=False)
+
+
+class BoundaryHookOutput(serializers.Serializer):
+    schema_version = serializers.CharField(help_text="reward_memory_runtime_hook_v0")
+    status = serializers.CharField()
+    boundary = serializers.CharField()
+    context = serializers.DictField(help_text="Private bounded guidance for the caller.")
+    application_receipt = serializers.DictField()
+    provider_call_count = serializers.IntegerField()

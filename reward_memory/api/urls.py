@@ -37,6 +37,11 @@ urlpatterns = [
         name="reward-memory-application-receipts",
     ),
     path(
+        "reward-memory/hooks/<str:boundary>/",
+        views.BoundaryHookApi.as_view(),
+        name="reward-memory-boundary-hook",
+    ),
+    path(
         "reward-memory/experiments/<str:goal_id>/<str:agent_id>/status/",
         views.ExperimentStatusApi.as_view(),
         name="reward-memory-experiment-status",

@@ -274,3 +274,19 @@ class ExperimentStatusApi(RewardMemoryApi):
     )
     def get(self, request, goal_id: str, agent_id: str):
         return Response(services.experiment_status(goal_id=goal_id, agent_id=agent_id))
+
+
+class BoundaryHookApi(RewardMemoryApi):
+    @extend_schema(
+        operation_id="reward_memory_boundary_hook",
+        request=s.BoundaryHookInput,
+        responses=s.BoundaryHookOutput,
+        tags=TAG,
+        summary="Automatic recall/ingest at a declared module boundary (planned unless execute)",
+    )
+    def post(self, request, boundary: str):
+        data = s.BoundaryHookInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        require_scope(request, values["goal_id"], values["agent_id"], area=AREA)
+        return Response(services.run_boundary_hook(boundary=boundary, **values))

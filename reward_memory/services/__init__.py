@@ -18,7 +18,7 @@ from reward_memory.services.corpora import (
     register_corpus,
     set_corpus_active,
 )
-from reward_memory.services.experiments import experiment_status
+from reward_memory.services.experiments import configure_goal, experiment_status
 from reward_memory.services.ingest import ingest_event, reconcile_pending_ingests
 from reward_memory.services.operator_control import operator_control
 from reward_memory.services.recall import (
@@ -36,13 +36,17 @@ from reward_memory.services.records import (
     revoke_record,
     supersede_record,
 )
+from reward_memory.services.reflection import settle_reflection
 from reward_memory.services.review import apply_review, get_review, review_candidate
+from reward_memory.services.runtime_hooks import DECLARED_BOUNDARIES, run_boundary_hook
 
 __all__ = [
+    "DECLARED_BOUNDARIES",
     "RecallGuidance",
     "apply_review",
     "bind_role",
     "check_record_operation",
+    "configure_goal",
     "experiment_status",
     "expire_due_records",
     "get_review",
@@ -63,7 +67,9 @@ __all__ = [
     "review_candidate",
     "revoke_checkpoint",
     "revoke_record",
+    "run_boundary_hook",
     "set_corpus_active",
+    "settle_reflection",
     "supersede_record",
     "unbind_role",
 ]

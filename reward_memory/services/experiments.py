@@ -1,49 +1,273 @@
-"""Experiment status until the experiment registry (config v1, configure_goal) exists:
-LoopX's ``reward_memory_experiment_status_v1`` with ``status: disabled``,
-``available: false`` and both automatic flags off — ordinary Goal work continues.
+"""The Reward Memory experiment registry: ``configure_goal`` and ``experiment_status``.
 
-Until the registry exists, the operator-registered route of a (Goal, Agent) is the
-corpus allowlist row an operator registered (``agent_allowlist``): ``configured_for_agent``
-says whether any corpus allowlists the pair; ``ingest-event --execute`` needs it."""
+Reward Memory automation is default off and enabled per registered Agent of one Goal.
+``configure_goal`` previews with a provider preflight (``preflight_ready``,
+``preflight_incomplete`` or ``unavailable``; never a write). Execute performs a fresh,
+non-recallable canary write with exact byte readback on every corpus of the config's
+route (``Provider.canary``) and only then commits the ``ExperimentBinding`` (enabled,
+experimental, relative config path + digest, Agent allowlist, the Agent's verified
+receipt). A readback mismatch commits nothing.
 
+``experiment_status`` answers LoopX's ``reward_memory_experiment_status_v1`` from
+``selectors.experiment_route`` (a registry read plus a fresh read of the private config;
+no provider call): counts, recall profile ids, effective automation with intent
+provenance and the registry role — never a scope ref or a local path.
+"""
+
+import uuid
 from typing import Any
 
+from django.db import transaction
+
+from loopx_site.core import clock
+from loopx_site.core.canonical import digest_ref
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory.errors import AREA
+from reward_memory import experiment_config as cfg
+from reward_memory import providers, selectors
+from reward_memory.errors import AREA, RewardMemoryError
+from reward_memory.models import ExperimentBinding
+
+CONFIGURATION_SCHEMA = "reward_memory_goal_configuration_v0"
+RECEIPT_SCHEMA = "reward_memory_enablement_receipt_v0"
+REGISTRY_ROLE = "service_registry"
 
 
+# -- status -----------------------------------------------------------------------------
 def experiment_status(*, goal_id: str, agent_id: str) -> dict[str, Any]:
-    from reward_memory import selectors
-
     get_agent(goal_id, agent_id, area=AREA)
-    routed = any(
-        selectors.is_allowlisted(corpus, goal_id, agent_id) for corpus in selectors.list_corpora()
-    )
-    return {
+    route = selectors.experiment_route(goal_id, agent_id)
+    return status_payload(route)
+
+
+def status_payload(route: selectors.ExperimentRoute) -> dict[str, Any]:
+    binding = route.binding
+    automation = route.automation
+    payload: dict[str, Any] = {
         "ok": True,
         "schema_version": c.EXPERIMENT_STATUS_SCHEMA,
+        "goal_id": route.goal_id,
+        "agent_id": route.agent_id,
+        "status": route.status,
+        "available": route.available,
+        "experimental": True,
+        "enabled": bool(binding and binding.enabled),
+        "configured_for_agent": bool(binding and route.agent_id in (binding.agent_allowlist or [])),
+        "config_pointer_registered": bool(binding and binding.config_path),
+        "binding_revision": binding.revision if binding else None,
+        **automation,
+        "automation": automation,
+        "automation_intent": dict(route.config.automation_intent) if route.available else None,
+        "reason_code": route.reason_code,
+        "config_schema_version": cfg.CONFIG_SCHEMA if route.config else None,
+        "provider_id": route.config.provider_id if route.config else None,
+        "corpus_count": len(route.config.corpus_ids) if route.config else 0,
+        "surface_count": len(route.config.surfaces) if route.config else 0,
+        "corpus_ids": sorted(route.config.corpus_ids) if route.config else [],
+        "surface_ids": sorted(route.config.surfaces) if route.config else [],
+        "recall_profile_ids": route.config.recall_profile_ids if route.config else [],
+        "surface_profiles": [
+            {
+                "surface_id": s.surface_id,
+                "adapter": s.adapter,
+                "corpus_count": len(s.corpus_ids),
+                "recall_profile_id": s.recall_profile["profile_id"],
+            }
+            for _, s in sorted((route.config.surfaces if route.config else {}).items())
+        ],
+        "config_runtime_route": {
+            "schema_version": "reward_memory_config_runtime_route_v0",
+            "registry_source": "invoked_registry",
+            "registry_role": REGISTRY_ROLE,
+            "runtime_scope": "project_runtime",
+            "config_source": "goal_repo_relative_config_pointer",
+            "readback_status": route.readback_status,
+            "exact_readback_verified": route.available,
+        },
+        "enablement_receipt_status": (route.receipt or {}).get("status") if route.receipt else None,
+        "writability_verified": route.available,
+        "exact_readback_verified": route.available,
+        "raw_content_captured": False,
+        "external_writes_performed": False,
+        "user_gate": False,
+    }
+    return payload
+
+
+# -- configure_goal ---------------------------------------------------------------------
+def configure_goal(
+    *, goal_id: str, agent_id: str, config_path: str, execute: bool = False
+) -> dict[str, Any]:
+    """Preview (provider preflight) or execute (canary + readback, then commit)."""
+    agent = get_agent(goal_id, agent_id, area=AREA)
+    relative = cfg.relative_path(config_path)
+    data = cfg.read_config_bytes(relative)
+    digest = cfg.config_digest(data)
+    config = cfg.load_bytes(data)
+    rows = cfg.check_registered(config)
+    cfg.check_peers(rows, goal_id=goal_id, agent_id=agent_id)
+    private = cfg.is_private(rows)
+    _check_one_agent(goal_id, agent_id, digest, private)
+    bindings = [
+        (
+            corpus_id,
+            selectors.provider_binding(
+                rows[corpus_id],
+                actor_peer_id=selectors.binding_peer(rows[corpus_id], goal_id, agent_id),
+            ),
+        )
+        for corpus_id in config.corpus_ids
+    ]
+    summary = {
+        "config_schema_version": cfg.CONFIG_SCHEMA,
+        "config_digest": digest,
+        "provider_id": config.provider_id,
+        "corpus_count": len(config.corpus_ids),
+        "surface_count": len(config.surfaces),
+        "recall_profile_ids": config.recall_profile_ids,
+        "automation": dict(config.automation),
+        "automation_intent": dict(config.automation_intent),
+    }
+    if not execute:
+        return _payload("preview", goal_id, agent_id, _preflight(config, bindings), summary)
+
+    nonce = uuid.uuid4().hex  # a fresh canary every time, never a replay of an old one
+    canaries = []
+    try:
+        provider = providers.get(config.provider_id)
+        for corpus_id, binding in bindings:
+            result = provider.canary(
+                binding, canary_ref=f"canary:{goal_id}/{agent_id}/{corpus_id}/{nonce}"
+            )
+            canaries.append((corpus_id, result))
+    except providers.ProviderUnavailable as exc:
+        return _payload(
+            "unavailable", goal_id, agent_id, {"failure_kind": exc.kind}, summary, committed=False
+        )
+    if not all(r.written and r.readback_verified for _, r in canaries):
+        return _payload(
+            "canary_readback_failed",
+            goal_id,
+            agent_id,
+            {"failure_kind": "readback_mismatch"},
+            summary,
+            committed=False,
+        )
+    now = clock.now()
+    receipt = {
+        "schema_version": RECEIPT_SCHEMA,
+        "status": "verified",
         "goal_id": goal_id,
         "agent_id": agent_id,
-        "status": "disabled",
-        "available": False,
-        "experimental": True,
-        "enabled": False,
-        "configured_for_agent": routed,
-        "config_pointer_registered": False,
-        "automatic_recall": False,
-        "automatic_ingest": False,
-        "fail_open": True,
-        "external_writes_performed": False,
-        "reason": "experiment_registry_unavailable",
-        "config_schema": None,
-        "corpus_count": 0,
-        "surface_count": 0,
-        "recall_profile_ids": [],
-        "automation": {
-            "automatic_recall": False,
-            "automatic_ingest": False,
-            "fail_open": True,
-        },
+        "provider_id": config.provider_id,
+        "config_digest": digest,
+        "canary_ref_digests": [r.resource_ref_digest for _, r in canaries],
+        "writability_verified": True,
+        "exact_readback_verified": True,
+        "recallable": False,
+        "verified_at": clock.iso(now),
+    }
+    receipt["receipt_id"] = digest_ref(receipt)
+    with transaction.atomic():
+        # one row per Goal (unique): a racing first enablement is re-read, then locked
+        row, created = ExperimentBinding.objects.get_or_create(
+            goal=agent.goal,
+            defaults={
+                "enabled": True,
+                "config_path": relative,
+                "config_digest": digest,
+                "private_config": private,
+                "agent_allowlist": [agent_id],
+                "receipts": {agent_id: receipt},
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+        row = ExperimentBinding.objects.select_for_update().get(pk=row.pk)
+        # re-check under the row lock: a concurrent enablement of another Agent loses
+        _check_one_agent(goal_id, agent_id, digest, private)
+        if not created:
+            allowlist = [] if private else list(row.agent_allowlist or [])
+            receipts = {} if private else dict(row.receipts or {})
+            if agent_id not in allowlist:
+                allowlist.append(agent_id)
+            receipts[agent_id] = receipt
+            ExperimentBinding.objects.filter(pk=row.pk).update(
+                enabled=True,
+                config_path=relative,
+                config_digest=digest,
+                private_config=private,
+                agent_allowlist=sorted(allowlist),
+                receipts=receipts,
+                revision=row.revision + 1,
+                updated_at=now,
+            )
+            row.refresh_from_db()
+    public_receipt = {k: v for k, v in receipt.items() if k != "canary_ref_digests"}
+    return _payload(
+        "configured",
+        goal_id,
+        agent_id,
+        {"status": "ready", "canary_count": len(canaries)},
+        summary,
+        committed=True,
+        receipt=public_receipt,
+        revision=row.revision,
+    )
+
+
+def _check_one_agent(goal_id, agent_id, digest, private) -> None:
+    """One private config binds exactly one Goal-scoped Agent."""
+    if not private:
+        return
+    rows = ExperimentBinding.objects.filter(config_digest=digest).select_related("goal")
+    for row in rows:
+        others = [
+            a for a in row.agent_allowlist or [] if (row.goal.goal_id, a) != (goal_id, agent_id)
+        ]
+        if others:
+            raise RewardMemoryError(
+                "config_binds_one_agent",
+                "This private config already binds another Agent; give each Agent its own "
+                "private config (a private provider binding is never shared).",
+                field="reward_memory_agent",
+            )
+
+
+def _preflight(config, bindings) -> dict[str, Any]:
+    statuses, failure = [], None
+    try:
+        provider = providers.get(config.provider_id)
+        for _, binding in bindings:
+            result = provider.preflight(binding)
+            statuses.append(result.status)
+            failure = failure or result.failure_kind
+    except providers.ProviderUnavailable as exc:
+        return {"status": "unavailable", "failure_kind": exc.kind}
+    if any(s == "unavailable" for s in statuses):
+        return {"status": "unavailable", "failure_kind": failure or "unavailable"}
+    if all(s == "ready" for s in statuses):
+        return {"status": "preflight_ready"}
+    return {"status": "preflight_incomplete"}
+
+
+def _payload(
+    status, goal_id, agent_id, provider, summary, *, committed=False, receipt=None, revision=None
+):
+    preview = status == "preview"
+    return {
+        "ok": True,
+        "schema_version": CONFIGURATION_SCHEMA,
+        "status": provider["status"] if preview else status,
+        "executed": not preview,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "binding_committed": committed,
+        "binding_revision": revision,
+        "provider_preflight": provider if preview else None,
+        "canary": None if preview else provider,
+        "enablement_receipt": receipt,
+        **summary,
+        "external_writes_performed": bool(committed or (not preview and provider)),
         "user_gate": False,
     }

@@ -4,8 +4,10 @@ In order: adapter mapping and guards (before any provider call) → deterministi
 ``candidate_ref`` dedupe → standing-policy accept → active envelope → provider sync →
 function-boundary recall → triple readback → ``reward_memory_ingest_receipt_v0``.
 
-Planned by default (no writes, no provider call). ``execute`` needs a registered Goal
-and an Agent the corpus allowlists. One ``IngestEvent`` row per (Agent, event): its
+Planned by default (no writes, no provider call). ``execute`` needs the (Goal, Agent)'s
+enabled experiment route (``selectors.experiment_route``): the event's surface is in the
+Agent's verified config and the corpus is that surface's ``ingest_corpus_id``. One
+``IngestEvent`` row per (Agent, event): its
 ``observed_at`` is fixed at first execution and reused by every retry, so a retry writes
 the same bytes to the same provider target. Fail-open statuses (provider unavailable,
 commit pending, readback mismatch) leave a sidecar ``PendingIngest`` row that
@@ -63,13 +65,6 @@ def ingest_event(
         raise invalid(None, "the event must be a JSON object")
     corpus_id = v.identifier(event.get("corpus_id"), "corpus_id")
     corpus = selectors.get_corpus(corpus_id, viewer=viewer)
-    if execute and not selectors.is_allowlisted(corpus, goal_id, agent_id):
-        raise RewardMemoryError(
-            "agent_not_allowlisted",
-            "--execute requires an enabled experiment route: no operator-registered "
-            "binding allowlists this Goal/Agent for the corpus.",
-            field="agent_id",
-        )
     now = clock.now()
     adapted = candidates.adapt_and_evaluate(
         event,
@@ -78,6 +73,9 @@ def ingest_event(
         checkpoints=selectors.checkpoint_lookup(now),
     )
     evaluation = adapted.evaluation
+    if execute:
+        surface_id = ((evaluation.candidate or {}).get("scope") or {}).get("surface")
+        require_ingest_route(goal_id, agent_id, surface_id or _event_surface(event), corpus)
     reasons = list(evaluation.reasons)
     policy = None
     peer = selectors.binding_peer(corpus, goal_id, agent_id)
@@ -111,6 +109,28 @@ def ingest_event(
             executed=False,
         )
     return _execute(context, agent)
+
+
+def require_ingest_route(goal_id: str, agent_id: str, surface_id: Any, corpus) -> None:
+    """``--execute`` needs the (Goal, Agent)'s enabled experiment route: available, the
+    surface declared in the Agent's config, and this corpus its ``ingest_corpus_id``."""
+    route = selectors.experiment_route(goal_id, agent_id)
+    surface = route.surface(surface_id)
+    if surface is None or surface.ingest_corpus_id != corpus.corpus_id:
+        raise RewardMemoryError(
+            "experiment_route_unavailable",
+            "--execute requires an enabled experiment route: this Goal/Agent has no "
+            "verified Reward Memory experiment whose config ingests this surface into "
+            "this corpus.",
+            field="agent_id",
+            details={"experiment_status": route.status},
+        )
+
+
+def _event_surface(event: dict) -> Any:
+    return (
+        event.get("surface_id") or event.get("surface") or (event.get("scope") or {}).get("surface")
+    )
 
 
 class _Context:
@@ -193,6 +213,7 @@ class _Context:
             "memory_available_for_recall": status == c.INGEST_ACTIVATED,
             "deduplicated": bool(outcome and outcome.deduplicated),
             "readback": outcome.readback if outcome else None,
+            "provider_call_count": outcome.provider_calls if outcome else 0,
             "provider": {
                 "provider_id": self.corpus.provider_id,
                 "binding_ref": self.corpus.provider_binding_ref,
@@ -304,6 +325,18 @@ def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     conditions leave the rows pending; guard changes resolve them as blocked."""
     get_agent(goal_id, agent_id, area=AREA)
     summary = {"attempted": 0, "activated": 0, "still_pending": 0, "blocked": 0}
+    route = selectors.experiment_route(goal_id, agent_id)
+    if not route.automation["automatic_ingest"]:
+        # explicit off (or no verified route) stops reconciliation: zero provider calls
+        return {
+            "schema_version": c.RECONCILIATION_SCHEMA,
+            "goal_id": goal_id,
+            "agent_id": agent_id,
+            **summary,
+            "skipped": "automatic_ingest_off",
+            "experiment_status": route.status,
+            "receipts": [],
+        }
     receipts = []
     pending = list(selectors.pending_ingests(goal_id, agent_id)[:50])
     for sidecar in progress.track(pending, desc="reconcile ingests", unit="event"):

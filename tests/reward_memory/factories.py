@@ -81,8 +81,11 @@ def policy_doc(
     }
 
 
-def register(corpus_id: str = "prefs", *, policy: bool = True, policy_kwargs=None, **kwargs):
-    """Register a corpus (and by default its standing policy) through the service."""
+def register(
+    corpus_id: str = "prefs", *, policy: bool = True, policy_kwargs=None, route=True, **kwargs
+):
+    """Register a corpus (and by default its standing policy) through the service; by
+    default the Goals it allowlists get a verified experiment routing its surfaces to it."""
     memory_class = kwargs.get("memory_class", "soft_preference")
     surfaces = kwargs.get("surfaces") or [SURFACE]
     policies = []
@@ -101,7 +104,10 @@ def register(corpus_id: str = "prefs", *, policy: bool = True, policy_kwargs=Non
     )
     from reward_memory.models import Corpus
 
-    return Corpus.objects.get(corpus_id=corpus_id)
+    row = Corpus.objects.get(corpus_id=corpus_id)
+    if route and row.agent_allowlist:
+        route_agents(row)
+    return row
 
 
 def candidate(**overrides) -> dict:
@@ -232,3 +238,124 @@ def op(ref: str):
     from reward_memory.principals import OPERATOR, Principal, username_of
 
     return Principal(OPERATOR, username_of(ref))
+
+
+# -- the experiment registry ----------------------------------------------------------------
+def experiment_config(corpora, *, automation=None, profile_mode="function_boundary") -> dict:
+    """A ``reward_memory_experiment_config_v1`` routing each corpus's surfaces to it
+    (later corpora win a shared surface). ``corpora``: registered ``Corpus`` rows."""
+    corpora = list(corpora)
+    surfaces: dict[str, str] = {}
+    for row in corpora:
+        for surface in row.surfaces:
+            surfaces[surface] = row.corpus_id
+    used = [row for row in corpora if row.corpus_id in surfaces.values()]
+    doc = {
+        "schema_version": "reward_memory_experiment_config_v1",
+        "project_provider_binding": {
+            "provider_id": used[-1].provider_id,
+            "namespace": "reward_memory",
+            "corpus_scopes": [
+                {"corpus_id": row.corpus_id, "scope_ref": row.provider_scope_ref} for row in used
+            ],
+        },
+        "corpora": [
+            {"corpus": {"corpus_id": row.corpus_id}, "standing_policy": {}} for row in used
+        ],
+        "surfaces": [
+            {
+                "surface_id": surface,
+                "adapter": "scoped_feedback",
+                "corpus_ids": [corpus_id],
+                "ingest_corpus_id": corpus_id,
+                "recall_profile": {
+                    "profile_id": f"{surface.replace('.', '_')}_v1",
+                    "mode": profile_mode,
+                    "max_queries": 1,
+                    "limit": 4,
+                },
+            }
+            for surface, corpus_id in sorted(surfaces.items())
+        ],
+    }
+    if automation is not None:
+        doc["automation"] = automation
+    return doc
+
+
+def write_config(relative: str, document) -> bytes:
+    """Write a config file under the configured root; returns its bytes."""
+    import json
+
+    from reward_memory import experiment_config as cfg
+
+    path = cfg.config_root() / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(document, indent=1) if not isinstance(document, bytes) else document
+    data = data.encode() if isinstance(data, str) else data
+    path.write_bytes(data)
+    return data
+
+
+def enable_experiment(goal_id: str, agent_ids, config: dict, *, relative: str | None = None):
+    """Register a verified experiment binding for the Goal's Agents directly (as a
+    committed ``configure_goal --execute`` would leave it, without the canary calls)."""
+    from loopx_site.core.models import Goal
+    from reward_memory import experiment_config as cfg
+    from reward_memory.models import ExperimentBinding
+
+    relative = relative or f"experiments/{goal_id}.json"
+    data = write_config(relative, config)
+    digest = cfg.config_digest(data)
+    receipts = {
+        agent_id: {
+            "schema_version": "reward_memory_enablement_receipt_v0",
+            "status": "verified",
+            "goal_id": goal_id,
+            "agent_id": agent_id,
+            "provider_id": config["project_provider_binding"]["provider_id"],
+            "config_digest": digest,
+            "writability_verified": True,
+            "exact_readback_verified": True,
+        }
+        for agent_id in agent_ids
+    }
+    now = clock.now()
+    ExperimentBinding.objects.update_or_create(
+        goal=Goal.objects.get(goal_id=goal_id),
+        defaults={
+            "enabled": True,
+            "config_path": relative,
+            "config_digest": digest,
+            "private_config": False,
+            "agent_allowlist": sorted(agent_ids),
+            "receipts": receipts,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+
+
+def route_agents(corpus) -> None:
+    """Enable the experiment of every Goal the corpus allowlists, routing the corpus's
+    surfaces to it (merged with the Goal's other registered, active corpora of the same
+    provider; the corpus registered last wins a shared surface)."""
+    from reward_memory.models import Corpus
+
+    goals: dict[str, set[str]] = {}
+    for key in corpus.agent_allowlist or []:
+        goal_id, agent_id = key.split("/", 1)
+        goals.setdefault(goal_id, set()).add(agent_id)
+    for goal_id, agent_ids in goals.items():
+        others = [
+            row
+            for row in Corpus.objects.filter(active=True, provider_id=corpus.provider_id)
+            .exclude(pk=corpus.pk)
+            .order_by("updated_at", "pk")
+            if any(k.split("/", 1)[0] == goal_id for k in row.agent_allowlist or [])
+        ]
+        for row in others:
+            for key in row.agent_allowlist:
+                if key.split("/", 1)[0] == goal_id:
+                    agent_ids.add(key.split("/", 1)[1])
+        enable_experiment(goal_id, agent_ids, experiment_config([*others, corpus]))

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from reward_memory.models import ApplicationReceipt, MemoryRecord, Review
+from reward_memory.models import ApplicationReceipt, ExperimentBinding, MemoryRecord, Review
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
 
@@ -200,6 +200,7 @@ def test_recall_body_must_be_an_object_with_identity(db, author):
 
 
 def test_experiment_status_is_unavailable_until_configured(db, author, host_client):
+    ExperimentBinding.objects.all().delete()  # the factory's experiment
     response = author.get(f"{BASE}/experiments/demo/author/status/")
     assert response.status_code == 200
     body = response.json()
@@ -275,4 +276,5 @@ def test_openapi_schema_lists_the_reward_memory_operations(db, operator_client):
         "reward_memory_recall",
         "reward_memory_application_receipt",
         "reward_memory_experiment_status",
+        "reward_memory_boundary_hook",
     }

@@ -71,6 +71,7 @@ def test_register_corpus_then_ingest_then_recall_end_to_end(db, agents, tmp_path
     created = run_cli("reward_memory", "register-corpus", "--input", path, "--execute")
     assert created.code == 0
     assert created.json["status"] == "created"
+    f.route_agents(Corpus.objects.get())  # the Agent's verified experiment routes the surface
 
     event = _file(tmp_path, "event.json", f.scoped_event())
     receipt = run_cli(
@@ -130,7 +131,7 @@ def test_apply_review_and_expire_and_reconcile_commands(db, corpus, tmp_path):
     status = run_cli(
         "reward_memory", "experiment-status", "--goal-id", "demo", "--agent-id", "author"
     )
-    assert status.json["status"] == "disabled"
+    assert status.json["status"] == "available"  # the factory's verified experiment
 
 
 @pytest.mark.parametrize(

@@ -157,8 +157,9 @@ def test_list_corpora_is_scoped_to_allowlisted_agents(db, agents):
 def test_soft_preference_documents_are_active_unexpired_records_of_the_project(
     db, agents, frozen_clock
 ):
-    f.register("prefs", agents=[("demo", "author")])
-    f.register("other-project", project="proj-b", agents=[("demo", "author")])
+    prefs = f.register("prefs", agents=[("demo", "author")])
+    other = f.register("other-project", project="proj-b", agents=[("demo", "author")])
+    f.route_agents(prefs)  # both share a surface: the experiment routes it to one corpus
 
     def activate(event_id, corpus_id="prefs", **kw):
         kw.setdefault("content_summary", f"Preference {event_id}.")
@@ -172,6 +173,7 @@ def test_soft_preference_documents_are_active_unexpired_records_of_the_project(
     keep = activate("a")
     retired = activate("b")
     activate("c", expires_at="2026-12-01T13:00:00Z")
+    f.route_agents(other)
     activate("d", corpus_id="other-project", scope={"project": "proj-b"})
     services.retire_record(record_ref=retired, principal=f.op(f.RETIRER))
     frozen_clock.advance(dt.timedelta(hours=2))

@@ -36,13 +36,15 @@ def test_planned_by_default_writes_nothing_and_calls_no_provider(db, double_corp
     assert not MemoryRecord.objects.exists()
 
 
-def test_execute_requires_goal_and_an_allowlisted_agent(db, double_corpus, double):
+def test_execute_requires_goal_and_an_enabled_experiment_route(db, double_corpus, double):
     with pytest.raises(RewardMemoryError) as exc:
         services.ingest_event(event=f.scoped_event(), execute=True)
     assert exc.value.field == "goal_id"
-    with pytest.raises(RewardMemoryError) as exc:
+    with pytest.raises(RewardMemoryError) as exc:  # same Goal, not on the experiment allowlist
         ingest(agent_id="reviewer")
-    assert (exc.value.code, exc.value.http_status) == ("agent_not_allowlisted", 403)
+    assert (exc.value.code, exc.value.http_status) == ("experiment_route_unavailable", 403)
+    assert exc.value.details["experiment_status"] == "agent_not_enabled"
+    assert double.call_count == 0
     with pytest.raises(DomainError) as exc:
         ingest(agent_id="ghost")
     assert exc.value.code == "agent_not_registered"

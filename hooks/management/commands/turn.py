@@ -27,6 +27,9 @@ class Command(LoopxCommand):
             help="Execution profile (default: 'default', hooks enabled).",
         )
         settle.add_argument("--execute", action="store_true", help="Commit (default: preview).")
+        # Reward Memory post-settlement reflection (reward_memory owns the rule)
+        settle.add_argument("--reward-memory-reflection-json", help="Reflection JSON file.")
+        settle.add_argument("--reward-memory-validation-json", help="Validation JSON file.")
         once = sub.add(
             "run-once",
             "Compose quota should-run and agent turn recall into the host packet for one "
@@ -38,7 +41,16 @@ class Command(LoopxCommand):
         once.add_argument("--execute", action="store_true", help="Recall (default: preview).")
 
     def run_settle(
-        self, *, goal_id, agent_id, todo_id, turn_instance_id, event_kind, profile, execute, **_
+        self,
+        *,
+        goal_id,
+        agent_id,
+        todo_id,
+        turn_instance_id,
+        event_kind,
+        profile,
+        execute,
+        **options,
     ):
         result = services.settle(
             goal_id=goal_id,
@@ -49,7 +61,12 @@ class Command(LoopxCommand):
             execute=execute,
             profile=profile,
         )
-        return result.payload
+        payload = result.payload
+        if options.get("reward_memory_reflection_json"):
+            payload["reward_memory_reflection"] = _reflection(
+                options, goal_id, agent_id, turn_instance_id, result, execute
+            )
+        return payload
 
     def run_run_once(self, *, goal_id, agent_id, turn_instance_id, execute, **_):
         from turn_recall import services as turn_recall
@@ -86,3 +103,25 @@ class Command(LoopxCommand):
         rows = phase["dispatches"] or phase.get("planned", [])
         table = format_table(rows, ["hook_id", "dispatch_id", "status", "failure_code"])
         return head + "\n\n" + table
+
+
+def _reflection(options, goal_id, agent_id, turn_instance_id, result, execute):
+    """The Reward Memory reflection seam: settled only after the primary writeback (and
+    its quota spend) committed or replayed under ``--execute``."""
+    from reward_memory import services as reward_memory
+    from reward_memory.inputs import read_json
+
+    validation = options.get("reward_memory_validation_json")
+    return reward_memory.settle_reflection(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        turn_instance_id=turn_instance_id,
+        reflection=read_json(
+            options["reward_memory_reflection_json"], option="reward-memory-reflection-json"
+        ),
+        validation=read_json(validation, option="reward-memory-validation-json")
+        if validation
+        else None,
+        settled=execute and result.status in ("committed", "replayed"),
+        execute=execute,
+    )

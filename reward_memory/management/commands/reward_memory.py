@@ -168,6 +168,30 @@ class Command(LoopxCommand):
         expire.add_argument("--corpus-id")
         expire.add_argument("--execute", action="store_true")
 
+        hook = sub.add(
+            "hook",
+            "Run the automatic Reward Memory hook at a declared module boundary "
+            "(planned unless --execute).",
+        )
+        hook.add_argument("--boundary", required=True, choices=list(services.DECLARED_BOUNDARIES))
+        hook.add_argument("--goal-id", required=True)
+        hook.add_argument("--agent-id", required=True)
+        hook.add_argument("--query", action="append", dest="queries", default=[])
+        hook.add_argument("--event", help="A compact event JSON file to ingest (or -).")
+        hook.add_argument("--execute", action="store_true")
+
+        sub.add(
+            "evaluate",
+            "Stage 4: run the eight contract cases on the real code; release gate (progress "
+            "on stderr).",
+        )
+
+        dogfood = sub.add(
+            "dogfood-evaluate",
+            "Stage 5: dogfood receipts v1, batch readiness and utility observations (no write).",
+        )
+        dogfood.add_argument("--input", required=True, help="Compact observations JSON (or -).")
+
         status = sub.add("experiment-status", "The Agent's Reward Memory experiment status.")
         status.add_argument("--goal-id", required=True)
         status.add_argument("--agent-id", required=True)
@@ -418,6 +442,28 @@ class Command(LoopxCommand):
     def run_expire_records(self, *, corpus_id=None, execute=False, **_):
         return services.expire_due_records(corpus_id=corpus_id, execute=execute)
 
+    def run_hook(self, *, boundary, goal_id, agent_id, queries, event=None, execute=False, **_):
+        return services.run_boundary_hook(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            boundary=boundary,
+            queries=queries,
+            event=read_json(event) if event else None,
+            execute=execute,
+        )
+
+    def run_evaluate(self, **_):
+        from reward_memory import evaluation
+
+        return evaluation.evaluate(progress=self.progress)
+
+    def run_dogfood_evaluate(self, *, input, **_):
+        from reward_memory import dogfood
+
+        document = read_json(input)
+        self.progress("running the Stage 4 gate for the batch readiness")
+        return dogfood.evaluate_batch(document)
+
     def run_experiment_status(self, *, goal_id, agent_id, **_):
         return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
 
@@ -438,6 +484,31 @@ class Command(LoopxCommand):
             return format_table(
                 rows, ["corpus_id", "class", "project", "surfaces", "provider", "health"]
             )
+        if subcommand == "evaluate":
+            rows = [
+                {"case": c["case_id"], "passed": c["passed"], "ms": c["latency_ms"]}
+                for c in payload["cases"]
+            ]
+            gate = payload["release_gate"]
+            head = f"status: {payload['status']}\nrelease_gate: {gate['status']}"
+            return f"{head}\n" + format_table(rows, ["case", "passed", "ms"])
+        if subcommand == "dogfood-evaluate":
+            head = format_mapping(
+                payload, skip=("receipts", "operator_controls", "totals", "reason_codes")
+            )
+            rows = [
+                {"domain": r["domain_id"], "disposition": r["application_disposition"],
+                 "utility": (r["utility_observation"] or {}).get("label", "-")}
+                for r in payload["receipts"]
+            ]  # fmt: skip
+            reasons = ", ".join(payload["reason_codes"]) or "-"
+            return f"{head}\nreasons: {reasons}\n" + format_table(
+                rows, ["domain", "disposition", "utility"]
+            )
+        if subcommand == "hook":
+            head = format_mapping(payload, skip=("context", "application_receipt", "automation"))
+            rows = payload["context"]["guidance"]
+            return f"{head}\n" + format_table(rows, ["memory_class", "summary"])
         if subcommand == "recall":
             head = format_mapping(payload, skip=("items", "public_packet", "guard"))
             rows = [

@@ -1,0 +1,222 @@
+"""Automatic Reward Memory hooks at declared module boundaries.
+
+A module calls ``run_boundary_hook`` at one of its named boundaries
+(``DECLARED_BOUNDARIES``: Issue Fix patch planning, the reviewer-facing summary and the
+reviewer notification just before send). The hook:
+
+* resolves the (Goal, Agent)'s experiment route (``selectors.experiment_route``) — not
+  available, boundary not configured, or the flag off (explicit ``false`` included) →
+  nothing runs and **zero provider calls**;
+* recall (``automatic_recall``): the module supplies the queries; the configured
+  surface's recall profile bounds them (function_boundary: exactly one;
+  bounded_agentic_search: at most ``max_queries``); corpora are read in the configured
+  order and the first corpus whose results read back exactly stops the search;
+* ingest (``automatic_ingest``): a compact, already-distilled event goes to the
+  surface's ``ingest_corpus_id`` through the ordinary ingest pipeline (standing policy,
+  exact readback, idempotent);
+* returns the bounded private context for the in-process caller plus a compact,
+  public-safe application receipt (digests, statuses, call counts). Provider or guard
+  failures fail open: the module's original output stands, never a user gate.
+
+Without ``execute`` it only reports what would run (no provider call, no write).
+"""
+
+from typing import Any
+
+from loopx_site.core.canonical import prefixed_id
+from loopx_site.core.selectors import get_agent
+from reward_memory import contracts as c
+from reward_memory import loopx, selectors
+from reward_memory import validation as v
+from reward_memory.errors import AREA, RewardMemoryError, invalid
+
+HOOK_SCHEMA = "reward_memory_runtime_hook_v0"
+HOOK_RECEIPT_SCHEMA = "reward_memory_hook_application_receipt_v0"
+DECLARED_BOUNDARIES = (
+    "issue_fix.patch_planning",
+    "reviewer_artifact.summary",
+    "reviewer_notification.before_send",
+)
+MAX_CONTEXT_ITEMS = 8
+MAX_SUMMARY_CHARS = 600
+
+
+def run_boundary_hook(
+    *,
+    goal_id: str,
+    agent_id: str,
+    boundary: str,
+    queries: list[str] | None = None,
+    event: dict[str, Any] | None = None,
+    execute: bool = False,
+) -> dict[str, Any]:
+    get_agent(goal_id, agent_id, area=AREA)
+    boundary = v.choice(boundary, "boundary", DECLARED_BOUNDARIES)
+    queries = [v.text(q, f"queries.{i}", max_length=500) for i, q in enumerate(queries or [])]
+    if event is not None and not isinstance(event, dict):
+        raise invalid("event", "event must be an object")
+    route = selectors.experiment_route(goal_id, agent_id)
+    surface = route.surface(boundary)
+    automation = route.automation
+    want_recall = bool(queries) and automation["automatic_recall"] and surface is not None
+    want_ingest = event is not None and automation["automatic_ingest"] and surface is not None
+    if surface is not None and queries:
+        profile = surface.recall_profile
+        ceiling = 1 if profile["mode"] == c.FUNCTION_BOUNDARY else profile["max_queries"]
+        if len(queries) > ceiling:
+            raise invalid(
+                "queries",
+                f"the {profile['profile_id']} recall profile allows at most {ceiling} "
+                "query at this boundary",
+            )
+    skip_reason = _skip_reason(route, surface, automation, queries, event)
+    recall = ingest = None
+    calls = 0
+    if execute and want_recall:
+        recall = _recall(goal_id, agent_id, boundary, surface, queries)
+        calls += recall.pop("_calls")
+    if execute and want_ingest:
+        ingest = _ingest(goal_id, agent_id, surface, event)
+        calls += ingest.pop("_calls")
+    items = (recall or {}).pop("items", []) if recall else []
+    status = _status(execute, want_recall, want_ingest, recall, ingest)
+    receipt_body = {
+        "schema_version": HOOK_RECEIPT_SCHEMA,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "boundary": boundary,
+        "status": status,
+        "experiment_status": route.status,
+        "recall_status": recall["status"] if recall else None,
+        "recall_id": recall["recall_id"] if recall else None,
+        "memory_refs": [i["memory_ref_digest"] for i in items],
+        "ingest_status": ingest["status"] if ingest else None,
+        "ingest_receipt_id": ingest["receipt_id"] if ingest else None,
+        "provider_call_count": calls,
+    }
+    return {
+        "ok": True,
+        "schema_version": HOOK_SCHEMA,
+        "status": status,
+        "executed": execute,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "boundary": boundary,
+        "experiment_status": route.status,
+        "automation": automation,
+        "skip_reason": skip_reason,
+        "recall_planned": want_recall,
+        "ingest_planned": want_ingest,
+        "recall": recall,
+        "ingest": ingest,
+        # private: bounded summaries for the in-process caller only
+        "context": {"guidance": items},
+        "application_receipt": {
+            **receipt_body,
+            "receipt_id": prefixed_id("rmhr_", receipt_body),
+        },
+        "provider_call_count": calls,
+        "original_output_kept": True,
+        "fail_open": True,
+        "user_gate": False,
+        "grants_new_action_authority": False,
+    }
+
+
+def _skip_reason(route, surface, automation, queries, event) -> str | None:
+    """Why nothing runs (``None`` when something does)."""
+    if not route.available:
+        return f"experiment_{route.status}"
+    if surface is None:
+        return "boundary_not_configured"
+    if not queries and event is None:
+        return "nothing_to_do"
+    recall_on = bool(queries) and automation["automatic_recall"]
+    ingest_on = event is not None and automation["automatic_ingest"]
+    return None if recall_on or ingest_on else "automation_off"
+
+
+def _status(execute, want_recall, want_ingest, recall, ingest) -> str:
+    if not (want_recall or want_ingest):
+        return "skipped"
+    if not execute:
+        return "planned"
+    if recall and recall["status"] == "completed" and recall["item_count"]:
+        return "recalled" if not ingest else "recalled_and_ingested"
+    if ingest and ingest["status"] == c.INGEST_ACTIVATED:
+        return "ingested"
+    return "no_effect"
+
+
+def _recall(goal_id, agent_id, boundary, surface, queries) -> dict[str, Any]:
+    from reward_memory.services.recall import recall_guidance
+
+    limit = surface.recall_profile["limit"]
+    calls, statuses = 0, []
+    for corpus_id in surface.corpus_ids:  # configured order; the first exact hit stops
+        for query in queries:
+            guidance = recall_guidance(
+                goal_id=goal_id,
+                agent_id=agent_id,
+                corpus_id=corpus_id,
+                surface=boundary,
+                query=query,
+                limit=limit,
+            )
+            calls += guidance.provider_calls
+            statuses.append(guidance.status)
+            if guidance.items:
+                items = [
+                    {
+                        "memory_ref_digest": item["memory_ref_digest"],
+                        "memory_class": item["memory_class"],
+                        "summary": str(item["summary"] or "")[:MAX_SUMMARY_CHARS],
+                        "requires_artifact_verification": item["requires_artifact_verification"],
+                    }
+                    for item in guidance.items[:MAX_CONTEXT_ITEMS]
+                ]
+                return {
+                    "status": "completed",
+                    "corpus_id": corpus_id,
+                    "recall_id": guidance.recall_id,
+                    "item_count": len(items),
+                    "items": items,
+                    "_calls": calls,
+                }
+    status = c.INGEST_PROVIDER_UNAVAILABLE if "provider_unavailable" in statuses else "empty"
+    if statuses and all(s == c.GUARD_BLOCKED for s in statuses):
+        status = c.GUARD_BLOCKED
+    return {
+        "status": status,
+        "corpus_id": None,
+        "recall_id": None,
+        "item_count": 0,
+        "items": [],
+        "_calls": calls,
+    }
+
+
+def _ingest(goal_id, agent_id, surface, event) -> dict[str, Any]:
+    from reward_memory.services.ingest import ingest_event
+
+    compact = loopx.unwrap(
+        {"event": event} if "schema_version" in event else event,
+        routed=True,
+        route_corpus_id=lambda _surface: surface.ingest_corpus_id,
+    )
+    if isinstance(compact, dict) and "corpus_id" not in compact:
+        compact = {**compact, "corpus_id": surface.ingest_corpus_id}
+    try:
+        receipt = ingest_event(event=compact, goal_id=goal_id, agent_id=agent_id, execute=True)
+    except RewardMemoryError as exc:
+        if exc.code in ("goal_not_registered", "agent_not_registered"):
+            raise
+        return {"status": "refused", "code": exc.code, "receipt_id": None, "_calls": 0}
+    calls = receipt.get("provider_call_count") or 0
+    return {
+        "status": receipt["status"],
+        "receipt_id": receipt["receipt_id"],
+        "record_ref": receipt.get("record_ref"),
+        "memory_available_for_recall": receipt["memory_available_for_recall"],
+        "_calls": calls,
+    }
