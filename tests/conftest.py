@@ -50,3 +50,14 @@ def operator_client(db, django_user_model):
     client = APIClient()
     client.force_authenticate(user)
     return client
+
+
+@pytest.fixture(autouse=True)
+def experiment_config_root(settings, tmp_path, monkeypatch):
+    """Private experiment configs live under a temporary root outside any git work tree
+    (also for subprocesses, through the environment)."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    settings.REWARD_MEMORY_CONFIG_ROOT = str(root)
+    monkeypatch.setenv("LOOPX_REWARD_MEMORY_CONFIG_ROOT", str(root))
+    return root

@@ -89,17 +89,24 @@ def observe_preferences(goal: Goal, agent: Agent) -> PreferenceObservation:
 
 # -- reward memory: the execution switch, reconciliation, recall ---------------------------
 def turn_admission_binding(goal_id: str, agent_id: str) -> dict[str, str] | None:
-    """The operator-registered corpus binding this Agent to the turn-admission surface
-    (``{"corpus_id", "project"}``) — the default-off switch until the experiment
-    registry exists — or ``None``."""
+    """The default-off switch: this Agent's verified Reward Memory experiment route with
+    the turn-admission surface configured (``{"corpus_id", "project"}`` of the surface's
+    first compatible corpus), or ``None``. Never a provider call."""
     from reward_memory import selectors as rm
     from reward_memory.models import Corpus
 
-    rows = Corpus.objects.filter(active=True).order_by("corpus_id")
-    for corpus in rows.only("corpus_id", "project", "surfaces", "agent_allowlist"):
-        if c.SURFACE in (corpus.surfaces or []) and rm.is_allowlisted(corpus, goal_id, agent_id):
-            return {"corpus_id": corpus.corpus_id, "project": corpus.project}
-    return None
+    surface = rm.experiment_route(goal_id, agent_id, surface=c.SURFACE).surface(c.SURFACE)
+    if surface is None or not surface.corpus_ids:
+        return None
+    corpus_id = surface.corpus_ids[0]
+    project = (
+        Corpus.objects.filter(corpus_id=corpus_id, active=True)
+        .values_list("project", flat=True)
+        .first()
+    )
+    if project is None:
+        return None
+    return {"corpus_id": corpus_id, "project": project}
 
 
 def reconcile_ingests(goal_id: str, agent_id: str) -> dict[str, Any]:

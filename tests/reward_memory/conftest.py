@@ -27,17 +27,6 @@ def frozen_clock(monkeypatch):
     return Clock()
 
 
-@pytest.fixture(autouse=True)
-def experiment_config_root(settings, tmp_path, monkeypatch):
-    """Private experiment configs live under a temporary root outside any git work tree
-    (also for subprocesses, through the environment)."""
-    root = tmp_path / "checkout"
-    root.mkdir()
-    settings.REWARD_MEMORY_CONFIG_ROOT = str(root)
-    monkeypatch.setenv("LOOPX_REWARD_MEMORY_CONFIG_ROOT", str(root))
-    return root
-
-
 @pytest.fixture
 def double():
     """A provider double installed as provider ``double`` for the test."""
