@@ -10,7 +10,8 @@ text (README "README examples are tests" documents the same):
 * ``http://127.0.0.1:8000`` is the fixture's server (on a free port).
 * Placeholders — after each command whose stdout is one JSON object, the harness sets
   ``$REV`` (the scope's revision after the command: ``resulting_revision``,
-  ``view.revision`` or ``revision``; ``none`` when empty; a preview leaves it), ``$TOKEN``
+  ``current.revision``, ``view.revision`` or ``revision``; ``none`` when the document
+  has a ``current``/``view`` without one; a preview leaves it), ``$TOKEN``
   (``token``), ``$REVIEW_ID`` (``review_id``) and ``$RECALL_ID`` (``recall_id``) for
   the commands after it. A reader copies the same values by hand.
 * A command is expected to exit 0 unless its line ends with ``# expect exit N``.
@@ -41,7 +42,7 @@ BASE_URL = "http://127.0.0.1:8000"
 SKIPPED = re.compile(r"^\s*make\s+(run|test)\b")
 EXPECT = re.compile(r"#\s*expect exit (\d+)\s*$")
 PLACEHOLDERS = {
-    "REV": ("resulting_revision", ("view", "revision"), "revision"),
+    "REV": ("resulting_revision", ("current", "revision"), ("view", "revision"), "revision"),
     "TOKEN": ("token",),
     "REVIEW_ID": ("review_id",),
     "RECALL_ID": ("recall_id",),
@@ -127,7 +128,7 @@ def _extract_script() -> str:
         "  if v is not None:\n"
         "   found=v\n"
         "   break\n"
-        " if found is None and name=='REV' and isinstance(d.get('view'),dict):\n"
+        " if found is None and name=='REV' and any(isinstance(d.get(k),dict) for k in ('current','view')):\n"
         "  found='none'\n"
         " if found is not None:\n"
         "  print('export '+name+'='+shlex.quote(str(found)))\n"
