@@ -10,7 +10,8 @@ text (README "README examples are tests" documents the same):
 * ``http://127.0.0.1:8000`` is the fixture's server (on a free port).
 * Placeholders — after each command whose stdout is one JSON object, the harness sets
   ``$REV`` (the scope's revision after the command: ``resulting_revision``,
-  ``view.revision`` or ``revision``; ``none`` when empty; a preview leaves it), ``$TOKEN``
+  ``current.revision``, ``view.revision`` or ``revision``; ``none`` when the document
+  has a ``current``/``view`` without one; a preview leaves it), ``$TOKEN``
   (``token``), ``$REVIEW_ID`` (``review_id``) and ``$RECALL_ID`` (``recall_id``) for
   the commands after it. A reader copies the same values by hand.
 * A command is expected to exit 0 unless its line ends with ``# expect exit N``.
@@ -41,7 +42,7 @@ BASE_URL = "http://127.0.0.1:8000"
 SKIPPED = re.compile(r"^\s*make\s+(run|test)\b")
 EXPECT = re.compile(r"#\s*expect exit (\d+)\s*$")
 PLACEHOLDERS = {
-    "REV": ("resulting_revision", ("view", "revision"), "revision"),
+    "REV": ("resulting_revision", ("current", "revision"), ("view", "revision"), "revision"),
     "TOKEN": ("token",),
     "REVIEW_ID": ("review_id",),
     "RECALL_ID": ("recall_id",),
@@ -127,7 +128,8 @@ def _extract_script() -> str:
         "  if v is not None:\n"
         "   found=v\n"
         "   break\n"
-        " if found is None and name=='REV' and isinstance(d.get('view'),dict):\n"
+        " views=[d.get(k) for k in ('current','view')]\n"
+        " if found is None and name=='REV' and any(isinstance(v,dict) for v in views):\n"
         "  found='none'\n"
         " if found is not None:\n"
         "  print('export '+name+'='+shlex.quote(str(found)))\n"
@@ -243,3 +245,21 @@ def test_the_harness_reports_block_line_and_output(tmp_path):
     assert "README.md:9" in message
     assert "revision_conflict" in message
     assert "exit status 2 (expected 0)" in message
+
+
+def test_placeholders_follow_the_documents(tmp_path):
+    extract = tmp_path / "extract.py"
+    extract.write_text(_extract_script())
+
+    def exports(document: dict) -> str:
+        out = tmp_path / "out.json"
+        out.write_text(json.dumps(document))
+        proc = subprocess.run(
+            [sys.executable, str(extract), str(out)], capture_output=True, text=True, check=True
+        )
+        return proc.stdout
+
+    assert exports({"status": "applied", "current": {"revision": "3"}}) == "export REV=3\n"
+    assert exports({"status": "read", "current": {"revision": None}}) == "export REV=none\n"
+    assert exports({"status": "preview", "current": {"revision": "4"}}) == ""
+    assert exports({"review_id": "rmrv_1"}) == "export REVIEW_ID=rmrv_1\n"
