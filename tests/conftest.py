@@ -53,11 +53,10 @@ def operator_client(db, django_user_model):
 
 
 @pytest.fixture(autouse=True)
-def experiment_config_root(settings, tmp_path, monkeypatch):
+def experiment_config_root(settings, tmp_path_factory, monkeypatch):
     """Private experiment configs live under a temporary root outside any git work tree
     (also for subprocesses, through the environment)."""
-    root = tmp_path / "checkout"
-    root.mkdir()
+    root = tmp_path_factory.mktemp("checkout")
     settings.REWARD_MEMORY_CONFIG_ROOT = str(root)
     monkeypatch.setenv("LOOPX_REWARD_MEMORY_CONFIG_ROOT", str(root))
     return root

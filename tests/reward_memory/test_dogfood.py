@@ -236,6 +236,7 @@ def test_dogfood_command_runs_the_live_gate(db, tmp_path):
     assert done.code == 0
     assert done.json["stage4_release_gate"] == "ready_for_bounded_dogfood"
     assert done.json["status"] == "ready_for_bounded_issue_fix_pilot"
-    assert "Stage 4" in done.stderr
+    assert "Stage 4" not in done.stderr  # JSON to a pipe: no progress
     text = run_cli("reward_memory", "dogfood-evaluate", "--input", str(path), "--format", "text")
     assert "reasons: -" in text.stdout
+    assert "Stage 4" in text.stderr

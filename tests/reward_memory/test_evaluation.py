@@ -52,7 +52,8 @@ def test_evaluate_command_reports_progress_on_stderr_and_renders_text(db):
     done = run_cli("reward_memory", "evaluate")
     assert done.code == 0
     assert done.json["release_gate"]["status"] == "ready_for_bounded_dogfood"
-    assert "[1/8] compact_restart_survival" in done.stderr
-    assert "[1/8]" not in done.stdout
+    assert "[1/8]" not in done.stdout + done.stderr  # JSON to a pipe: stdout only, no progress
     text = run_cli("reward_memory", "evaluate", "--format", "text")
     assert "release_gate: ready_for_bounded_dogfood" in text.stdout
+    assert "[1/8] compact_restart_survival" in text.stderr  # people get progress on stderr
+    assert "[1/8]" not in text.stdout
