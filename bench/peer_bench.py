@@ -93,7 +93,7 @@ def main() -> None:
             execute=True,
             **OWNER,
         )
-        revision["value"] = receipt["resulting_revision"]
+        revision["value"] = receipt["state"]["revision"]
 
     def peer_put(i: int, key: str | None = None) -> None:
         store.put(
@@ -106,7 +106,7 @@ def main() -> None:
     for i in range(64):  # 64 subjects on both sides
         ours_remember(-1 - i, key=f"subject.k{i:02d}")
         peer_put(i, key=f"subject.k{i:02d}")
-    assert len(services.read(goal_id=GOAL, agent_id=AGENT)["current"]) == 64
+    assert len(services.read(goal_id=GOAL, agent_id=AGENT)["items"]) == 64
     assert len(store.search(namespace, limit=64)) == 64
 
     read = alternate(
@@ -133,7 +133,7 @@ def main() -> None:
         operation_id="two-0",
         execute=True,
         **OWNER,
-    )["resulting_revision"]
+    )["state"]["revision"]
     seen_a = seen_b = base
     services.remember(
         goal_id=GOAL,
@@ -159,7 +159,7 @@ def main() -> None:
         ours_second = "committed"
     except DomainError as exc:
         ours_second = exc.code
-    ours_final = [s["statement"] for s in services.read(goal_id=GOAL, agent_id="second")["current"]]
+    ours_final = [s["statement"] for s in services.read(goal_id=GOAL, agent_id="second")["items"]]
 
     print(
         json.dumps(
