@@ -5,11 +5,12 @@ While the suite runs it captures everything the service emits to someone else:
 * every error envelope (``DomainError.envelope``),
 * every document a LoopX command prints (``LoopxCommand.emit``),
 * every DRF JSON response body (``JSONRenderer.render``),
-* every log record any logger handles (``Logger.handle`` is wrapped).
+* every log record a logger passes on to its handlers, i.e. after the logger's own
+  filters (``Logger.callHandlers`` is wrapped): what is actually written, not what a
+  filter such as ``ExpectedClientErrorFilter`` drops.
 
 At session end each public text is scanned for absolute local paths, provider commands,
-credential-like strings (``loopx_site.core.scanner.scan_text``; the minimal fallback
-below is used only while that module is missing) and for any source quote or recalled
+credential-like strings (``loopx_site.core.scanner.scan_text``) and for any source quote or recalled
 summary seen during the run. Private results go to their caller only and are not
 public: for those, only the public part is scanned, and their recalled summaries join
 the set of strings no public text may contain (see ``PRIVATE``).
@@ -23,41 +24,13 @@ import contextlib
 import json
 import logging
 import os
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
 
+from loopx_site.core.scanner import scan_text
+
 MIN_SENSITIVE = 12  # shorter quotes/summaries are too generic to attribute
-
-
-# -- the scanner -------------------------------------------------------------------------
-def _fallback_scan_text(text: str) -> list[str]:
-    """MINIMAL FALLBACK — used only when ``loopx_site.core.scanner`` is absent (the lead
-    removes this at merge). Reason codes, empty = clean."""
-    reasons = []
-    if re.search(r"(?<![\w.:/~-])/(?:home|root|tmp|usr|etc|var|opt|work|srv|Users)/\S", text):
-        reasons.append("absolute_path")
-    if re.search(r"(?<![\w])[A-Za-z]:\\\\?[A-Za-z]", text):
-        reasons.append("absolute_path")
-    if re.search(
-        r"lxh_[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}"
-        r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|(?i:bearer\s+[A-Za-z0-9._~+/-]{20,})",
-        text,
-    ):
-        reasons.append("credential_like")
-    if re.search(r"(?:\bpython[0-9.]*|manage\.py)\s+\S+|\.venv/bin/", text):
-        reasons.append("provider_command")
-    return sorted(set(reasons))
-
-
-def _scanner() -> Callable[[str], list[str]]:
-    try:
-        from loopx_site.core.scanner import scan_text
-    except ImportError:  # h1's scanner not merged yet: the clearly-marked fallback
-        return _fallback_scan_text
-    return scan_text
 
 
 # -- what is private ---------------------------------------------------------------------
@@ -190,18 +163,20 @@ def _install() -> list[tuple[object, str, object]]:
 
 
 def _capture_logs():
-    """Every record any logger handles, whatever handlers are configured: wrapping
-    ``Logger.handle`` survives ``django.setup()`` re-running ``dictConfig`` (every
-    in-process ``manage.py`` call does)."""
-    original = logging.Logger.handle
+    """Every record a logger hands to its handlers, whatever handlers are configured.
+    ``Logger.handle`` applies the logger's filters and then calls ``callHandlers`` (once
+    per record; it walks the hierarchy itself), so wrapping ``callHandlers`` sees what is
+    emitted, after the filters. The class-level wrap survives ``django.setup()`` re-running
+    ``dictConfig`` (every in-process ``manage.py`` call does)."""
+    original = logging.Logger.callHandlers
 
-    def handle(self, record):
+    def call_handlers(self, record):
         with contextlib.suppress(Exception):
             CAPTURE.add(f"log:{record.name}", record.getMessage())
         return original(self, record)
 
-    logging.Logger.handle = handle
-    return (logging.Logger, "handle", original)
+    logging.Logger.callHandlers = call_handlers
+    return (logging.Logger, "callHandlers", original)
 
 
 # -- pytest hooks ------------------------------------------------------------------------
@@ -238,11 +213,10 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def findings() -> list[str]:
-    scan = _scanner()
     sensitive = sorted(CAPTURE.sensitive, key=len, reverse=True)
     out = []
     for test, channel, text in CAPTURE.texts:
-        reasons = list(scan(text))
+        reasons = list(scan_text(text))
         hit = next((s for s in sensitive if s in text), None)
         where = 0
         if hit is not None:
