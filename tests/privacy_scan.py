@@ -38,8 +38,31 @@ MIN_SENSITIVE = 12  # shorter quotes/summaries are too generic to attribute
 #: anywhere. The journal history page carries each entry's ``source_quote`` (the owner's
 #: words, kept for audit) — LEAD: confirm with the journal owner (h3) that the history
 #: read is meant to return quotes; if not, drop this entry and the scan will flag it.
-PRIVATE_TO_CALLER = {"semantic_preference_agent_history_v0"}
+PRIVATE_TO_CALLER = {"semantic_preference_agent_history_v0", "agent_preferences_v1"}
+#: The journal documents (read/remember/retire) return ``current`` — the caller's own
+#: scope, whose items carry ``source_quote`` by the wire contract (loopx_wire.md) — and
+#: echo the caller's ``proposed`` item. The rest (status, ``receipt``) is scanned.
+JOURNAL_SCHEMAS = {"semantic_preference_agent_v1"}
+JOURNAL_CALLER_FIELDS = {"current", "proposed"}
 CALLER_INPUT_FIELDS = {"candidate", "revised_candidate"}
+#: Turn packets handed to the local LoopX host that asked for them carry the required
+#: reads as commands runnable as is (interpreter and absolute ``manage.py``; see
+#: ``turn_recall.turn_start.command_argv``). Those commands are the caller's own
+#: instructions, not a receipt or a log: the scan skips them, and scans the rest.
+HOST_PACKETS = {
+    "loopx_quota_decision_v0",
+    "loopx_turn_host_packet_v0",
+    "loopx_turn_start_capability_hook_dispatch_v0",
+}
+RUNNABLE_FIELDS = {"argv", "command", "read_command"}
+
+
+def _without_runnable(value):
+    if isinstance(value, dict):
+        return {k: _without_runnable(v) for k, v in value.items() if k not in RUNNABLE_FIELDS}
+    if isinstance(value, list):
+        return [_without_runnable(v) for v in value]
+    return value
 
 
 def _public_part(doc):
@@ -49,6 +72,10 @@ def _public_part(doc):
     schema = doc.get("schema_version", "")
     if "openapi" in doc:  # the API's own documentation, not an emitted document
         return None, []
+    if schema in JOURNAL_SCHEMAS:
+        return {k: v for k, v in doc.items() if k not in JOURNAL_CALLER_FIELDS}, []
+    if schema in HOST_PACKETS:
+        return _without_runnable(doc), []
     if schema == "reward_memory_recall_result_v0":
         return doc.get("public_packet"), _summaries(doc.get("items"))
     if schema in ("semantic_preference_recall_v0", "semantic_preference_provider_response_v0"):
