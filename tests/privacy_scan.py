@@ -114,7 +114,11 @@ class Capture:
         self.sensitive.update(s for s in recalled if len(s) >= MIN_SENSITIVE)
         if public is None:
             return
-        text = public if isinstance(public, str) else json.dumps(public, default=str)
+        text = (
+            public
+            if isinstance(public, str)
+            else json.dumps(public, default=str, ensure_ascii=False)
+        )
         self.texts.append((self.current, channel, text))
 
     def quote(self, value) -> None:

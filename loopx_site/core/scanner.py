@@ -176,7 +176,7 @@ _LOCAL_PATH = re.compile(
 )
 # Well-known filesystem roots: a path under one of them is a local path wherever it is.
 _SYSTEM_ROOT = re.compile(
-    r"/(?:home|Users|root|tmp|etc|var|opt|usr|mnt|private|srv|proc|dev|Volumes)(?![\w.-])"
+    r"\A/(?:home|Users|root|tmp|etc|var|opt|usr|mnt|private|srv|proc|dev|Volumes)(?![\w.-])"
 )
 # The request target of a request log line is a URL path, not a file path:
 # ``GET /api/v1/goals/`` and Django's ``Unauthorized: /api/v1/goals/demo/`` or
@@ -223,7 +223,7 @@ def _local_path(value: str) -> bool:
     targets = [
         m.span("target")
         for m in _REQUEST_TARGET.finditer(value)
-        if not _SYSTEM_ROOT.match(m.group("target"))
+        if not _SYSTEM_ROOT.search(m.group("target"))
     ]
     for match in _LOCAL_PATH.finditer(value):
         start, end = match.span()

@@ -28,7 +28,7 @@ def _remember(statement, expected, operation_id):
 
 
 def test_second_of_two_writers_from_one_read_is_rejected_and_the_first_edit_kept(scope):
-    base = _remember("base", "none", "op-base")["resulting_revision"]
+    base = _remember("base", "none", "op-base")["state"]["revision"]
     seen_by_a = services.read(goal_id="demo", agent_id="author")["revision"]
     seen_by_b = services.read(goal_id="demo", agent_id="author")["revision"]
     assert seen_by_a == seen_by_b == base
@@ -39,16 +39,16 @@ def test_second_of_two_writers_from_one_read_is_rejected_and_the_first_edit_kept
 
     assert exc.value.code == "revision_conflict"
     view = services.read(goal_id="demo", agent_id="author")
-    assert [s["statement"] for s in view["current"]] == ["base + A"]
+    assert [s["statement"] for s in view["items"]] == ["base + A"]
     # The rejected writer re-reads, reconciles and commits on the new revision.
     _remember("base + A + B", view["revision"], "op-b2")
-    final = services.read(goal_id="demo", agent_id="author")["current"]
+    final = services.read(goal_id="demo", agent_id="author")["items"]
     assert [s["statement"] for s in final] == ["base + A + B"]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_writers_from_one_read_commit_exactly_once(scope):
-    base = _remember("base", "none", "op-base")["resulting_revision"]
+    base = _remember("base", "none", "op-base")["state"]["revision"]
     start, outcomes = threading.Barrier(2), []
 
     def writer(name):
@@ -70,7 +70,7 @@ def test_two_concurrent_writers_from_one_read_commit_exactly_once(scope):
         t.join()
 
     assert sorted(outcomes) == ["committed", "revision_conflict"]
-    assert len(services.read(goal_id="demo", agent_id="author")["current"]) == 1
+    assert len(services.read(goal_id="demo", agent_id="author")["items"]) == 1
 
 
 def test_peer_store_unconditional_put_keeps_only_the_last_of_two_edits(tmp_path):
