@@ -39,11 +39,18 @@ MIN_SENSITIVE = 12  # shorter quotes/summaries are too generic to attribute
 #: words, kept for audit) — LEAD: confirm with the journal owner (h3) that the history
 #: read is meant to return quotes; if not, drop this entry and the scan will flag it.
 PRIVATE_TO_CALLER = {"semantic_preference_agent_history_v0", "agent_preferences_v1"}
-#: The journal documents (read/remember/retire) return ``current`` — the caller's own
-#: scope, whose items carry ``source_quote`` by the wire contract (loopx_wire.md) — and
-#: echo the caller's ``proposed`` item. The rest (status, ``receipt``) is scanned.
+#: The journal documents (read/remember/retire/history, and a conflict's envelope) return
+#: ``current`` — the caller's own scope, whose items carry ``source_quote`` by the wire
+#: contract (loopx_wire.md) — echo the caller's ``proposed`` item, and page the caller's
+#: own ``events``. Those parts are skipped wherever they appear; the rest (status,
+#: ``receipt``, messages) is scanned.
 JOURNAL_SCHEMAS = {"semantic_preference_agent_v1"}
-JOURNAL_CALLER_FIELDS = {"current", "proposed"}
+JOURNAL_CALLER_FIELDS = {"current", "proposed", "events"}
+CURRENT_VIEW_SCHEMA = "agent_preferences_v1"
+#: What the session scan refuses: credentials and local paths (``scan_text`` codes).
+#: Public URLs and host names are allowed in receipts by design (``artifact_ref`` is a
+#: public https URL), so ``url``/``host``/``ip_address``/``email`` are not findings here.
+PRIVATE_CODES = {"credential", "url_with_credentials", "local_path"}
 CALLER_INPUT_FIELDS = {"candidate", "revised_candidate"}
 #: Turn packets handed to the local LoopX host that asked for them carry the required
 #: reads as commands runnable as is (interpreter and absolute ``manage.py``; see
@@ -74,6 +81,10 @@ def _public_part(doc):
         return None, []
     if schema in JOURNAL_SCHEMAS:
         return {k: v for k, v in doc.items() if k not in JOURNAL_CALLER_FIELDS}, []
+    if isinstance(doc.get("current"), dict) and (
+        doc["current"].get("schema_version") == CURRENT_VIEW_SCHEMA
+    ):  # a conflict envelope carries the caller's current view
+        doc = {k: v for k, v in doc.items() if k != "current"}
     if schema in HOST_PACKETS:
         return _without_runnable(doc), []
     if schema == "reward_memory_recall_result_v0":
@@ -247,7 +258,7 @@ def findings() -> list[str]:
     sensitive = sorted(CAPTURE.sensitive, key=len, reverse=True)
     out = []
     for test, channel, text in CAPTURE.texts:
-        reasons = list(scan_text(text))
+        reasons = [code for code in scan_text(text) if code in PRIVATE_CODES]
         hit = next((s for s in sensitive if s in text), None)
         where = 0
         if hit is not None:

@@ -127,7 +127,8 @@ _PROVIDER_KEY = re.compile(
     r")"
 )
 _AUTH_HEADER = re.compile(
-    r"(?i)\b(?:authorization|proxy-authorization)\s*[:=]\s*(?:basic|bearer|token|digest)\s+\S{6,}"
+    r"(?i)\b(?:authorization|proxy-authorization)\s*[:=]\s*(?:basic|bearer|token|digest)\s+"
+    r"[A-Za-z0-9]\S{5,}"  # a value, not a placeholder such as `…` or `<token>`
     r"|\b(?:basic|bearer)\s+[A-Za-z0-9._~+/=-]{16,}"
 )
 _PRIVATE_KEY = re.compile(r"(?i)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")

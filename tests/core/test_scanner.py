@@ -188,6 +188,8 @@ HARMLESS = [
     "Not Found: /api/v1/goals/unknown/preferences/",
     "GET /api/v1/goals/demo/agents/author/preferences/ 200",
     "Service Unavailable: /admin/reward_memory/authoritycheckpoint/",
+    "Shown once; only its sha256 is stored. Send as 'Authorization: Bearer …'.",
+    "Send it as Authorization: Bearer <token>",
 ]
 
 

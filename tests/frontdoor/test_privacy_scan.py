@@ -80,3 +80,17 @@ def test_envelopes_and_log_lines_of_this_run_are_captured():
     channels = [c for _, c, _ in privacy_scan.CAPTURE.texts[before:]]
     assert "error_envelope" in channels
     assert "log:loopx.test" in channels
+
+
+def test_public_urls_and_the_callers_own_journal_view_are_not_findings(monkeypatch):
+    capture = privacy_scan.Capture()
+    monkeypatch.setattr(privacy_scan, "CAPTURE", capture)
+    quote = "Use the designated reviewer for my changes."
+    capture.quote(quote)
+    view = {"schema_version": "agent_preferences_v1", "items": [{"source_quote": quote}]}
+    capture.add("api", {"schema_version": "x_receipt_v0", "artifact_ref": "https://x.org/pull/1"})
+    capture.add("cli", {"schema_version": "semantic_preference_agent_v1", "current": view})
+    capture.add("error_envelope", {"code": "revision_conflict", "current": view})
+    assert privacy_scan.findings() == []
+    capture.add("api", {"schema_version": "x_receipt_v0", "receipt": {"quote": quote}})
+    assert len(privacy_scan.findings()) == 1
