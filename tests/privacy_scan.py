@@ -87,6 +87,13 @@ def _public_part(doc):
         doc = {k: v for k, v in doc.items() if k != "current"}
     if schema in HOST_PACKETS:
         return _without_runnable(doc), []
+    if schema == "reward_memory_recall_v0":  # LoopX's answer over the private result
+        public = {k: v for k, v in doc.items() if k != "items"}
+        return public, _summaries(doc.get("items"))
+    if isinstance(doc.get("record"), dict) and (
+        doc["record"].get("schema_version") == "reward_memory_candidate_v0"
+    ):  # a review answers its reviewer with the reviewed candidate as it would be stored
+        doc = {k: v for k, v in doc.items() if k != "record"}
     if schema == "reward_memory_recall_result_v0":
         return doc.get("public_packet"), _summaries(doc.get("items"))
     if schema in ("semantic_preference_recall_v0", "semantic_preference_provider_response_v0"):
