@@ -38,7 +38,13 @@ def _isolated(fn):
     read-only transaction is opened (on SQLite that would take the write lock)."""
     if connection.in_atomic_block:
         with transaction.atomic():
-            return fn()
+            result = fn()
+            if isinstance(result, dict) and result.get("status") == "unavailable":
+                # the read failed and was reported, not raised: on PostgreSQL the failed
+                # statement aborted the transaction, so roll back to the savepoint rather
+                # than release it (a release would fail and hide the read's own error)
+                transaction.set_rollback(True)
+            return result
     return fn()
 
 

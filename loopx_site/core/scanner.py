@@ -33,6 +33,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from http import HTTPStatus
 
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.basic_auth import BasicAuthDetector
@@ -119,13 +120,15 @@ _PROVIDER_KEY = re.compile(
     r"|glpat-[A-Za-z0-9_-]{16,}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|lxh_[A-Za-z0-9_-]{20,}"  # our own host tokens
     r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{30,}"
     r"|ya29\.[A-Za-z0-9_-]{20,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     r")"
 )
 _AUTH_HEADER = re.compile(
-    r"(?i)\b(?:authorization|proxy-authorization)\s*[:=]\s*(?:basic|bearer|token|digest)\s+\S{6,}"
+    r"(?i)\b(?:authorization|proxy-authorization)\s*[:=]\s*(?:basic|bearer|token|digest)\s+"
+    r"[A-Za-z0-9]\S{5,}"  # a value, not a placeholder such as `…` or `<token>`
     r"|\b(?:basic|bearer)\s+[A-Za-z0-9._~+/=-]{16,}"
 )
 _PRIVATE_KEY = re.compile(r"(?i)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
@@ -172,6 +175,22 @@ _LOCAL_PATH = re.compile(
     r"|\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)[/\\]"  # $HOME/ ${HOME}/
     r"|%[A-Za-z_][A-Za-z0-9_()]*%[/\\]?"  # %APPDATA%
 )
+# Well-known filesystem roots: a path under one of them is a local path wherever it is.
+_SYSTEM_ROOT = re.compile(
+    r"\A/(?:home|Users|root|tmp|etc|var|opt|usr|mnt|private|srv|proc|dev|Volumes)(?![\w.-])"
+)
+# The request target of a request log line is a URL path, not a file path:
+# ``GET /api/v1/goals/`` and Django's ``Unauthorized: /api/v1/goals/demo/`` or
+# ``Method Not Allowed (POST): /admin/dashboard/`` (the reason phrase, then the path).
+# Only the path itself is excused (the query string is scanned), and never a path under
+# a well-known filesystem root (``Not Found: /etc/passwd`` is still flagged).
+_REASON_PHRASES = "|".join(re.escape(s.phrase) for s in HTTPStatus)
+_REQUEST_TARGET = re.compile(
+    r"(?:\b(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\s+"
+    rf"|^\s*(?:{_REASON_PHRASES})(?: \([^)\n]*\))?:\s+)"
+    r"(?P<target>/[^\s?#]*)",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -198,6 +217,20 @@ def _high_entropy(token: str) -> bool:
         )
     )
     return classes == 3 and _entropy(stripped) >= 4.2
+
+
+def _local_path(value: str) -> bool:
+    """A local path that is not just the request target of a request log line."""
+    targets = [
+        m.span("target")
+        for m in _REQUEST_TARGET.finditer(value)
+        if not _SYSTEM_ROOT.search(m.group("target"))
+    ]
+    for match in _LOCAL_PATH.finditer(value):
+        start, end = match.span()
+        if not any(lo <= start and end <= hi for lo, hi in targets):
+            return True
+    return False
 
 
 def _plugin_findings(text: str) -> list[Finding]:
@@ -247,7 +280,7 @@ def scan(text: str) -> list[Finding]:
         findings.append(Finding(IP_ADDRESS, "ip_address"))
     if _EMAIL.search(value):
         findings.append(Finding(EMAIL, "email"))
-    if _LOCAL_PATH.search(value):
+    if _local_path(value):
         findings.append(Finding(LOCAL_PATH, "local_path"))
     return findings
 

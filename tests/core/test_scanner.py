@@ -80,6 +80,16 @@ CAUGHT = [
     ("../../etc/shadow", "local_path"),
     ("/etc/hosts", "local_path"),
     ("/tmp", "local_path"),
+    ("/tmp/x", "local_path"),
+    ("/etc/passwd", "local_path"),
+    ("/home/bob/key.pem", "local_path"),
+    # a request log line excuses its URL path, never a filesystem root or what follows
+    ("Not Found: /etc/passwd", "local_path"),
+    ("GET /home/bob/key.pem", "local_path"),
+    ("Unauthorized: /api/v1/goals/demo/ while reading /srv/app/config/loopx.json", "local_path"),
+    ("GET /api/v1/goals/?from=/tmp/x", "local_path"),
+    ("Unauthorized: /home/alice/.config/loopx.json", "local_path"),
+    ("the host token lxh_Q2xhdWRlSXNBSGVscGZ1bEFz leaked", "credential"),
     # confusables: full-width, zero-width and bidi characters
     ("ｈｔｔｐｓ：／／evil.example/x", "url"),
     ("ｐａｓｓ＝ｈｕｎｔｅｒ２", "credential"),
@@ -172,6 +182,14 @@ HARMLESS = [
     "Readback must match byte for byte.",
     "the credential scanner runs before the provider call",
     "Secrets and tokens are never derived from feedback.",
+    "Unauthorized: /api/v1/goals/demo/",
+    "Forbidden (Permission denied): /admin/dashboard/",
+    "Method Not Allowed (POST): /admin/dashboard/",
+    "Not Found: /api/v1/goals/unknown/preferences/",
+    "GET /api/v1/goals/demo/agents/author/preferences/ 200",
+    "Service Unavailable: /admin/reward_memory/authoritycheckpoint/",
+    "Shown once; only its sha256 is stored. Send as 'Authorization: Bearer …'.",
+    "Send it as Authorization: Bearer <token>",
 ]
 
 

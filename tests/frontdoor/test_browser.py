@@ -1,6 +1,7 @@
 """The admin in a real browser (headless Chromium via Selenium), as Django tests its own
 admin: log in, open the operator dashboard, retire a preference through the admin action
-and its form, then see the tombstone and the journal entry.
+and its form, then see the tombstone and the journal entry; then grant a Reward Memory
+authority checkpoint through the admin add form and revoke it with the admin action.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them). Without
 them the test is skipped with the reason printed — except under ``CI=true``, where it
@@ -19,6 +20,7 @@ from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.core.management import call_command
 
 from preferences.models import PreferenceOperation, PreferenceSubject
+from reward_memory.models import AuthorityCheckpoint
 
 SCREENS = Path(__file__).resolve().parents[1] / "artifacts" / "screens"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -124,7 +126,7 @@ class AdminInBrowserTests(StaticLiveServerTestCase):
         self.by_css("input[type=submit][value='Retire preferences']").click()
 
         message = self.by_css("ul.messagelist li").text
-        assert "review.collaboration: committed at revision 3" in message.lower()
+        assert "review.collaboration: applied at revision 3" in message.lower()
         self.shot("retired")
         subject.refresh_from_db()
         assert subject.state == "retired"  # the tombstone
@@ -139,5 +141,44 @@ class AdminInBrowserTests(StaticLiveServerTestCase):
         self.open("/admin/preferences/preferenceoperation/?kind__exact=retire")
         assert entry.operation_id[:20] in self.by_css("#result_list").text
         self.shot("journal")
-        assert len(self.shots) == 8
+
+        self.grant_and_revoke_a_checkpoint()
+        assert len(self.shots) == 12
         print("\nbrowser screenshots: " + ", ".join(self.shots), file=sys.stderr)
+
+    def grant_and_revoke_a_checkpoint(self):
+        from selenium.webdriver.support.ui import Select
+
+        self.open("/admin/reward_memory/authoritycheckpoint/add/")
+        for field, value in (
+            ("checkpoint_id", "browser-checkpoint"),
+            ("project", "loopx-demo"),
+            ("actor", "user:browser-contributor"),
+            ("role", "core_contributor"),
+            ("evidence_ref", "roles:loopx-demo/core-contributors"),
+            ("action_scopes", "issue_fix.request_reproduction"),
+        ):
+            self.by_css(f"#id_{field}").send_keys(value)
+        self.shot("checkpoint-form")
+        self.by_css("input[type=submit][name=_save]").click()
+
+        self.by_css("ul.messagelist li")
+        granted = AuthorityCheckpoint.objects.get(checkpoint_id="browser-checkpoint")
+        assert (granted.actor, granted.verified_by, granted.revoked_at) == (
+            "user:browser-contributor",
+            "user:operator",  # the logged-in operator, not a form field
+            None,
+        )
+        assert "browser-checkpoint" in self.by_css("#result_list").text
+        self.shot("checkpoint-granted")
+
+        self.by_css(f"input[name=_selected_action][value='{granted.pk}']").click()
+        Select(self.by_css("select[name=action]")).select_by_value("revoke")
+        self.shot("checkpoint-revoke-selected")
+        self.by_css("button[name=index]").click()
+        message = self.by_css("ul.messagelist li").text
+        assert message.lower().startswith("browser-checkpoint: revoked"), message
+        granted.refresh_from_db()
+        assert granted.revoked_at is not None
+        assert granted.revoked_by == "user:operator"
+        self.shot("checkpoint-revoked")

@@ -33,6 +33,7 @@ def test_the_selectors_read_one_query_per_panel(demo, django_assert_num_queries)
     assert goal["scopes"][0]["last_change"] is not None
     assert {c["corpus_id"] for c in goal["corpora"]} == {
         "loopx-demo-pr-description",
+        "loopx-demo-review-policy",  # the demo's hard policy (Reward Memory authority)
         "loopx-demo-turn-admission",
     }
     health = {c["corpus_id"]: c["health"] for c in data["corpora"]}

@@ -24,14 +24,14 @@ def test_the_scan_flags_paths_credentials_commands_and_recalled_text(monkeypatch
         "api", {"schema_version": "x_receipt_v0", "s": "Keep PR descriptions under twenty lines."}
     )
     capture.add("error_envelope", {"error": "cannot read /home/alice/.config/loopx.json"})
-    capture.add("log:loopx", "provider said lxh_" + "A" * 30)
+    capture.add("log:loopx", "provider said lxh_Q2xhdWRlSXNBSGVscGZ1bEFz")
     capture.quote("The owner's exact words, verbatim.")
     capture.add("cli", {"receipt": "The owner's exact words, verbatim."})
     found = privacy_scan.findings()
     assert len(found) == 4, found
     assert any("recalled_or_quoted_text('Keep PR" in f for f in found)
-    assert any("absolute_path" in f for f in found)
-    assert any("credential_like" in f for f in found)
+    assert any("local_path" in f for f in found)
+    assert any("credential" in f for f in found)
     assert any("The owner's exact words" in f for f in found)
 
 
@@ -49,6 +49,30 @@ def test_private_results_are_scanned_by_their_public_part_only():
     assert "token" not in token
 
 
+def test_request_log_paths_are_not_local_paths_but_filesystem_paths_are(monkeypatch):
+    capture = privacy_scan.Capture()
+    monkeypatch.setattr(privacy_scan, "CAPTURE", capture)
+    capture.add("log:django.request", "Unauthorized: /api/v1/goals/demo/")
+    capture.add("log:django.request", "Method Not Allowed (POST): /admin/dashboard/")
+    assert privacy_scan.findings() == []
+    capture.add("log:django.request", "Not Found: /home/bob/key.pem")
+    (found,) = privacy_scan.findings()
+    assert "local_path" in found
+
+
+def test_records_a_logger_filter_drops_are_not_captured():
+    before = len(privacy_scan.CAPTURE.texts)
+    # Django's own 4xx record: ExpectedClientErrorFilter drops it, so nothing is written
+    logging.getLogger("django.request").warning(
+        "Unauthorized: %s", "/api/v1/goals/demo/", extra={"status_code": 401}
+    )
+    assert privacy_scan.CAPTURE.texts[before:] == []
+    logging.getLogger("django.request").error(
+        "Internal Server Error: /x/", extra={"status_code": 500}
+    )
+    assert [c for _, c, _ in privacy_scan.CAPTURE.texts[before:]] == ["log:django.request"]
+
+
 def test_envelopes_and_log_lines_of_this_run_are_captured():
     before = len(privacy_scan.CAPTURE.texts)
     DomainError("invalid_argument", "a clean message").envelope()
@@ -56,3 +80,17 @@ def test_envelopes_and_log_lines_of_this_run_are_captured():
     channels = [c for _, c, _ in privacy_scan.CAPTURE.texts[before:]]
     assert "error_envelope" in channels
     assert "log:loopx.test" in channels
+
+
+def test_public_urls_and_the_callers_own_journal_view_are_not_findings(monkeypatch):
+    capture = privacy_scan.Capture()
+    monkeypatch.setattr(privacy_scan, "CAPTURE", capture)
+    quote = "Use the designated reviewer for my changes."
+    capture.quote(quote)
+    view = {"schema_version": "agent_preferences_v1", "items": [{"source_quote": quote}]}
+    capture.add("api", {"schema_version": "x_receipt_v0", "artifact_ref": "https://x.org/pull/1"})
+    capture.add("cli", {"schema_version": "semantic_preference_agent_v1", "current": view})
+    capture.add("error_envelope", {"code": "revision_conflict", "current": view})
+    assert privacy_scan.findings() == []
+    capture.add("api", {"schema_version": "x_receipt_v0", "receipt": {"quote": quote}})
+    assert len(privacy_scan.findings()) == 1

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command, get_commands, load_command_class
 
 from loopx_site.core.cli import LoopxCommand, format_table, render_payload
+from reward_memory.models import MemoryRecord
 from tests.helpers import run_cli
 
 #: One invocation per leaf command (after the demo). Every leaf must be listed here.
@@ -72,6 +73,34 @@ INVOCATIONS = {
     "todo add": ["--goal-id", "demo", "--todo-id", "text-todo", "--title", "Text check"],
     "todo list": ["--goal-id", "demo"],
     "token create": ["--goal-id", "demo", "--agent-id", "author"],
+    "turn run-once": ["--goal-id", "demo", "--agent-id", "author",
+                      "--turn-instance-id", "text-run-once"],
+    "quota should-run": ["--goal-id", "demo", "--agent-id", "author"],
+    "agent_turn_recall": ["--goal-id", "demo", "--agent-id", "author",
+                          "--turn-instance-id", "text-turn-recall", "--quota-decision-json", "-"],
+    "semantic_preference agent observe": ["--goal-id", "demo", "--agent-id", "author"],
+    "semantic_preference extension disable": ["loopx-local"],
+    "semantic_preference extension enable": ["loopx-local"],
+    "semantic_preference extension upgrade": ["--manifest",
+                                              "preferences/extensions/loopx-local.json"],
+    "semantic_preference extension rollback": ["loopx-local"],
+    "reward_memory checkpoint": ["list"],
+    "reward_memory route-check": ["--case", "pr-3237"],
+    "reward_memory mark-experience": ["--record-ref", "{record}", "--state", "stale",
+                                      "--source-truth-ref", "rev:text-1",
+                                      "--actor", "user:demo-owner"],
+    "reward_memory retire-record": ["--record-ref", "{record}", "--actor", "user:demo-owner",
+                                    "--reason-summary", "Superseded by the new template."],
+    "reward_memory revoke-record": ["--record-ref", "{record}", "--actor", "user:demo-owner",
+                                    "--revocation-ref", "rev:text-2"],
+    "reward_memory supersede-record": ["--record-ref", "{record}", "--actor", "user:demo-owner",
+                                       "--by-record-ref", "{other_record}"],
+    "reward_memory reopen": ["--corpus-id", "loopx-demo-pr-description",
+                             "--candidate-ref", "cand_missing", "--actor", "user:demo-owner"],
+    "reward_memory operator-control": ["--input", "{record_file}", "--action", "retire",
+                                       "--control-ref", "demo-core-contributor",
+                                       "--reasoning-summary", "Superseded by the new template.",
+                                       "--actor", "user:demo-owner"],
     "turn settle": ["--goal-id", "demo", "--agent-id", "author", "--todo-id", "demo-ship-docs",
                     "--turn-instance-id", "text-turn", "--event-kind", "todo_completed"],
 }  # fmt: skip
@@ -120,10 +149,25 @@ def demo(db):
     call_command("loopx_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
 
 
+def _refs(tmp_path) -> dict[str, str]:
+    """Values only the demo's rows know (content-derived record refs)."""
+    records = list(MemoryRecord.objects.order_by("pk").values_list("record_ref", flat=True))
+    record_file = tmp_path / "record.json"
+    record_file.write_text(json.dumps({"record_ref": records[0]}))
+    return {"record": records[0], "other_record": records[1], "record_file": str(record_file)}
+
+
+def _stdin(leaf):
+    if leaf == "agent_turn_recall":  # the quota decision LoopX hands over, made for real
+        return run_cli("quota", "should-run", "--goal-id", "demo", "--agent-id", "author").stdout
+    return STDIN.get(leaf)
+
+
 @pytest.mark.parametrize("leaf", sorted(INVOCATIONS))
-def test_text_output_is_readable(demo, leaf):
-    argv = [*leaf.split(), *INVOCATIONS[leaf], "--format", "text"]
-    result = run_cli(*argv, stdin=STDIN.get(leaf))
+def test_text_output_is_readable(demo, leaf, tmp_path):
+    refs = _refs(tmp_path)
+    argv = [*leaf.split(), *(a.format(**refs) for a in INVOCATIONS[leaf]), "--format", "text"]
+    result = run_cli(*argv, stdin=_stdin(leaf))
     assert result.code in (0, 2), (leaf, result.stdout, result.stderr)
     assert result.stdout.strip(), leaf
     assert not RAW.search(result.stdout), (leaf, result.stdout)
