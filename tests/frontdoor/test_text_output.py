@@ -103,6 +103,13 @@ INVOCATIONS = {
                                        "--actor", "user:demo-owner"],
     "turn settle": ["--goal-id", "demo", "--agent-id", "author", "--todo-id", "demo-ship-docs",
                     "--turn-instance-id", "text-turn", "--event-kind", "todo_completed"],
+    "configure_goal": ["--goal-id", "demo",
+                       "--reward-memory-config", ".local/reward-memory/demo-experiment.json",
+                       "--reward-memory-agent", "author"],
+    "reward_memory hook": ["--boundary", "reviewer_artifact.summary", "--goal-id", "demo",
+                           "--agent-id", "author", "--query", "description sections"],
+    "reward_memory evaluate": [],
+    "reward_memory dogfood-evaluate": ["--input", "{record_file}"],
 }  # fmt: skip
 
 STDIN = {
