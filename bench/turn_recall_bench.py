@@ -79,8 +79,49 @@ def arrange():
         },
         execute=True,
     )
+    enable_experiment()
     return Corpus.objects.get(corpus_id="bench-turns"), quota.should_run(
         goal_id="bench", agent_id="agent"
+    )
+
+
+def enable_experiment() -> None:
+    """Switch turn recall on the way an operator does: a private experiment config (in a
+    temporary, non-git directory) and ``configure_goal --execute`` (canary + readback)."""
+    import tempfile
+
+    from django.conf import settings
+
+    from reward_memory import services as rm
+
+    root = tempfile.mkdtemp(prefix="loopx-turn-bench-")
+    settings.REWARD_MEMORY_CONFIG_ROOT = root
+    config = {
+        "schema_version": "reward_memory_experiment_config_v1",
+        "project_provider_binding": {
+            "provider_id": "local",
+            "namespace": "reward_memory",
+            "corpus_scopes": [{"corpus_id": "bench-turns", "scope_ref": "local:bench-turns"}],
+        },
+        "corpora": [{"corpus": {"corpus_id": "bench-turns"}, "standing_policy": {}}],
+        "surfaces": [
+            {
+                "surface_id": SURFACE,
+                "adapter": "scoped_feedback",
+                "corpus_ids": ["bench-turns"],
+                "ingest_corpus_id": "bench-turns",
+                "recall_profile": {
+                    "profile_id": "turn_admission_v1",
+                    "mode": "function_boundary",
+                    "max_queries": 1,
+                    "limit": 4,
+                },
+            }
+        ],
+    }
+    Path(root, "experiment.json").write_text(json.dumps(config))
+    rm.configure_goal(
+        goal_id="bench", agent_id="agent", config_path="experiment.json", execute=True
     )
 
 
@@ -89,7 +130,6 @@ def bulk_load(corpus, start: int, stop: int, rng: random.Random) -> None:
 
     from loopx_site.core import clock, fulltext
     from loopx_site.core.canonical import canonical_bytes, digest_ref, prefixed_id
-    from loopx_site.core.models import SearchDocument
     from reward_memory import selectors
     from reward_memory.models import LocalProviderDocument, MemoryRecord
     from reward_memory.providers import local
@@ -98,7 +138,6 @@ def bulk_load(corpus, start: int, stop: int, rng: random.Random) -> None:
     binding = selectors.provider_binding(corpus)
     provider = local.LocalProvider()
     namespace = local.namespace(binding, SURFACE)
-    ns_key = fulltext.namespace_token(namespace)
     for lo in range(start, stop, 5000):
         records, docs, search = [], [], []
         for i in range(lo, min(stop, lo + 5000)):
@@ -139,16 +178,11 @@ def bulk_load(corpus, start: int, stop: int, rng: random.Random) -> None:
                     recallable=True, created_at=now, updated_at=now,
                 )
             )  # fmt: skip
-            search.append(
-                SearchDocument(
-                    namespace=namespace, namespace_key=ns_key, ref=resource, body=summary,
-                    updated_at=now,
-                )
-            )  # fmt: skip
+            search.append((resource, summary))
         with transaction.atomic():
             MemoryRecord.objects.bulk_create(records)
             LocalProviderDocument.objects.bulk_create(docs)
-            SearchDocument.objects.bulk_create(search)
+            fulltext.index_many(namespace, search)
 
 
 def pct(values: list[float], q: float) -> float:
