@@ -53,10 +53,13 @@ def operator_client(db, django_user_model):
 
 
 @pytest.fixture(autouse=True)
-def experiment_config_root(settings, tmp_path_factory, monkeypatch):
+def experiment_config_root(tmp_path_factory, monkeypatch):
     """Private experiment configs live under a temporary root outside any git work tree
-    (also for subprocesses, through the environment)."""
+    (also for subprocesses, through the environment). Django's settings are patched
+    directly: a test module may name its own ``settings`` fixture."""
+    from django.conf import settings as django_settings
+
     root = tmp_path_factory.mktemp("checkout")
-    settings.REWARD_MEMORY_CONFIG_ROOT = str(root)
+    monkeypatch.setattr(django_settings, "REWARD_MEMORY_CONFIG_ROOT", str(root), raising=False)
     monkeypatch.setenv("LOOPX_REWARD_MEMORY_CONFIG_ROOT", str(root))
     return root

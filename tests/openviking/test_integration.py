@@ -364,3 +364,55 @@ def test_the_recall_hook_runs_the_shipped_manifest_against_the_server(
     assert uri not in json.dumps(result)
     doctor = preference_services.doctor(config, project=project, execute=True)
     assert doctor["status"] == "ready", json.dumps(doctor)
+
+
+# -- configure_goal: an OpenViking-backed experiment, canary against the real server ----
+
+
+def test_configure_goal_with_an_openviking_config_writes_a_canary_and_reads_it_back(
+    db, settings, goal, monkeypatch
+):
+    """The operator's ``configure_goal --execute`` for an Agent whose private experiment
+    config binds an OpenViking corpus: preflight on preview, then a fresh canary written
+    to the Agent's own peer and read back byte for byte before the binding commits."""
+    from django.conf import settings as django_settings
+
+    from loopx_site.core import services as core
+    from reward_memory import selectors
+    from reward_memory import services as rm
+    from reward_memory.models import Corpus
+    from tests.reward_memory import factories as f
+
+    monkeypatch.setattr(django_settings, "OPENVIKING_BASE_URL", settings.base_url)
+    monkeypatch.setattr(django_settings, "OPENVIKING_API_KEY", settings.api_key)
+    monkeypatch.setattr(django_settings, "OPENVIKING_USER_ID", settings.user_id)
+    core.register_goal(goal_id=goal, agent_ids=["explorer"], execute=True)
+    peer = providers.get("openviking").actor_peer_for(goal, "explorer")
+    scope = f"{ov.peer_memory_root(settings.user_id, peer)}/reward_memory/review_policy"
+    rm.register_corpus(
+        corpus=f.corpus_doc(
+            "ov-review-policy",
+            provider_id="openviking",
+            scope_ref=scope,
+            agents=[(goal, "explorer")],
+            visibility="private",
+        ),
+        execute=True,
+    )
+    corpus = Corpus.objects.get(corpus_id="ov-review-policy")
+    f.write_config("experiments/ov.json", f.experiment_config([corpus]))
+
+    preview = rm.configure_goal(
+        goal_id=goal, agent_id="explorer", config_path="experiments/ov.json", execute=False
+    )
+    assert preview["status"] == "preflight_ready", json.dumps(preview)
+    assert not selectors.experiment_route(goal, "explorer").available
+
+    done = rm.configure_goal(
+        goal_id=goal, agent_id="explorer", config_path="experiments/ov.json", execute=True
+    )
+    assert done["status"] not in ("unavailable", "canary_readback_failed"), json.dumps(done)
+    route = selectors.experiment_route(goal, "explorer")
+    assert route.available, route.status
+    assert route.receipt["exact_readback_verified"] is True
+    assert peer not in json.dumps(done)  # the peer token never appears in the public document
