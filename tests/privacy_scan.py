@@ -94,6 +94,9 @@ def _public_part(doc):
         doc["record"].get("schema_version") == "reward_memory_candidate_v0"
     ):  # a review answers its reviewer with the reviewed candidate as it would be stored
         doc = {k: v for k, v in doc.items() if k != "record"}
+    if schema == "reward_memory_runtime_hook_v0":  # the module's own bounded context
+        public = {k: v for k, v in doc.items() if k != "context"}
+        return public, _summaries((doc.get("context") or {}).get("guidance"))
     if schema == "reward_memory_recall_result_v0":
         return doc.get("public_packet"), _summaries(doc.get("items"))
     if schema in ("semantic_preference_recall_v0", "semantic_preference_provider_response_v0"):
