@@ -23,6 +23,7 @@ messages name fields, never the file's path or a scope ref.
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,14 +104,38 @@ def relative_path(path: str) -> str:
     return relative.as_posix()
 
 
+#: Passed git-ignore checks, by file identity, for a short while. The route is read on
+#: every turn, hook and ingest, and the check runs git in a subprocess; a file that
+#: changes (inode, mtime or size) is checked again at once, a ``.gitignore`` edit is seen
+#: within the TTL. Refusals are never cached.
+_IGNORE_CHECK_TTL_SECONDS = 60.0
+_ignore_checked: dict[tuple, float] = {}
+
+
+def _ensure_ignored(absolute) -> None:
+    from preferences.recall.config import ensure_ignored
+
+    try:
+        st = os.stat(absolute)
+        key = (str(absolute), st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    now = time.monotonic()
+    if key is not None and _ignore_checked.get(key, 0.0) > now:
+        return
+    ensure_ignored(absolute, field_name="reward_memory_config")
+    if key is not None:
+        if len(_ignore_checked) > 1024:
+            _ignore_checked.clear()
+        _ignore_checked[key] = now + _IGNORE_CHECK_TTL_SECONDS
+
+
 def read_config_bytes(relative: str) -> bytes:
     """The private config's bytes: a regular file, git-ignored, bounded. The git-ignore
     rule is the one semantic preference recall enforces (``ensure_ignored``)."""
-    from preferences.recall.config import ensure_ignored
-
     absolute = config_root() / relative
     try:
-        ensure_ignored(absolute, field_name="reward_memory_config")
+        _ensure_ignored(absolute)
     except DomainError as exc:
         raise config_error("reward_memory_config", exc.message, code=exc.code) from None
     try:
