@@ -47,8 +47,9 @@ class TurnRecallApi(APIView):
         summary="Agent turn recall from the exact quota packet (preview unless execute)",
         description=(
             "The Goal/Agent come from the host token (a Goal-wide token names one of its "
-            "Agents). Default-off: `disabled` with zero provider calls until an operator "
-            "binds a corpus to `agent_workflow.turn_admission` for the Agent. Guidance in "
+            "Agents). Default-off: `disabled` with zero provider calls until the Agent's "
+            "Reward Memory experiment (`configure_goal --execute`) configures the surface "
+            "`agent_workflow.turn_admission`. Guidance in "
             "`context` is private advisory context, never action authority."
         ),
     )
