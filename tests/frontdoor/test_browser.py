@@ -175,7 +175,12 @@ class AdminInBrowserTests(StaticLiveServerTestCase):
         self.by_css(f"input[name=_selected_action][value='{granted.pk}']").click()
         Select(self.by_css("select[name=action]")).select_by_value("revoke")
         self.shot("checkpoint-revoke-selected")
+        from selenium.webdriver.support.expected_conditions import staleness_of
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        previous = self.by_css("ul.messagelist li")  # the grant's message, still shown
         self.by_css("button[name=index]").click()
+        WebDriverWait(self.browser, 15).until(staleness_of(previous))  # the action's page
         message = self.by_css("ul.messagelist li").text
         assert message.lower().startswith("browser-checkpoint: revoked"), message
         granted.refresh_from_db()
