@@ -77,9 +77,11 @@ class Client:
         except (OSError, http.client.HTTPException):
             self.conn.close()
             return "error"
-        if response.status in (200, 201):
-            data = json.loads(payload)
-            self.revision = data.get("revision", data.get("view", {}).get("revision"))
+        if response.status in (200, 201, 409):
+            # Every preference document (read, applied, conflict) carries `current`;
+            # its revision is the one the next conditional write must name.
+            current = json.loads(payload).get("current") or {}
+            self.revision = current.get("revision")
         return str(response.status)
 
 
