@@ -122,6 +122,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
     DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+    # Server-side binding lets psycopg prepare a statement once it has run 5 times on a
+    # connection: the journal's statements were spending ~70% of their database time in
+    # the planner (measured with pg_stat_statements). Off for transaction-pooling
+    # PgBouncer setups that cannot keep prepared statements.
+    if env.bool("LOOPX_PG_PREPARED_STATEMENTS", default=True):
+        DATABASES["default"].setdefault("OPTIONS", {}).update(
+            {"server_side_binding": True, "prepare_threshold": 5}
+        )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
