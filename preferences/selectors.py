@@ -11,6 +11,7 @@ import base64
 import binascii
 import datetime as dt
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -19,7 +20,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
-from loopx_site.core.canonical import canonical_bytes, sha256_hex
+from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
 from preferences.errors import AREA, PreferenceError, invalid
@@ -119,7 +120,7 @@ def stored_item(
 
 def encode_item(item: dict[str, Any]) -> tuple[str, int]:
     """The stored text of an item and its size in bytes."""
-    raw = canonical_bytes(item)
+    raw = canonical_text_bytes(item)
     return raw.decode("utf-8"), len(raw)
 
 
@@ -147,8 +148,12 @@ def is_expired(item: dict[str, Any], now: dt.datetime) -> bool:
 def project(items: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any]]:
     """Stored items (sorted by key) as read at ``now``."""
     return [
-        expired_item(i) if is_expired(i, now) else i for i in sorted(items, key=lambda i: i["key"])
+        expired_item(i) if i["expires_at"] is not None and is_expired(i, now) else i
+        for i in sorted(items, key=_BY_KEY)
     ]
+
+
+_BY_KEY = itemgetter("key")
 
 
 def usage(subjects: int, used_bytes: int) -> dict[str, int]:
@@ -251,27 +256,65 @@ def _read_sql() -> str:
     return sql
 
 
-def fetch_all(sql: str, params: tuple) -> list[tuple]:
-    """Run one read statement and return its rows.
+class _NativeCursor:
+    """The DB-API cursor taking Django's ``%s`` placeholders (rewritten once per
+    statement text and remembered)."""
 
-    While queries are being logged (``DEBUG``, tests, ``CaptureQueriesContext``) this is
-    Django's cursor, so the statement is counted and captured; otherwise the DB-API
-    cursor itself, skipping the wrapper's per-call placeholder rewriting — errors still
-    surface as Django's ``DatabaseError``.
+    __slots__ = ("_cursor", "_db")
+
+    def __init__(self, db, cursor):
+        self._db, self._cursor = db, cursor
+
+    def execute(self, sql: str, params: tuple = ()):
+        return self._cursor.execute(_native(self._db, sql), params)
+
+    def fetchone(self):
+        return self._cursor.fetchone()
+
+    def fetchall(self):
+        return self._cursor.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+
+class statement_cursor:
+    """A cursor for the journal's hot statements.
+
+    While queries are being logged (``DEBUG``, tests, ``CaptureQueriesContext``) or an
+    execute wrapper is installed (instrumentation), this is Django's cursor, so every
+    statement is counted, captured and wrapped; otherwise the DB-API cursor itself,
+    skipping the wrapper's per-call placeholder rewriting and timing — errors still
+    surface as Django's ``DatabaseError``/``IntegrityError``.
     """
-    db = connections[DEFAULT_DB_ALIAS]
-    if db.queries_logged:
-        with db.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-    db.ensure_connection()
-    with db.wrap_database_errors:
-        cursor = db.connection.cursor()
-        try:
-            cursor.execute(_native(db, sql), params)
-            return cursor.fetchall()
-        finally:
-            cursor.close()
+
+    __slots__ = ("_cursor", "_db", "_errors")
+
+    def __enter__(self):
+        db = self._db = connections[DEFAULT_DB_ALIAS]
+        if db.queries_logged or db.execute_wrappers:
+            self._errors = None
+            self._cursor = db.cursor()
+            return self._cursor.__enter__()
+        db.ensure_connection()
+        self._errors = db.wrap_database_errors
+        self._cursor = db.connection.cursor()
+        return _NativeCursor(db, self._cursor)
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._errors is None:
+            return self._cursor.__exit__(exc_type, exc, tb)
+        self._cursor.close()
+        # Re-raise a driver error as Django's (IntegrityError, OperationalError, …).
+        return self._errors.__exit__(exc_type, exc, tb)
+
+
+def fetch_all(sql: str, params: tuple) -> list[tuple]:
+    """Run one read statement (through ``statement_cursor``) and return its rows."""
+    with statement_cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 _NATIVE: dict[str, str] = {}
@@ -419,8 +462,10 @@ def history(
         []
         if scope_id is None
         else list(
-            PreferenceOperation.objects.filter(scope_id=scope_id, sequence__gt=after)
-            .order_by("sequence")
+            # ``resulting_revision`` equals ``sequence`` (a check constraint) and is the
+            # indexed one: the page is an index range scan at any depth.
+            PreferenceOperation.objects.filter(scope_id=scope_id, resulting_revision__gt=after)
+            .order_by("resulting_revision")
             .values(*_EVENT_FIELDS)[: limit + 1]
         )
     )

@@ -56,7 +56,10 @@ class OperationKind(models.TextChoices):
 class PreferenceOperation(models.Model):
     """One committed journal entry; append-only."""
 
-    scope = models.ForeignKey(PreferenceScope, on_delete=models.PROTECT, related_name="journal")
+    # No separate index on ``scope``: the unique constraints below lead with it.
+    scope = models.ForeignKey(
+        PreferenceScope, on_delete=models.PROTECT, related_name="journal", db_index=False
+    )
     sequence = models.PositiveIntegerField()
     operation_id = models.CharField(max_length=128)
     kind = models.CharField(max_length=16, choices=OperationKind.choices)
@@ -85,10 +88,8 @@ class PreferenceOperation(models.Model):
                 fields=["scope", "resulting_revision"],
                 name="preferences_preferenceoperation_revision_uniq",
             ),
-            models.UniqueConstraint(
-                fields=["scope", "sequence"],
-                name="preferences_preferenceoperation_sequence_uniq",
-            ),
+            # ``sequence`` equals ``resulting_revision`` (so it is unique per scope too,
+            # without an index of its own; history pages walk the revision index).
             models.CheckConstraint(
                 condition=Q(resulting_revision=F("sequence")),
                 name="preferences_preferenceoperation_revision_sequence_check",
@@ -117,7 +118,11 @@ class SubjectState(models.TextChoices):
 class PreferenceSubject(models.Model):
     """The current view of one key: the latest operation on it."""
 
-    scope = models.ForeignKey(PreferenceScope, on_delete=models.PROTECT, related_name="subjects")
+    # No separate index on ``scope``: the unique (scope, key) constraint leads with it and
+    # returns a scope's subjects already in key order.
+    scope = models.ForeignKey(
+        PreferenceScope, on_delete=models.PROTECT, related_name="subjects", db_index=False
+    )
     key = models.CharField(max_length=128)
     state = models.CharField(max_length=16, choices=SubjectState.choices)
     statement = models.TextField(null=True, blank=True)

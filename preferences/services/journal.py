@@ -23,16 +23,17 @@ Services return plain data (``status``, ``proposed``, ``receipt``, ``state``) an
 """
 
 import datetime as dt
-import json
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from loopx_site.core import clock
-from loopx_site.core.canonical import sha256_hex
+from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.validation import require_text
 from preferences import selectors
 from preferences.errors import AREA, PreferenceError, invalid
@@ -104,19 +105,21 @@ class _Plan:
 
     def intent_hash(self, identity: dict[str, str]) -> str:
         """sha256 of the canonical intent; equal → replay, different → conflict."""
-        return sha256_hex(
-            {
-                "scope": identity,
-                "action": self.action,
-                "operation_id": self.operation_id,
-                "key": self.key,
-                "expected_revision": self.expected,
-                "source_ref": self.source_ref,
-                "source_quote": self.source_quote,
-                "statement": self.statement,
-                "expires_at": clock.iso(self.expires_at),
-            }
-        )
+        return hashlib.sha256(
+            canonical_text_bytes(
+                {
+                    "scope": identity,
+                    "action": self.action,
+                    "operation_id": self.operation_id,
+                    "key": self.key,
+                    "expected_revision": self.expected,
+                    "source_ref": self.source_ref,
+                    "source_quote": self.source_quote,
+                    "statement": self.statement,
+                    "expires_at": clock.iso(self.expires_at),
+                }
+            )
+        ).hexdigest()
 
 
 @dataclass
@@ -129,70 +132,81 @@ class _Snapshot:
     migrated_from_id: int | None
     identity: dict[str, str]
     prior: tuple[str, Any] | None  # (intent_hash, receipt) of the operation id
-    keys: list[str]
-    texts: list[str]
-    sizes: list[int]
+    previous: tuple[str, int] | None  # (stored item text, size) of the plan's key
+    items: list[dict[str, Any]]  # every current subject's stored item, decoded once
     journal_revision: int | None
 
 
+_SNAPSHOT_SQL: dict[tuple[str, bool], str] = {}
+
+
 def _snapshot_sql(lock: bool) -> str:
+    vendor = connection.vendor
+    sql = _SNAPSHOT_SQL.get((vendor, lock))
+    if sql is not None:
+        return sql
     t = selectors
-    postgres = connection.vendor == "postgresql"
+    postgres = vendor == "postgresql"
     # PostgreSQL: a row lock that waited returns the locked row's newest version but the
-    # joined rows of the statement's snapshot; the journal's newest revision as seen by
-    # that snapshot tells the two apart (on SQLite the write lock is taken at BEGIN).
+    # joined rows and subqueries of the statement's snapshot; the journal's newest
+    # revision as seen by that snapshot tells the two apart (on SQLite the write lock is
+    # taken at BEGIN).
     newest = (
         f"(SELECT MAX(j.resulting_revision) FROM {t._OPERATION} j WHERE j.scope_id = s.id)"  # noqa: S608 - table names are constants
         if postgres
         else "s.revision"
     )
-    return (
+    # Every current subject's stored item as one JSON array body (order is irrelevant:
+    # the view is sorted by key), so the row count stays one and one parse decodes all.
+    concat = "string_agg(x.item, ',')" if postgres else "group_concat(x.item, ',')"
+    sql = _SNAPSHOT_SQL[(vendor, lock)] = (
         "SELECT s.id, s.revision, s.used_bytes, s.migrated_from_id, g.state_ref, "  # noqa: S608 - table names are constants
-        f'g.instance_id, op.intent_hash, op.receipt, sub."key", sub.item, sub.size, {newest} '
+        f"g.instance_id, op.intent_hash, op.receipt, sub.item, sub.size, {newest}, "
+        f"(SELECT {concat} FROM {t._SUBJECT} x WHERE x.scope_id = s.id) "
         f"FROM {t._SCOPE} s "
         f"JOIN {t._GOAL} g ON g.id = s.goal_id "
         f"JOIN {t._AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
         f"LEFT JOIN {t._OPERATION} op ON op.scope_id = s.id AND op.operation_id = %s "
-        f"LEFT JOIN {t._SUBJECT} sub ON sub.scope_id = s.id "
+        f'LEFT JOIN {t._SUBJECT} sub ON sub.scope_id = s.id AND sub."key" = %s '
         "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
-        "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id "
-        f'ORDER BY sub."key"{t._collate()}' + (" FOR UPDATE OF s" if lock and postgres else "")
+        "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id"
+        + (" FOR UPDATE OF s" if lock and postgres else "")
     )
+    return sql
 
 
-def _snapshot(plan: _Plan, *, lock: bool = False) -> _Snapshot | None:
-    """Resolve the scope (and, for a commit, lock it) in one statement."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _snapshot_sql(lock),
-            (plan.operation_id, plan.goal_id, plan.agent_id, settings.LOOPX_RUNTIME_ID),
-        )
+def _snapshot(plan: _Plan, *, lock: bool = False, cursor=None) -> _Snapshot | None:
+    """Resolve the scope (and, for a commit, lock it) in one statement: one row with the
+    operation id's earlier entry, the plan key's subject and every current item."""
+    params = (plan.operation_id, plan.key, plan.goal_id, plan.agent_id, settings.LOOPX_RUNTIME_ID)
+    if cursor is None:
+        rows = selectors.fetch_all(_snapshot_sql(lock), params)
+    else:
+        cursor.execute(_snapshot_sql(lock), params)
         rows = cursor.fetchall()
     if not rows:
         return None
-    first = rows[0]
+    row = rows[0]
     prior = None
-    if first[6] is not None:
-        receipt = first[7]
-        prior = (first[6], json.loads(receipt) if isinstance(receipt, str | bytes) else receipt)
-    present = first[8] is not None
+    if row[6] is not None:
+        receipt = row[7]
+        prior = (row[6], orjson.loads(receipt) if isinstance(receipt, str | bytes) else receipt)
     return _Snapshot(
-        scope_id=first[0],
-        revision=first[1],
-        used_bytes=first[2],
-        migrated_from_id=first[3],
+        scope_id=row[0],
+        revision=row[1],
+        used_bytes=row[2],
+        migrated_from_id=row[3],
         identity={
             "runtime_id": settings.LOOPX_RUNTIME_ID,
-            "state_ref": first[4],
-            "instance_id": first[5],
+            "state_ref": row[4],
+            "instance_id": row[5],
             "goal_id": plan.goal_id,
             "agent_id": plan.agent_id,
         },
         prior=prior,
-        keys=[r[8] for r in rows] if present else [],
-        texts=[r[9] for r in rows] if present else [],
-        sizes=[r[10] for r in rows] if present else [],
-        journal_revision=first[11],
+        previous=None if row[8] is None else (row[8], row[9]),
+        items=[] if row[11] is None else selectors.decode_items([row[11]]),
+        journal_revision=row[10],
     )
 
 
@@ -204,15 +218,14 @@ def _empty_snapshot(scope_ref: ScopeRef) -> _Snapshot:
         migrated_from_id=None,
         identity=scope_ref.identity,
         prior=None,
-        keys=[],
-        texts=[],
-        sizes=[],
+        previous=None,
+        items=[],
         journal_revision=None,
     )
 
 
 def _current(plan: _Plan, snap: _Snapshot, items: list[dict] | None, now) -> dict[str, Any]:
-    items = selectors.decode_items(snap.texts) if items is None else items
+    items = snap.items if items is None else items
     return selectors.state(
         plan.goal_id,
         plan.agent_id,
@@ -237,6 +250,7 @@ class _Evaluation:
     used_bytes: int
     subject_count: int
     revision: int
+    intent_hash: str
 
 
 def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
@@ -265,8 +279,7 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
             current_revision=None if snap.revision is None else str(snap.revision),
         )
 
-    index = snap.keys.index(plan.key) if plan.key in snap.keys else None
-    previous = json.loads(snap.texts[index]) if index is not None else None
+    previous = orjson.loads(snap.previous[0]) if snap.previous is not None else None
     if plan.action == "retire":
         if previous is None:
             raise PreferenceError("not_found", f"No subject {plan.key!r} to retire.", field="key")
@@ -295,8 +308,8 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
         supersedes_operation_id=previous["operation_id"] if previous else None,
     )
     text, size = selectors.encode_item(item)
-    count = len(snap.keys) + (0 if previous is not None else 1)
-    used = snap.used_bytes - (snap.sizes[index] if index is not None else 0) + size
+    count = len(snap.items) + (0 if previous is not None else 1)
+    used = snap.used_bytes - (snap.previous[1] if snap.previous is not None else 0) + size
     if count > selectors.MAX_SUBJECTS or used > selectors.MAX_BYTES:
         raise PreferenceError(
             "capacity_exceeded",
@@ -311,6 +324,7 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
         used_bytes=used,
         subject_count=count,
         revision=(snap.revision or 0) + 1,
+        intent_hash=intent_hash,
     )
 
 
@@ -351,8 +365,8 @@ def _replayed(plan: _Plan, snap: _Snapshot, replay: dict, now) -> dict[str, Any]
 
 
 def _after_items(snap: _Snapshot, ev: _Evaluation) -> list[dict[str, Any]]:
-    items = selectors.decode_items(snap.texts)
-    return [i for i in items if i["key"] != ev.item["key"]] + [ev.item]
+    key = ev.item["key"]
+    return [i for i in snap.items if i["key"] != key] + [ev.item]
 
 
 def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
@@ -371,14 +385,14 @@ def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
         }
 
     try:
-        with transaction.atomic():
-            snap = _snapshot(plan, lock=True)
+        with transaction.atomic(), selectors.statement_cursor() as cursor:
+            snap = _snapshot(plan, lock=True, cursor=cursor)
             if snap is None:
                 snap = _create_scope(selectors.resolve_scope(plan.goal_id, plan.agent_id), now)
             elif snap.journal_revision != snap.revision:
                 # PostgreSQL: the row lock waited for a concurrent commit, so the joined
                 # rows are older than the locked row; read again under the lock.
-                snap = _snapshot(plan, lock=True)
+                snap = _snapshot(plan, lock=True, cursor=cursor)
             try:
                 result = _evaluate(plan, snap, now)
             except PreferenceError as err:
@@ -386,12 +400,12 @@ def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
                     raise
                 # Decide a conflict on rows read while holding the lock (a same-operation
                 # winner that committed while this writer waited is a replay).
-                snap = _snapshot(plan, lock=True) or snap
+                snap = _snapshot(plan, lock=True, cursor=cursor) or snap
                 result = _evaluate(plan, snap, now)
             if isinstance(result, dict):
                 return _replayed(plan, snap, result, now)
-            receipt = _receipt(plan, plan.intent_hash(snap.identity), result.item)
-            _commit(plan, snap, result, receipt, now)
+            receipt = _receipt(plan, result.intent_hash, result.item)
+            _commit(cursor, plan, snap, result, receipt, now)
     except IntegrityError as exc:
         return _after_lost_race(plan, exc)
     items = selectors.project(_after_items(snap, result), now)
@@ -431,68 +445,67 @@ def _insert_operation_sql() -> str:
     )
 
 
-def _commit(plan: _Plan, snap: _Snapshot, ev: _Evaluation, receipt: dict, now) -> None:
+def _commit(cursor, plan: _Plan, snap: _Snapshot, ev: _Evaluation, receipt: dict, now) -> None:
     """Persist one evaluated operation (three statements); caller holds the scope lock."""
     ops = connection.ops
     at = ops.adapt_datetimefield_value(now)
-    expires = ops.adapt_datetimefield_value(plan.expires_at)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _insert_operation_sql(),
-            (
-                snap.scope_id,
-                ev.revision,
-                plan.operation_id,
-                plan.action,
-                plan.key,
-                plan.statement,
-                plan.source_ref,
-                plan.source_quote,
-                plan.expected_revision,
-                ev.revision,
-                ev.item["supersedes_operation_id"],
-                expires,
-                receipt["intent_hash"],
-                _RECEIPT_FIELD.get_db_prep_save(receipt, connection),
-                at,
-            ),
-        )
-        op_pk = cursor.fetchone()[0]
-        subject = (
-            ev.item["state"],
+    expires = None if plan.expires_at is None else ops.adapt_datetimefield_value(plan.expires_at)
+    cursor.execute(
+        _insert_operation_sql(),
+        (
+            snap.scope_id,
+            ev.revision,
+            plan.operation_id,
+            plan.action,
+            plan.key,
             plan.statement,
             plan.source_ref,
-            expires,
+            plan.source_quote,
+            plan.expected_revision,
             ev.revision,
-            op_pk,
+            ev.item["supersedes_operation_id"],
+            expires,
+            receipt["intent_hash"],
+            _RECEIPT_FIELD.get_db_prep_save(receipt, connection),
             at,
-            ev.text,
-            ev.size,
-        )
-        if ev.existing:
-            cursor.execute(
-                f"UPDATE {selectors._SUBJECT} SET state = %s, statement = %s, "  # noqa: S608 - table names are constants
-                "source_ref = %s, expires_at = %s, revision = %s, operation_id = %s, "
-                'updated_at = %s, item = %s, size = %s WHERE scope_id = %s AND "key" = %s',
-                (*subject, snap.scope_id, plan.key),
-            )
-        else:
-            cursor.execute(
-                f"INSERT INTO {selectors._SUBJECT} (state, statement, source_ref, expires_at, "  # noqa: S608 - table names are constants
-                'revision, operation_id, updated_at, item, size, scope_id, "key") '
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (*subject, snap.scope_id, plan.key),
-            )
-        guard = "revision IS NULL" if snap.revision is None else "revision = %s"
+        ),
+    )
+    op_pk = cursor.fetchone()[0]
+    subject = (
+        ev.item["state"],
+        plan.statement,
+        plan.source_ref,
+        expires,
+        ev.revision,
+        op_pk,
+        at,
+        ev.text,
+        ev.size,
+    )
+    if ev.existing:
         cursor.execute(
-            f"UPDATE {selectors._SCOPE} SET revision = %s, "  # noqa: S608 - table names are constants
-            "journal_started_at = COALESCE(journal_started_at, %s), subject_count = %s, "
-            f"used_bytes = %s WHERE id = %s AND {guard}",
-            (ev.revision, at, ev.subject_count, ev.used_bytes, snap.scope_id)
-            + (() if snap.revision is None else (snap.revision,)),
+            f"UPDATE {selectors._SUBJECT} SET state = %s, statement = %s, "  # noqa: S608 - table names are constants
+            "source_ref = %s, expires_at = %s, revision = %s, operation_id = %s, "
+            'updated_at = %s, item = %s, size = %s WHERE scope_id = %s AND "key" = %s',
+            (*subject, snap.scope_id, plan.key),
         )
-        if cursor.rowcount != 1:  # impossible while the lock is held; the backstop says so
-            raise IntegrityError("scope revision moved under the lock")
+    else:
+        cursor.execute(
+            f"INSERT INTO {selectors._SUBJECT} (state, statement, source_ref, expires_at, "  # noqa: S608 - table names are constants
+            'revision, operation_id, updated_at, item, size, scope_id, "key") '
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (*subject, snap.scope_id, plan.key),
+        )
+    guard = "revision IS NULL" if snap.revision is None else "revision = %s"
+    cursor.execute(
+        f"UPDATE {selectors._SCOPE} SET revision = %s, "  # noqa: S608 - table names are constants
+        "journal_started_at = COALESCE(journal_started_at, %s), subject_count = %s, "
+        f"used_bytes = %s WHERE id = %s AND {guard}",
+        (ev.revision, at, ev.subject_count, ev.used_bytes, snap.scope_id)
+        + (() if snap.revision is None else (snap.revision,)),
+    )
+    if cursor.rowcount != 1:  # impossible while the lock is held; the backstop says so
+        raise IntegrityError("scope revision moved under the lock")
 
 
 def _after_lost_race(plan: _Plan, exc: IntegrityError) -> dict[str, Any]:
