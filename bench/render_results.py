@@ -53,6 +53,16 @@ def durability(line: dict) -> str:
     return "—"
 
 
+def statuses(line: dict) -> str:
+    """HTTP statuses of a load phase (200 read, 201 remember applied, 409 conflict)."""
+    return ", ".join(f"{code}: {n}" for code, n in sorted(line.get("statuses", {}).items()))
+
+
+def durability_of_journal(line: dict) -> str:
+    """The journal benchmark prints its settings without the backend inside."""
+    return durability({"durability": {"backend": line["backend"], **line["durability"]}})
+
+
 def row(line: dict) -> list[str]:
     bench = line.get("bench") or line.get("benchmark")
     if bench == "reward_memory_recall_local":
@@ -87,8 +97,24 @@ def row(line: dict) -> list[str]:
         return [
             f"| API {line['phase'].replace('_', ' ')}, gunicorn {line['gunicorn_workers']} "
             f"workers{extra} | **{line['throughput_rps']} req/s**, p50 {line['p50_ms']} ms, "
-            f"p99 {line['p99_ms']} ms, 5xx {line['five_xx']} of {line['requests']} (load "
-            f"{line.get('load_average_1m')}) | {target} | {durability(line)} |"
+            f"p99 {line['p99_ms']} ms, 5xx {line['five_xx']} of {line['requests']}, statuses "
+            f"{statuses(line)} (load {line.get('load_average_1m')}) | {target} | "
+            f"{durability(line)} |"
+        ]
+    if bench == "preferences":
+        backend = "SQLite" if line["backend"] == "sqlite" else "PostgreSQL"
+        return [
+            f"| preference read, 64 keys ÷ raw SELECT of the same rows ({backend}) | "
+            f"{line['read_64_keys_median_ms']} ms ÷ {line['raw_select_same_rows_median_ms']} ms "
+            f"= **{line['read_ratio']}×** | ≤ 2× | {durability_of_journal(line)} |",
+            f"| preference remember ÷ raw replay of its {line['remember_statements']:g} "
+            f"statements ({backend}) | {line['remember_median_ms']} ms ÷ "
+            f"{line['raw_replay_same_statements_median_ms']} ms = **{line['remember_ratio']}×** "
+            f"| ≤ 4× | {durability_of_journal(line)} |",
+            f"| preference history page at depth {line['history_depth']:,} ÷ first page "
+            f"({backend}) | {line['history_page_at_depth_ms']} ms ÷ "
+            f"{line['history_first_page_ms']} ms = **{line['history_ratio']}** | ≤ 1.5 | "
+            f"{durability_of_journal(line)} |",
         ]
     if bench == "peer_sqlitestore":
         r, w, t = line["read_64"], line["remember"], line["two_writers"]
