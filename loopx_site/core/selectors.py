@@ -1,5 +1,8 @@
 """Reads of the registry, shared by every app's services and adapters."""
 
+from dataclasses import dataclass
+
+from django.db import connection
 from django.db.models import QuerySet
 
 from loopx_site.core.errors import DomainError
@@ -60,3 +63,35 @@ def goal_payload(goal: Goal) -> dict:
         "created_at": clock.iso(goal.created_at),
         "updated_at": clock.iso(goal.updated_at),
     }
+
+
+@dataclass(frozen=True)
+class TokenCredential:
+    """A live host token as authentication needs it: its id, prefix and scope."""
+
+    pk: int
+    prefix: str
+    goal_id: str
+    agent_id: str | None
+
+    def __str__(self) -> str:
+        scope = self.goal_id + (f"/{self.agent_id}" if self.agent_id else "")
+        return f"{self.prefix}… ({scope})"
+
+
+_LIVE_CREDENTIAL_SQL = (
+    "SELECT t.id, t.prefix, g.goal_id, a.agent_id FROM core_hosttoken t "
+    "JOIN core_goal g ON g.id = t.goal_id "
+    "LEFT JOIN core_agent a ON a.id = t.agent_id "
+    "WHERE t.key_digest = %s AND t.revoked_at IS NULL"
+)
+
+
+def live_token(key_digest: str) -> TokenCredential | None:
+    """The unrevoked token with this digest and its Goal/Agent ids, in one indexed
+    statement (unique digest). Runs on every API request, so it is plain SQL: building
+    the equivalent ``select_related`` query costs more than the database spends on it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LIVE_CREDENTIAL_SQL, [key_digest])
+        row = cursor.fetchone()
+    return None if row is None else TokenCredential(*row)

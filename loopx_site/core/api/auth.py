@@ -1,15 +1,16 @@
 """Host token authentication.
 
 Hosts send ``Authorization: Bearer <token>`` (``Token <token>`` is accepted too). A
-token is scoped to one Goal and optionally one Agent; ``request.auth`` is the
-``HostToken`` and ``request.user`` a ``HostPrincipal`` carrying that scope.
+token is scoped to one Goal and optionally one Agent; ``request.auth`` is the token's
+``TokenCredential`` (id, prefix, scope — one indexed query) and ``request.user`` a
+``HostPrincipal`` carrying that scope.
 """
 
 from dataclasses import dataclass
 
 from rest_framework import authentication, exceptions, status
 
-from loopx_site.core.models import HostToken
+from loopx_site.core import selectors
 from loopx_site.core.services import digest_token
 
 
@@ -41,21 +42,11 @@ class HostTokenAuthentication(authentication.BaseAuthentication):
             secret = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Malformed token.") from None
-        # One indexed query (unique digest, Goal and Agent joined), no ORDER BY.
-        token = next(
-            iter(
-                HostToken.objects.select_related("goal", "agent")
-                .filter(key_digest=digest_token(secret), revoked_at__isnull=True)
-                .order_by()[:1]
-            ),
-            None,
-        )
+        token = selectors.live_token(digest_token(secret))
         if token is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked token.")
         principal = HostPrincipal(
-            goal_id=token.goal.goal_id,
-            agent_id=token.agent.agent_id if token.agent_id else None,
-            token_prefix=token.prefix,
+            goal_id=token.goal_id, agent_id=token.agent_id, token_prefix=token.prefix
         )
         return principal, token
 
