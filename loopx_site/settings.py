@@ -5,6 +5,7 @@ Every value comes from the environment (django-environ) with a safe local defaul
 for the local development server.
 """
 
+import logging.config
 from pathlib import Path
 
 import environ
@@ -290,3 +291,8 @@ LOGGING = {
         "loopx": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False},
     },
 }
+# Applied here rather than by Django: Django first applies its DEFAULT_LOGGING, whose
+# e-mail handler imports the debug views and the template engine (~10 ms of every CLI
+# call a host makes), and every logger it sets up is set up again above anyway.
+LOGGING_CONFIG = None
+logging.config.dictConfig(LOGGING)

@@ -26,12 +26,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser, handle_default_options
 from django.db import DatabaseError, DataError, connections
-from tqdm import tqdm
 
 from loopx_site.core.errors import DomainError
 from loopx_site.core.progress import bar as progress_bar
 from loopx_site.core.progress import enabled as progress_enabled
 from loopx_site.core.progress import reporting as progress_reporting
+from loopx_site.core.progress import write as progress_write
 
 FORMATS = ("json", "text")
 
@@ -302,7 +302,7 @@ class LoopxCommand(BaseCommand):
         """Human progress on stderr (never stdout); silent where the bar is."""
         stream = self._stderr_stream()
         if progress_enabled(getattr(self, "output_format", "json"), stream):
-            tqdm.write(message, file=stream)  # above any active bar, not through it
+            progress_write(message, file=stream)
 
     def progress_bar(self, **kwargs: Any):
         """A progress bar on stderr (counts and rate) for long work — see

@@ -9,9 +9,10 @@ import contextlib
 import contextvars
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
+if TYPE_CHECKING:  # imported on first use: most command runs never draw a bar
+    from tqdm import tqdm
 
 
 def enabled(fmt: str = "text", file=None) -> bool:
@@ -35,8 +36,10 @@ def bar(
     fmt: str = "text",
     file=None,
     **kwargs: Any,
-) -> tqdm:
+) -> "tqdm":
     """A progress bar over ``iterable`` (or ``total`` steps advanced with ``update``)."""
+    from tqdm import tqdm
+
     stream = file if file is not None else sys.stderr
     return tqdm(
         iterable,
@@ -82,3 +85,10 @@ def track(iterable, *, desc: str, unit: str = "item", total: int | None = None):
         except TypeError:
             total = None
     return bar(iterable, total=total, desc=desc, unit=unit, fmt=fmt, file=stream)
+
+
+def write(message: str, file=None) -> None:
+    """``message`` on ``file`` (stderr), printed above any active bar, not through it."""
+    from tqdm import tqdm
+
+    tqdm.write(message, file=file if file is not None else sys.stderr)
