@@ -29,13 +29,20 @@ def require_text(
     area: str = "loopx",
     pattern: re.Pattern[str] | None = None,
 ) -> str:
-    """A bounded string without NUL characters, optionally matching ``pattern``."""
+    """A bounded UTF-8 string without NUL characters, optionally matching ``pattern``."""
     if not isinstance(value, str):
         raise DomainError("invalid_argument", f"{field} must be a string", field=field, area=area)
     if "\x00" in value:
         raise DomainError(
             "invalid_argument", f"{field} must not contain NUL", field=field, area=area
         )
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (e.g. undecodable bytes in argv)
+            raise DomainError(
+                "invalid_argument", f"{field} must be valid UTF-8 text", field=field, area=area
+            ) from None
     if not min_length <= len(value) <= max_length:
         raise DomainError(
             "invalid_argument",

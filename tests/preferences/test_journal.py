@@ -11,6 +11,7 @@ from loopx_site.core.canonical import canonical_bytes
 from loopx_site.core.errors import DomainError
 from preferences import documents, selectors, services
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
+from tests.helpers import run_cli
 
 
 def counts():
@@ -253,6 +254,28 @@ def test_expires_at_must_be_a_real_future_utc_instant(remember, expires_at):
         remember(expires_at=expires_at)
     assert exc.value.code == "invalid_argument"
     assert exc.value.field == "expires_at"
+    assert counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("field", ["statement", "source_ref", "source_quote"])
+def test_text_that_is_not_utf8_is_invalid_argument_and_nothing_written(remember, field):
+    # A lone surrogate is what Python makes of undecodable bytes in argv.
+    with pytest.raises(DomainError) as exc:
+        remember(**{field: "Ask the reviewer \udcff first."})
+    assert (exc.value.code, exc.value.field) == ("invalid_argument", field)
+    assert counts() == (0, 0, 0)
+
+
+def test_cli_given_undecodable_bytes_answers_exit_2_with_an_envelope(scope):
+    result = run_cli(
+        "semantic_preference", "agent", "remember", "--goal-id", "demo",
+        "--agent-id", "author", "--key", "review.collaboration",
+        "--statement", "Ask the reviewer \udcff first.", "--source-ref", "owner-message",
+        "--source-quote", "As the owner said.", "--expected-revision", "none",
+        "--operation-id", "preference-1", "--execute",
+    )  # fmt: skip
+    assert result.code == 2, result.stdout
+    assert (result.json["status"], result.json["field"]) == ("invalid_request", "statement")
     assert counts() == (0, 0, 0)
 
 
