@@ -253,7 +253,10 @@ class CheckpointGrantForm(forms.ModelForm):
     """The grant form; ``clean`` runs the service's preview so a refused grant is a form
     error, and ``save_model`` performs it."""
 
-    action_scopes = forms.CharField(help_text="Comma-separated action scopes.")
+    action_scopes = forms.CharField(
+        required=False,
+        help_text="Comma-separated action scopes (none: a role binding of the actor only).",
+    )
 
     class Meta:
         model = AuthorityCheckpoint

@@ -7,7 +7,9 @@ Authority: the corpus owner and reviewer are operator accounts (``demo-owner``,
 ``demo-reviewer``; staff, no usable password — sign in as them only after setting one),
 and an operator-granted ``AuthorityCheckpoint`` (``demo-core-contributor``) authorises
 one ``hard_policy`` of the ``loopx-demo-review-policy`` corpus, ingested under its
-standing policy. Idempotent: a second run changes nothing."""
+standing policy. The advisory events' source actors hold their roles through
+operator-granted role checkpoints (``ROLE_CHECKPOINTS``, no action scope).
+Idempotent: a second run changes nothing."""
 
 import copy
 import json
@@ -176,6 +178,28 @@ def _hard_policy() -> dict:
     return services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
 
 
+#: Operator-granted role bindings (checkpoints without action scope) of the actors the
+#: demo's advisory events name: a source actor/role counts only through such a record.
+ROLE_CHECKPOINTS = [
+    ("demo-operator-role", "user:demo-operator", "operator"),
+    ("demo-maintainer-role", "user:demo-maintainer", "maintainer"),
+]
+
+
+def _role_checkpoints() -> None:
+    for checkpoint_id, actor, role in ROLE_CHECKPOINTS:
+        services.grant_checkpoint(
+            checkpoint_id=checkpoint_id,
+            project=PROJECT,
+            actor=actor,
+            role=role,
+            action_scopes=[],
+            operator=principals.operator_account(OWNER, field="actor"),
+            evidence_ref=f"roles:loopx-demo/{role}",
+            execute=True,
+        )
+
+
 def _fixture_checkpoint() -> None:
     """The operator verification the shipped ``issue-fix-verified-contributor`` case
     names, so ``candidate-review`` with the default case shows an authorised policy."""
@@ -246,6 +270,7 @@ def _experiment() -> str:
 def load(*, log) -> dict:
     _operator_accounts()
     _fixture_checkpoint()
+    _role_checkpoints()
     for corpus_id, surface in CORPORA:
         result = services.register_corpus(
             corpus=_corpus(corpus_id, surface),

@@ -315,6 +315,16 @@ class IngestEvent(models.Model):
     observed_at = models.DateTimeField()
     event = models.JSONField(help_text="The compact, guard-checked event (retried as is).")
     receipt = models.JSONField(null=True, blank=True)
+    submitted_by = models.CharField(
+        max_length=256,
+        blank=True,
+        default="",
+        help_text="The authenticated principal that first executed the event (never a "
+        "request field); a retry re-resolves its role bindings from the present.",
+    )
+    submitted_token = models.ForeignKey(
+        "core.HostToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()

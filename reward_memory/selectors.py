@@ -221,6 +221,48 @@ def checkpoint_lookup(now=None) -> guards.CheckpointLookup:
     return lambda ref: checkpoint_facts(ref, now=now)
 
 
+def source_role_bindings(
+    corpus: Corpus, principal: Principal | None = None, *, now=None
+) -> frozenset[authority.RoleBinding]:
+    """The server records that may bind a candidate's claimed source actor to its role,
+    for an activation into ``corpus`` by the authenticated ``principal`` (``None``: no
+    principal, e.g. the demo loader or an internal retry — checkpoints only):
+
+    * every live (unrevoked, unexpired) ``AuthorityCheckpoint`` of the corpus's project
+      (``checkpoint.actor`` holds ``checkpoint.role``);
+    * an operator account: itself as role ``operator``;
+    * each corpus role the principal holds (``acts_as``: an operator account equal to the
+      declared actor, or a host token an operator bound with ``CorpusRoleBinding``) —
+      the actor is the corpus's declared actor of that role: the bound role speaks,
+      never the token's own claim.
+    """
+    now = now or clock.now()
+    rows = AuthorityCheckpoint.objects.filter(
+        project=corpus.project, revoked_at__isnull=True
+    ).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    bindings = {
+        authority.RoleBinding(actor, role, authority.ROLE_BASIS_CHECKPOINT, checkpoint_id)
+        for checkpoint_id, actor, role in rows.values_list("checkpoint_id", "actor", "role")
+    }
+    if principal is not None and principal.is_operator:
+        bindings.add(
+            authority.RoleBinding(
+                principal.actor_ref,
+                authority.OPERATOR_ROLE,
+                authority.ROLE_BASIS_OPERATOR,
+                principal.actor_ref,
+            )
+        )
+    for role, field_name in ROLE_FIELDS.items():
+        if acts_as(principal, corpus, role):
+            bindings.add(
+                authority.RoleBinding(
+                    getattr(corpus, field_name), role, authority.ROLE_BASIS_CORPUS_ROLE, role
+                )
+            )
+    return frozenset(bindings)
+
+
 def get_checkpoint(checkpoint_id: str) -> AuthorityCheckpoint:
     row = AuthorityCheckpoint.objects.filter(checkpoint_id=checkpoint_id).first()
     if row is None:

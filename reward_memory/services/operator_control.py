@@ -113,8 +113,9 @@ def operator_control(
         "reasoning_summary": reasoning,
         "source": {
             "kind": "operator_correction",
-            "actor": expected_actor,
-            "actor_role": "corpus_owner",
+            # bound by the live control checkpoint (a server record), not a string
+            "actor": facts.actor,
+            "actor_role": facts.role,
             "evidence_ref": control_ref,
             "observed_at": clock.iso(clock.now()),
         },

@@ -19,6 +19,7 @@ REVIEWER = "user:reviewer"
 AUTHORITY = "repo:proj-a/maintainers"
 RETIRER = "user:retirer"
 CHECKPOINT_ID = "ckpt-proj-a-1"
+ROLE_CHECKPOINT_ID = "ckpt-proj-a-maintainer-role"
 
 
 def corpus_doc(
@@ -231,6 +232,20 @@ def merge(base: dict, overrides: dict) -> dict:
 
 
 DELETE = object()
+
+
+def role_binding(actor: str, role: str, project: str = PROJECT, checkpoint_id: str | None = None):
+    """An operator-granted role binding (a checkpoint without action scope): ``actor``
+    holds ``role`` in ``project`` — what an advisory source actor/role needs."""
+    return services.grant_checkpoint(
+        checkpoint_id=checkpoint_id or f"role-{project}-{role}-{actor.split(':')[-1]}",
+        project=project,
+        actor=actor,
+        role=role,
+        action_scopes=[],
+        operator=op(OWNER),
+        execute=True,
+    )
 
 
 def op(ref: str):
