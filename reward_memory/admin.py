@@ -596,14 +596,24 @@ class ApplicationReceiptAdmin(ReadOnlyAdmin):
 
 @admin.register(ExperimentBinding)
 class ExperimentBindingAdmin(ReadOnlyAdmin):
-    """The experiment registry (written only by ``configure_goal``). The private config's
-    path is not shown; its digest, the Agent allowlist and the public-safe receipts are."""
+    """The experiment registry, one row per (Goal, Agent) (written only by
+    ``configure_goal``). The private config's path is not shown; its digest, the Agent
+    and its public-safe receipt are."""
 
-    list_display = ("goal", "enabled", "experimental", "config_digest", "revision", "updated_at")
+    list_display = (
+        "goal",
+        "agent",
+        "enabled",
+        "experimental",
+        "config_digest",
+        "revision",
+        "updated_at",
+    )
     list_filter = ("enabled",)
-    search_fields = ("goal__goal_id",)
+    search_fields = ("goal__goal_id", "agent__agent_id")
     fields = readonly_fields = (
         "goal",
+        "agent",
         "enabled",
         "experimental",
         "config_digest",

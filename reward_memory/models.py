@@ -554,17 +554,21 @@ class LineageClosure(models.Model):
 
 
 class ExperimentBinding(models.Model):
-    """The experiment registry row of one Goal: default off, experimental, a pointer to
-    the Goal's git-ignored private config (relative path + digest, never its content),
-    the explicit Agent allowlist and the per-Agent enablement receipts (each proving a
+    """The experiment registry row of one (Goal, Agent) — one binding per Agent, so
+    enabling one Agent never changes another's route: default off, experimental, a
+    pointer to the Agent's git-ignored config (relative path + digest, never its
+    content), the allowlist (exactly this Agent) and its enablement receipt (proving a
     fresh non-recallable canary write with exact byte readback on the config's route).
 
     Written only by ``reward_memory.services.configure_goal``; read by
     ``reward_memory.selectors.experiment_route`` (which re-reads the config and compares
     digests, so drift disables automation without blocking ordinary work)."""
 
-    goal = models.OneToOneField(
-        "core.Goal", on_delete=models.CASCADE, related_name="reward_memory_experiment"
+    goal = models.ForeignKey(
+        "core.Goal", on_delete=models.CASCADE, related_name="reward_memory_experiments"
+    )
+    agent = models.ForeignKey(
+        "core.Agent", on_delete=models.CASCADE, related_name="reward_memory_experiments"
     )
     enabled = models.BooleanField(default=False)
     experimental = models.BooleanField(default=True)
@@ -573,17 +577,20 @@ class ExperimentBinding(models.Model):
     private_config = models.BooleanField(
         default=True, help_text="The config routes to an Agent-private corpus (one Agent)."
     )
-    agent_allowlist = models.JSONField(default=list)
+    agent_allowlist = models.JSONField(default=list, help_text="Exactly the row's Agent id.")
     receipts = models.JSONField(
-        default=dict, help_text="Per-Agent public-safe enablement receipts, by agent id."
+        default=dict, help_text="The Agent's public-safe enablement receipt, by agent id."
     )
     revision = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
     class Meta:
-        ordering = ["goal__goal_id"]
+        ordering = ["goal__goal_id", "agent__agent_id"]
         constraints = [
+            models.UniqueConstraint(
+                fields=["goal", "agent"], name="%(app_label)s_%(class)s_goal_agent_uniq"
+            ),
             models.CheckConstraint(
                 condition=Q(experimental=True), name="%(app_label)s_%(class)s_experimental_check"
             ),
@@ -594,7 +601,7 @@ class ExperimentBinding(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.goal_id} experiment"
+        return f"{self.goal_id}/{self.agent_id} experiment"
 
 
 REFLECTION_CHOICES = [(v, v) for v in c.REFLECTION_STATES]

@@ -580,16 +580,24 @@ class ExperimentRoute:
         return self.config.surfaces.get(surface_id)
 
 
-def experiment_binding(goal_id: str):
+def experiment_binding(goal_id: str, agent_id: str):
+    """The (Goal, Agent)'s own registry row (one per Agent), or ``None``."""
     from reward_memory.models import ExperimentBinding
 
-    return ExperimentBinding.objects.filter(goal__goal_id=goal_id).first()
+    return ExperimentBinding.objects.filter(goal__goal_id=goal_id, agent__agent_id=agent_id).first()
+
+
+def goal_experiment_bindings(goal_id: str):
+    """Every Agent's registry row of the Goal (one per Agent)."""
+    from reward_memory.models import ExperimentBinding
+
+    return ExperimentBinding.objects.filter(goal__goal_id=goal_id).select_related("agent")
 
 
 def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) -> ExperimentRoute:
     """The one read of a (Goal, Agent)'s Reward Memory experiment (never a provider call).
 
-    ``available`` only when the Goal's binding is enabled, allowlists the Agent, the
+    ``available`` only when the Agent's own binding is enabled, allowlists it, the
     private config still reads back with the registered digest, validates as v1 against
     the registered corpora, and the Agent's receipt is verified for that digest. Other
     apps (turn recall) call this; ``route.surface(surface_id)`` gives the configured
@@ -598,9 +606,12 @@ def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) ->
     """
     from reward_memory import experiment_config as cfg
 
-    binding = experiment_binding(goal_id)
+    binding = experiment_binding(goal_id, agent_id)
     base = {"goal_id": goal_id, "agent_id": agent_id, "binding": binding}
-    if binding is None or not binding.enabled:
+    if binding is None:  # another Agent's binding never routes this one
+        others = goal_experiment_bindings(goal_id).filter(enabled=True).exists()
+        return ExperimentRoute(status="agent_not_enabled" if others else "disabled", **base)
+    if not binding.enabled:
         return ExperimentRoute(status="disabled", **base)
     if agent_id not in (binding.agent_allowlist or []):
         return ExperimentRoute(status="agent_not_enabled", **base)

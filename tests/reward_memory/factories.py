@@ -336,19 +336,22 @@ def enable_experiment(goal_id: str, agent_ids, config: dict, *, relative: str | 
         for agent_id in agent_ids
     }
     now = clock.now()
-    ExperimentBinding.objects.update_or_create(
-        goal=Goal.objects.get(goal_id=goal_id),
-        defaults={
-            "enabled": True,
-            "config_path": relative,
-            "config_digest": digest,
-            "private_config": False,
-            "agent_allowlist": sorted(agent_ids),
-            "receipts": receipts,
-            "created_at": now,
-            "updated_at": now,
-        },
-    )
+    goal = Goal.objects.get(goal_id=goal_id)
+    for agent_id in sorted(agent_ids):  # one binding per (Goal, Agent)
+        ExperimentBinding.objects.update_or_create(
+            goal=goal,
+            agent=goal.agents.get(agent_id=agent_id),
+            defaults={
+                "enabled": True,
+                "config_path": relative,
+                "config_digest": digest,
+                "private_config": False,
+                "agent_allowlist": [agent_id],
+                "receipts": {agent_id: receipts[agent_id]},
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
 
 
 def route_agents(corpus) -> None:
