@@ -641,3 +641,31 @@ class ReflectionCandidate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reflection_digest[:15]} ({self.status})"
+
+
+class OperatorControl(models.Model):
+    """A stored ``reward_memory_operator_control_v0`` decision (``operator-control
+    --execute``): an authorised edit or retire of one record, idempotent on
+    ``control_id`` (a digest of record, action, checkpoint, operator and reasoning). It
+    writes no provider state; a dogfood batch references it by ``control_id``."""
+
+    control_id = models.CharField(max_length=69, unique=True)
+    record = models.ForeignKey(MemoryRecord, on_delete=models.PROTECT, related_name="controls")
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="controls")
+    action = models.CharField(max_length=8, choices=[("edit", "edit"), ("retire", "retire")])
+    control_ref = models.CharField(max_length=256, help_text="The operator checkpoint id.")
+    operator = models.CharField(max_length=256)
+    document = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(action__in=["edit", "retire"]),
+                name="%(app_label)s_%(class)s_action_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.control_id

@@ -548,6 +548,74 @@ def get_recall(recall_id: str) -> RecallReceipt:
     return recall
 
 
+# -- dogfood: stored application receipts and operator controls -----------------------------
+def application_receipt_facts(
+    receipt_id: str, *, field: str, viewer: tuple[str, str | None] | None = None
+) -> dict[str, Any]:
+    """What the server stored about one application receipt, for a dogfood batch: its
+    status, recall, readback (the recall read its results back exactly and the memory
+    refs are results of it), artifact verification, corpus, surface and memory digests.
+    ``viewer`` (``(goal_id, agent_id)``; ``None``: operator) limits it to the caller's
+    scope; an unknown or foreign id is the same ``application_receipt_not_found``."""
+    row = (
+        ApplicationReceipt.objects.select_related("recall__goal", "recall__agent", "corpus")
+        .filter(application_receipt_id=receipt_id)
+        .first()
+    )
+    recall = row.recall if row is not None else None
+    if row is None or (
+        viewer is not None
+        and (
+            recall.goal.goal_id != viewer[0]
+            or (viewer[1] is not None and recall.agent.agent_id != viewer[1])
+        )
+    ):
+        raise RewardMemoryError(
+            "application_receipt_not_found",
+            "No stored application receipt with that id in the caller's scope.",
+            field=field,
+            details={"application_receipt_id": receipt_id},
+        )
+    receipt = row.receipt or {}
+    check = receipt.get("authority_scope_check") or {}
+    artifact = receipt.get("artifact_verification") or {}
+    return {
+        "application_receipt_id": row.application_receipt_id,
+        "status": row.status,
+        "recall_id": recall.recall_id,
+        "corpus_id": row.corpus.corpus_id,
+        "surface_id": recall.surface,
+        "memory_ref_digests": sorted(receipt.get("memory_ref_digests") or []),
+        "result_readback_verified": recall.status == "ok" and check.get("attributed") is True,
+        "current_artifact_verified": artifact.get("verified") is True,
+        "artifact_ref_digest": artifact.get("artifact_ref_digest"),
+    }
+
+
+def operator_control_facts(
+    control_id: str, *, field: str, viewer: tuple[str, str | None] | None = None
+) -> dict[str, Any]:
+    """A stored operator control (``operator-control --execute``) of a corpus the caller
+    may read; unknown or foreign → ``operator_control_not_found``."""
+    from reward_memory.models import OperatorControl
+
+    row = OperatorControl.objects.select_related("corpus").filter(control_id=control_id).first()
+    if row is None or (viewer is not None and not may_read_corpus(row.corpus, *viewer)):
+        raise RewardMemoryError(
+            "operator_control_not_found",
+            "No stored operator control with that id in the caller's scope.",
+            field=field,
+            details={"control_id": control_id},
+        )
+    return {
+        "control_id": row.control_id,
+        "action": row.action,
+        "control_ref": row.control_ref,
+        "corpus_id": row.corpus.corpus_id,
+        "recorded_at": clock.iso(row.created_at),
+    }
+
+
 # -- the experiment route -------------------------------------------------------------------
 @dataclass(frozen=True)
 class ExperimentRoute:

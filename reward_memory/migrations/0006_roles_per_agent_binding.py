@@ -124,4 +124,22 @@ class Migration(migrations.Migration):
                 fields=("goal", "agent"), name="reward_memory_experimentbinding_goal_agent_uniq"
             ),
         ),
+        migrations.CreateModel(
+            name='OperatorControl',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('control_id', models.CharField(max_length=69, unique=True)),
+                ('action', models.CharField(choices=[('edit', 'edit'), ('retire', 'retire')], max_length=8)),
+                ('control_ref', models.CharField(help_text='The operator checkpoint id.', max_length=256)),
+                ('operator', models.CharField(max_length=256)),
+                ('document', models.JSONField()),
+                ('created_at', models.DateTimeField()),
+                ('corpus', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='controls', to='reward_memory.corpus')),
+                ('record', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='controls', to='reward_memory.memoryrecord')),
+            ],
+            options={
+                'ordering': ['-created_at'],
+                'constraints': [models.CheckConstraint(condition=models.Q(('action__in', ['edit', 'retire'])), name='reward_memory_operatorcontrol_action_check')],
+            },
+        ),
     ]

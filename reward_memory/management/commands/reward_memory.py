@@ -101,7 +101,8 @@ class Command(LoopxCommand):
 
         control = sub.add(
             "operator-control",
-            "Prepare an authorised edit or retire decision for an active record (no write).",
+            "Prepare an authorised edit or retire decision for an active record (no provider "
+            "write; --execute stores it for dogfood).",
         )
         control.add_argument("--input", required=True, help="The record (JSON with record_ref).")
         control.add_argument("--action", required=True, choices=["edit", "retire"])
@@ -109,6 +110,9 @@ class Command(LoopxCommand):
         control.add_argument("--reasoning-summary", required=True)
         control.add_argument("--edited-content-summary")
         control.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+        control.add_argument(
+            "--execute", action="store_true", help="Store the decision (still no provider write)."
+        )
 
         route = sub.add(
             "route-check", "Route an issue-fix observation to pilot, meta or evidence hold."
@@ -373,6 +377,7 @@ class Command(LoopxCommand):
         reasoning_summary,
         actor,
         edited_content_summary=None,
+        execute=False,
         **_,
     ):
         principal = principals.operator_account(actor, field="actor", code="operator_required")
@@ -384,6 +389,7 @@ class Command(LoopxCommand):
             reasoning_summary=reasoning_summary,
             edited_content_summary=edited_content_summary,
             principal=principal,
+            execute=execute,
         )
 
     def run_mark_experience(
