@@ -25,6 +25,7 @@ from reward_memory.models import (
     IngestEvent,
     LineageClosure,
     MemoryRecord,
+    OperatorControl,
     PendingIngest,
     RecallReceipt,
     RecordTransition,
@@ -503,6 +504,7 @@ class IngestEventAdmin(ReadOnlyAdmin):
         "observed_at",
         "event",
         "receipt",
+        "submitted_by",
         "attempts",
         "created_at",
         "updated_at",
@@ -643,4 +645,24 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
         "ingest_receipt",
         "created_at",
         "updated_at",
+    )
+
+
+@admin.register(OperatorControl)
+class OperatorControlAdmin(ReadOnlyAdmin):
+    """Stored operator-control decisions (``operator-control --execute``), the records a
+    dogfood batch's operator controls reference by ``control_id``."""
+
+    list_display = ("control_id", "action", "corpus", "record", "operator", "created_at")
+    list_filter = ("action", "corpus")
+    search_fields = ("control_id", "control_ref")
+    readonly_fields = (
+        "control_id",
+        "action",
+        "corpus",
+        "record",
+        "control_ref",
+        "operator",
+        "document",
+        "created_at",
     )

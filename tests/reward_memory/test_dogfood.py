@@ -463,3 +463,10 @@ def test_dogfood_command_runs_the_live_gate(db, stored, tmp_path):
     text = run_cli("reward_memory", "dogfood-evaluate", "--input", str(path), "--format", "text")
     assert "reasons: -" in text.stdout
     assert "Stage 4" in text.stderr
+
+
+def test_the_admin_lists_stored_operator_controls_read_only(db, stored, admin_client):
+    page = admin_client.get("/admin/reward_memory/operatorcontrol/")
+    assert page.status_code == 200
+    assert stored["controls"]["edit"] in page.content.decode()
+    assert admin_client.get("/admin/reward_memory/operatorcontrol/add/").status_code == 403
