@@ -207,3 +207,18 @@ def test_a_retry_reresolves_the_submitting_tokens_binding(db, agents, double):
     assert summary["blocked"] == 1
     assert not MemoryRecord.objects.filter(lifecycle_state="active").exists()
     assert PendingIngest.objects.get().resolved_at is not None
+
+
+def test_the_ingest_command_binds_only_the_named_operator_account(db, shared, tmp_path):
+    from tests.helpers import run_cli
+
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(f.scoped_event(source={**OPERATOR_CHOICE, "actor": f.OWNER})))
+    argv = ("reward_memory", "ingest-event", "--goal-id", "demo", "--agent-id", "author")
+    argv += ("--input", str(path), "--execute")
+    claimed = run_cli(*argv)
+    assert claimed.json["status"] == "guard_blocked"
+    done = run_cli(*argv, "--actor", f.OWNER)
+    assert done.json["status"] == "activated"
+    assert done.json["source_verification"]["basis"] == "operator_account"
+    assert run_cli(*argv, "--actor", "user:ghost").code == 2

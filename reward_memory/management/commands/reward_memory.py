@@ -151,6 +151,11 @@ class Command(LoopxCommand):
         ingest.add_argument("--agent-id")
         ingest.add_argument("--input", required=True, help="Compact event JSON file (or -).")
         ingest.add_argument("--execute", action="store_true")
+        ingest.add_argument(
+            "--actor",
+            help="Operator account (user:<name>) submitting the event: binds itself as the "
+            "source role operator; without it only checkpoints bind the source actor.",
+        )
 
         reconcile = sub.add(
             "reconcile-ingest", "Retry this Agent's pending ingest sidecars (exact readback)."
@@ -419,7 +424,10 @@ class Command(LoopxCommand):
             corpus_id=corpus_id, candidate_ref=candidate_ref, operator=operator, execute=execute
         )
 
-    def run_ingest_event(self, *, input, goal_id=None, agent_id=None, execute=False, **_):
+    def run_ingest_event(
+        self, *, input, goal_id=None, agent_id=None, execute=False, actor=None, **_
+    ):
+        principal = principals.operator_account(actor, field="actor") if actor else None
         routed = bool(goal_id or agent_id)
         return services.ingest_event(
             event=loopx.unwrap(
@@ -432,6 +440,7 @@ class Command(LoopxCommand):
             goal_id=goal_id,
             agent_id=agent_id,
             execute=execute,
+            principal=principal,
         )
 
     def run_reconcile_ingest(self, *, goal_id, agent_id, **_):
