@@ -93,6 +93,12 @@ def dashboard_view(request):
     return TemplateResponse(request, "admin/loopx_dashboard.html", context)
 
 
+def front_page(request):
+    """``/``: what this service is, with links to the admin, the dashboard and the API
+    docs (the same page in every mode, so "View site" never lands on a 404)."""
+    return TemplateResponse(request, "loopx/front.html", {})
+
+
 def no_favicon(request):
     """Browsers ask for /favicon.ico on every admin page; answer "no icon" (204)
     instead of a 404 in every operator's console."""
