@@ -18,6 +18,12 @@ from django.views.decorators.http import require_safe
 from loopx_site.core import dashboard_selectors
 
 CELL = {True: ("ok", "yes"), False: ("bad", "no"), None: ("unknown", "not probed")}
+#: States that record something having happened (a recall, a readback, an application):
+#: before it first happens they read "not yet", in a neutral colour, not as a fault.
+ACTIVITY_STATES = frozenset(
+    {"retrieval_query_succeeded", "result_readback_verified", "memory_applied_with_receipt"}
+)
+NOT_YET = ("pending", "not yet")
 
 #: What each health state means and what an operator does when it reads "no".
 HEALTH_LEGEND = {
@@ -63,6 +69,10 @@ VIEW_PERMISSIONS = (
     "reward_memory.view_recallreceipt",
     "reward_memory.view_corpus",
 )
+
+
+def _cell(state: str, value: bool | None) -> tuple[str, str]:
+    return NOT_YET if value is False and state in ACTIVITY_STATES else CELL[value]
 
 
 def _probe_link(request, corpus_pk) -> str | None:
@@ -122,8 +132,8 @@ def dashboard_view(request):
         corpus["cells"] = [
             {
                 "state": state,
-                "css": CELL[value][0],
-                "label": CELL[value][1],
+                "css": _cell(state, value)[0],
+                "label": _cell(state, value)[1],
                 "meaning": f"{state.replace('_', ' ')}: {HEALTH_LEGEND[state][0]}",
             }
             for state, value in corpus["health"].items()
