@@ -30,5 +30,6 @@ handler500 = "loopx_site.core.middleware.handler500"
 admin.site.site_header = "LoopX Memory"
 admin.site.site_title = "LoopX Memory operators"
 admin.site.site_url = "/"  # "View site": the front page
+admin.site.enable_nav_sidebar = False  # lists get the width; the index and breadcrumbs navigate
 admin.site.index_title = "Memory and capability-hook control plane"
 admin.site.index_template = "admin/loopx_index.html"  # links the operator dashboard
