@@ -53,8 +53,7 @@ def test_racing_duplicate_ingest_events_make_one_record(agents, n):
     # one receipt; racers answered from the stored one say so with `deduplicated` and
     # `replayed`
     same = {
-        json.dumps({**r, "deduplicated": None, "replayed": None}, sort_keys=True)
-        for r in receipts
+        json.dumps({**r, "deduplicated": None, "replayed": None}, sort_keys=True) for r in receipts
     }
     assert len(same) == 1
     assert MemoryRecord.objects.count() == 1

@@ -47,7 +47,8 @@ def test_reward_recall_replay_drops_records_closed_since_and_counts_them(db, dou
     assert replay["recall_id"] == first["recall_id"]
     assert replay["replayed"] is True
     assert [i["memory_ref"] for i in replay["items"]] == [refs[2]]
-    assert SUMMARIES[0] not in json.dumps(replay) and SUMMARIES[1] not in json.dumps(replay)
+    assert SUMMARIES[0] not in json.dumps(replay)
+    assert SUMMARIES[1] not in json.dumps(replay)
     assert replay["replay_dropped"]["count"] == 2
     by_reason = replay["replay_dropped"]["by_reason"]
     assert (by_reason["retired"], by_reason["revoked"]) == (1, 1)
