@@ -12,6 +12,14 @@ Agent's verified config and the corpus is that surface's ``ingest_corpus_id``. O
 the same bytes to the same provider target. Fail-open statuses (provider unavailable,
 commit pending, readback mismatch) leave a sidecar ``PendingIngest`` row that
 ``reconcile_pending_ingests`` retries at the next turn start.
+
+``event_id`` is the idempotency key per (Agent, corpus) — a unique constraint on
+``IngestEvent.event_key`` plus a content-digest (``event_ref``) compare under the row
+lock: the same id and content replays, the same id with other content is
+``operation_conflict`` (preview and execute) and writes nothing. A replay of an
+activated event is its stored receipt re-read now (``_replayed``): ``record_state`` and
+``memory_available_for_recall`` from the record's present lifecycle, ``guard`` as the
+guards evaluate now.
 """
 
 from typing import Any
