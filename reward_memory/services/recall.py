@@ -654,6 +654,17 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
     else:
         if not attributed:
             reasons.append("not_attributed")
+        elif decision == "apply":
+            # the stored recall is re-read now: a record retired, revoked, superseded or
+            # expired since it was recalled is never applied
+            _, dropped = selectors.replay_readable(
+                memory_refs,
+                goal_id=stored.goal.goal_id,
+                agent_id=stored.agent.agent_id,
+                corpus=stored.corpus,
+            )
+            if dropped["count"]:
+                reasons.append("memory_not_readable")
         if stored.status != "ok":
             reasons.append("recall_not_ok")
         if not verified:

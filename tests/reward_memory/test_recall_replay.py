@@ -87,3 +87,34 @@ def test_replay_readable_names_every_reason_a_stored_record_is_dropped(db, corpu
         [refs[3]], goal_id="other", agent_id="author", now=now
     )
     assert (kept, dropped["by_reason"]["not_readable"]) == ([], 1)
+
+
+def test_applying_a_recalled_record_retired_since_is_not_applied(db, corpus):
+    refs = [_activate(s, f"ev-{i}") for i, s in enumerate(SUMMARIES)]
+    recall = services.recall(request=f.recall_request(corpus, queries=QUERY), execute=True)
+    recalled = [i["memory_ref"] for i in recall["items"]]
+    assert set(recalled) == set(refs)
+    services.retire_record(record_ref=recalled[0], principal=f.op(f.RETIRER))
+
+    def apply(memory_refs):
+        return services.record_application(
+            document={
+                "schema_version": "reward_memory_application_v0",
+                "recall_id": recall["recall_id"],
+                "decision": "apply",
+                "memory_refs": memory_refs,
+                "reasoning_summary": "The effect-first ordering fits this PR.",
+                "artifact_verification": {
+                    "artifact_ref": "pr:proj-a#40",
+                    "artifact_digest": "sha256:" + "a" * 64,
+                    "verified": True,
+                },
+            },
+            execute=True,
+        )
+
+    stale = apply(recalled[:1])
+    assert (stale["status"], stale["reasons"]) == ("not_applied", ["memory_not_readable"])
+    assert stale["original_output_kept"] is True
+    live = apply(recalled[1:2])
+    assert (live["status"], live["reasons"]) == ("applied", [])
