@@ -252,7 +252,8 @@ def test_writers_holding_revisions_of_both_scopes_race_and_only_the_live_current
     live = _revision()
     old_scope = PreferenceScope.objects.get(state_ref="goals/demo/state.json")
     assert old_scope.revision == 3
-    held = ["1", "2", "3", migrated, "none", "file:1:abc", str(int(live) + 1)]
+    # the old scope's 1-3, the new scope's stale 4-5, an empty-store and a foreign one
+    held = ["1", "2", "3", "4", migrated, "none", "file:1:abc"]
     specs = [(f"stale-{n}", rev, f"stale {n}") for n, rev in enumerate(held)]
     specs += [("live", live, "The live writer's correction.")]
     outcomes = _race(tmp_path, specs)
