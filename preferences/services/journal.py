@@ -66,8 +66,8 @@ class ForeignRevision(str):
 def parse_expected_revision(value: Any) -> int | ForeignRevision | None:
     """``none``/``null`` → ``None``; the opaque revision string (``"3"``) → 3; any other
     printable string → a ``ForeignRevision`` (a conflict at the revision check).
-    Malformed input (not a string, empty, control characters, too long) is
-    ``invalid_argument``."""
+    Malformed input (not a string, empty, surrounding whitespace, control characters,
+    too long) is ``invalid_argument``."""
     if value is None or value == "none":
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
@@ -75,7 +75,8 @@ def parse_expected_revision(value: Any) -> int | ForeignRevision | None:
     if isinstance(value, str):
         if REVISION_RE.fullmatch(value):
             return int(value)
-        if value.strip() and len(value) <= MAX_REVISION_CHARS and value.isprintable():
+        well_formed = value and value == value.strip() and len(value) <= MAX_REVISION_CHARS
+        if well_formed and value.isprintable():
             return ForeignRevision(value)
     raise invalid("expected_revision", "expected_revision must be 'none' or a revision read back")
 

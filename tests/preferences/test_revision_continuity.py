@@ -144,7 +144,7 @@ def test_moving_back_to_an_earlier_scope_resumes_past_every_revision_issued(db):
 
 @pytest.mark.parametrize(
     "foreign",
-    ["file:1:8b7df143d91c716ecfa5fc1730022f6b", "sqlite:3", "0", "007", "12345678901", " 3"],
+    ["file:1:8b7df143d91c716ecfa5fc1730022f6b", "sqlite:3", "0", "007", "12345678901", "r 3"],
 )
 def test_a_foreign_revision_is_a_revision_conflict_with_current(db, foreign):
     _move("goals/demo/state.json")
@@ -193,7 +193,9 @@ def test_a_foreign_revision_through_the_api_is_409_with_current(db, host_client)
     assert body["current"]["revision"] == "1"
 
 
-@pytest.mark.parametrize("bad", ["", "\x00", "3\x07", "r" * 257, 2.5, True, ["1"], {"r": 1}])
+@pytest.mark.parametrize(
+    "bad", ["", " ", " 3", "3 ", "\x00", "3\x07", "r" * 257, 2.5, True, ["1"], {"r": 1}]
+)
 def test_a_malformed_expected_revision_stays_invalid_argument(db, bad):
     _move("goals/demo/state.json")
     with pytest.raises(DomainError) as exc:
