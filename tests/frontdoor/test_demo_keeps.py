@@ -3,6 +3,7 @@ processes: ``manage.py migrate`` + ``loopx_demo`` on a SQLite file, the operator
 changes through real commands, then ``loopx_demo`` again — everything is kept, and the
 loader says ``kept`` (JSON and text)."""
 
+import io
 import json
 import subprocess
 import sys
@@ -119,3 +120,55 @@ def test_rerunning_the_demo_keeps_every_operator_change_and_says_kept(manage):
     )
     assert policy["revoked_at"] is not None
     assert _check_password(manage, "op", password) == "ok"
+
+
+# -- in process: one loader at a time ------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_a_rerun_keeps_a_deactivated_extension_an_edited_note_and_a_retired_corpus():
+    from django.core.management import call_command
+
+    from preferences import services as pref_services
+    from preferences.models.recall import ProviderExtension, ProviderNote
+    from reward_memory import principals
+    from reward_memory import services as rm_services
+    from reward_memory.models import Corpus
+
+    call_command("loopx_demo", stdout=io.StringIO())
+    pref_services.deactivate_extension(extension_id="loopx-local", execute=True)
+    pref_services.save_provider_note(
+        project="loopx-demo", note_id="reviewer-language", summary="Operator's own wording."
+    )
+    rm_services.set_corpus_active(
+        corpus_id="loopx-demo-turn-admission",
+        active=False,
+        principal=principals.operator_account("user:demo-owner", field="actor"),
+    )
+    out = io.StringIO()
+    call_command("loopx_demo", "--format", "json", stdout=out)
+    loaded = json.loads(out.getvalue())["loaded"]
+    assert ProviderExtension.objects.get(extension_id="loopx-local").active is False
+    note = ProviderNote.objects.get(project="loopx-demo", note_id="reviewer-language")
+    assert note.summary == "Operator's own wording."
+    assert Corpus.objects.get(corpus_id="loopx-demo-turn-admission").active is False
+    assert loaded["preferences.demo_recall"]["objects"]["extension loopx-local"] == "kept"
+    assert loaded["preferences.demo_recall"]["objects"]["note reviewer-language"] == "kept"
+    assert loaded["reward_memory"]["objects"]["corpus loopx-demo-turn-admission"] == "kept"
+
+
+def test_the_ledger_creates_only_what_is_missing():
+    from loopx_site.core.demo_kit import Ledger
+
+    calls = []
+    ledger = Ledger()
+    assert ledger.ensure("a", exists=False, create=lambda: calls.append("a") or "made") == "made"
+    assert ledger.ensure("b", exists=lambda: True, create=lambda: calls.append("b")) is None
+    assert calls == ["a"]
+    assert ledger.document(x=1) == {
+        "status": "created",
+        "x": 1,
+        "objects": {"a": "created", "b": "kept"},
+    }
+    assert ledger.summary() == "1 created, 1 kept"
+    kept = Ledger()
+    kept.record("c", created=False)
+    assert kept.status == "kept"
