@@ -91,8 +91,8 @@ class GoalAdmin(admin.ModelAdmin):
         )
         obj.pk = result.goal.pk
         obj.refresh_from_db()
-        if "state_ref" in result.changes:
-            self.message_user(request, services.STATE_REF_WARNING, messages.WARNING)
+        for warning in services.scope_warnings(result.changes):
+            self.message_user(request, warning, messages.WARNING)
 
 
 @admin.register(Agent)
