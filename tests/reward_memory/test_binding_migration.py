@@ -5,8 +5,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("reward_memory", "0005_reflection_candidate"), ("core", "0005_exact_fulltext")]
-AFTER = [("reward_memory", "0006_roles_per_agent_binding")]
+BEFORE = [("reward_memory", "0006_replay_event_id_key"), ("core", "0005_exact_fulltext")]
+AFTER = [("reward_memory", "0007_roles_per_agent_binding")]
 
 
 @pytest.mark.django_db(transaction=True)

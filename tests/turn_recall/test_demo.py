@@ -20,5 +20,6 @@ def test_the_demo_turn_packet_carries_preferences_and_guidance_and_is_idempotent
     assert "Ask the designated reviewer before merging." in body
     assert "Recalled guidance" in body
     again = run_cli("loopx_demo")
-    assert again.json["loaded"]["turn_recall"]["status"] == "replayed"
+    assert again.json["loaded"]["turn_recall"]["status"] == "kept"
+    assert again.json["loaded"]["turn_recall"]["turn_recall_id"] == loaded["turn_recall_id"]
     assert TurnRecallReceipt.objects.count() == 1

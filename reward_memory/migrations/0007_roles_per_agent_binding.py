@@ -48,7 +48,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("core", "0005_exact_fulltext"),
-        ("reward_memory", "0005_reflection_candidate"),
+        ("reward_memory", "0006_replay_event_id_key"),
     ]
 
     operations = [
