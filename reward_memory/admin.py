@@ -28,6 +28,7 @@ from reward_memory.models import (
     IngestEvent,
     LineageClosure,
     MemoryRecord,
+    OperatorControl,
     PendingIngest,
     RecallReceipt,
     RecordTransition,
@@ -283,7 +284,10 @@ class CheckpointGrantForm(forms.ModelForm):
     """The grant form; ``clean`` runs the service's preview so a refused grant is a form
     error, and ``save_model`` performs it."""
 
-    action_scopes = forms.CharField(help_text="Comma-separated action scopes.")
+    action_scopes = forms.CharField(
+        required=False,
+        help_text="Comma-separated action scopes (none: a role binding of the actor only).",
+    )
 
     class Meta:
         model = AuthorityCheckpoint
@@ -530,6 +534,7 @@ class IngestEventAdmin(ReadOnlyAdmin):
         "observed_at",
         "event",
         "receipt",
+        "submitted_by",
         "attempts",
         "created_at",
         "updated_at",
@@ -623,14 +628,24 @@ class ApplicationReceiptAdmin(ReadOnlyAdmin):
 
 @admin.register(ExperimentBinding)
 class ExperimentBindingAdmin(ReadOnlyAdmin):
-    """The experiment registry (written only by ``configure_goal``). The private config's
-    path is not shown; its digest, the Agent allowlist and the public-safe receipts are."""
+    """The experiment registry, one row per (Goal, Agent) (written only by
+    ``configure_goal``). The private config's path is not shown; its digest, the Agent
+    and its public-safe receipt are."""
 
-    list_display = ("goal", "enabled", "experimental", "config_digest", "revision", "updated_at")
+    list_display = (
+        "goal",
+        "agent",
+        "enabled",
+        "experimental",
+        "config_digest",
+        "revision",
+        "updated_at",
+    )
     list_filter = ("enabled",)
-    search_fields = ("goal__goal_id",)
+    search_fields = ("goal__goal_id", "agent__agent_id")
     fields = readonly_fields = (
         "goal",
+        "agent",
         "enabled",
         "experimental",
         "config_digest",
@@ -660,4 +675,24 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
         "ingest_receipt",
         "created_at",
         "updated_at",
+    )
+
+
+@admin.register(OperatorControl)
+class OperatorControlAdmin(ReadOnlyAdmin):
+    """Stored operator-control decisions (``operator-control --execute``), the records a
+    dogfood batch's operator controls reference by ``control_id``."""
+
+    list_display = ("control_id", "action", "corpus", "record", "operator", "created_at")
+    list_filter = ("action", "corpus")
+    search_fields = ("control_id", "control_ref")
+    readonly_fields = (
+        "control_id",
+        "action",
+        "corpus",
+        "record",
+        "control_ref",
+        "operator",
+        "document",
+        "created_at",
     )

@@ -78,3 +78,28 @@ class CheckpointFacts:
     action_scopes: frozenset[str]
     live: bool
     state: str  # "live" | "revoked" | "expired"
+
+
+#: How a server record binds a source actor to a role (``RoleBinding.basis``).
+ROLE_BASIS_CHECKPOINT = "authority_checkpoint"
+ROLE_BASIS_OPERATOR = "operator_account"
+ROLE_BASIS_CORPUS_ROLE = "corpus_role_binding"
+OPERATOR_ROLE = "operator"
+
+
+@dataclass(frozen=True, order=True)
+class RoleBinding:
+    """A server record binding ``actor`` to ``role`` (resolved by the server, never read
+    from a request): a live ``AuthorityCheckpoint`` of the project (``ref``: its id), the
+    authenticated operator account (role ``operator``; ``ref``: the account), or a corpus
+    role the authenticated principal holds (an operator account equal to the corpus's
+    declared actor, or a host token an operator bound with ``CorpusRoleBinding``; the
+    actor is the corpus's declared actor of that role, ``ref`` the role)."""
+
+    actor: str
+    role: str
+    basis: str
+    ref: str
+
+    def payload(self) -> dict[str, str]:
+        return {"actor": self.actor, "role": self.role, "basis": self.basis, "ref": self.ref}

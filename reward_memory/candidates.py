@@ -163,6 +163,7 @@ def evaluate(
     corpus: guards.CorpusBinding | None = None,
     field_map: dict[str, str] | None = None,
     checkpoints: guards.CheckpointLookup | None = None,
+    roles: guards.RoleBindings | None = None,
 ) -> CandidateEvaluation:
     """Validate and guard one candidate document.
 
@@ -190,6 +191,7 @@ def evaluate(
         now=now,
         corpus=corpus,
         checkpoints=checkpoints,
+        roles=roles,
     )
     return CandidateEvaluation(
         document, ref, digest, _mapped(reasons, field_map), observed_at, expires_at
@@ -341,6 +343,7 @@ def adapt_and_evaluate(
     now: dt.datetime,
     corpus: guards.CorpusBinding | None = None,
     checkpoints: guards.CheckpointLookup | None = None,
+    roles: guards.RoleBindings | None = None,
 ) -> AdaptedEvent:
     """Shape-scan a compact event with its adapter's contract, map it, evaluate it."""
     version = v.schema(event, tuple(ADAPTERS))
@@ -357,6 +360,11 @@ def adapt_and_evaluate(
         )
         return AdaptedEvent(adapter, event, ref, evaluation)
     evaluation = evaluate(
-        mapped, now=now, corpus=corpus, field_map=adapter.field_map, checkpoints=checkpoints
+        mapped,
+        now=now,
+        corpus=corpus,
+        field_map=adapter.field_map,
+        checkpoints=checkpoints,
+        roles=roles,
     )
     return AdaptedEvent(adapter, event, ref, evaluation)

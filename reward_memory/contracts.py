@@ -220,6 +220,9 @@ REASON_CODES: dict[str, str] = {
     "standing_policy_missing": "no active standing policy for the corpus and surface",
     "source_kind_not_allowed": "source kind not allowed by the standing policy",
     "actor_role_not_allowed": "actor role not verified by the standing policy",
+    "actor_role_unverified": "no server record (live authority checkpoint of the project, "
+    "the authenticated operator account, or a corpus role the caller holds) binds the "
+    "source actor to the claimed role",
     "action_scope_not_in_policy": "requested action scopes exceed the standing policy's",
     "record_closed": "the candidate's record was closed; a closed record never reactivates",
     "lineage_closed": "the candidate (or its content) was rejected/retired/revoked in this "

@@ -7,7 +7,8 @@ Authority: the corpus owner and reviewer are operator accounts (``demo-owner``,
 ``demo-reviewer``; staff, no usable password — sign in as them only after setting one),
 and an operator-granted ``AuthorityCheckpoint`` (``demo-core-contributor``) authorises
 one ``hard_policy`` of the ``loopx-demo-review-policy`` corpus, ingested under its
-standing policy.
+standing policy. The advisory events' source actors hold their roles through
+operator-granted role checkpoints (``ROLE_CHECKPOINTS``, no action scope).
 
 Create-only (``loopx_site.core.demo_kit``): every account, checkpoint, corpus, experiment
 config and binding, ingested event and review that exists is kept as the operator left
@@ -191,6 +192,27 @@ def _policy_event() -> dict:
     }
 
 
+#: Operator-granted role bindings (checkpoints without action scope) of the actors the
+#: demo's advisory events name: a source actor/role counts only through such a record.
+ROLE_CHECKPOINTS = [
+    ("demo-operator-role", "user:demo-operator", "operator"),
+    ("demo-maintainer-role", "user:demo-maintainer", "maintainer"),
+]
+
+
+def _role_checkpoint(checkpoint_id: str, actor: str, role: str):
+    return services.grant_checkpoint(
+        checkpoint_id=checkpoint_id,
+        project=PROJECT,
+        actor=actor,
+        role=role,
+        action_scopes=[],
+        operator=principals.operator_account(OWNER, field="actor"),
+        evidence_ref=f"roles:loopx-demo/{role}",
+        execute=True,
+    )
+
+
 def _fixture_checkpoint() -> None:
     """The operator verification the shipped ``issue-fix-verified-contributor`` case
     names, so ``candidate-review`` with the default case shows an authorised policy."""
@@ -255,7 +277,9 @@ def _experiment(ledger: Ledger) -> str:
     ledger.ensure("experiment config", exists=path.exists, create=write_config)
     ledger.ensure(
         "experiment demo/author",
-        exists=ExperimentBinding.objects.filter(goal__goal_id="demo").exists,
+        exists=ExperimentBinding.objects.filter(
+            goal__goal_id="demo", agent__agent_id="author"
+        ).exists,
         create=lambda: services.configure_goal(
             goal_id="demo", agent_id="author", config_path=EXPERIMENT_CONFIG, execute=True
         ),
@@ -339,6 +363,12 @@ def load(*, log) -> dict:
     ledger = Ledger()
     _operator_accounts(ledger)
     _checkpoint(ledger, "example-repo-core-contributors", _fixture_checkpoint)
+    for checkpoint_id, actor, role in ROLE_CHECKPOINTS:
+        _checkpoint(
+            ledger,
+            checkpoint_id,
+            lambda c=checkpoint_id, a=actor, r=role: _role_checkpoint(c, a, r),
+        )
     for corpus_id, surface in CORPORA:
         status = _register(
             ledger,

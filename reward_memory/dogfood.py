@@ -1,7 +1,14 @@
 """Stage 5: dogfood receipts, batch readiness and utility observations
-(``reward_memory dogfood-evaluate --input FILE``). Pure: no provider call, no write.
+(``reward_memory dogfood-evaluate --input FILE``). No provider call, no write.
 
-Input: ``{"observations": [...], "operator_controls": [...]}``. Each observation binds
+Evidence is a server record: input is ``{"observations": [...], "operator_controls":
+[{"control_id"}]}``. Each observation names a *stored* ``ApplicationReceipt`` of the
+caller's scope by ``application_receipt.application_receipt_id``; its status, recall,
+readback, artifact verification, corpus, surface and memory digests come from the stored
+rows (a differing value in the observation → ``application_receipt_mismatch``; an
+unknown or foreign id → ``application_receipt_not_found``). Each operator control names
+a stored ``OperatorControl`` (``operator-control --execute``) by ``control_id``
+(``operator_control_not_found`` otherwise). Each observation binds
 one real module outcome to a Stage 3 application receipt and becomes a
 ``reward_memory_dogfood_receipt_v1`` (``application_disposition``
 ``applied|not_applied|refuted``; applied/refuted need exact provider readback and
@@ -11,15 +18,17 @@ current-artifact verification). An optional ``utility`` proposal becomes a
 ``reward_memory_dogfood_batch_v1`` is ``ready_for_bounded_issue_fix_pilot`` only when the
 Stage 4 gate passes (run live) and the batch has ≥ 1 Issue Fix result, ≥ 2 distinct
 LoopX domains, all three dispositions and both edit and retire operator controls.
-A repeated ``application_receipt_id`` or control ref is refused; a conflicting utility
-judgement under one observation id is refused. Utility never counts toward readiness.
+A repeated ``application_receipt_id`` or control id is refused; a conflicting utility
+judgement under one observation id is refused. Utility never counts toward readiness,
+and a missing, timed-out (``{"status": "timed_out"}``) or malformed utility evaluation
+fails open: the receipt's ``utility_evaluation`` says which, nothing else changes.
 """
 
 from typing import Any
 
 from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
-from reward_memory import guards
+from reward_memory import guards, selectors
 from reward_memory import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
 
@@ -54,7 +63,15 @@ def _counter(value: Any, field: str) -> int:
     return v.integer(value, field, minimum=0, maximum=10**9)
 
 
-def build_receipt(observation: Any, index: int) -> dict[str, Any]:
+APPLICATION_FIELDS = {
+    "schema_version", "application_receipt_id", "outcome", "artifact_ref", "corpus_id",
+    "surface_id", "memory_ref_digests", "result_readback_verified", "current_artifact_verified",
+    "grants_new_action_authority", "raw_content_captured", "external_writes_performed",
+}  # fmt: skip
+UTILITY_FAIL_OPEN = ("missing", "timed_out")
+
+
+def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any]:
     where = f"observations.{index}"
     o = v.obj(observation, where)
     _strict(
@@ -71,14 +88,10 @@ def build_receipt(observation: Any, index: int) -> dict[str, Any]:
         raise invalid(f"{where}.domain_id", f"a {family} domain id starts with {family}.")
     app = v.obj(o.get("application_receipt"), f"{where}.application_receipt")
     aw = f"{where}.application_receipt"
-    v.schema(app, c.APPLICATION_RECEIPT_SCHEMA, f"{aw}.schema_version")
+    if "schema_version" in app:
+        v.schema(app, c.APPLICATION_RECEIPT_SCHEMA, f"{aw}.schema_version")
+    _strict(app, APPLICATION_FIELDS, aw)
     receipt_id = v.ref(app.get("application_receipt_id"), f"{aw}.application_receipt_id")
-    outcome = v.choice(
-        app.get("outcome"), f"{aw}.outcome", ("applied", "refuted", *NOT_APPLIED_OUTCOMES)
-    )
-    disposition = outcome if outcome in ("applied", "refuted") else "not_applied"
-    readback = v.boolean(app.get("result_readback_verified"), f"{aw}.result_readback_verified")
-    current = v.boolean(app.get("current_artifact_verified"), f"{aw}.current_artifact_verified")
     for flag in (
         "grants_new_action_authority",
         "raw_content_captured",
@@ -86,10 +99,22 @@ def build_receipt(observation: Any, index: int) -> dict[str, Any]:
     ):
         if app.get(flag, False) is not False:
             raise invalid(f"{aw}.{flag}", f"an application receipt never has {flag}")
-    digests = v.string_list(
-        app.get("memory_ref_digests"), f"{aw}.memory_ref_digests", v.digest, max_items=20
-    )
-    if disposition != "not_applied":
+    facts = stored_facts(receipt_id, f"{aw}.application_receipt_id", viewer=viewer)
+    outcome = _outcome(app, facts, aw)
+    disposition = outcome if outcome in ("applied", "refuted") else "not_applied"
+    readback = facts["result_readback_verified"]
+    current = facts["current_artifact_verified"]
+    digests = facts["memory_ref_digests"]
+    _same(app, "result_readback_verified", readback, aw)
+    _same(app, "current_artifact_verified", current, aw)
+    _same(app, "corpus_id", facts["corpus_id"], aw)
+    _same(app, "surface_id", facts["surface_id"], aw)
+    if "memory_ref_digests" in app:
+        claimed = v.string_list(
+            app.get("memory_ref_digests"), f"{aw}.memory_ref_digests", v.digest, max_items=20
+        )
+        _same({"memory_ref_digests": sorted(claimed)}, "memory_ref_digests", digests, aw)
+    if disposition != "not_applied":  # the stored row's facts (record_application's rule)
         if not readback:
             raise invalid(f"{aw}.result_readback_verified", f"{disposition} needs exact readback")
         if not current:
@@ -98,11 +123,15 @@ def build_receipt(observation: Any, index: int) -> dict[str, Any]:
             )
         if not digests:
             raise invalid(f"{aw}.memory_ref_digests", f"{disposition} needs attributed memory")
-    artifact_ref = v.ref(app.get("artifact_ref"), f"{aw}.artifact_ref")
     module = v.obj(o.get("module_outcome"), f"{where}.module_outcome")
     mw = f"{where}.module_outcome"
-    if v.ref(module.get("artifact_ref"), f"{mw}.artifact_ref") != artifact_ref:
+    artifact_ref = v.ref(module.get("artifact_ref"), f"{mw}.artifact_ref")
+    if "artifact_ref" in app and v.ref(app.get("artifact_ref"), f"{aw}.artifact_ref") != (
+        artifact_ref
+    ):
         raise invalid(f"{mw}.artifact_ref", "module outcome and application artifact differ")
+    if digest_ref(artifact_ref) != facts["artifact_ref_digest"]:
+        raise _mismatch(f"{mw}.artifact_ref", "the stored application verified another artifact")
     if module.get("outcome_verified") is not True:
         raise invalid(f"{mw}.outcome_verified", "dogfood needs a verified real module outcome")
     cost = v.obj(o.get("cost"), f"{where}.cost")
@@ -115,8 +144,9 @@ def build_receipt(observation: Any, index: int) -> dict[str, Any]:
         "domain_id": domain_id,
         "application_receipt_id": receipt_id,
         "artifact_ref": artifact_ref,
-        "corpus_id": v.identifier(app.get("corpus_id"), f"{aw}.corpus_id"),
-        "surface_id": v.surface(app.get("surface_id"), f"{aw}.surface_id"),
+        "corpus_id": facts["corpus_id"],
+        "surface_id": facts["surface_id"],
+        "recall_id": facts["recall_id"],
         "application_outcome": outcome,
         "application_disposition": disposition,
         "memory_ref_digests": sorted(digests),
@@ -129,6 +159,7 @@ def build_receipt(observation: Any, index: int) -> dict[str, Any]:
         "verification": {
             "result_readback_verified": readback,
             "current_artifact_verified": current,
+            "source": "stored_application_receipt",
         },
         "cost": {
             k: _counter(cost.get(k), f"{where}.cost.{k}")
@@ -151,10 +182,54 @@ def build_receipt(observation: Any, index: int) -> dict[str, Any]:
         "outcome_status": receipt["module_outcome"]["outcome_status"],
     }
     receipt["receipt_id"] = digest_ref(identity)
-    receipt["utility_observation"] = (
-        build_utility(o["utility"], receipt, f"{where}.utility") if "utility" in o else None
+    receipt["utility_observation"], receipt["utility_evaluation"] = _utility(
+        o.get("utility"), receipt, f"{where}.utility"
     )
     return receipt
+
+
+def _utility(proposal: Any, receipt: dict[str, Any], where: str):
+    """Fail open: a missing, timed-out or malformed utility evaluation leaves the
+    settlement and the batch readiness as they are (``utility_evaluation`` says which)."""
+    if proposal is None:
+        return None, {"status": "missing", "reason": None}
+    if isinstance(proposal, dict) and set(proposal) == {"status"}:
+        status = proposal["status"]
+        if status in UTILITY_FAIL_OPEN:
+            return None, {"status": status, "reason": None}
+    try:
+        return build_utility(proposal, receipt, where), {"status": "observed", "reason": None}
+    except RewardMemoryError as exc:
+        return None, {"status": "malformed", "reason": {"code": exc.code, "field": exc.field}}
+
+
+def _outcome(app: dict, facts: dict[str, Any], aw: str) -> str:
+    """The stored status decides applied/refuted/not_applied; an observation may name
+    which not-applied outcome it was, never turn one status into another."""
+    stored = facts["status"]
+    claimed = app.get("outcome")
+    if claimed is None:
+        return stored if stored != "not_applied" else "available_not_applied"
+    claimed = v.choice(claimed, f"{aw}.outcome", ("applied", "refuted", *NOT_APPLIED_OUTCOMES))
+    if (claimed if claimed in ("applied", "refuted") else "not_applied") != stored:
+        raise _mismatch(f"{aw}.outcome", f"the stored application receipt is {stored}")
+    return claimed
+
+
+def _same(app: dict, key: str, stored: Any, aw: str) -> None:
+    if key in app and app[key] != stored:
+        raise _mismatch(f"{aw}.{key}", "the observation may not override the stored receipt")
+
+
+def _mismatch(field: str, message: str) -> RewardMemoryError:
+    return RewardMemoryError("application_receipt_mismatch", message, field=field)
+
+
+def stored_facts(receipt_id: str, field: str, *, viewer=None) -> dict[str, Any]:
+    """Recall, readback and artifact verification of a stored application receipt of the
+    caller's scope (``selectors.application_receipt_facts``; unknown or foreign →
+    ``application_receipt_not_found``, naming the id)."""
+    return selectors.application_receipt_facts(receipt_id, field=field, viewer=viewer)
 
 
 def build_utility(proposal: Any, receipt: dict[str, Any], where: str) -> dict[str, Any]:
@@ -197,7 +272,12 @@ def build_utility(proposal: Any, receipt: dict[str, Any], where: str) -> dict[st
     }
 
 
-def evaluate_batch(document: Any, *, evaluation: dict[str, Any] | None = None) -> dict[str, Any]:
+def evaluate_batch(
+    document: Any,
+    *,
+    evaluation: dict[str, Any] | None = None,
+    viewer: tuple[str, str | None] | None = None,
+) -> dict[str, Any]:
     d = v.obj(document, None)
     _strict(d, {"schema_version", "observations", "operator_controls"}, "input")
     observations = d.get("observations")
@@ -206,7 +286,7 @@ def evaluate_batch(document: Any, *, evaluation: dict[str, Any] | None = None) -
     controls_doc = d.get("operator_controls") or []
     if not isinstance(controls_doc, list) or len(controls_doc) > MAX_CONTROLS:
         raise invalid("operator_controls", f"operator_controls lists at most {MAX_CONTROLS}")
-    receipts = [build_receipt(o, i) for i, o in enumerate(observations)]
+    receipts = [build_receipt(o, i, viewer=viewer) for i, o in enumerate(observations)]
     seen: set[str] = set()
     for i, r in enumerate(receipts):
         if r["application_receipt_id"] in seen:
@@ -232,16 +312,26 @@ def evaluate_batch(document: Any, *, evaluation: dict[str, Any] | None = None) -
     for i, ctl in enumerate(controls_doc):
         cw = f"operator_controls.{i}"
         ctl = v.obj(ctl, cw)
-        action = v.choice(ctl.get("action"), f"{cw}.action", OPERATOR_ACTIONS)
-        ref = v.ref(ctl.get("control_ref"), f"{cw}.control_ref")
-        if ref in refs:
+        _strict(ctl, {"control_id", "action", "control_ref"}, cw)
+        control_id = v.ref(ctl.get("control_id"), f"{cw}.control_id")
+        stored = selectors.operator_control_facts(
+            control_id, field=f"{cw}.control_id", viewer=viewer
+        )
+        for key in ("action", "control_ref"):
+            if key in ctl and ctl[key] != stored[key]:
+                raise RewardMemoryError(
+                    "operator_control_mismatch",
+                    "the batch may not override the stored operator control",
+                    field=f"{cw}.{key}",
+                )
+        if control_id in refs:
             raise RewardMemoryError(
                 "duplicate_receipt",
                 "an operator control is counted once",
-                field=f"{cw}.control_ref",
+                field=f"{cw}.control_id",
             )
-        refs.add(ref)
-        controls.append({"action": action, "control_ref": ref})
+        refs.add(control_id)
+        controls.append(stored)
 
     if evaluation is None:
         from reward_memory import evaluation as stage4

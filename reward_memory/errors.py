@@ -36,6 +36,12 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | experiment_route_unavailable | 403 | executing an ingest without the Agent's enabled route |
 | duplicate_receipt | 409 | a dogfood batch repeats an application receipt or control |
 | utility_observation_conflict | 409 | two judgements under one utility observation id |
+| application_receipt_not_found | 404 | dogfood: no stored application receipt of the
+  caller's scope has that id (``details.application_receipt_id``) |
+| operator_control_not_found | 404 | dogfood: no stored operator control
+  (``operator-control --execute``) of the caller's scope has that id |
+| application_receipt_mismatch | 409 | dogfood: an observation differs from the stored row |
+| operator_control_mismatch | 409 | dogfood: a control entry differs from the stored row |
 | scope_forbidden | 403 | outside the host token's scope |
 """
 
@@ -75,6 +81,10 @@ STATUS = {
     "experiment_route_unavailable": 403,
     "duplicate_receipt": 409,
     "utility_observation_conflict": 409,
+    "application_receipt_not_found": 404,
+    "operator_control_not_found": 404,
+    "application_receipt_mismatch": 409,
+    "operator_control_mismatch": 409,
 }
 
 

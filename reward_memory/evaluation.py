@@ -84,6 +84,15 @@ def _setup() -> dict[str, Any]:
 
     for row in Corpus.objects.filter(corpus_id__in=[fx.ADVICE_CORPUS, fx.POLICY_CORPUS]):
         rows[row.corpus_id] = row
+    services.grant_checkpoint(  # the advice events' maintainer: a role binding only
+        checkpoint_id=fx.ROLE_CHECKPOINT,
+        project=fx.PROJECT,
+        actor=fx.ACTOR,
+        role="maintainer",
+        action_scopes=[],
+        operator=operator,
+        execute=True,
+    )
     services.grant_checkpoint(
         checkpoint_id=fx.CHECKPOINT,
         project=fx.PROJECT,
@@ -105,14 +114,16 @@ def _activate(event) -> dict[str, Any]:
     from reward_memory.services.ingest import _Context
 
     corpus = selectors.get_corpus(event["corpus_id"])
+    roles = selectors.source_role_bindings(corpus)
     adapted = candidates.adapt_and_evaluate(
         event,
         now=clock.now(),
         corpus=selectors.corpus_binding(corpus),
         checkpoints=selectors.checkpoint_lookup(),
+        roles=roles,
     )
     policy = selectors.active_policy(corpus, event["scope"]["surface"])
-    context = _Context(adapted, corpus, policy, fx.GOAL, fx.AGENT)
+    context = _Context(adapted, corpus, policy, fx.GOAL, fx.AGENT, roles=roles)
     outcome = activation.sync_and_verify(context.plan(clock.now()))
     return {"status": outcome.status, "record_ref": outcome.record.record_ref}
 

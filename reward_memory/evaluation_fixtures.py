@@ -32,6 +32,7 @@ AUTHORITY = "repo:eval-project/maintainers"
 ACTOR = "user:eval-maintainer"
 OTHER_ACTOR = "user:eval-other-maintainer"
 CHECKPOINT = "eval-checkpoint"
+ROLE_CHECKPOINT = "eval-maintainer-role"
 SCOPES = ["eval_module.request_reproduction"]
 ADVICE_CORPUS = "eval-advice"
 POLICY_CORPUS = "eval-policy"

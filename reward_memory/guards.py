@@ -222,6 +222,7 @@ def forbidden_scope(scope: str) -> bool:
 
 
 CheckpointLookup = Callable[[str], authority.CheckpointFacts | None]
+RoleBindings = Iterable[authority.RoleBinding]
 
 
 @dataclass(frozen=True)
@@ -243,11 +244,17 @@ def candidate_reasons(
     now: dt.datetime,
     corpus: CorpusBinding | None = None,
     checkpoints: CheckpointLookup | None = None,
+    roles: RoleBindings | None = None,
 ) -> list[Reason]:
     """Rule guards of a structurally valid, NFC-normalised candidate.
 
     ``checkpoints`` resolves a checkpoint id to what the server verified (``None``: no
     such live row); a candidate's own ``verified``/``actor``/``role`` claims are ignored.
+    ``roles`` are the server-resolved role bindings of this activation
+    (``selectors.source_role_bindings``); given, an advisory candidate's
+    ``source.actor``/``actor_role`` must be one of them (``actor_role_unverified``) — a
+    hard_policy's are bound by its checkpoint. ``None``: a stateless evaluation that can
+    activate nothing (the activation backstop refuses an unbound source).
 
     Checks only: raw-content boundary, scope binding, source freshness, unresolved
     conflicts, current-artifact proof and the authority checkpoint (hard-policy subset
@@ -316,7 +323,35 @@ def candidate_reasons(
             reasons.append(Reason("advisory_requests_authority", "requested_action_scopes"))
     else:
         reasons += hard_policy_checkpoint_reasons(candidate, checkpoints)
+    if roles is not None and target != c.HARD_POLICY:
+        reasons += source_role_reasons(candidate, roles)
     return normalise(reasons)
+
+
+def source_binding(
+    candidate: dict[str, Any], roles: RoleBindings | None
+) -> authority.RoleBinding | None:
+    """The server record that binds the candidate's claimed ``source.actor`` to its
+    claimed ``source.actor_role``, or ``None``. A hard_policy's own named checkpoint is
+    preferred; otherwise the first binding in a stable order."""
+    source = candidate.get("source") if isinstance(candidate.get("source"), dict) else {}
+    actor, role = source.get("actor"), source.get("actor_role")
+    matches = sorted(b for b in roles or () if b.actor == actor and b.role == role)
+    named = checkpoint_ref_of(candidate) if candidate.get("target_class") == c.HARD_POLICY else None
+    for binding in matches:
+        if binding.basis == authority.ROLE_BASIS_CHECKPOINT and binding.ref == named:
+            return binding
+    if candidate.get("target_class") == c.HARD_POLICY:
+        return None
+    return matches[0] if matches else None
+
+
+def source_role_reasons(candidate: dict[str, Any], roles: RoleBindings) -> list[Reason]:
+    """``source.actor``/``actor_role`` are claims: they count only when a server record
+    binds that actor to that role (``actor_role_unverified`` otherwise)."""
+    if source_binding(candidate, roles) is None:
+        return [Reason("actor_role_unverified", "source.actor_role")]
+    return []
 
 
 CHECKPOINT_FIELD = "authority_checkpoint.checkpoint_ref"

@@ -326,6 +326,16 @@ class IngestEvent(models.Model):
     observed_at = models.DateTimeField()
     event = models.JSONField(help_text="The compact, guard-checked event (retried as is).")
     receipt = models.JSONField(null=True, blank=True)
+    submitted_by = models.CharField(
+        max_length=256,
+        blank=True,
+        default="",
+        help_text="The authenticated principal that first executed the event (never a "
+        "request field); a retry re-resolves its role bindings from the present.",
+    )
+    submitted_token = models.ForeignKey(
+        "core.HostToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -560,17 +570,21 @@ class LineageClosure(models.Model):
 
 
 class ExperimentBinding(models.Model):
-    """The experiment registry row of one Goal: default off, experimental, a pointer to
-    the Goal's git-ignored private config (relative path + digest, never its content),
-    the explicit Agent allowlist and the per-Agent enablement receipts (each proving a
+    """The experiment registry row of one (Goal, Agent) — one binding per Agent, so
+    enabling one Agent never changes another's route: default off, experimental, a
+    pointer to the Agent's git-ignored config (relative path + digest, never its
+    content), the allowlist (exactly this Agent) and its enablement receipt (proving a
     fresh non-recallable canary write with exact byte readback on the config's route).
 
     Written only by ``reward_memory.services.configure_goal``; read by
     ``reward_memory.selectors.experiment_route`` (which re-reads the config and compares
     digests, so drift disables automation without blocking ordinary work)."""
 
-    goal = models.OneToOneField(
-        "core.Goal", on_delete=models.CASCADE, related_name="reward_memory_experiment"
+    goal = models.ForeignKey(
+        "core.Goal", on_delete=models.CASCADE, related_name="reward_memory_experiments"
+    )
+    agent = models.ForeignKey(
+        "core.Agent", on_delete=models.CASCADE, related_name="reward_memory_experiments"
     )
     enabled = models.BooleanField(default=False)
     experimental = models.BooleanField(default=True)
@@ -579,17 +593,20 @@ class ExperimentBinding(models.Model):
     private_config = models.BooleanField(
         default=True, help_text="The config routes to an Agent-private corpus (one Agent)."
     )
-    agent_allowlist = models.JSONField(default=list)
+    agent_allowlist = models.JSONField(default=list, help_text="Exactly the row's Agent id.")
     receipts = models.JSONField(
-        default=dict, help_text="Per-Agent public-safe enablement receipts, by agent id."
+        default=dict, help_text="The Agent's public-safe enablement receipt, by agent id."
     )
     revision = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
     class Meta:
-        ordering = ["goal__goal_id"]
+        ordering = ["goal__goal_id", "agent__agent_id"]
         constraints = [
+            models.UniqueConstraint(
+                fields=["goal", "agent"], name="%(app_label)s_%(class)s_goal_agent_uniq"
+            ),
             models.CheckConstraint(
                 condition=Q(experimental=True), name="%(app_label)s_%(class)s_experimental_check"
             ),
@@ -600,7 +617,7 @@ class ExperimentBinding(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.goal_id} experiment"
+        return f"{self.goal_id}/{self.agent_id} experiment"
 
 
 REFLECTION_CHOICES = [(v, v) for v in c.REFLECTION_STATES]
@@ -640,3 +657,31 @@ class ReflectionCandidate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reflection_digest[:15]} ({self.status})"
+
+
+class OperatorControl(models.Model):
+    """A stored ``reward_memory_operator_control_v0`` decision (``operator-control
+    --execute``): an authorised edit or retire of one record, idempotent on
+    ``control_id`` (a digest of record, action, checkpoint, operator and reasoning). It
+    writes no provider state; a dogfood batch references it by ``control_id``."""
+
+    control_id = models.CharField(max_length=69, unique=True)
+    record = models.ForeignKey(MemoryRecord, on_delete=models.PROTECT, related_name="controls")
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="controls")
+    action = models.CharField(max_length=8, choices=[("edit", "edit"), ("retire", "retire")])
+    control_ref = models.CharField(max_length=256, help_text="The operator checkpoint id.")
+    operator = models.CharField(max_length=256)
+    document = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(action__in=["edit", "retire"]),
+                name="%(app_label)s_%(class)s_action_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.control_id

@@ -325,6 +325,48 @@ def checkpoint_lookup(now=None) -> guards.CheckpointLookup:
     return lambda ref: checkpoint_facts(ref, now=now)
 
 
+def source_role_bindings(
+    corpus: Corpus, principal: Principal | None = None, *, now=None
+) -> frozenset[authority.RoleBinding]:
+    """The server records that may bind a candidate's claimed source actor to its role,
+    for an activation into ``corpus`` by the authenticated ``principal`` (``None``: no
+    principal, e.g. the demo loader or an internal retry — checkpoints only):
+
+    * every live (unrevoked, unexpired) ``AuthorityCheckpoint`` of the corpus's project
+      (``checkpoint.actor`` holds ``checkpoint.role``);
+    * an operator account: itself as role ``operator``;
+    * each corpus role the principal holds (``acts_as``: an operator account equal to the
+      declared actor, or a host token an operator bound with ``CorpusRoleBinding``) —
+      the actor is the corpus's declared actor of that role: the bound role speaks,
+      never the token's own claim.
+    """
+    now = now or clock.now()
+    rows = AuthorityCheckpoint.objects.filter(
+        project=corpus.project, revoked_at__isnull=True
+    ).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    bindings = {
+        authority.RoleBinding(actor, role, authority.ROLE_BASIS_CHECKPOINT, checkpoint_id)
+        for checkpoint_id, actor, role in rows.values_list("checkpoint_id", "actor", "role")
+    }
+    if principal is not None and principal.is_operator:
+        bindings.add(
+            authority.RoleBinding(
+                principal.actor_ref,
+                authority.OPERATOR_ROLE,
+                authority.ROLE_BASIS_OPERATOR,
+                principal.actor_ref,
+            )
+        )
+    for role, field_name in ROLE_FIELDS.items():
+        if acts_as(principal, corpus, role):
+            bindings.add(
+                authority.RoleBinding(
+                    getattr(corpus, field_name), role, authority.ROLE_BASIS_CORPUS_ROLE, role
+                )
+            )
+    return frozenset(bindings)
+
+
 def get_checkpoint(checkpoint_id: str) -> AuthorityCheckpoint:
     row = AuthorityCheckpoint.objects.filter(checkpoint_id=checkpoint_id).first()
     if row is None:
@@ -610,6 +652,74 @@ def get_recall(recall_id: str) -> RecallReceipt:
     return recall
 
 
+# -- dogfood: stored application receipts and operator controls -----------------------------
+def application_receipt_facts(
+    receipt_id: str, *, field: str, viewer: tuple[str, str | None] | None = None
+) -> dict[str, Any]:
+    """What the server stored about one application receipt, for a dogfood batch: its
+    status, recall, readback (the recall read its results back exactly and the memory
+    refs are results of it), artifact verification, corpus, surface and memory digests.
+    ``viewer`` (``(goal_id, agent_id)``; ``None``: operator) limits it to the caller's
+    scope; an unknown or foreign id is the same ``application_receipt_not_found``."""
+    row = (
+        ApplicationReceipt.objects.select_related("recall__goal", "recall__agent", "corpus")
+        .filter(application_receipt_id=receipt_id)
+        .first()
+    )
+    recall = row.recall if row is not None else None
+    if row is None or (
+        viewer is not None
+        and (
+            recall.goal.goal_id != viewer[0]
+            or (viewer[1] is not None and recall.agent.agent_id != viewer[1])
+        )
+    ):
+        raise RewardMemoryError(
+            "application_receipt_not_found",
+            "No stored application receipt with that id in the caller's scope.",
+            field=field,
+            details={"application_receipt_id": receipt_id},
+        )
+    receipt = row.receipt or {}
+    check = receipt.get("authority_scope_check") or {}
+    artifact = receipt.get("artifact_verification") or {}
+    return {
+        "application_receipt_id": row.application_receipt_id,
+        "status": row.status,
+        "recall_id": recall.recall_id,
+        "corpus_id": row.corpus.corpus_id,
+        "surface_id": recall.surface,
+        "memory_ref_digests": sorted(receipt.get("memory_ref_digests") or []),
+        "result_readback_verified": recall.status == "ok" and check.get("attributed") is True,
+        "current_artifact_verified": artifact.get("verified") is True,
+        "artifact_ref_digest": artifact.get("artifact_ref_digest"),
+    }
+
+
+def operator_control_facts(
+    control_id: str, *, field: str, viewer: tuple[str, str | None] | None = None
+) -> dict[str, Any]:
+    """A stored operator control (``operator-control --execute``) of a corpus the caller
+    may read; unknown or foreign → ``operator_control_not_found``."""
+    from reward_memory.models import OperatorControl
+
+    row = OperatorControl.objects.select_related("corpus").filter(control_id=control_id).first()
+    if row is None or (viewer is not None and not may_read_corpus(row.corpus, *viewer)):
+        raise RewardMemoryError(
+            "operator_control_not_found",
+            "No stored operator control with that id in the caller's scope.",
+            field=field,
+            details={"control_id": control_id},
+        )
+    return {
+        "control_id": row.control_id,
+        "action": row.action,
+        "control_ref": row.control_ref,
+        "corpus_id": row.corpus.corpus_id,
+        "recorded_at": clock.iso(row.created_at),
+    }
+
+
 # -- the experiment route -------------------------------------------------------------------
 @dataclass(frozen=True)
 class ExperimentRoute:
@@ -642,16 +752,24 @@ class ExperimentRoute:
         return self.config.surfaces.get(surface_id)
 
 
-def experiment_binding(goal_id: str):
+def experiment_binding(goal_id: str, agent_id: str):
+    """The (Goal, Agent)'s own registry row (one per Agent), or ``None``."""
     from reward_memory.models import ExperimentBinding
 
-    return ExperimentBinding.objects.filter(goal__goal_id=goal_id).first()
+    return ExperimentBinding.objects.filter(goal__goal_id=goal_id, agent__agent_id=agent_id).first()
+
+
+def goal_experiment_bindings(goal_id: str):
+    """Every Agent's registry row of the Goal (one per Agent)."""
+    from reward_memory.models import ExperimentBinding
+
+    return ExperimentBinding.objects.filter(goal__goal_id=goal_id).select_related("agent")
 
 
 def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) -> ExperimentRoute:
     """The one read of a (Goal, Agent)'s Reward Memory experiment (never a provider call).
 
-    ``available`` only when the Goal's binding is enabled, allowlists the Agent, the
+    ``available`` only when the Agent's own binding is enabled, allowlists it, the
     private config still reads back with the registered digest, validates as v1 against
     the registered corpora, and the Agent's receipt is verified for that digest. Other
     apps (turn recall) call this; ``route.surface(surface_id)`` gives the configured
@@ -660,9 +778,12 @@ def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) ->
     """
     from reward_memory import experiment_config as cfg
 
-    binding = experiment_binding(goal_id)
+    binding = experiment_binding(goal_id, agent_id)
     base = {"goal_id": goal_id, "agent_id": agent_id, "binding": binding}
-    if binding is None or not binding.enabled:
+    if binding is None:  # another Agent's binding never routes this one
+        others = goal_experiment_bindings(goal_id).filter(enabled=True).exists()
+        return ExperimentRoute(status="agent_not_enabled" if others else "disabled", **base)
+    if not binding.enabled:
         return ExperimentRoute(status="disabled", **base)
     if agent_id not in (binding.agent_allowlist or []):
         return ExperimentRoute(status="agent_not_enabled", **base)

@@ -217,7 +217,14 @@ class IngestApi(RewardMemoryApi):
             routed=True,
             route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
         )
-        return Response(services.ingest_event(**values, event=event, viewer=_viewer(request)))
+        return Response(
+            services.ingest_event(
+                **values,
+                event=event,
+                viewer=_viewer(request),
+                principal=principals.from_request(request),  # the role bindings' subject
+            )
+        )
 
 
 class RecallApi(RewardMemoryApi):

@@ -34,6 +34,8 @@ class ActivationPlan:
     expires_at: dt.datetime | None
     review: Review | None = None
     actor_peer_id: str | None = None  # from the configured binding, never a URI
+    # the server record binding the source actor to its role (``guards.source_binding``)
+    source_binding: Any = None
     record_ref: str = ""
     resource_ref: str = ""
     content: dict[str, Any] = field(default_factory=dict)
@@ -101,8 +103,16 @@ def build_plan(plan: ActivationPlan) -> ActivationPlan:
         "source": {
             "kind": source["kind"],
             "ref": source["evidence_ref"],
-            "actor": source["actor"],
-            "actor_role": source["actor_role"],
+            # the bound actor and role of the server record, never the body's strings
+            "actor": plan.source_binding.actor if plan.source_binding else source["actor"],
+            "actor_role": (
+                plan.source_binding.role if plan.source_binding else source["actor_role"]
+            ),
+            "role_basis": (
+                {"basis": plan.source_binding.basis, "ref": plan.source_binding.ref}
+                if plan.source_binding
+                else None
+            ),
             "observed_at": source["observed_at"],
         },
         "scope": dict(candidate["scope"]),
@@ -185,7 +195,7 @@ def ensure_pending_record(plan: ActivationPlan, *, now: dt.datetime) -> MemoryRe
                 review=plan.review,
                 writer=plan.corpus.owner,
                 source_kind=candidate["source"]["kind"],
-                source_actor=candidate["source"]["actor"],
+                source_actor=plan.content["source"]["actor"],
                 observed_at=plan.observed_at,
                 confidence_level=candidate["confidence"]["level"],
                 authority=plan.content["authority"],
@@ -281,14 +291,17 @@ def sync_and_verify(plan: ActivationPlan) -> ActivationOutcome:
 
 def _backstop(plan: ActivationPlan, now) -> str | None:
     """Checks repeated right before any provider call, whatever path got here: a closed
-    lineage, a hard_policy without a live operator checkpoint, a URI peer that is not the
-    configured peer."""
+    lineage, a hard_policy without a live operator checkpoint, a source actor/role no
+    server record binds (``source_binding``), a URI peer that is not the configured
+    peer."""
     if selectors.open_closure(plan.corpus, plan.candidate, plan.candidate_ref) is not None:
         return "lineage_closed"
     if plan.candidate["target_class"] == c.HARD_POLICY:
         facts = selectors.checkpoint_facts(plan.checkpoint_id or "", now=now)
         if facts is None or not facts.live:
             return "checkpoint_unverified"
+    if plan.source_binding is None:
+        return "actor_role_unverified"
     if not uris.peer_matches(plan.resource_ref, plan.actor_peer_id):
         return "actor_peer_mismatch"
     return None

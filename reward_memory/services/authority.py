@@ -64,7 +64,10 @@ def grant_checkpoint(
     """Record independently verified authority (idempotent on identical facts).
 
     Forbidden authority families are refused: a checkpoint exists to bound derived
-    hard_policy, which can never carry them.
+    hard_policy, which can never carry them. A checkpoint with no action scope is a
+    role binding only: it verifies that ``actor`` holds ``role`` in ``project`` (what an
+    advisory event's ``source.actor``/``actor_role`` needs) and authorises no hard_policy
+    (which must request a non-empty subset of the checkpoint's scopes).
     """
     _require_operator(operator)
     v.identifier(checkpoint_id, "checkpoint_id")
@@ -75,8 +78,6 @@ def grant_checkpoint(
         [s.lower() if isinstance(s, str) else s for s in action_scopes or []],
         "action_scopes",
         lambda s, f: v.pattern(s, f, v.ACTION_SCOPE_RE, what="an action scope"),
-        required=True,
-        min_items=1,
     )
     refuse_forbidden_scopes(scopes, "action_scopes")
     if evidence_ref:

@@ -4,9 +4,11 @@ Reward Memory automation is default off and enabled per registered Agent of one 
 ``configure_goal`` previews with a provider preflight (``preflight_ready``,
 ``preflight_incomplete`` or ``unavailable``; never a write). Execute performs a fresh,
 non-recallable canary write with exact byte readback on every corpus of the config's
-route (``Provider.canary``) and only then commits the ``ExperimentBinding`` (enabled,
-experimental, relative config path + digest, Agent allowlist, the Agent's verified
-receipt). A readback mismatch commits nothing.
+route (``Provider.canary``) and only then commits the Agent's own ``ExperimentBinding``
+(one per (Goal, Agent): enabled, experimental, relative config path + digest, the
+Agent, its verified receipt). Enabling an Agent never changes another Agent's row;
+replacing the Agent's own pointer/digest is named in the preview and the result
+(``replaces_binding``). A readback mismatch commits nothing.
 
 ``experiment_status`` answers LoopX's ``reward_memory_experiment_status_v1`` from
 ``selectors.experiment_route`` (a registry read plus a fresh read of the private config;
@@ -128,6 +130,7 @@ def configure_goal(
         "automation": dict(config.automation),
         "automation_intent": dict(config.automation_intent),
     }
+    summary["replaces_binding"] = _replacement(goal_id, agent_id, relative, digest)
     if not execute:
         return _payload("preview", goal_id, agent_id, _preflight(config, bindings), summary)
 
@@ -169,9 +172,11 @@ def configure_goal(
     }
     receipt["receipt_id"] = digest_ref(receipt)
     with transaction.atomic():
-        # one row per Goal (unique): a racing first enablement is re-read, then locked
+        # one row per (Goal, Agent) (unique): a racing first enablement is re-read, then
+        # locked; only this Agent's row is ever written — another Agent's route never moves
         row, created = ExperimentBinding.objects.get_or_create(
             goal=agent.goal,
+            agent=agent,
             defaults={
                 "enabled": True,
                 "config_path": relative,
@@ -187,18 +192,14 @@ def configure_goal(
         # re-check under the row lock: a concurrent enablement of another Agent loses
         _check_one_agent(goal_id, agent_id, digest, private)
         if not created:
-            allowlist = [] if private else list(row.agent_allowlist or [])
-            receipts = {} if private else dict(row.receipts or {})
-            if agent_id not in allowlist:
-                allowlist.append(agent_id)
-            receipts[agent_id] = receipt
+            summary["replaces_binding"] = _replaced(row, relative, digest)
             ExperimentBinding.objects.filter(pk=row.pk).update(
                 enabled=True,
                 config_path=relative,
                 config_digest=digest,
                 private_config=private,
-                agent_allowlist=sorted(allowlist),
-                receipts=receipts,
+                agent_allowlist=[agent_id],
+                receipts={agent_id: receipt},
                 revision=row.revision + 1,
                 updated_at=now,
             )
@@ -216,16 +217,36 @@ def configure_goal(
     )
 
 
+def _replaced(row, relative: str, digest: str) -> dict[str, Any] | None:
+    """What re-enabling an Agent replaces in its *own* binding (``None``: the same
+    pointer and digest, a re-verification)."""
+    if row.config_path == relative and row.config_digest == digest:
+        return None
+    return {
+        "agent_id": row.agent.agent_id,
+        "binding_revision": row.revision,
+        "config_digest": row.config_digest,
+        "new_config_digest": digest,
+        "config_pointer_changed": row.config_path != relative,
+        "enabled": row.enabled,
+    }
+
+
+def _replacement(goal_id: str, agent_id: str, relative: str, digest: str):
+    row = selectors.experiment_binding(goal_id, agent_id)
+    return _replaced(row, relative, digest) if row is not None else None
+
+
 def _check_one_agent(goal_id, agent_id, digest, private) -> None:
     """One private config binds exactly one Goal-scoped Agent."""
     if not private:
         return
-    rows = ExperimentBinding.objects.filter(config_digest=digest).select_related("goal")
+    rows = ExperimentBinding.objects.filter(config_digest=digest).select_related("goal", "agent")
     for row in rows:
         others = [
             a for a in row.agent_allowlist or [] if (row.goal.goal_id, a) != (goal_id, agent_id)
         ]
-        if others:
+        if others or (row.goal.goal_id, row.agent.agent_id) != (goal_id, agent_id):
             raise RewardMemoryError(
                 "config_binds_one_agent",
                 "This private config already binds another Agent; give each Agent its own "

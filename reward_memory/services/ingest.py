@@ -36,6 +36,7 @@ from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.guards import Reason
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
+from reward_memory.principals import Principal
 from reward_memory.services import activation
 
 SETUP_GUIDANCE = (
@@ -51,14 +52,18 @@ def ingest_event(
     agent_id: str | None = None,
     execute: bool = False,
     viewer: tuple[str, str | None] | None = None,
+    principal: Principal | None = None,
 ) -> dict[str, Any]:
     """Run the ingest pipeline for one compact event; returns the ingest receipt.
 
     ``viewer`` is the caller's verified (Goal, Agent) scope (``None``: an operator); a
     corpus it may not read does not exist for it. A hard_policy event activates only
     with a live operator checkpoint (the event's own ``verified``/actor/role claims are
-    ignored); a closed lineage never reactivates; the corpus URI's peer must be the
-    configured peer of the (Goal, Agent) before any provider call.
+    ignored); an advisory event's ``source.actor``/``actor_role`` count only when a
+    server record binds them (``selectors.source_role_bindings`` for the authenticated
+    ``principal``; ``actor_role_unverified`` otherwise); a closed lineage never
+    reactivates; the corpus URI's peer must be the configured peer of the (Goal, Agent)
+    before any provider call.
     """
     agent = None
     if execute and (not goal_id or not agent_id):
@@ -74,11 +79,13 @@ def ingest_event(
     corpus_id = v.identifier(event.get("corpus_id"), "corpus_id")
     corpus = selectors.get_corpus(corpus_id, viewer=viewer)
     now = clock.now()
+    roles = selectors.source_role_bindings(corpus, principal, now=now)
     adapted = candidates.adapt_and_evaluate(
         event,
         now=now,
         corpus=selectors.corpus_binding(corpus),
         checkpoints=selectors.checkpoint_lookup(now),
+        roles=roles,
     )
     evaluation = adapted.evaluation
     if execute:
@@ -100,7 +107,7 @@ def ingest_event(
         else:
             reasons += guards.standing_policy_reasons(evaluation.candidate, policy.document)
     reasons = guards.normalise(reasons)
-    context = _Context(adapted, corpus, policy, goal_id, agent_id, peer)
+    context = _Context(adapted, corpus, policy, goal_id, agent_id, peer, roles, principal)
     if reasons:
         receipt = context.receipt(c.GUARD_BLOCKED, reasons=reasons, executed=execute)
         if execute:  # a retried event that no longer passes: record it, resolve its sidecar
@@ -171,8 +178,13 @@ def _event_surface(event: dict) -> Any:
 
 
 class _Context:
-    def __init__(self, adapted, corpus, policy, goal_id, agent_id, peer=None):
+    def __init__(
+        self, adapted, corpus, policy, goal_id, agent_id, peer=None, roles=(), principal=None
+    ):
         self.peer = peer
+        self.principal = principal
+        candidate = adapted.evaluation.candidate
+        self.source_binding = guards.source_binding(candidate, roles) if candidate else None
         self.adapted = adapted
         self.corpus = corpus
         self.policy = policy
@@ -195,6 +207,7 @@ class _Context:
                 observed_at=observed_at,
                 expires_at=evaluation.expires_at,
                 actor_peer_id=self.peer,
+                source_binding=self.source_binding,
             )
         )
 
@@ -252,6 +265,9 @@ class _Context:
             "replayed": False,
             "deduplicated": bool(outcome and outcome.deduplicated),
             "readback": outcome.readback if outcome else None,
+            "source_verification": (
+                self.source_binding.payload() if self.source_binding is not None else None
+            ),
             "provider_call_count": outcome.provider_calls if outcome else 0,
             "provider": {
                 "provider_id": self.corpus.provider_id,
@@ -301,6 +317,10 @@ def _claim(context: _Context, agent) -> IngestEvent:
                     "status": c.INGEST_PLANNED,
                     "observed_at": now,
                     "event": context.adapted.event,
+                    "submitted_by": context.principal.actor_ref if context.principal else "",
+                    "submitted_token_id": context.principal.token_id
+                    if context.principal and not context.principal.is_operator
+                    else None,
                     "created_at": now,
                     "updated_at": now,
                 },
@@ -399,6 +419,23 @@ def _finalize(row: IngestEvent, receipt: dict[str, Any], outcome) -> dict[str, A
     return final.receipt
 
 
+def _submitter(row: IngestEvent) -> Principal | None:
+    """The principal that first executed ``row``, for its retry: its host token (role
+    bindings re-read from the present, so a revoked token or binding no longer binds),
+    or its operator account; ``None`` when none was recorded."""
+    from reward_memory import principals
+
+    if row.submitted_token_id is not None:
+        token = row.submitted_token
+        return Principal(principals.HOST, token.prefix, token.pk)
+    if row.submitted_by.startswith("user:"):
+        try:  # still an active operator account?
+            return principals.operator_account(row.submitted_by, field="actor")
+        except RewardMemoryError:
+            return None
+    return None
+
+
 def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     """Retry this exact Goal+Agent's unresolved sidecar ingests with the same
     deterministic event and ``observed_at`` (exact readback again). Fail-open: provider
@@ -423,7 +460,11 @@ def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
         summary["attempted"] += 1
         try:
             receipt = ingest_event(
-                event=sidecar.event.event, goal_id=goal_id, agent_id=agent_id, execute=True
+                event=sidecar.event.event,
+                goal_id=goal_id,
+                agent_id=agent_id,
+                execute=True,
+                principal=_submitter(sidecar.event),
             )
         except RewardMemoryError as exc:
             receipt = None

@@ -7,12 +7,17 @@ an edit checkpoint must bind the corpus ``owner``, a retire checkpoint the corpu
 hold the exact action scope ``reward_memory.<action>.<corpus_id>``. An edit returns a
 replacement candidate whose lineage names the old record's candidate (it goes through
 review like any candidate); a retire returns the retired decision (performed with
-``retire-record``). Neither writes the provider or LoopX state.
+``retire-record``). Neither writes the provider. ``execute`` stores the decision as an
+``OperatorControl`` row (idempotent on ``control_id``), the record a dogfood batch's
+operator control must reference.
 """
 
 from typing import Any
 
+from django.db import IntegrityError, transaction
+
 from loopx_site.core import clock
+from loopx_site.core.canonical import prefixed_id, text_digest_ref
 from reward_memory import authority, guards, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
@@ -49,8 +54,10 @@ def operator_control(
     reasoning_summary: str,
     principal: Principal,
     edited_content_summary: str | None = None,
+    execute: bool = False,
 ) -> dict[str, Any]:
-    """The ``reward_memory_operator_control_v0`` decision (never a write)."""
+    """The ``reward_memory_operator_control_v0`` decision (never a provider write;
+    ``execute`` stores it as an ``OperatorControl`` row)."""
     if principal is None or not principal.is_operator:
         raise RewardMemoryError(
             "operator_required", "Only an operator account may do this.", field="actor"
@@ -82,9 +89,27 @@ def operator_control(
             "action_scope_not_in_checkpoint",
             f"The checkpoint must hold {control_scope(action, corpus.corpus_id)}.",
         )
+    edited = (
+        _safe_text(edited_content_summary, "edited_content_summary")
+        if action == "edit" and edited_content_summary is not None
+        else None
+    )
+    control_id = prefixed_id(
+        "rmoc_",
+        {
+            "record_ref": record.record_ref,
+            "action": action,
+            "control_ref": control_ref,
+            "operator": principal.actor_ref,
+            "reasoning_digest": text_digest_ref(reasoning),
+            "edited_digest": text_digest_ref(edited) if edited else None,
+        },
+    )
     base = {
         "ok": True,
         "schema_version": SCHEMA,
+        "control_id": control_id,
+        "recorded": False,
         "action": action,
         "record_ref": record.record_ref,
         "corpus_id": corpus.corpus_id,
@@ -96,25 +121,30 @@ def operator_control(
         "grants_new_action_authority": False,
     }
     if action == "retire":
-        return {
-            **base,
-            "status": "retire_prepared",
-            "decision": {"decision": "retire", "record_ref": record.record_ref},
-            "replacement_candidate": None,
-            "next_step": {"action": "retire_record", "performed_by": "retirement_authority"},
-        }
+        return _store(
+            {
+                **base,
+                "status": "retire_prepared",
+                "decision": {"decision": "retire", "record_ref": record.record_ref},
+                "replacement_candidate": None,
+                "next_step": {"action": "retire_record", "performed_by": "retirement_authority"},
+            },
+            record,
+            execute,
+        )
     if edited_content_summary is None:
         raise invalid("edited_content_summary", "an edit needs the edited content summary")
     content = record.content or {}
     candidate = {
         "schema_version": c.CANDIDATE_SCHEMA,
         "target_class": record.memory_class,
-        "content_summary": _safe_text(edited_content_summary, "edited_content_summary"),
+        "content_summary": edited,
         "reasoning_summary": reasoning,
         "source": {
             "kind": "operator_correction",
-            "actor": expected_actor,
-            "actor_role": "corpus_owner",
+            # bound by the live control checkpoint (a server record), not a string
+            "actor": facts.actor,
+            "actor_role": facts.role,
             "evidence_ref": control_ref,
             "observed_at": clock.iso(clock.now()),
         },
@@ -132,10 +162,38 @@ def operator_control(
     for key in ("working_context_kind",):
         if content.get(key):
             candidate[key] = content[key]
-    return {
+    document = {
         **base,
         "status": "edit_prepared",
         "decision": {"decision": "edit", "record_ref": record.record_ref},
         "replacement_candidate": candidate,
         "next_step": {"action": "candidate_review", "performed_by": "corpus_reviewer"},
     }
+    return _store(document, record, execute)
+
+
+def _store(document: dict[str, Any], record, execute: bool) -> dict[str, Any]:
+    """Store the decision (idempotent on ``control_id``): the stored document is the
+    answer of every repeat."""
+    from reward_memory.models import OperatorControl
+
+    if not execute:
+        return document
+    stored = {**document, "recorded": True}
+    try:
+        with transaction.atomic():
+            row, _ = OperatorControl.objects.get_or_create(
+                control_id=document["control_id"],
+                defaults={
+                    "record": record,
+                    "corpus": record.corpus,
+                    "action": document["action"],
+                    "control_ref": document["control_ref"],
+                    "operator": document["operator"],
+                    "document": stored,
+                    "created_at": clock.now(),
+                },
+            )
+    except IntegrityError:  # stored concurrently by the identical control
+        row = OperatorControl.objects.get(control_id=document["control_id"])
+    return row.document

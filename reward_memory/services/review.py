@@ -33,16 +33,25 @@ EDITABLE = (
 ACTIVATION_RECEIPT_SCHEMA = "reward_memory_activation_receipt_v0"
 
 
-def _evaluate(document: Any, *, now, corpus: Corpus | None):
+def _roles(corpus: Corpus | None, principal: Principal | None, now):
+    """The server-resolved role bindings of a review bound to ``corpus`` (``None``
+    without a corpus: a stateless review activates nothing)."""
+    return selectors.source_role_bindings(corpus, principal, now=now) if corpus else None
+
+
+def _evaluate(document: Any, *, now, corpus: Corpus | None, principal: Principal | None = None):
     binding = selectors.corpus_binding(corpus) if corpus else None
     lookup = selectors.checkpoint_lookup(now)
+    roles = _roles(corpus, principal, now)
     if isinstance(document, dict) and document.get("schema_version") in candidates.ADAPTERS:
         adapted = candidates.adapt_and_evaluate(
-            document, now=now, corpus=binding, checkpoints=lookup
+            document, now=now, corpus=binding, checkpoints=lookup, roles=roles
         )
         evaluation, adapter = adapted.evaluation, adapted.adapter.adapter_id
     else:
-        evaluation = candidates.evaluate(document, now=now, corpus=binding, checkpoints=lookup)
+        evaluation = candidates.evaluate(
+            document, now=now, corpus=binding, checkpoints=lookup, roles=roles
+        )
         adapter = None
     return _with_closure(evaluation, corpus), adapter
 
@@ -97,7 +106,7 @@ def review_candidate(
     # the recorded reviewer is the authenticated principal (a preview names nobody)
     reviewer = principal.actor_ref if (execute and principal is not None) else None
     now = clock.now()
-    evaluation, adapter = _evaluate(candidate, now=now, corpus=corpus)
+    evaluation, adapter = _evaluate(candidate, now=now, corpus=corpus, principal=principal)
     effective = decision
     revised = None
     target = None
@@ -118,6 +127,7 @@ def review_candidate(
                     now=now,
                     corpus=selectors.corpus_binding(corpus) if corpus else None,
                     checkpoints=selectors.checkpoint_lookup(now),
+                    roles=_roles(corpus, principal, now),
                 ),
                 corpus,
             )
@@ -396,12 +406,16 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             field="actor",
         )
     now = clock.now()
+    # the applying owner's bindings, and the recorded reviewer's if it is (still) an
+    # active operator account: the roles the accept was decided under, re-read now
+    roles = _roles(corpus, principal, now) | _roles(corpus, _recorded_reviewer(review), now)
     evaluation = _with_closure(
         candidates.evaluate(
             review.candidate.document,
             now=now,
             corpus=selectors.corpus_binding(corpus),
             checkpoints=selectors.checkpoint_lookup(now),
+            roles=roles,
         ),
         corpus,
     )
@@ -420,6 +434,7 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             expires_at=evaluation.expires_at,
             review=review,
             actor_peer_id=selectors.owner_write_peer(corpus),
+            source_binding=guards.source_binding(evaluation.candidate, roles),
         )
     )
     if not execute:
@@ -452,6 +467,17 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             "reasons": [{"code": "record_closed", "field": "candidate_ref"}],
         }
     return payload
+
+
+def _recorded_reviewer(review: Review) -> Principal | None:
+    from reward_memory import principals
+
+    if not (review.reviewer or "").startswith("user:"):
+        return None
+    try:
+        return principals.operator_account(review.reviewer, field="reviewer")
+    except RewardMemoryError:
+        return None
 
 
 def _apply_payload(review: Review, status: str, record_ref: str | None) -> dict[str, Any]:

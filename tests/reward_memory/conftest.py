@@ -86,6 +86,9 @@ CHECKPOINTS = (
         "core_contributor",
         ["issue_fix.request_reproduction", "issue_fix.request_changes"],
     ),
+    # a role binding only (no action scope): the default candidates' source
+    # ``user:maint-1`` holds ``maintainer`` in proj-a through this server record
+    (f.ROLE_CHECKPOINT_ID, f.PROJECT, "user:maint-1", "maintainer", []),
     (
         "example-repo-core-contributors",
         "example-org/example-repo",

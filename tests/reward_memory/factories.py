@@ -19,6 +19,7 @@ REVIEWER = "user:reviewer"
 AUTHORITY = "repo:proj-a/maintainers"
 RETIRER = "user:retirer"
 CHECKPOINT_ID = "ckpt-proj-a-1"
+ROLE_CHECKPOINT_ID = "ckpt-proj-a-maintainer-role"
 
 
 def corpus_doc(
@@ -233,6 +234,20 @@ def merge(base: dict, overrides: dict) -> dict:
 DELETE = object()
 
 
+def role_binding(actor: str, role: str, project: str = PROJECT, checkpoint_id: str | None = None):
+    """An operator-granted role binding (a checkpoint without action scope): ``actor``
+    holds ``role`` in ``project`` — what an advisory source actor/role needs."""
+    return services.grant_checkpoint(
+        checkpoint_id=checkpoint_id or f"role-{project}-{role}-{actor.split(':')[-1]}",
+        project=project,
+        actor=actor,
+        role=role,
+        action_scopes=[],
+        operator=op(OWNER),
+        execute=True,
+    )
+
+
 def op(ref: str):
     """The authenticated operator principal of an account ref (``user:<name>``)."""
     from reward_memory.principals import OPERATOR, Principal, username_of
@@ -321,19 +336,22 @@ def enable_experiment(goal_id: str, agent_ids, config: dict, *, relative: str | 
         for agent_id in agent_ids
     }
     now = clock.now()
-    ExperimentBinding.objects.update_or_create(
-        goal=Goal.objects.get(goal_id=goal_id),
-        defaults={
-            "enabled": True,
-            "config_path": relative,
-            "config_digest": digest,
-            "private_config": False,
-            "agent_allowlist": sorted(agent_ids),
-            "receipts": receipts,
-            "created_at": now,
-            "updated_at": now,
-        },
-    )
+    goal = Goal.objects.get(goal_id=goal_id)
+    for agent_id in sorted(agent_ids):  # one binding per (Goal, Agent)
+        ExperimentBinding.objects.update_or_create(
+            goal=goal,
+            agent=goal.agents.get(agent_id=agent_id),
+            defaults={
+                "enabled": True,
+                "config_path": relative,
+                "config_digest": digest,
+                "private_config": False,
+                "agent_allowlist": [agent_id],
+                "receipts": {agent_id: receipts[agent_id]},
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
 
 
 def route_agents(corpus) -> None:

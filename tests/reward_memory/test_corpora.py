@@ -174,6 +174,7 @@ def test_soft_preference_documents_are_active_unexpired_records_of_the_project(
     retired = activate("b")
     activate("c", expires_at="2026-12-01T13:00:00Z")
     f.route_agents(other)
+    f.role_binding("user:maint-1", "maintainer", project="proj-b")
     activate("d", corpus_id="other-project", scope={"project": "proj-b"})
     services.retire_record(record_ref=retired, principal=f.op(f.RETIRER))
     frozen_clock.advance(dt.timedelta(hours=2))

@@ -6,31 +6,108 @@ import json
 
 import pytest
 
-from reward_memory import dogfood
+from reward_memory import dogfood, services
 from reward_memory.errors import RewardMemoryError
 from tests.helpers import run_cli
+from tests.reward_memory import factories as f
 
 READY_GATE = {"release_gate": {"status": "ready_for_bounded_dogfood"}}
 HOLD_GATE = {"release_gate": {"status": "hold"}}
 DIGEST = "sha256:" + "b" * 64
+OUTCOMES = {"applied": "apply", "refuted": "refute"}  # anything else: the model ignored it
 
 
-def observation(n, family="loopx", domain="loopx.turn_admission", outcome="applied", **kw):
-    verified = outcome in ("applied", "refuted")
+def _recall(record_ref: str, n: int) -> str:
+    """A stored recall receipt that read ``record_ref`` back exactly (status ok)."""
+    from loopx_site.core.models import Agent
+    from reward_memory.models import Corpus, RecallReceipt
+
+    agent = Agent.objects.get(goal__goal_id="demo", agent_id="author")
+    recall_id = "rmc_" + f"{n:064x}"
+    RecallReceipt.objects.create(
+        recall_id=recall_id,
+        corpus=Corpus.objects.get(corpus_id="prefs"),
+        goal=agent.goal,
+        agent=agent,
+        surface=f.SURFACE,
+        mode="function_boundary",
+        status="ok",
+        query_count=1,
+        result_refs=[record_ref],
+        packet={},
+        provider_calls=1,
+        created_at=f.NOW,
+    )
+    return recall_id
+
+
+def store_application(record_ref: str, n: int, outcome: str) -> str:
+    """A stored ``ApplicationReceipt`` (``record_application --execute``) whose status
+    is ``applied``, ``refuted`` or ``not_applied`` for ``outcome``."""
+    decision = OUTCOMES.get(outcome, "ignore")
+    receipt = services.record_application(
+        document={
+            "schema_version": "reward_memory_application_v0",
+            "recall_id": _recall(record_ref, n),
+            "decision": decision,
+            "memory_refs": [record_ref] if decision != "ignore" else [],
+            "reasoning_summary": "The recalled preference matched the change.",
+            "artifact_verification": {
+                "artifact_ref": f"artifact:{n}",
+                "artifact_digest": DIGEST,
+                "verified": True,
+            },
+        },
+        execute=True,
+    )
+    assert receipt["status"] == ("not_applied" if decision == "ignore" else outcome)
+    return receipt["application_receipt_id"]
+
+
+@pytest.fixture
+def stored(db, corpus):
+    """Stored rows of the full mix: an active record, three application receipts (one
+    per disposition) and an edit and a retire operator control."""
+    record_ref = services.ingest_event(
+        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
+    )["record_ref"]
+    receipts = {
+        n: store_application(record_ref, n, outcome)
+        for n, outcome in ((1, "applied"), (2, "not_available"), (3, "refuted"))
+    }
+    controls = {}
+    for action, actor in (("edit", f.OWNER), ("retire", f.RETIRER)):
+        services.grant_checkpoint(
+            checkpoint_id=f"control-{action}",
+            project=f.PROJECT,
+            actor=actor,
+            role="corpus_" + action,
+            action_scopes=[f"reward_memory.{action}.prefs"],
+            operator=f.op(f.OWNER),
+            execute=True,
+        )
+        controls[action] = services.operator_control(
+            record_ref=record_ref,
+            action=action,
+            control_ref=f"control-{action}",
+            reasoning_summary="Current source truth supersedes this record.",
+            edited_content_summary="Lead with the effect." if action == "edit" else None,
+            principal=f.op(f.OWNER),
+            execute=True,
+        )["control_id"]
+    return {"record_ref": record_ref, "receipts": receipts, "controls": controls}
+
+
+def observation(stored, n, family="loopx", domain="loopx.turn_admission", outcome="applied", **kw):
+    receipt_id = stored["receipts"].get(n) or store_application(stored["record_ref"], n, outcome)
+    stored["receipts"][n] = receipt_id
     doc = {
         "domain_family": family,
         "domain_id": domain,
         "application_receipt": {
             "schema_version": "reward_memory_application_receipt_v0",
-            "application_receipt_id": f"rmar_{n}",
+            "application_receipt_id": receipt_id,
             "outcome": outcome,
-            "artifact_ref": f"artifact:{n}",
-            "corpus_id": "prefs",
-            "surface_id": "issue_fix.pr_description",
-            "memory_ref_digests": [DIGEST] if verified else [],
-            "result_readback_verified": verified,
-            "current_artifact_verified": verified,
-            "grants_new_action_authority": False,
         },
         "module_outcome": {
             "artifact_ref": f"artifact:{n}",
@@ -46,22 +123,22 @@ def observation(n, family="loopx", domain="loopx.turn_admission", outcome="appli
     return doc
 
 
-def full_batch():
+def full_batch(stored):
     return {
         "observations": [
-            observation(1, "issue_fix", "issue_fix.patch_planning", "applied"),
-            observation(2, "loopx", "loopx.turn_admission", "not_available"),
-            observation(3, "loopx", "loopx.reviewer_summary", "refuted"),
+            observation(stored, 1, "issue_fix", "issue_fix.patch_planning", "applied"),
+            observation(stored, 2, "loopx", "loopx.turn_admission", "not_available"),
+            observation(stored, 3, "loopx", "loopx.reviewer_summary", "refuted"),
         ],
         "operator_controls": [
-            {"action": "edit", "control_ref": "control:edit/1"},
-            {"action": "retire", "control_ref": "control:retire/1"},
+            {"control_id": stored["controls"]["edit"]},
+            {"control_id": stored["controls"]["retire"]},
         ],
     }
 
 
-def test_the_full_mix_is_ready_for_the_bounded_pilot(db):
-    batch = dogfood.evaluate_batch(full_batch(), evaluation=READY_GATE)
+def test_the_full_mix_is_ready_for_the_bounded_pilot(db, stored):
+    batch = dogfood.evaluate_batch(full_batch(stored), evaluation=READY_GATE)
     assert batch["schema_version"] == "reward_memory_dogfood_batch_v1"
     assert (batch["status"], batch["ready"], batch["reason_codes"]) == (
         "ready_for_bounded_issue_fix_pilot",
@@ -76,31 +153,31 @@ def test_the_full_mix_is_ready_for_the_bounded_pilot(db):
     assert batch["production_rollout_allowed"] is False
 
 
-def _drop_issue_fix(b):
-    b["observations"][0] = observation(1, "loopx", "loopx.third", "applied")
+def _drop_issue_fix(b, s):
+    b["observations"][0] = observation(s, 1, "loopx", "loopx.third", "applied")
 
 
-def _one_loopx_domain(b):
+def _one_loopx_domain(b, s):
     b["observations"][2]["domain_id"] = "loopx.turn_admission"
 
 
-def _no_refuted(b):
-    b["observations"][2] = observation(3, "loopx", "loopx.reviewer_summary", "ignored")
+def _no_refuted(b, s):
+    b["observations"][2] = observation(s, 13, "loopx", "loopx.reviewer_summary", "ignored")
 
 
-def _no_not_applied(b):
-    b["observations"][1] = observation(2, "loopx", "loopx.turn_admission", "applied")
+def _no_not_applied(b, s):
+    b["observations"][1] = observation(s, 12, "loopx", "loopx.turn_admission", "applied")
 
 
-def _no_applied(b):
-    b["observations"][0] = observation(1, "issue_fix", "issue_fix.patch_planning", "failed")
+def _no_applied(b, s):
+    b["observations"][0] = observation(s, 11, "issue_fix", "issue_fix.patch_planning", "failed")
 
 
-def _no_edit(b):
+def _no_edit(b, s):
     b["operator_controls"] = b["operator_controls"][1:]
 
 
-def _no_retire(b):
+def _no_retire(b, s):
     b["operator_controls"] = b["operator_controls"][:1]
 
 
@@ -114,20 +191,20 @@ def _no_retire(b):
         (_no_applied, "application_disposition_missing:applied", READY_GATE),
         (_no_edit, "operator_control_missing:edit", READY_GATE),
         (_no_retire, "operator_control_missing:retire", READY_GATE),
-        (lambda b: None, "stage4_release_gate_not_ready", HOLD_GATE),
+        (lambda b, s: None, "stage4_release_gate_not_ready", HOLD_GATE),
     ],
 )
-def test_each_missing_ingredient_flips_readiness(db, mutate, reason, gate):
-    batch = full_batch()
-    mutate(batch)
+def test_each_missing_ingredient_flips_readiness(db, stored, mutate, reason, gate):
+    batch = full_batch(stored)
+    mutate(batch, stored)
     result = dogfood.evaluate_batch(batch, evaluation=gate)
     assert result["ready"] is False
     assert result["status"] == "not_ready"
     assert result["reason_codes"] == [reason]
 
 
-def test_duplicate_application_receipts_are_refused(db):
-    batch = full_batch()
+def test_duplicate_application_receipts_are_refused(db, stored):
+    batch = full_batch(stored)
     batch["observations"].append(copy.deepcopy(batch["observations"][0]))
     with pytest.raises(RewardMemoryError) as exc:
         dogfood.evaluate_batch(batch, evaluation=READY_GATE)
@@ -135,15 +212,136 @@ def test_duplicate_application_receipts_are_refused(db):
     assert exc.value.field == "observations.3.application_receipt.application_receipt_id"
 
 
-def test_applied_needs_exact_readback_and_artifact_verification(db):
-    batch = full_batch()
+def test_an_observation_cannot_override_the_stored_readback(db, stored):
+    batch = full_batch(stored)
     batch["observations"][0]["application_receipt"]["result_readback_verified"] = False
     with pytest.raises(RewardMemoryError) as exc:
         dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert exc.value.code == "application_receipt_mismatch"
     assert exc.value.field == "observations.0.application_receipt.result_readback_verified"
 
 
-def test_raw_fields_urls_and_paths_are_refused(db):
+def test_a_stored_not_applied_receipt_cannot_be_reported_applied(db, stored):
+    batch = full_batch(stored)
+    batch["observations"][1]["application_receipt"]["outcome"] = "applied"
+    with pytest.raises(RewardMemoryError) as exc:
+        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert (exc.value.code, exc.value.field) == (
+        "application_receipt_mismatch",
+        "observations.1.application_receipt.outcome",
+    )
+
+
+def test_readback_and_artifact_verification_come_from_the_stored_rows(db, stored):
+    batch = full_batch(stored)
+    for o in batch["observations"]:  # the observation states nothing but the id
+        o["application_receipt"] = {
+            "application_receipt_id": o["application_receipt"]["application_receipt_id"]
+        }
+    result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    first = result["receipts"][0]
+    assert first["verification"] == {
+        "result_readback_verified": True,
+        "current_artifact_verified": True,
+        "source": "stored_application_receipt",
+    }
+    assert first["corpus_id"] == "prefs"
+    assert [r["application_disposition"] for r in result["receipts"]] == [
+        "applied",
+        "not_applied",
+        "refuted",
+    ]
+    # the module outcome must be the artifact the stored application verified
+    batch["observations"][0]["module_outcome"]["artifact_ref"] = "artifact:other"
+    with pytest.raises(RewardMemoryError) as exc:
+        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert exc.value.code == "application_receipt_mismatch"
+
+
+def _rows():
+    from reward_memory.models import ApplicationReceipt, MemoryRecord, OperatorControl
+
+    return (
+        ApplicationReceipt.objects.count(),
+        OperatorControl.objects.count(),
+        MemoryRecord.objects.count(),
+    )
+
+
+def test_a_made_up_application_receipt_is_refused_by_name_and_nothing_is_written(
+    db, stored, tmp_path
+):
+    batch = full_batch(stored)
+    batch["observations"][0]["application_receipt"]["application_receipt_id"] = (
+        "totally-made-up-receipt"
+    )
+    before = _rows()
+    with pytest.raises(RewardMemoryError) as exc:
+        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert (exc.value.code, exc.value.field) == (
+        "application_receipt_not_found",
+        "observations.0.application_receipt.application_receipt_id",
+    )
+    assert exc.value.details == {"application_receipt_id": "totally-made-up-receipt"}
+    path = tmp_path / "batch.json"
+    path.write_text(json.dumps(batch))
+    done = run_cli("reward_memory", "dogfood-evaluate", "--input", str(path))
+    assert done.code == 2
+    assert done.json["code"] == "application_receipt_not_found"
+    assert _rows() == before
+
+
+def test_another_agents_application_receipt_is_refused_like_a_made_up_one(db, stored, agents):
+    batch = full_batch(stored)
+    with pytest.raises(RewardMemoryError) as exc:
+        dogfood.evaluate_batch(batch, evaluation=READY_GATE, viewer=("demo", "reviewer"))
+    assert exc.value.code == "application_receipt_not_found"
+    mine = dogfood.evaluate_batch(batch, evaluation=READY_GATE, viewer=("demo", "author"))
+    assert mine["ready"] is True
+
+
+def test_an_operator_control_that_was_never_stored_is_refused_by_name(db, stored):
+    batch = full_batch(stored)
+    batch["operator_controls"][0] = {"control_id": "control:edit/1", "action": "edit"}
+    with pytest.raises(RewardMemoryError) as exc:
+        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert (exc.value.code, exc.value.field) == (
+        "operator_control_not_found",
+        "operator_controls.0.control_id",
+    )
+    relabelled = full_batch(stored)
+    relabelled["operator_controls"][1]["action"] = "edit"  # the stored control is a retire
+    with pytest.raises(RewardMemoryError) as exc:
+        dogfood.evaluate_batch(relabelled, evaluation=READY_GATE)
+    assert exc.value.code == "operator_control_mismatch"
+
+
+def test_an_executed_operator_control_is_stored_once(db, stored):
+    from reward_memory.models import OperatorControl
+
+    again = services.operator_control(
+        record_ref=stored["record_ref"],
+        action="retire",
+        control_ref="control-retire",
+        reasoning_summary="Current source truth supersedes this record.",
+        principal=f.op(f.OWNER),
+        execute=True,
+    )
+    assert again["control_id"] == stored["controls"]["retire"]
+    assert again["recorded"] is True
+    assert OperatorControl.objects.filter(action="retire").count() == 1
+    preview = services.operator_control(
+        record_ref=stored["record_ref"],
+        action="retire",
+        control_ref="control-retire",
+        reasoning_summary="Another reason.",
+        principal=f.op(f.OWNER),
+    )
+    assert preview["recorded"] is False
+    assert OperatorControl.objects.count() == 2
+
+
+def test_raw_fields_urls_and_paths_are_refused(db, stored):
     for mutate, field in (
         (lambda o: o.update(raw_comment="x"), "observations.0.raw_comment"),
         (
@@ -151,7 +349,7 @@ def test_raw_fields_urls_and_paths_are_refused(db):
             "observations.0.module_outcome.summary",
         ),
     ):
-        batch = full_batch()
+        batch = full_batch(stored)
         mutate(batch["observations"][0])
         with pytest.raises(RewardMemoryError) as exc:
             dogfood.evaluate_batch(batch, evaluation=READY_GATE)
@@ -167,8 +365,8 @@ UTILITY = {
 }
 
 
-def test_utility_observations_are_typed_stable_and_do_not_count_toward_readiness(db):
-    batch = full_batch()
+def test_utility_observations_are_typed_stable_and_do_not_count_toward_readiness(db, stored):
+    batch = full_batch(stored)
     batch["observations"][0]["utility"] = dict(UTILITY)
     first = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
     again = dogfood.evaluate_batch(copy.deepcopy(batch), evaluation=READY_GATE)
@@ -182,7 +380,9 @@ def test_utility_observations_are_typed_stable_and_do_not_count_toward_readiness
     assert u["observation_id"] == again["receipts"][0]["utility_observation"]["observation_id"]
     assert (
         first["receipts"][0]["receipt_id"]
-        == dogfood.evaluate_batch(full_batch(), evaluation=READY_GATE)["receipts"][0]["receipt_id"]
+        == dogfood.evaluate_batch(full_batch(stored), evaluation=READY_GATE)["receipts"][0][
+            "receipt_id"
+        ]
     )  # the settlement id ignores utility
     assert first["ready"] is True
 
@@ -196,16 +396,39 @@ def test_utility_observations_are_typed_stable_and_do_not_count_toward_readiness
         ({"grants": "merge"}, "observations.0.utility.grants"),
     ],
 )
-def test_utility_evidence_rules(db, change, field):
-    batch = full_batch()
+def test_a_malformed_utility_evaluation_fails_open(db, stored, change, field):
+    batch = full_batch(stored)
     batch["observations"][0]["utility"] = {**UTILITY, **change}
-    with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
-    assert exc.value.field == field
+    result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert result["ready"] is True  # the batch result and readiness are unchanged
+    receipt = result["receipts"][0]
+    assert receipt["utility_observation"] is None
+    assert receipt["utility_evaluation"]["status"] == "malformed"
+    assert receipt["utility_evaluation"]["reason"]["field"] == field
+    assert (
+        receipt["receipt_id"]
+        == (
+            dogfood.evaluate_batch(full_batch(stored), evaluation=READY_GATE)["receipts"][0][
+                "receipt_id"
+            ]
+        )
+    )
 
 
-def test_without_evidence_the_label_is_unknown(db):
-    batch = full_batch()
+@pytest.mark.parametrize("utility", [None, {"status": "timed_out"}, {"status": "missing"}])
+def test_a_missing_or_timed_out_utility_evaluation_fails_open(db, stored, utility):
+    batch = full_batch(stored)
+    batch["observations"][0]["utility"] = utility
+    result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert result["ready"] is True
+    assert result["receipts"][0]["utility_observation"] is None
+    assert result["receipts"][0]["utility_evaluation"]["status"] == (
+        (utility or {}).get("status", "missing")
+    )
+
+
+def test_without_evidence_the_label_is_unknown(db, stored):
+    batch = full_batch(stored)
     batch["observations"][0]["utility"] = {
         **UTILITY, "label": "unknown", "evidence_basis": "insufficient", "evidence_ref": None,
     }  # fmt: skip
@@ -213,13 +436,13 @@ def test_without_evidence_the_label_is_unknown(db):
     assert (u["label"], u["evidence"]["strength"]) == ("unknown", "lineage_only")
 
 
-def test_a_conflicting_judgement_under_one_observation_id_is_refused(db):
-    batch = full_batch()
+def test_a_conflicting_judgement_under_one_observation_id_is_refused(db, stored):
+    batch = full_batch(stored)
     batch["observations"][0]["utility"] = dict(UTILITY)
     # another settlement of the same memory and outcome, same evidence, another label
-    other = copy.deepcopy(batch["observations"][0])
+    other = observation(stored, 21, "issue_fix", "issue_fix.patch_planning", "applied")
+    other["module_outcome"]["outcome_ref"] = "outcome:1"
     other["utility"] = {**UTILITY, "label": "harmful"}
-    other["application_receipt"]["application_receipt_id"] = "rmar_1b"
     batch["observations"].append(other)
     with pytest.raises(RewardMemoryError) as exc:
         dogfood.evaluate_batch(batch, evaluation=READY_GATE)
@@ -229,9 +452,9 @@ def test_a_conflicting_judgement_under_one_observation_id_is_refused(db):
     )
 
 
-def test_dogfood_command_runs_the_live_gate(db, tmp_path):
+def test_dogfood_command_runs_the_live_gate(db, stored, tmp_path):
     path = tmp_path / "batch.json"
-    path.write_text(json.dumps(full_batch()))
+    path.write_text(json.dumps(full_batch(stored)))
     done = run_cli("reward_memory", "dogfood-evaluate", "--input", str(path))
     assert done.code == 0
     assert done.json["stage4_release_gate"] == "ready_for_bounded_dogfood"
@@ -240,3 +463,10 @@ def test_dogfood_command_runs_the_live_gate(db, tmp_path):
     text = run_cli("reward_memory", "dogfood-evaluate", "--input", str(path), "--format", "text")
     assert "reasons: -" in text.stdout
     assert "Stage 4" in text.stderr
+
+
+def test_the_admin_lists_stored_operator_controls_read_only(db, stored, admin_client):
+    page = admin_client.get("/admin/reward_memory/operatorcontrol/")
+    assert page.status_code == 200
+    assert stored["controls"]["edit"] in page.content.decode()
+    assert admin_client.get("/admin/reward_memory/operatorcontrol/add/").status_code == 403

@@ -362,7 +362,46 @@ def test_a_second_goal_with_the_same_agent_name_is_not_enabled(db, prefs):
     assert copy.deepcopy(status)["available"] is False
 
 
-def test_switching_the_goal_to_a_private_config_keeps_only_that_agent(db, agents, double):
+def _status(agent):
+    return services.experiment_status(goal_id="demo", agent_id=agent)["status"]
+
+
+def test_enabling_a_second_agent_with_its_own_private_config_leaves_the_first_routed(
+    db, agents, double
+):
+    a = f.register(
+        "mine-a", provider_id="double", visibility="private", agents=[("demo", "author")],
+        route=False,
+    )  # fmt: skip
+    b = f.register(
+        "mine-b", provider_id="double", visibility="private", surfaces=["other_module.summary"],
+        agents=[("demo", "reviewer")], route=False,
+    )  # fmt: skip
+    f.write_config("experiments/a.json", _config(a))
+    f.write_config("experiments/b.json", _config(b))
+    first = _configure(execute=True, agent="author", path="experiments/a.json")
+    assert first["status"] == "configured"
+    assert first["replaces_binding"] is None
+    before = ExperimentBinding.objects.get(agent__agent_id="author")
+    preview = _configure(agent="reviewer", path="experiments/b.json")
+    assert preview["replaces_binding"] is None  # the reviewer has no binding to replace
+    done = _configure(execute=True, agent="reviewer", path="experiments/b.json")
+    assert done["status"] == "configured"
+    # Agent A's route is untouched: same row, same revision, pointer, digest and receipt
+    after = ExperimentBinding.objects.get(agent__agent_id="author")
+    assert (after.revision, after.config_digest, after.receipts) == (
+        before.revision,
+        before.config_digest,
+        before.receipts,
+    )
+    assert (_status("author"), _status("reviewer")) == ("available", "available")
+    assert ExperimentBinding.objects.count() == 2
+    assert selectors.experiment_route("demo", "author").surface(f.SURFACE).ingest_corpus_id == (
+        "mine-a"
+    )
+
+
+def test_two_agents_on_one_shared_config_each_hold_their_own_binding(db, agents, double):
     shared = f.register(
         "shared", provider_id="double", agents=[("demo", "author"), ("demo", "reviewer")],
         route=False,
@@ -370,19 +409,44 @@ def test_switching_the_goal_to_a_private_config_keeps_only_that_agent(db, agents
     f.write_config("experiments/shared.json", _config(shared))
     for agent in ("author", "reviewer"):
         _configure(execute=True, agent=agent, path="experiments/shared.json")
-    assert ExperimentBinding.objects.get().agent_allowlist == ["author", "reviewer"]
-    private = f.register(
-        "mine", provider_id="double", visibility="private", surfaces=["other_module.summary"],
-        agents=[("demo", "reviewer")], route=False,
-    )  # fmt: skip
-    f.write_config(CONFIG, _config(private))
-    _configure(execute=True, agent="reviewer")
-    row = ExperimentBinding.objects.get()
-    assert row.agent_allowlist == ["reviewer"]
-    assert list(row.receipts) == ["reviewer"]
-    assert services.experiment_status(goal_id="demo", agent_id="author")["status"] == (
-        "agent_not_enabled"
-    )
+    rows = ExperimentBinding.objects.order_by("agent__agent_id")
+    assert [r.agent_allowlist for r in rows] == [["author"], ["reviewer"]]
+    assert [list(r.receipts) for r in rows] == [["author"], ["reviewer"]]
+
+
+def test_replacing_an_agents_own_binding_is_named_in_the_preview_and_the_result(db, agents, double):
+    a = f.register("prefs", provider_id="double", agents=[("demo", "author")], route=False)
+    f.write_config("experiments/one.json", _config(a))
+    f.write_config("experiments/two.json", _config(a, automation={"automatic_ingest": False}))
+    _configure(execute=True, agent="author", path="experiments/one.json")
+    old = ExperimentBinding.objects.get()
+    same = _configure(agent="author", path="experiments/one.json")
+    assert same["replaces_binding"] is None  # a re-verification replaces nothing
+    preview = _configure(agent="author", path="experiments/two.json")
+    expected = {
+        "agent_id": "author",
+        "binding_revision": old.revision,
+        "config_digest": old.config_digest,
+        "new_config_digest": preview["config_digest"],
+        "config_pointer_changed": True,
+        "enabled": True,
+    }
+    assert preview["replaces_binding"] == expected
+    assert ExperimentBinding.objects.get().revision == old.revision  # a preview writes nothing
+    done = _configure(execute=True, agent="author", path="experiments/two.json")
+    assert done["replaces_binding"] == expected
+    assert done["binding_revision"] == old.revision + 1
+
+
+def test_configure_goal_command_names_the_replaced_binding(db, agents, double):
+    a = f.register("prefs", provider_id="double", agents=[("demo", "author")], route=False)
+    f.write_config("experiments/one.json", _config(a))
+    f.write_config("experiments/two.json", _config(a, automation={"automatic_recall": False}))
+    _configure(execute=True, agent="author", path="experiments/one.json")
+    argv = ("configure_goal", "--goal-id", "demo", "--reward-memory-agent", "author")
+    done = run_cli(*argv, "--reward-memory-config", "experiments/two.json")
+    assert done.code == 0
+    assert done.json["replaces_binding"]["agent_id"] == "author"
 
 
 def test_the_admin_shows_the_binding_read_only_without_the_config_path(db, prefs, admin_client):

@@ -137,8 +137,16 @@ def test_source_kind_not_allowed_by_policy_blocks_ingest(db, double_corpus, doub
 
 
 def test_actor_role_not_verified_by_policy_blocks_ingest(db, double_corpus, double):
+    f.role_binding("user:maint-1", "drive_by")  # a real role, just not the policy's
     codes, _ = _ingest(f.scoped_event(source={"actor_role": "drive_by"}), double)
     assert codes == {"actor_role_not_allowed"}
+
+
+def test_a_role_no_server_record_binds_blocks_ingest(db, double_corpus, double):
+    # the policy verifies ``maintainer``, but nothing binds user:someone to it
+    codes, receipt = _ingest(f.scoped_event(source={"actor": "user:someone"}), double)
+    assert codes == {"actor_role_unverified"}
+    assert receipt["source_verification"] is None
 
 
 def test_action_scope_not_in_policy_blocks_hard_policy_ingest(db, agents, double):
@@ -277,6 +285,7 @@ def test_every_reason_code_has_a_test():
         "standing_policy_missing",
         "source_kind_not_allowed",
         "actor_role_not_allowed",
+        "actor_role_unverified",  # also tests/reward_memory/test_roles.py
         "action_scope_not_in_policy",
         "record_closed",
         "corpus_not_active",

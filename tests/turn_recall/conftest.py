@@ -40,7 +40,22 @@ def todo(agent):
 @pytest.fixture
 def turn_corpus(agent, double):
     """The operator binding that switches turn recall on for demo/author."""
+    from django.contrib.auth import get_user_model
+
+    from reward_memory import services
+
     AgentFactory(goal=agent.goal, agent_id="reviewer")
+    get_user_model().objects.get_or_create(username="owner", defaults={"is_staff": True})
+    # the events' source (user:maint-1) holds ``maintainer`` through an operator record
+    services.grant_checkpoint(
+        checkpoint_id=rmf.ROLE_CHECKPOINT_ID,
+        project=rmf.PROJECT,
+        actor="user:maint-1",
+        role="maintainer",
+        action_scopes=[],
+        operator=rmf.op(rmf.OWNER),
+        execute=True,
+    )
     return rmf.register(
         "turns", provider_id="double", surfaces=[SURFACE], agents=[("demo", "author")]
     )

@@ -101,7 +101,8 @@ class Command(LoopxCommand):
 
         control = sub.add(
             "operator-control",
-            "Prepare an authorised edit or retire decision for an active record (no write).",
+            "Prepare an authorised edit or retire decision for an active record (no provider "
+            "write; --execute stores it for dogfood).",
         )
         control.add_argument("--input", required=True, help="The record (JSON with record_ref).")
         control.add_argument("--action", required=True, choices=["edit", "retire"])
@@ -109,6 +110,9 @@ class Command(LoopxCommand):
         control.add_argument("--reasoning-summary", required=True)
         control.add_argument("--edited-content-summary")
         control.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+        control.add_argument(
+            "--execute", action="store_true", help="Store the decision (still no provider write)."
+        )
 
         route = sub.add(
             "route-check", "Route an issue-fix observation to pilot, meta or evidence hold."
@@ -147,6 +151,11 @@ class Command(LoopxCommand):
         ingest.add_argument("--agent-id")
         ingest.add_argument("--input", required=True, help="Compact event JSON file (or -).")
         ingest.add_argument("--execute", action="store_true")
+        ingest.add_argument(
+            "--actor",
+            help="Operator account (user:<name>) submitting the event: binds itself as the "
+            "source role operator; without it only checkpoints bind the source actor.",
+        )
 
         reconcile = sub.add(
             "reconcile-ingest", "Retry this Agent's pending ingest sidecars (exact readback)."
@@ -373,6 +382,7 @@ class Command(LoopxCommand):
         reasoning_summary,
         actor,
         edited_content_summary=None,
+        execute=False,
         **_,
     ):
         principal = principals.operator_account(actor, field="actor", code="operator_required")
@@ -384,6 +394,7 @@ class Command(LoopxCommand):
             reasoning_summary=reasoning_summary,
             edited_content_summary=edited_content_summary,
             principal=principal,
+            execute=execute,
         )
 
     def run_mark_experience(
@@ -413,7 +424,10 @@ class Command(LoopxCommand):
             corpus_id=corpus_id, candidate_ref=candidate_ref, operator=operator, execute=execute
         )
 
-    def run_ingest_event(self, *, input, goal_id=None, agent_id=None, execute=False, **_):
+    def run_ingest_event(
+        self, *, input, goal_id=None, agent_id=None, execute=False, actor=None, **_
+    ):
+        principal = principals.operator_account(actor, field="actor") if actor else None
         routed = bool(goal_id or agent_id)
         return services.ingest_event(
             event=loopx.unwrap(
@@ -426,6 +440,7 @@ class Command(LoopxCommand):
             goal_id=goal_id,
             agent_id=agent_id,
             execute=execute,
+            principal=principal,
         )
 
     def run_reconcile_ingest(self, *, goal_id, agent_id, **_):
