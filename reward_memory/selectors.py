@@ -103,6 +103,20 @@ def visible_to(corpus: Corpus, viewer: Viewer) -> bool:
     return viewer is None or may_read_corpus(corpus, *viewer)
 
 
+def visibility_summary(corpus: Corpus) -> str:
+    """One line for the admin: the visibility the read rule applies and who it admits."""
+    visibility = visibility_of(corpus)
+    if visibility == PRIVATE:
+        owner = private_owner(corpus)
+        return f"private: {owner}" if owner else "private: no single Agent (nobody reads)"
+    if visibility == GOAL_SHARED:
+        goal = shared_goal(corpus)
+        count = len(corpus.agent_allowlist or [])
+        return f"goal_shared: {count} Agent(s) of {goal}" if goal else "goal_shared: unreadable"
+    goals = sorted({k.split("/", 1)[0] for k in corpus.agent_allowlist or []})
+    return f"project: every Agent of {', '.join(goals) or 'no Goal'}"
+
+
 def list_corpora(*, goal_id: str | None = None, agent_id: str | None = None) -> list[Corpus]:
     """All corpora (``goal_id=None``: operator), or those the Goal/Agent may read."""
     corpora = list(Corpus.objects.prefetch_related("policies").order_by("corpus_id"))
