@@ -207,7 +207,9 @@ class IngestApi(RewardMemoryApi):
         values = dict(data.validated_data)
         caller = _caller(request)
         viewer = caller.viewer
-        if values.get("goal_id"):
+        if values.get("goal_id") and not values.get("agent_id") and not values.get("execute"):
+            caller.require(values["goal_id"], area=AREA)  # a Goal-level evaluation
+        elif values.get("goal_id"):
             acting = caller.acting_for(values["goal_id"], values.get("agent_id"), area=AREA)
             values["goal_id"], values["agent_id"], viewer = (
                 acting.goal_id,

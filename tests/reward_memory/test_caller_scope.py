@@ -401,3 +401,14 @@ def test_application_receipt_for_another_goals_recall_answers_like_a_missing_one
     absent = _post(author, "application-receipts/", {**document, "recall_id": "rmc_" + "0" * 64})
     assert _same(seen, absent).json()["code"] == "recall_not_found"
     assert not ApplicationReceipt.objects.exists()
+
+
+def test_a_retire_review_naming_another_goals_record_answers_like_a_missing_one(
+    foreign, double, host_client
+):
+    f.register("prefs", provider_id="double", agents=[("demo", "author")])
+    author = host_client("demo", "author")
+    body = {"candidate": f.candidate(), "decision": "retire", "corpus_id": "prefs"}
+    seen = _post(author, "candidates/review/", {**body, "record_ref": foreign["record"]})
+    absent = _post(author, "candidates/review/", {**body, "record_ref": "rmr_" + "0" * 64})
+    assert _same(seen, absent).json()["code"] == "record_not_found"
