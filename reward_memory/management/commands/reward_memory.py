@@ -416,6 +416,9 @@ class Command(LoopxCommand):
 
     def run_ingest_event(self, *, input, goal_id=None, agent_id=None, execute=False, **_):
         routed = bool(goal_id or agent_id)
+        if goal_id and agent_id:  # the operator's shell, through the same resolver as the API
+            acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
+            goal_id, agent_id = acting.goal_id, acting.agent_id
         return services.ingest_event(
             event=loopx.unwrap(
                 read_json(input),
