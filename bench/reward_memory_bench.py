@@ -206,7 +206,7 @@ def measure(corpus, queries: list[str], tag: str, reference, record_of: dict) ->
             "queries": [q],
             "limit": 4,
             "read_authority": {
-                "checkpoint_ref": "checkpoint:bench",
+                "checkpoint_ref": "allowlist:bench/agent",
                 "verified": True,
                 "corpus_id": corpus.corpus_id,
                 "project": "bench",

@@ -53,6 +53,7 @@ class CorpusAdmin(ReadOnlyAdmin):
         "owner",
         "provider_id",
         "revision",
+        "visibility",
         "active_records",
         "health",
     )
@@ -80,6 +81,10 @@ class CorpusAdmin(ReadOnlyAdmin):
         "updated_at",
     )
     inlines = [StandingPolicyInline]
+
+    @admin.display(description="visibility (who reads)")
+    def visibility(self, obj):
+        return selectors.visibility_summary(obj)
 
     @admin.display(description="active records")
     def active_records(self, obj):

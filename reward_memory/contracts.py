@@ -228,11 +228,14 @@ REASON_CODES: dict[str, str] = {
     "lineage_closed": "the candidate (or its content) was rejected/retired/revoked in this "
     "corpus; only an operator reopen or a candidate referencing it may bring it back",
     # recall (all stop before the provider is called)
-    "corpus_not_registered": "the request names no registered corpus",
+    "corpus_not_registered": "the request names no registered corpus the caller may see "
+    "(a missing one and one it may not read answer alike)",
     "corpus_not_active": "the corpus is retired",
     "agent_not_allowlisted": "the calling Agent is not allowlisted for the corpus",
     "read_authority_missing": "no read-authority checkpoint",
-    "read_authority_unverified": "the read-authority checkpoint is not verified",
+    "read_authority_unverified": "the read-authority ref names no server record for this "
+    "caller (its own allowlist entry or an operator's live read checkpoint); a caller's "
+    "verified flag proves nothing",
     "read_authority_mismatch": "the checkpoint binds another corpus/project/surface/scope",
     "revision_mismatch": "the request's corpus revision is not current",
     "freshness_stale": "the request's freshness observation is not current",

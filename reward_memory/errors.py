@@ -12,7 +12,7 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | unsupported_schema | 400 | ``schema_version`` is missing or not the contract's |
 | goal_not_registered / agent_not_registered | 404 | unknown Goal / Agent |
 | corpus_not_found | 404 | no corpus with that id (or not visible to the caller) |
-| review_not_found / record_not_found / recall_not_found | 404 | unknown ref |
+| review_not_found / record_not_found / recall_not_found | 404 | unknown ref (or not visible) |
 | corpus_class_immutable | 409 | re-registering a corpus with another memory class |
 | revision_conflict | 409 | ``expected_revision`` is not the corpus's current revision |
 | operation_conflict | 409 | an ingest ``event_id`` already stored with other content |
@@ -43,6 +43,8 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | application_receipt_mismatch | 409 | dogfood: an observation differs from the stored row |
 | operator_control_mismatch | 409 | dogfood: a control entry differs from the stored row |
 | scope_forbidden | 403 | outside the host token's scope |
+
+Every 403 code above answers LoopX's ``status: forbidden`` (``core.errors.wire_status``).
 """
 
 from typing import Any

@@ -160,7 +160,7 @@ def recall_request(corpus_row, query: str, **overrides) -> dict:
         "queries": [query],
         "limit": 4,
         "read_authority": {
-            "checkpoint_ref": "checkpoint:eval/read",
+            "checkpoint_ref": f"allowlist:{GOAL}/{AGENT}",
             "verified": True,
             "corpus_id": corpus_row.corpus_id,
             "project": corpus_row.project,

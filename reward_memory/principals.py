@@ -54,12 +54,16 @@ def operator_account(ref: str | None, *, field: str, code: str = "not_authorized
     return Principal(OPERATOR, user.get_username())
 
 
-def from_request(request) -> Principal:
-    """The principal the API authenticated (host token or staff session)."""
-    from loopx_site.core.api.auth import HostPrincipal
+def from_caller(caller) -> Principal:
+    """The principal of a resolved ``loopx_site.core.access.Caller``."""
+    if caller.is_operator:
+        return Principal(OPERATOR, caller.name)
+    return Principal(HOST, caller.name, caller.token_id)
 
-    user = request.user
-    if isinstance(user, HostPrincipal):
-        token = request.auth
-        return Principal(HOST, user.token_prefix, getattr(token, "pk", None))
-    return Principal(OPERATOR, user.get_username())
+
+def from_request(request) -> Principal:
+    """The principal the API authenticated (host token or staff session), through the
+    one caller resolver (``loopx_site.core.access``)."""
+    from loopx_site.core import access
+
+    return from_caller(access.from_request(request))

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Q
 
 from loopx_site.core import clock
+from loopx_site.core.access import visible_or_not_found
 from loopx_site.core.canonical import digest_ref
 from reward_memory import authority, guards, providers, uris
 from reward_memory import contracts as c
@@ -32,6 +33,14 @@ CORPUS_NOT_FOUND = "No corpus with that id is registered."
 
 
 # -- corpora ------------------------------------------------------------------------------
+PRIVATE = "private"
+GOAL_SHARED = "goal_shared"
+PROJECT = "project"
+VISIBILITIES = (PRIVATE, GOAL_SHARED, PROJECT)
+
+Viewer = tuple[str, str | None] | None  # ``loopx_site.core.access.Viewer``
+
+
 def agent_key(goal_id: str, agent_id: str) -> str:
     return f"{goal_id}/{agent_id}"
 
@@ -45,21 +54,67 @@ def goal_allowlisted(corpus: Corpus, goal_id: str) -> bool:
     return any(k.split("/", 1)[0] == goal_id for k in corpus.agent_allowlist or [])
 
 
+def visibility_of(corpus: Corpus) -> str:
+    """The corpus's visibility; anything unknown (or a legacy value) reads as
+    ``private`` — the narrowest rule, never a wider one."""
+    visibility = (corpus.privacy or {}).get("visibility", PRIVATE)
+    return visibility if visibility in VISIBILITIES else PRIVATE
+
+
+def private_owner(corpus: Corpus) -> str | None:
+    """The one ``goal/agent`` a private corpus belongs to; ``None`` when its allowlist
+    does not hold exactly one entry (then nobody reads it from a host scope)."""
+    keys = corpus.agent_allowlist or []
+    return keys[0] if len(keys) == 1 else None
+
+
+def shared_goal(corpus: Corpus) -> str | None:
+    """The one Goal a ``goal_shared`` corpus is shared inside (every allowlist entry's
+    Goal), or ``None`` when the entries name none or several."""
+    goals = {k.split("/", 1)[0] for k in corpus.agent_allowlist or []}
+    return goals.pop() if len(goals) == 1 else None
+
+
 def may_read_corpus(corpus: Corpus, goal_id: str, agent_id: str | None) -> bool:
     """The one rule for reading a corpus from a Goal/Agent scope.
 
-    The Goal must be allowlisted (some ``goal/agent`` entry of it). ``private`` corpora
-    further need the exact (Goal, Agent) pair; ``goal`` and ``project`` visibility admit
-    every Agent of an allowlisted Goal. Another Goal never reads it. ``agent_id=None``
-    (a Goal-wide host token) reads only non-private corpora of its Goal.
+    * ``private`` — exactly one allowlisted (Goal, Agent), and the reader is that exact
+      Agent (its own token, or the in-process identity): never a sibling, never a
+      Goal-wide token (``agent_id=None``), never two Agents.
+    * ``goal_shared`` — shared inside one Goal with the Agents its allowlist names: an
+      allowlisted Agent, or a Goal-wide token of that Goal. Never implied by private.
+    * ``project`` — every Agent of an allowlisted Goal.
+
+    Another Goal never reads it.
     """
-    keys = corpus.agent_allowlist or []
-    if not goal_allowlisted(corpus, goal_id):
-        return False
-    visibility = (corpus.privacy or {}).get("visibility", "private")
-    if visibility == "private":
-        return agent_id is not None and agent_key(goal_id, agent_id) in keys
-    return True
+    visibility = visibility_of(corpus)
+    if visibility == PRIVATE:
+        owner = private_owner(corpus)
+        return agent_id is not None and owner == agent_key(goal_id, agent_id)
+    if visibility == GOAL_SHARED:
+        if shared_goal(corpus) != goal_id:
+            return False
+        return agent_id is None or is_allowlisted(corpus, goal_id, agent_id)
+    return goal_allowlisted(corpus, goal_id)
+
+
+def visible_to(corpus: Corpus, viewer: Viewer) -> bool:
+    """Whether ``viewer`` (``(goal_id, agent_id|None)``; ``None``: operator) may see it."""
+    return viewer is None or may_read_corpus(corpus, *viewer)
+
+
+def visibility_summary(corpus: Corpus) -> str:
+    """One line for the admin: the visibility the read rule applies and who it admits."""
+    visibility = visibility_of(corpus)
+    if visibility == PRIVATE:
+        owner = private_owner(corpus)
+        return f"private: {owner}" if owner else "private: no single Agent (nobody reads)"
+    if visibility == GOAL_SHARED:
+        goal = shared_goal(corpus)
+        count = len(corpus.agent_allowlist or [])
+        return f"goal_shared: {count} Agent(s) of {goal}" if goal else "goal_shared: unreadable"
+    goals = sorted({k.split("/", 1)[0] for k in corpus.agent_allowlist or []})
+    return f"project: every Agent of {', '.join(goals) or 'no Goal'}"
 
 
 def list_corpora(*, goal_id: str | None = None, agent_id: str | None = None) -> list[Corpus]:
@@ -70,13 +125,18 @@ def list_corpora(*, goal_id: str | None = None, agent_id: str | None = None) -> 
     return [corpus for corpus in corpora if may_read_corpus(corpus, goal_id, agent_id)]
 
 
-def get_corpus(corpus_id: str, *, viewer: tuple[str, str | None] | None = None) -> Corpus:
+def _corpus_not_found() -> RewardMemoryError:
+    return RewardMemoryError("corpus_not_found", CORPUS_NOT_FOUND, field="corpus_id")
+
+
+def get_corpus(corpus_id: str, *, viewer: Viewer = None) -> Corpus:
     """The corpus, as seen by ``viewer`` (``(goal_id, agent_id)``; ``None``: operator).
     A corpus the viewer may not read is reported exactly like a missing one."""
-    corpus = Corpus.objects.filter(corpus_id=corpus_id).first()
-    if corpus is None or (viewer is not None and not may_read_corpus(corpus, *viewer)):
-        raise RewardMemoryError("corpus_not_found", CORPUS_NOT_FOUND, field="corpus_id")
-    return corpus
+    return visible_or_not_found(
+        Corpus.objects.filter(corpus_id=corpus_id).first(),
+        lambda corpus: visible_to(corpus, viewer),
+        _corpus_not_found,
+    )
 
 
 def readable_records(
@@ -367,6 +427,54 @@ def source_role_bindings(
     return frozenset(bindings)
 
 
+# -- read authority: a server record, never the caller's claim ------------------------------
+READ_ROLE = "reader"
+READ_SCOPE = "reward_memory.read"
+ALLOWLIST_REF_PREFIX = "allowlist:"
+
+
+def allowlist_read_ref(goal_id: str, agent_id: str) -> str:
+    """The read-authority ref naming the caller's own corpus allowlist entry."""
+    return f"{ALLOWLIST_REF_PREFIX}{agent_key(goal_id, agent_id)}"
+
+
+def reader_actor(goal_id: str, agent_id: str) -> str:
+    """The ``actor`` an operator's read checkpoint binds for one (Goal, Agent)."""
+    return f"agent:{agent_key(goal_id, agent_id)}"
+
+
+def read_authority_record(
+    ref: Any, *, corpus: Corpus, surface: str, goal_id: str, agent_id: str, now=None
+) -> str | None:
+    """The server record a recall's ``read_authority.checkpoint_ref`` names for this
+    (Goal, Agent) on this corpus and surface: ``"allowlist"`` — ``allowlist:<goal>/<agent>``
+    and the corpus allowlists exactly that caller — or ``"checkpoint"`` — a live
+    ``AuthorityCheckpoint`` an operator granted with role ``reader``, actor
+    ``agent:<goal>/<agent>``, the corpus's project and the action scope
+    ``reward_memory.read`` (or ``reward_memory.read.<surface>``). Anything else
+    (unknown ref, another caller's entry, a revoked/expired or non-read checkpoint) is
+    ``None``; the caller's ``verified`` flag never counts."""
+    if not isinstance(ref, str) or not ref:
+        return None
+    if ref.startswith(ALLOWLIST_REF_PREFIX):
+        if ref == allowlist_read_ref(goal_id, agent_id) and is_allowlisted(
+            corpus, goal_id, agent_id
+        ):
+            return "allowlist"
+        return None
+    facts = checkpoint_facts(ref, now=now)
+    if (
+        facts is None
+        or not facts.live
+        or facts.role != READ_ROLE
+        or facts.actor != reader_actor(goal_id, agent_id)
+        or facts.project != corpus.project
+        or not facts.action_scopes & {READ_SCOPE, f"{READ_SCOPE}.{surface}".lower()}
+    ):
+        return None
+    return "checkpoint"
+
+
 def get_checkpoint(checkpoint_id: str) -> AuthorityCheckpoint:
     row = AuthorityCheckpoint.objects.filter(checkpoint_id=checkpoint_id).first()
     if row is None:
@@ -551,11 +659,16 @@ def live_records(corpus: Corpus, *, now=None):
     )
 
 
-def get_record(record_ref: str) -> MemoryRecord:
-    record = MemoryRecord.objects.select_related("corpus").filter(record_ref=record_ref).first()
-    if record is None:
-        raise RewardMemoryError("record_not_found", "No such record.", field="record_ref")
-    return record
+def get_record(
+    record_ref: str, *, viewer: Viewer = None, field: str = "record_ref"
+) -> MemoryRecord:
+    """The record, if ``viewer`` may see its corpus; a record of a corpus the viewer
+    may not read is reported exactly like a missing one (``record_not_found``)."""
+    return visible_or_not_found(
+        MemoryRecord.objects.select_related("corpus").filter(record_ref=record_ref).first(),
+        lambda record: visible_to(record.corpus, viewer),
+        lambda: RewardMemoryError("record_not_found", "No such record.", field=field),
+    )
 
 
 def record_envelope(record: MemoryRecord) -> dict[str, Any]:
@@ -641,15 +754,30 @@ def ingest_event_row(goal_id: str, agent_id: str, event_ref: str) -> IngestEvent
     ).first()
 
 
-def get_recall(recall_id: str) -> RecallReceipt:
+def _recall_visible(recall: RecallReceipt, viewer: Viewer) -> bool:
+    if viewer is None:
+        return True
+    goal_id, agent_id = viewer
+    return (
+        recall.goal.goal_id == goal_id
+        and (agent_id is None or recall.agent.agent_id == agent_id)
+        and may_read_corpus(recall.corpus, goal_id, agent_id)
+    )
+
+
+def get_recall(recall_id: str, *, viewer: Viewer = None) -> RecallReceipt:
+    """The stored recall, if ``viewer`` may see it (its own Goal/Agent and a corpus it
+    may read); any other is reported exactly like a missing one (``recall_not_found``)."""
     recall = (
         RecallReceipt.objects.select_related("corpus", "goal", "agent")
         .filter(recall_id=recall_id)
         .first()
     )
-    if recall is None:
-        raise RewardMemoryError("recall_not_found", "No such recall.", field="recall_id")
-    return recall
+    return visible_or_not_found(
+        recall,
+        lambda r: _recall_visible(r, viewer),
+        lambda: RewardMemoryError("recall_not_found", "No such recall.", field="recall_id"),
+    )
 
 
 # -- dogfood: stored application receipts and operator controls -----------------------------

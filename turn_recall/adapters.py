@@ -94,10 +94,13 @@ def observe_preferences(goal: Goal, agent: Agent) -> PreferenceObservation:
 
 
 # -- reward memory: the execution switch, reconciliation, recall ---------------------------
-def turn_admission_binding(goal_id: str, agent_id: str) -> dict[str, str] | None:
+def turn_admission_binding(
+    goal_id: str, agent_id: str, *, viewer: tuple[str, str | None] | None = None
+) -> dict[str, str] | None:
     """The default-off switch: this Agent's verified Reward Memory experiment route with
     the turn-admission surface configured (``{"corpus_id", "project"}`` of the surface's
-    first compatible corpus), or ``None``. Never a provider call."""
+    first compatible corpus), or ``None``. Never a provider call. A corpus the caller's
+    own read scope (``viewer``) may not read counts as not registered."""
     from reward_memory import selectors as rm
     from reward_memory.models import Corpus
 
@@ -105,14 +108,10 @@ def turn_admission_binding(goal_id: str, agent_id: str) -> dict[str, str] | None
     if surface is None or not surface.corpus_ids:
         return None
     corpus_id = surface.corpus_ids[0]
-    project = (
-        Corpus.objects.filter(corpus_id=corpus_id, active=True)
-        .values_list("project", flat=True)
-        .first()
-    )
-    if project is None:
+    corpus = Corpus.objects.filter(corpus_id=corpus_id, active=True).first()
+    if corpus is None or not rm.visible_to(corpus, viewer):
         return None
-    return {"corpus_id": corpus_id, "project": project}
+    return {"corpus_id": corpus_id, "project": corpus.project}
 
 
 def reconcile_ingests(goal_id: str, agent_id: str) -> dict[str, Any]:
@@ -141,8 +140,17 @@ class Recalled:
     reason_codes: list[str] = field(default_factory=list)
 
 
-def recall(*, goal_id: str, agent_id: str, corpus_id: str, query: str, request_id: str) -> Recalled:
-    """One function-boundary Reward Memory recall for the turn-admission surface."""
+def recall(
+    *,
+    goal_id: str,
+    agent_id: str,
+    corpus_id: str,
+    query: str,
+    request_id: str,
+    viewer: tuple[str, str | None] | None = None,
+) -> Recalled:
+    """One function-boundary Reward Memory recall for the turn-admission surface, read
+    as ``viewer`` (the caller's own scope; ``None``: operator or in-process)."""
     from reward_memory import services as rm
     from reward_memory.models import MemoryRecord
 
@@ -154,6 +162,7 @@ def recall(*, goal_id: str, agent_id: str, corpus_id: str, query: str, request_i
         query=query,
         limit=c.MAX_GUIDANCE,
         request_id=request_id,
+        viewer=viewer,
     )
     refs = [i["memory_ref"] for i in got.items]
     candidates = dict(

@@ -102,15 +102,24 @@ def agent_turn_recall(
     turn_instance_id: str,
     quota_decision: Any,
     execute: bool = False,
+    viewer: tuple[str, str | None] | None = None,
 ) -> dict[str, Any]:
-    """Run (or preview) the turn recall; errors carry ``agent_turn_recall_v0`` fields."""
+    """Run (or preview) the turn recall; errors carry ``agent_turn_recall_v0`` fields.
+
+    ``viewer`` is the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
+    ``None``: an operator or the shell): a corpus it may not read is treated exactly as
+    an unregistered one (a Goal-wide token never reaches an Agent's private corpus)."""
     try:
-        return _turn_recall(goal_id, agent_id, turn_instance_id, quota_decision, execute)
+        return _turn_recall(
+            goal_id, agent_id, turn_instance_id, quota_decision, execute, viewer=viewer
+        )
     except DomainError as exc:
         raise as_recall_document(exc) from exc
 
 
-def _turn_recall(goal_id, agent_id, turn_instance_id, packet, execute) -> dict[str, Any]:
+def _turn_recall(
+    goal_id, agent_id, turn_instance_id, packet, execute, *, viewer=None
+) -> dict[str, Any]:
     require_text(turn_instance_id, "turn_instance_id", max_length=c.MAX_TURN_ID, area=c.AREA)
     if situation.compact(turn_instance_id, c.MAX_TURN_ID) != turn_instance_id:
         raise error(
@@ -123,7 +132,7 @@ def _turn_recall(goal_id, agent_id, turn_instance_id, packet, execute) -> dict[s
     sit = situation.build(
         packet, goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id
     )
-    binding = adapters.turn_admission_binding(goal_id, agent_id)
+    binding = adapters.turn_admission_binding(goal_id, agent_id, viewer=viewer)
     if binding is None:
         return _document(c.DISABLED, sit, reason_code="turn_admission_not_configured")
     text = situation.query(sit)
@@ -146,6 +155,7 @@ def _turn_recall(goal_id, agent_id, turn_instance_id, packet, execute) -> dict[s
             corpus_id=binding["corpus_id"],
             query=text,
             request_id=sit["turn_recall_id"],
+            viewer=viewer,
         )
     except DomainError as exc:
         if exc.code in ("goal_not_registered", "agent_not_registered"):

@@ -5,19 +5,18 @@ from rest_framework.views import APIView
 from hooks import selectors, services
 from hooks.api import serializers as s
 from hooks.errors import AREA
+from loopx_site.core import access
 from loopx_site.core import selectors as core_selectors
-from loopx_site.core.api.auth import HostPrincipal
-from loopx_site.core.api.permissions import is_operator, require_scope
+
+
+def _caller(request) -> access.Caller:
+    """Who is calling (``loopx_site.core.access``: the one resolver)."""
+    return access.from_request(request, area=AREA)
 
 
 def _scope(request, goal_id: str | None) -> tuple[list[str] | None, str | None]:
     """(goal_ids, agent_id) a listing may show: a host sees its token's scope only."""
-    user = request.user
-    if isinstance(user, HostPrincipal):
-        if goal_id is not None:
-            require_scope(request, goal_id, area=AREA)
-        return [user.goal_id], user.agent_id
-    return ([goal_id] if goal_id else None), None
+    return _caller(request).listing_scope(goal_id, area=AREA)
 
 
 class TodoListAddApi(APIView):
@@ -71,7 +70,7 @@ class TurnSettleApi(APIView):
         data = s.TurnSettleInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        require_scope(request, values["goal_id"], values["agent_id"], area=AREA)
+        _caller(request).require(values["goal_id"], values["agent_id"], area=AREA)
         reflection = values.pop("reward_memory_reflection", None)
         validation = values.pop("reward_memory_validation", None)
         result = services.settle(**values)
@@ -156,7 +155,7 @@ class HookRegistrationListApi(APIView):
     )
     def get(self, request):
         payload = selectors.registrations_payload()
-        if not is_operator(request):  # installation paths are operator information
+        if not _caller(request).is_operator:  # installation paths are operator information
             for item in payload["registrations"]:
                 item.pop("provider", None)
         return Response(payload)

@@ -32,9 +32,9 @@ STATUS_BY_CODE = {
 
 
 # LoopX's document ``status`` for an error code (``loopx_wire.md``): the conflict
-# statuses LoopX has, ``unavailable`` for a store that cannot be read, and
-# ``invalid_request`` for everything else a caller can fix. Our finer ``code`` stays
-# beside it in the envelope.
+# statuses LoopX has, ``unavailable`` for a store that cannot be read, ``forbidden`` for
+# every refusal answered 403 (whatever its finer code), and ``invalid_request`` for
+# everything else a caller can fix. Our finer ``code`` stays beside it in the envelope.
 WIRE_STATUS_BY_CODE = {
     "revision_conflict": "revision_conflict",
     "operation_conflict": "operation_conflict",
@@ -48,8 +48,16 @@ WIRE_STATUS_BY_CODE = {
 }
 
 
-def wire_status(code: str) -> str:
-    """LoopX's ``status`` for one of our error codes."""
+# The document ``status`` of an HTTP status, where the status alone decides it.
+WIRE_STATUS_BY_HTTP = {401: "unauthenticated", 403: "forbidden"}
+
+
+def wire_status(code: str, http_status: int | None = None) -> str:
+    """LoopX's ``status`` for one of our error codes (answered with ``http_status``):
+    every 403 is ``forbidden`` — ``reviewer_not_authorized``, ``agent_not_allowlisted``,
+    ``experiment_route_unavailable`` … alike — and every 401 ``unauthenticated``."""
+    if http_status in WIRE_STATUS_BY_HTTP:
+        return WIRE_STATUS_BY_HTTP[http_status]
     return WIRE_STATUS_BY_CODE.get(code, "invalid_request")
 
 
@@ -81,7 +89,7 @@ class DomainError(Exception):
 
     @property
     def wire_status(self) -> str:
-        return wire_status(self.code)
+        return wire_status(self.code, self.http_status)
 
     def envelope(self) -> dict[str, Any]:
         """LoopX's error document: ``error`` is the one-line message; our ``code``,

@@ -10,8 +10,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from loopx_site.core.api.auth import HostPrincipal
-from loopx_site.core.api.permissions import is_operator
+from loopx_site.core import access
 from preferences import services
 from preferences.api.recall_serializers import (
     SemanticPreferenceApplicationReceiptInput,
@@ -32,14 +31,12 @@ class RecallHookApi(APIView):
 
     def config_and_scope(self, request, name):
         """The registered config this caller may run and the verified scope of the run."""
-        if is_operator(request):
+        caller = access.from_request(request, area=self.error_area)
+        if caller.is_operator:
             row = services.registered_config(name)
             return row, services.scope_of(row)
-        user = request.user
-        goal_id = user.goal_id if isinstance(user, HostPrincipal) else None
-        row = services.registered_config(name, goal_id=goal_id, operator=False)
-        agent_id = user.agent_id if isinstance(user, HostPrincipal) else None
-        return row, services.Scope(goal_id=goal_id, agent_id=agent_id)
+        row = services.registered_config(name, goal_id=caller.goal_id, operator=False)
+        return row, services.Scope(goal_id=caller.goal_id, agent_id=caller.agent_id)
 
 
 class SemanticPreferenceRecallApi(RecallHookApi):

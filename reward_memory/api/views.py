@@ -7,8 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from loopx_site.core.api.auth import HostPrincipal
-from loopx_site.core.api.permissions import is_operator, require_scope
+from loopx_site.core import access
 from reward_memory import loopx, principals, selectors, services
 from reward_memory.api import serializers as s
 from reward_memory.errors import AREA, invalid
@@ -20,11 +19,14 @@ class RewardMemoryApi(APIView):
     error_area = AREA
 
 
-def _viewer(request) -> tuple[str, str | None] | None:
+def _caller(request) -> access.Caller:
+    """Who is calling (``loopx_site.core.access``: the one resolver)."""
+    return access.from_request(request, area=AREA)
+
+
+def _viewer(request) -> selectors.Viewer:
     """The caller's verified read scope: ``None`` for an operator, else the token's."""
-    if is_operator(request):
-        return None
-    return (request.user.goal_id, request.user.agent_id)
+    return _caller(request).viewer
 
 
 def _visible_corpus(request, corpus_id: str):
@@ -53,12 +55,12 @@ class CorpusListApi(RewardMemoryApi):
         summary="Registered corpora visible to the caller, with their five health states",
     )
     def get(self, request):
-        if is_operator(request):
-            corpora = selectors.list_corpora()
-        else:
-            corpora = selectors.list_corpora(
-                goal_id=request.user.goal_id, agent_id=request.user.agent_id
-            )
+        viewer = _viewer(request)
+        corpora = (
+            selectors.list_corpora()
+            if viewer is None
+            else selectors.list_corpora(goal_id=viewer[0], agent_id=viewer[1])
+        )
         return Response(
             {
                 "schema_version": "reward_memory_corpus_list_v0",
@@ -111,8 +113,7 @@ class ReviewApplyApi(RewardMemoryApi):
     def post(self, request, review_id: str):
         data = s.ExecuteInput(data=request.data)
         data.is_valid(raise_exception=True)
-        review = services.get_review(review_id)
-        _visible_corpus(request, review.corpus.corpus_id)
+        services.get_review(review_id, viewer=_viewer(request))  # unseen = absent
         return Response(
             services.apply_review(
                 review_id=review_id,
@@ -126,9 +127,7 @@ class _RecordOperationApi(RewardMemoryApi):
     input_serializer = s.ExecuteInput
 
     def _record(self, request, record_ref: str):
-        record = selectors.get_record(record_ref)
-        _visible_corpus(request, record.corpus.corpus_id)
-        return record
+        return selectors.get_record(record_ref, viewer=_viewer(request))  # unseen = absent
 
     def _done(self, record, *, execute: bool, operation: str):
         return Response(
@@ -182,7 +181,10 @@ class RecordSupersedeApi(_RecordOperationApi):
         values = data.validated_data
         if values["execute"]:
             record = services.supersede_record(
-                record_ref=record_ref, by_record_ref=values["by_record_ref"], principal=principal
+                record_ref=record_ref,
+                by_record_ref=values["by_record_ref"],
+                principal=principal,
+                viewer=_viewer(request),
             )
         else:
             services.check_record_operation(record, principal=principal, operation="supersede")
@@ -203,9 +205,18 @@ class IngestApi(RewardMemoryApi):
         data = s.IngestInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        if values.get("goal_id"):
-            require_scope(request, values["goal_id"], values.get("agent_id"), area=AREA)
-        elif isinstance(request.user, HostPrincipal) and values.get("execute"):
+        caller = _caller(request)
+        viewer = caller.viewer
+        if values.get("goal_id") and not values.get("agent_id") and not values.get("execute"):
+            caller.require(values["goal_id"], area=AREA)  # a Goal-level evaluation
+        elif values.get("goal_id"):
+            acting = caller.acting_for(values["goal_id"], values.get("agent_id"), area=AREA)
+            values["goal_id"], values["agent_id"], viewer = (
+                acting.goal_id,
+                acting.agent_id,
+                acting.viewer,
+            )
+        elif not caller.is_operator and values.get("execute"):
             raise invalid("goal_id", "execute requires goal_id and agent_id")
         wrapper = {"event": values.pop("event")}
         for key in ("adapter", "observed_at"):
@@ -221,8 +232,8 @@ class IngestApi(RewardMemoryApi):
             services.ingest_event(
                 **values,
                 event=event,
-                viewer=_viewer(request),
-                principal=principals.from_request(request),  # the role bindings' subject
+                viewer=viewer,
+                principal=principals.from_caller(caller),  # the role bindings' subject
             )
         )
 
@@ -239,16 +250,21 @@ class RecallApi(RewardMemoryApi):
         body = _body(request)
         execute = _execute_flag(body)
         loopx = services.is_loopx_packet(body)
-        goal_id = body.pop("goal_id", None) if loopx else body.get("goal_id")
-        agent_id = body.pop("agent_id", None) if loopx else body.get("agent_id")
-        if loopx and not is_operator(request):
-            goal_id = goal_id or request.user.goal_id
-            agent_id = agent_id or request.user.agent_id
-        if not isinstance(goal_id, str) or not isinstance(agent_id, str):
-            raise invalid("goal_id", "goal_id and agent_id are required strings")
-        require_scope(request, goal_id, agent_id, area=AREA)
+        named = (body.pop("goal_id", None), body.pop("agent_id", None)) if loopx else None
+        if named is None:
+            named = (body.get("goal_id"), body.get("agent_id"))
+        # the (Goal, Agent) the recall acts for, and the scope it reads as
+        acting = _caller(request).acting_for(*named, area=AREA)
+        if not loopx:
+            body["goal_id"], body["agent_id"] = acting.goal_id, acting.agent_id
         return Response(
-            services.recall(request=body, execute=execute, goal_id=goal_id, agent_id=agent_id)
+            services.recall(
+                request=body,
+                execute=execute,
+                goal_id=acting.goal_id,
+                agent_id=acting.agent_id,
+                viewer=acting.viewer,
+            )
         )
 
 
@@ -266,8 +282,7 @@ class ApplicationReceiptApi(RewardMemoryApi):
         recall_id = body.get("recall_id")
         if not isinstance(recall_id, str):
             raise invalid("recall_id", "recall_id is required")
-        stored = selectors.get_recall(recall_id)
-        require_scope(request, stored.goal.goal_id, stored.agent.agent_id, area=AREA)
+        selectors.get_recall(recall_id, viewer=_viewer(request))  # unseen = absent
         receipt = services.record_application(document=body, execute=execute)
         return Response(receipt, status=201 if receipt.get("recorded") else 200)
 
@@ -295,5 +310,8 @@ class BoundaryHookApi(RewardMemoryApi):
         data = s.BoundaryHookInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        require_scope(request, values["goal_id"], values["agent_id"], area=AREA)
-        return Response(services.run_boundary_hook(boundary=boundary, **values))
+        acting = _caller(request).acting_for(values["goal_id"], values["agent_id"], area=AREA)
+        values["goal_id"], values["agent_id"] = acting.goal_id, acting.agent_id
+        return Response(
+            services.run_boundary_hook(boundary=boundary, **values, viewer=acting.viewer)
+        )

@@ -17,7 +17,7 @@ from reward_memory.principals import Principal
 from reward_memory.services.authority import refuse_forbidden_scopes
 
 REGISTRATION_SCHEMA = "reward_memory_corpus_registration_v0"
-VISIBILITIES = ("private", "project", "goal")
+VISIBILITIES = selectors.VISIBILITIES  # private | goal_shared | project
 RETENTION_CLASSES = ("standard", "short", "session")
 
 
@@ -110,6 +110,7 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         allowlist.append(selectors.agent_key(goal_id, agent_id))
         if peer:
             peers[selectors.agent_key(goal_id, agent_id)] = peer
+    _check_visibility(visibility, sorted(set(allowlist)))
     return {
         "corpus_id": corpus_id,
         "memory_class": memory_class,
@@ -131,6 +132,26 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         "agent_allowlist": sorted(set(allowlist)),
         "agent_peers": dict(sorted(peers.items())),
     }
+
+
+def _check_visibility(visibility: str, allowlist: list[str]) -> None:
+    """``private`` is exactly one (Goal, Agent); ``goal_shared`` is sharing inside one
+    Goal with the Agents it lists (never implied by ``private``); ``project`` admits
+    every Agent of each allowlisted Goal. Checked again at read time
+    (``selectors.may_read_corpus``)."""
+    if visibility == selectors.PRIVATE and len(allowlist) != 1:
+        raise invalid(
+            "corpus.agent_allowlist",
+            "a private corpus allowlists exactly one (goal_id, agent_id); share inside a "
+            "Goal with a separate goal_shared corpus",
+            reason="private_needs_exactly_one_agent",
+        )
+    if visibility == selectors.GOAL_SHARED and len({k.split("/", 1)[0] for k in allowlist}) != 1:
+        raise invalid(
+            "corpus.agent_allowlist",
+            "a goal_shared corpus allowlists Agents of exactly one Goal",
+            reason="goal_shared_needs_one_goal",
+        )
 
 
 def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, Any]:

@@ -85,7 +85,19 @@ def _parse(document: Any) -> tuple[_Request, list[Reason]]:
     return request, shape
 
 
-def _guard(request: _Request, corpus: Corpus | None, now: dt.datetime) -> list[Reason]:
+def _hidden(request: _Request, corpus: Corpus | None, viewer: selectors.Viewer) -> bool:
+    """A corpus this recall may not see answers exactly like a missing one: absent, not
+    readable by the acting (Goal, Agent) — another Goal's, a sibling's private one — or
+    not readable by the caller's own scope (a Goal-wide token that named an Agent never
+    reaches that Agent's private corpus)."""
+    if corpus is None or not selectors.may_read_corpus(corpus, request.goal_id, request.agent_id):
+        return True
+    return not selectors.visible_to(corpus, viewer)
+
+
+def _guard(
+    request: _Request, corpus: Corpus | None, now: dt.datetime, viewer: selectors.Viewer = None
+) -> list[Reason]:
     """Every pre-provider guard; an empty list means the provider may be called."""
     d = request.document
     reasons: list[Reason] = []
@@ -97,8 +109,8 @@ def _guard(request: _Request, corpus: Corpus | None, now: dt.datetime) -> list[R
     for i, query in enumerate(request.queries):
         if not guards.is_public_safe_text(query):
             reasons.append(Reason("query_not_public_safe", f"queries.{i}"))
-    if corpus is None or not selectors.goal_allowlisted(corpus, request.goal_id):
-        # another Goal's corpus is reported exactly like a missing one
+    if _hidden(request, corpus, viewer):
+        # a corpus the caller may not see is reported exactly like a missing one
         reasons.append(Reason("corpus_not_registered", "corpus_id"))
         return reasons
     if not corpus.active:
@@ -113,13 +125,23 @@ def _guard(request: _Request, corpus: Corpus | None, now: dt.datetime) -> list[R
     if not isinstance(checkpoint, dict) or not checkpoint:
         reasons.append(Reason("read_authority_missing", "read_authority"))
     else:
-        if checkpoint.get("verified") is not True:
+        if checkpoint.get("verified") is not True:  # a claim: false refuses, true proves nothing
             reasons.append(Reason("read_authority_unverified", "read_authority.verified"))
-        if (
-            not isinstance(checkpoint.get("checkpoint_ref"), str)
-            or not checkpoint["checkpoint_ref"]
-        ):
+        ref = checkpoint.get("checkpoint_ref")
+        if not isinstance(ref, str) or not ref:
             reasons.append(Reason("read_authority_missing", "read_authority.checkpoint_ref"))
+        elif (
+            selectors.read_authority_record(
+                ref,
+                corpus=corpus,
+                surface=request.surface,
+                goal_id=request.goal_id,
+                agent_id=request.agent_id,
+                now=now,
+            )
+            is None
+        ):  # the ref must name a server record for this caller
+            reasons.append(Reason("read_authority_unverified", "read_authority.checkpoint_ref"))
         expected = {
             "corpus_id": corpus.corpus_id,
             "project": corpus.project,
@@ -272,24 +294,27 @@ def recall(
     execute: bool = False,
     goal_id: str | None = None,
     agent_id: str | None = None,
+    viewer: selectors.Viewer = None,
 ) -> dict[str, Any]:
     """Run one guarded recall; returns the private result (with its public packet).
 
     ``request`` is our flat ``reward_memory_recall_request_v0`` or LoopX's packet of
     the same name (then ``goal_id``/``agent_id`` — the caller's verified scope — name
-    the Agent, and the answer is LoopX's ``reward_memory_recall_v0``).
+    the Agent, and the answer is LoopX's ``reward_memory_recall_v0``). ``viewer`` is the
+    caller's own read scope (``loopx_site.core.access.Acting.viewer``; ``None``: an
+    operator or an in-process identity): a corpus outside it is ``corpus_not_registered``.
     Provider failures fail open (``provider_unavailable`` + setup guidance); the caller
     keeps its original output and no user gate is ever raised.
     """
     if is_loopx_packet(request):
         inner = request["request"]
         mapped = from_loopx_packet(request, goal_id=goal_id, agent_id=agent_id)
-        return _loopx_answer(recall(request=mapped, execute=execute), inner)
+        return _loopx_answer(recall(request=mapped, execute=execute, viewer=viewer), inner)
     parsed, shape = _parse(request)
     agent = get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=parsed.corpus_id).first()
     now = clock.now()
-    reasons = guards.normalise(shape + _guard(parsed, corpus, now))
+    reasons = guards.normalise(shape + _guard(parsed, corpus, now, viewer))
     recall_id = recall_id_for(parsed)
     if reasons:
         return _result(parsed, recall_id, "guard_blocked", [], reasons=reasons)
@@ -541,13 +566,15 @@ def recall_guidance(
     query: str,
     limit: int = 4,
     request_id: str | None = None,
+    viewer: selectors.Viewer = None,
 ) -> RecallGuidance:
     """One function-boundary recall (one query) for one corpus and surface, for an
     in-process caller with a registered runtime identity (e.g. agent turn recall).
 
-    The read-authority checkpoint is the runtime identity itself: verified only when the
-    corpus allowlists this Goal/Agent; the actor peer is the configured binding's (never
-    the corpus URI's). Never raises for guard or provider conditions.
+    The read authority is the runtime identity's own allowlist entry (resolved by the
+    server: verified only when the corpus allowlists this Goal/Agent); the actor peer is
+    the configured binding's (never the corpus URI's). ``viewer`` is the caller's own
+    read scope, as for ``recall``. Never raises for guard or provider conditions.
     """
     get_agent(goal_id, agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=corpus_id).first()
@@ -562,8 +589,8 @@ def recall_guidance(
         "queries": [query],
         "limit": limit,
         "read_authority": {
-            "checkpoint_ref": f"runtime:{goal_id}/{agent_id}",
-            "verified": bool(corpus and selectors.is_allowlisted(corpus, goal_id, agent_id)),
+            "checkpoint_ref": selectors.allowlist_read_ref(goal_id, agent_id),
+            "verified": True,
             "corpus_id": corpus_id,
             "project": corpus.project if corpus else None,
             "surface": surface,
@@ -579,7 +606,7 @@ def recall_guidance(
     if request_id is not None:
         request["request_id"] = request_id
     try:
-        result = recall(request=request, execute=True)
+        result = recall(request=request, execute=True, viewer=viewer)
     except RewardMemoryError as exc:
         if exc.code in ("goal_not_registered", "agent_not_registered"):
             raise

@@ -318,11 +318,18 @@ def mark_experience(
     return record
 
 
-def supersede_record(*, record_ref: str, by_record_ref: str, principal: Principal) -> MemoryRecord:
+def supersede_record(
+    *,
+    record_ref: str,
+    by_record_ref: str,
+    principal: Principal,
+    viewer: selectors.Viewer = None,
+) -> MemoryRecord:
     """Mark an active record superseded by another active record of the same corpus and
-    surface (the corpus owner's write authority, authenticated)."""
-    record = selectors.get_record(record_ref)
-    successor = selectors.get_record(by_record_ref)
+    surface (the corpus owner's write authority, authenticated). Both refs are looked up
+    as ``viewer`` sees them: one it may not see is ``record_not_found``."""
+    record = selectors.get_record(record_ref, viewer=viewer)
+    successor = selectors.get_record(by_record_ref, viewer=viewer, field="by_record_ref")
     corpus = record.corpus
     _require(principal, corpus, (c.OWNER_ROLE,), "Only the corpus owner may supersede a record.")
     if (

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
+from loopx_site.core.access import visible_or_not_found
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
 from reward_memory import candidates, guards, selectors
 from reward_memory import contracts as c
@@ -137,7 +138,7 @@ def review_candidate(
         if corpus is None:
             raise invalid("corpus_id", "retiring needs the record's --corpus-id")
         v.ref(record_ref, "record_ref")
-        target = selectors.get_record(record_ref)
+        target = selectors.get_record(record_ref, viewer=viewer)
         if target.corpus_id != corpus.pk or target.candidate_ref != evaluation.candidate_ref:
             raise invalid("record_ref", "the record is not this candidate's record in the corpus")
         if target.lifecycle_state != c.ACTIVE:
@@ -350,13 +351,14 @@ def _store_candidate(corpus: Corpus, evaluation, now) -> Candidate:
     return row
 
 
-def get_review(review_id: str) -> Review:
-    review = (
-        Review.objects.select_related("corpus", "candidate").filter(review_id=review_id).first()
+def get_review(review_id: str, *, viewer: selectors.Viewer = None) -> Review:
+    """The recorded review, if ``viewer`` may see its corpus; a review of a corpus the
+    viewer may not read is reported exactly like a missing one (``review_not_found``)."""
+    return visible_or_not_found(
+        Review.objects.select_related("corpus", "candidate").filter(review_id=review_id).first(),
+        lambda review: selectors.visible_to(review.corpus, viewer),
+        lambda: RewardMemoryError("review_not_found", "No such review.", field="review_id"),
     )
-    if review is None:
-        raise RewardMemoryError("review_not_found", "No such review.", field="review_id")
-    return review
 
 
 def apply_review(*, review_id: str, principal: Principal, execute: bool = False) -> dict[str, Any]:

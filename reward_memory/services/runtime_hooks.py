@@ -49,7 +49,11 @@ def run_boundary_hook(
     queries: list[str] | None = None,
     event: dict[str, Any] | None = None,
     execute: bool = False,
+    viewer: selectors.Viewer = None,
 ) -> dict[str, Any]:
+    """``viewer``: the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
+    ``None`` for an operator or an in-process identity) — a Goal-wide token that names
+    an Agent never reaches that Agent's private corpora here either."""
     get_agent(goal_id, agent_id, area=AREA)
     boundary = v.choice(boundary, "boundary", DECLARED_BOUNDARIES)
     queries = [v.text(q, f"queries.{i}", max_length=500) for i, q in enumerate(queries or [])]
@@ -73,10 +77,10 @@ def run_boundary_hook(
     recall = ingest = None
     calls = 0
     if execute and want_recall:
-        recall = _recall(goal_id, agent_id, boundary, surface, queries)
+        recall = _recall(goal_id, agent_id, boundary, surface, queries, viewer)
         calls += recall.pop("_calls")
     if execute and want_ingest:
-        ingest = _ingest(goal_id, agent_id, surface, event)
+        ingest = _ingest(goal_id, agent_id, surface, event, viewer)
         calls += ingest.pop("_calls")
     items = (recall or {}).pop("items", []) if recall else []
     status = _status(execute, want_recall, want_ingest, recall, ingest)
@@ -148,7 +152,7 @@ def _status(execute, want_recall, want_ingest, recall, ingest) -> str:
     return "no_effect"
 
 
-def _recall(goal_id, agent_id, boundary, surface, queries) -> dict[str, Any]:
+def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[str, Any]:
     from reward_memory.services.recall import recall_guidance
 
     limit = surface.recall_profile["limit"]
@@ -162,6 +166,7 @@ def _recall(goal_id, agent_id, boundary, surface, queries) -> dict[str, Any]:
                 surface=boundary,
                 query=query,
                 limit=limit,
+                viewer=viewer,
             )
             calls += guidance.provider_calls
             statuses.append(guidance.status)
@@ -196,7 +201,7 @@ def _recall(goal_id, agent_id, boundary, surface, queries) -> dict[str, Any]:
     }
 
 
-def _ingest(goal_id, agent_id, surface, event) -> dict[str, Any]:
+def _ingest(goal_id, agent_id, surface, event, viewer=None) -> dict[str, Any]:
     from reward_memory.services.ingest import ingest_event
 
     compact = loopx.unwrap(
@@ -207,7 +212,9 @@ def _ingest(goal_id, agent_id, surface, event) -> dict[str, Any]:
     if isinstance(compact, dict) and "corpus_id" not in compact:
         compact = {**compact, "corpus_id": surface.ingest_corpus_id}
     try:
-        receipt = ingest_event(event=compact, goal_id=goal_id, agent_id=agent_id, execute=True)
+        receipt = ingest_event(
+            event=compact, goal_id=goal_id, agent_id=agent_id, execute=True, viewer=viewer
+        )
     except RewardMemoryError as exc:
         if exc.code in ("goal_not_registered", "agent_not_registered"):
             raise

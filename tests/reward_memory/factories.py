@@ -204,7 +204,7 @@ def recall_request(corpus, *, goal_id="demo", agent_id="author", **overrides) ->
         "queries": ["how to write the PR description effect"],
         "limit": 4,
         "read_authority": {
-            "checkpoint_ref": "checkpoint:read/1",
+            "checkpoint_ref": f"allowlist:{goal_id}/{agent_id}",
             "verified": True,
             "corpus_id": corpus.corpus_id,
             "project": corpus.project,

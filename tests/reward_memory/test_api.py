@@ -183,7 +183,7 @@ def test_recall_and_application_receipt_routes(db, author, corpus, host_client):
         "execute": True,
     }
     other = _post(host_client("demo", "reviewer"), "application-receipts/", application)
-    assert other.status_code == 403
+    assert (other.status_code, other.json()["code"]) == (404, "recall_not_found")  # unseen=absent
     created = _post(author, "application-receipts/", application)
     assert created.status_code == 201
     assert created.json()["status"] == "applied"
@@ -192,11 +192,17 @@ def test_recall_and_application_receipt_routes(db, author, corpus, host_client):
     assert bad_flag.status_code == 400
 
 
-def test_recall_body_must_be_an_object_with_identity(db, author):
+def test_recall_body_must_be_an_object_and_a_goal_wide_token_must_name_an_agent(
+    db, author, host_client
+):
     assert _post(author, "recall/", ["x"]).status_code == 400
-    response = _post(author, "recall/", {"schema_version": "reward_memory_recall_request_v0"})
-    assert response.status_code == 400
-    assert response.json()["field"] == "goal_id"
+    body = {"schema_version": "reward_memory_recall_request_v0"}
+    response = _post(author, "recall/", body)  # the Goal/Agent come from the token
+    assert (response.status_code, response.json()["field"]) == (400, "corpus_id")
+    goal_wide = _post(host_client("demo"), "recall/", body)
+    assert (goal_wide.status_code, goal_wide.json()["field"]) == (400, "agent_id")
+    typed = _post(author, "recall/", {**body, "goal_id": 7})
+    assert (typed.status_code, typed.json()["field"]) == (400, "goal_id")
 
 
 def test_experiment_status_is_unavailable_until_configured(db, author, host_client):

@@ -479,7 +479,7 @@ def test_defect5_the_local_provider_reads_only_what_the_calling_goal_may_read(
 
 
 def test_readable_records_respect_visibility_and_lifecycle(db, agents, other_goal):
-    f.register("goal-prefs", agents=[("demo", "author")], visibility="goal")
+    f.register("goal-prefs", agents=[("demo", "author")], visibility="project")
     ref = services.ingest_event(
         event=f.scoped_event(corpus_id="goal-prefs"),
         goal_id="demo",
@@ -492,7 +492,7 @@ def test_readable_records_respect_visibility_and_lifecycle(db, agents, other_goa
         return list(rows.values_list("record_ref", flat=True))
 
     assert refs("demo", "author") == [ref]
-    assert refs("demo", "reviewer") == [ref]  # goal visibility: every Agent of the Goal
+    assert refs("demo", "reviewer") == [ref]  # project visibility: every Agent of the Goal
     assert refs("other", "author") == []
     assert refs(None, None) == []
     Corpus.objects.filter(corpus_id="goal-prefs").update(active=False)

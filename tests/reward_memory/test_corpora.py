@@ -143,7 +143,7 @@ def test_corpus_retirement_is_the_owners(db, corpus):
 def test_list_corpora_is_scoped_to_allowlisted_agents(db, agents):
     f.register("one", agents=[("demo", "author")], visibility="private")
     f.register("two", agents=[("demo", "reviewer")], visibility="private")
-    f.register("three", agents=[("demo", "reviewer")], visibility="goal")
+    f.register("three", agents=[("demo", "reviewer")], visibility="project")
     assert [c.corpus_id for c in selectors.list_corpora()] == ["one", "three", "two"]
     assert [c.corpus_id for c in selectors.list_corpora(goal_id="demo", agent_id="author")] == [
         "one",

@@ -210,7 +210,7 @@ def test_the_local_provider_canary_reads_back_exact_bytes_and_is_never_recallabl
 def test_one_private_config_binds_exactly_one_agent(db, agents, double):
     private = f.register(
         "mine", provider_id="double", visibility="private",
-        agents=[("demo", "author"), ("demo", "reviewer")], route=False,
+        agents=[("demo", "author")], route=False,
     )  # fmt: skip
     f.write_config(CONFIG, _config(private))
     assert _configure(execute=True)["status"] == "configured"

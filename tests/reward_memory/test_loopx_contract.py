@@ -306,7 +306,7 @@ def _loopx_packet(corpus, *, conflict_state="clear", query="PR description effec
             "project_ref": corpus.project,
             "surface_id": surface,
             "read_authority": "agent_read",
-            "source_ref": "checkpoint:read/1",
+            "source_ref": "allowlist:demo/author",
         },
         "guard": {"passed": True, "reason_codes": []},
         "automatic_recall": False,

@@ -3,37 +3,21 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from loopx_site.core.api.auth import HostPrincipal
+from loopx_site.core import access
 from loopx_site.core.api.errors import to_domain_error
-from loopx_site.core.api.permissions import require_scope
-from loopx_site.core.errors import DomainError, invalid
 from turn_recall import contracts as c
 from turn_recall import quota, services
 from turn_recall.api import serializers as s
 from turn_recall.errors import as_recall_document
 
 
-def _identity(request, values: dict) -> tuple[str, str]:
-    """(goal_id, agent_id) from the verified principal: a host token's own scope; the
-    body may only narrow a Goal-wide token to one of its Agents."""
-    user = request.user
-    if isinstance(user, HostPrincipal):
-        goal_id = user.goal_id
-        agent_id = user.agent_id or values.get("agent_id")
-        if values.get("goal_id") not in (None, goal_id) or (
-            user.agent_id and values.get("agent_id") not in (None, user.agent_id)
-        ):
-            raise DomainError(
-                "scope_forbidden", "Outside this token's scope.", status=403, area=c.AREA
-            )
-    else:
-        goal_id, agent_id = values.get("goal_id"), values.get("agent_id")
-        if not goal_id:
-            raise invalid("goal_id", "goal_id is required", area=c.AREA)
-    if not agent_id:
-        raise invalid("agent_id", "agent_id is required for a Goal-wide token", area=c.AREA)
-    require_scope(request, goal_id, agent_id, area=c.AREA)
-    return goal_id, agent_id
+def _acting(request, values: dict) -> access.Acting:
+    """The (Goal, Agent) the turn acts for, from the one caller resolver: a host token's
+    own scope (a Goal-wide token names one of its Agents, and then reads as the Goal:
+    never that Agent's private corpora); an operator names both."""
+    return access.from_request(request, area=c.AREA).acting_for(
+        values.get("goal_id"), values.get("agent_id"), area=c.AREA
+    )
 
 
 class TurnRecallApi(APIView):
@@ -58,14 +42,15 @@ class TurnRecallApi(APIView):
         if not data.is_valid():
             raise as_recall_document(to_domain_error(ValidationError(data.errors), c.AREA))
         values = data.validated_data
-        goal_id, agent_id = _identity(request, values)
+        acting = _acting(request, values)
         return Response(
             services.agent_turn_recall(
-                goal_id=goal_id,
-                agent_id=agent_id,
+                goal_id=acting.goal_id,
+                agent_id=acting.agent_id,
                 turn_instance_id=values["turn_instance_id"],
                 quota_decision=values["quota_decision"],
                 execute=values["execute"],
+                viewer=acting.viewer,
             )
         )
 

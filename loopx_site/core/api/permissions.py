@@ -4,22 +4,20 @@ Operators — Django accounts holding the explicit ``core.operate_api`` permissi
 superusers — may act on every scope (that is how the interactive API docs work for a
 logged-in operator). The staff flag alone grants nothing here: it only opens the admin,
 where model permissions decide what an operator sees and changes.
+
+The rule itself lives in ``loopx_site.core.access`` (one resolver for every view,
+command and admin action); the helpers below are its request-shaped doors.
 """
 
 from rest_framework import permissions
 
-from loopx_site.core.api.auth import HostPrincipal
-from loopx_site.core.errors import DomainError
-
-OPERATOR_PERMISSION = "core.operate_api"
+from loopx_site.core import access
+from loopx_site.core.access import OPERATOR_PERMISSION  # noqa: F401  (re-exported)
 
 
 def is_operator(request) -> bool:
     """An active Django account with ``core.operate_api`` (superusers have every perm)."""
-    user = request.user
-    if user is None or isinstance(user, HostPrincipal) or not user.is_authenticated:
-        return False
-    return bool(user.is_active and user.has_perm(OPERATOR_PERMISSION))
+    return access.is_operator_account(request.user)
 
 
 class IsHostOrOperator(permissions.BasePermission):
@@ -29,21 +27,11 @@ class IsHostOrOperator(permissions.BasePermission):
         user = request.user
         if user is None or not user.is_authenticated:
             return False
-        if not (is_operator(request) or isinstance(user, HostPrincipal)):
-            raise DomainError(
-                "scope_forbidden",
-                "This account lacks the operator API permission (core.operate_api).",
-                status=403,
-                area=getattr(view, "error_area", "loopx"),
-            )
+        area = getattr(view, "error_area", "loopx")
+        caller = access.from_request(request, area=area)
         goal_id = view.kwargs.get("goal_id") if hasattr(view, "kwargs") else None
         if goal_id is not None:
-            require_scope(
-                request,
-                goal_id,
-                view.kwargs.get("agent_id"),
-                area=getattr(view, "error_area", "loopx"),
-            )
+            caller.require(goal_id, view.kwargs.get("agent_id"), area=area)
         return True
 
 
@@ -54,39 +42,19 @@ def require_scope(
 
     Views whose scope is in the request body call this after parsing it.
     """
-    if is_operator(request):
-        return
-    user = request.user
-    if not isinstance(user, HostPrincipal):
-        raise DomainError("scope_forbidden", "Outside this token's scope.", status=403, area=area)
-    if user.goal_id != goal_id or (
-        user.agent_id is not None and agent_id is not None and user.agent_id != agent_id
-    ):
-        raise DomainError("scope_forbidden", "Outside this token's scope.", status=403, area=area)
+    access.from_request(request, area=area).require(goal_id, agent_id, area=area)
 
 
 def require_goal_wide(request, *, area: str = "loopx") -> None:
     """Refuse an Agent-scoped token on Goal-wide writes (e.g. adding Agents)."""
-    user = request.user
-    if isinstance(user, HostPrincipal) and user.agent_id is not None:
-        raise DomainError(
-            "scope_forbidden", "This token is scoped to one Agent.", status=403, area=area
-        )
+    access.from_request(request, area=area).require_goal_wide(area=area)
 
 
 def visible_goal_ids(request) -> list[str] | None:
     """Goal ids the caller may list; ``None`` means all (operator)."""
-    if is_operator(request):
-        return None
-    return [request.user.goal_id]
+    return access.from_request(request).visible_goal_ids()
 
 
 def require_operator(request, *, area: str = "loopx") -> None:
     """Refuse host tokens (and accounts without the permission) on operator actions."""
-    if not is_operator(request):
-        raise DomainError(
-            "scope_forbidden",
-            "This is an operator action; host tokens cannot perform it.",
-            status=403,
-            area=area,
-        )
+    access.from_request(request, area=area).require_operator(area=area)

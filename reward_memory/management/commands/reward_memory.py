@@ -1,5 +1,6 @@
 """``manage.py reward_memory …`` — thin adapters over ``reward_memory.services``."""
 
+from loopx_site.core import access
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from reward_memory import contracts, loopx, principals, routing, selectors, services, validation
 from reward_memory.errors import AREA
@@ -429,6 +430,9 @@ class Command(LoopxCommand):
     ):
         principal = principals.operator_account(actor, field="actor") if actor else None
         routed = bool(goal_id or agent_id)
+        if goal_id and agent_id:  # the operator's shell, through the same resolver as the API
+            acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
+            goal_id, agent_id = acting.goal_id, acting.agent_id
         return services.ingest_event(
             event=loopx.unwrap(
                 read_json(input),
@@ -447,8 +451,17 @@ class Command(LoopxCommand):
         return services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
 
     def run_recall(self, *, input, execute=False, goal_id=None, agent_id=None, **_):
+        viewer = None
+        if goal_id is not None or agent_id is not None:
+            # the operator's shell, through the same resolver as the API
+            acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
+            goal_id, agent_id, viewer = acting.goal_id, acting.agent_id, acting.viewer
         return services.recall(
-            request=read_json(input), execute=execute, goal_id=goal_id, agent_id=agent_id
+            request=read_json(input),
+            execute=execute,
+            goal_id=goal_id,
+            agent_id=agent_id,
+            viewer=viewer,
         )
 
     def run_application_receipt(self, *, input, execute=False, **_):
@@ -458,9 +471,11 @@ class Command(LoopxCommand):
         return services.expire_due_records(corpus_id=corpus_id, execute=execute)
 
     def run_hook(self, *, boundary, goal_id, agent_id, queries, event=None, execute=False, **_):
+        acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
         return services.run_boundary_hook(
-            goal_id=goal_id,
-            agent_id=agent_id,
+            goal_id=acting.goal_id,
+            agent_id=acting.agent_id,
+            viewer=acting.viewer,
             boundary=boundary,
             queries=queries,
             event=read_json(event) if event else None,

@@ -1,4 +1,4 @@
-from loopx_site.core import files
+from loopx_site.core import access, files
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from loopx_site.core.errors import DomainError
 from turn_recall import contracts as c
@@ -34,14 +34,17 @@ class Command(LoopxCommand):
                 area=c.AREA,
                 code="invalid_packet",
             )
+            # the operator's shell, through the same resolver as the API
+            acting = access.shell_operator().acting_for(goal_id, agent_id, area=c.AREA)
         except DomainError as exc:
             raise as_recall_document(exc) from None
         return services.agent_turn_recall(
-            goal_id=goal_id,
-            agent_id=agent_id,
+            goal_id=acting.goal_id,
+            agent_id=acting.agent_id,
             turn_instance_id=turn_instance_id,
             quota_decision=packet,
             execute=execute,
+            viewer=acting.viewer,
         )
 
     def render_text(self, payload, *, subcommand=None):

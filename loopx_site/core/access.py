@@ -1,0 +1,220 @@
+"""Who is calling and what they may touch: the one resolver every adapter uses.
+
+A caller is one of two principals:
+
+* **operator** — a Django account holding ``core.operate_api`` (or a superuser) on the
+  API, a signed-in account in the admin, or the operator's shell running a command
+  (``shell_operator``). Operators may act on every Goal and Agent.
+* **host** — a host token (``request.auth`` is its ``TokenCredential``): one Goal and,
+  optionally, one Agent of it. It touches only that Goal (and that Agent).
+
+For an Agent-scoped operation (recall, ingest, turn recall, settle) ``acting_for``
+answers which (Goal, Agent) the call acts for:
+
+* an Agent-scoped token acts for its own Agent; a body naming another Goal or Agent is
+  ``scope_forbidden`` (403);
+* a Goal-wide token names one Agent of its Goal (the operation allows it) and acts for
+  it, but it *reads as the Goal*: ``Acting.viewer`` is ``(goal_id, None)``, so it never
+  reaches a ``private`` corpus by naming an Agent — private reads need the Agent's own
+  token or an operator;
+* an operator names both, and reads everything (``viewer`` is ``None``).
+
+What a caller may not see answers exactly like what does not exist:
+``visible_or_not_found`` is the one door for id lookups (same status, code, message).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from loopx_site.core.errors import DomainError
+
+OPERATOR = "operator"
+HOST = "host"
+OPERATOR_PERMISSION = "core.operate_api"
+OUTSIDE_SCOPE = "Outside this token's scope."
+
+# (goal_id, agent_id | None): the read scope a caller proved; ``None`` means operator.
+Viewer = tuple[str, str | None] | None
+
+T = TypeVar("T")
+
+
+def _forbidden(message: str, area: str) -> DomainError:
+    return DomainError("scope_forbidden", message, status=403, area=area)
+
+
+def _optional_id(value: Any, field: str, area: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise DomainError(
+            "invalid_argument", f"{field} must be a non-empty string", field=field, area=area
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The authenticated principal of one call."""
+
+    kind: str
+    name: str
+    goal_id: str | None = None  # a host token's Goal
+    agent_id: str | None = None  # a host token's Agent (None: Goal-wide)
+    token_id: int | None = None
+
+    @property
+    def is_operator(self) -> bool:
+        return self.kind == OPERATOR
+
+    @property
+    def actor_ref(self) -> str:
+        return f"user:{self.name}" if self.is_operator else f"host:{self.name}"
+
+    @property
+    def viewer(self) -> Viewer:
+        """The read scope the credential itself proves (``None``: operator)."""
+        return None if self.is_operator else (self.goal_id, self.agent_id)
+
+    def may_touch(self, goal_id: str | None, agent_id: str | None = None) -> bool:
+        if self.is_operator:
+            return True
+        if goal_id != self.goal_id:
+            return False
+        return self.agent_id is None or agent_id is None or agent_id == self.agent_id
+
+    def require(self, goal_id: str, agent_id: str | None = None, *, area: str = "loopx") -> None:
+        """``scope_forbidden`` (403) unless the caller may act on this Goal/Agent."""
+        if not self.may_touch(goal_id, agent_id):
+            raise _forbidden(OUTSIDE_SCOPE, area)
+
+    def require_operator(self, *, area: str = "loopx") -> None:
+        if not self.is_operator:
+            raise _forbidden("This is an operator action; host tokens cannot perform it.", area)
+
+    def require_goal_wide(self, *, area: str = "loopx") -> None:
+        if not self.is_operator and self.agent_id is not None:
+            raise _forbidden("This token is scoped to one Agent.", area)
+
+    def visible_goal_ids(self) -> list[str] | None:
+        """Goal ids the caller may list; ``None`` means all (operator)."""
+        return None if self.is_operator else [self.goal_id]
+
+    def listing_scope(
+        self, goal_id: str | None = None, *, area: str = "loopx"
+    ) -> tuple[list[str] | None, str | None]:
+        """(goal_ids, agent_id) a listing may show, narrowed by an optional ``goal_id``
+        filter: a host sees its token's scope only (another Goal is 403)."""
+        if self.is_operator:
+            return ([goal_id] if goal_id else None), None
+        if goal_id is not None:
+            self.require(goal_id, area=area)
+        return [self.goal_id], self.agent_id
+
+    def acting_for(
+        self, goal_id: Any = None, agent_id: Any = None, *, area: str = "loopx"
+    ) -> "Acting":
+        """The (Goal, Agent) an Agent-scoped operation acts for (see the module doc).
+        ``goal_id``/``agent_id`` are what the request names (``None``: not named)."""
+        goal_id = _optional_id(goal_id, "goal_id", area)
+        agent_id = _optional_id(agent_id, "agent_id", area)
+        if not self.is_operator:
+            if goal_id not in (None, self.goal_id):
+                raise _forbidden(OUTSIDE_SCOPE, area)
+            if self.agent_id is not None and agent_id not in (None, self.agent_id):
+                raise _forbidden(OUTSIDE_SCOPE, area)
+            goal_id = self.goal_id
+            agent_id = self.agent_id or agent_id
+        if not goal_id:
+            raise DomainError("invalid_argument", "goal_id is required", field="goal_id", area=area)
+        if not agent_id:
+            message = (
+                "agent_id is required for a Goal-wide token"
+                if not self.is_operator
+                else "agent_id is required"
+            )
+            raise DomainError("invalid_argument", message, field="agent_id", area=area)
+        return Acting(goal_id=goal_id, agent_id=agent_id, caller=self)
+
+
+@dataclass(frozen=True)
+class Acting:
+    """The (Goal, Agent) an Agent-scoped operation acts for, and who asked."""
+
+    goal_id: str
+    agent_id: str
+    caller: Caller
+
+    @property
+    def own_agent(self) -> bool:
+        """An operator, or the Agent's own token: may read the Agent's private memory."""
+        return self.caller.is_operator or self.caller.agent_id == self.agent_id
+
+    @property
+    def viewer(self) -> Viewer:
+        """The read scope: ``None`` (operator), the Agent (its own token), or the Goal
+        alone (a Goal-wide token that named the Agent — never its private corpora)."""
+        if self.caller.is_operator:
+            return None
+        return (self.goal_id, self.agent_id if self.own_agent else None)
+
+
+# -- resolving the caller ------------------------------------------------------------------
+def is_operator_account(user) -> bool:
+    """An active Django account with ``core.operate_api`` (superusers have every perm)."""
+    from loopx_site.core.api.auth import HostPrincipal
+
+    if user is None or isinstance(user, HostPrincipal) or not user.is_authenticated:
+        return False
+    return bool(user.is_active and user.has_perm(OPERATOR_PERMISSION))
+
+
+def from_request(request, *, area: str = "loopx") -> Caller:
+    """The caller of an API request (cached on the request). A host token's scope comes
+    from ``request.auth`` (its ``TokenCredential``); an account must hold
+    ``core.operate_api``; anything else is ``scope_forbidden``."""
+    cached = getattr(request, "_loopx_caller", None)
+    if cached is not None:
+        return cached
+    from loopx_site.core.api.auth import HostPrincipal
+
+    user = request.user
+    if isinstance(user, HostPrincipal):
+        token = request.auth
+        caller = Caller(
+            HOST,
+            user.token_prefix,
+            goal_id=getattr(token, "goal_id", user.goal_id),
+            agent_id=getattr(token, "agent_id", user.agent_id),
+            token_id=getattr(token, "pk", None),
+        )
+    elif is_operator_account(user):
+        caller = Caller(OPERATOR, user.get_username())
+    else:
+        raise _forbidden("This account lacks the operator API permission (core.operate_api).", area)
+    request._loopx_caller = caller
+    return caller
+
+
+def operator_account(user) -> Caller:
+    """A signed-in Django account acting in the admin (the admin's own model
+    permissions decide what it may change)."""
+    return Caller(OPERATOR, user.get_username())
+
+
+def shell_operator(name: str = "shell") -> Caller:
+    """The operator's shell running a command (trusted as an operator)."""
+    return Caller(OPERATOR, name)
+
+
+# -- one answer for unseen and absent ----------------------------------------------------
+def visible_or_not_found(
+    obj: T | None, visible: Callable[[T], bool], not_found: Callable[[], DomainError]
+) -> T:
+    """``obj`` when it exists and the caller may see it; otherwise the *same* error a
+    missing one raises (status, code and message), so a foreign id is indistinguishable
+    from an absent one."""
+    if obj is None or not visible(obj):
+        raise not_found()
+    return obj

@@ -1,0 +1,66 @@
+"""The one caller resolver (``loopx_site.core.access``) and the 403 status word."""
+
+import pytest
+
+from loopx_site.core import access
+from loopx_site.core.errors import DomainError
+
+AGENT_TOKEN = access.Caller(access.HOST, "abc", goal_id="demo", agent_id="author", token_id=1)
+GOAL_TOKEN = access.Caller(access.HOST, "def", goal_id="demo", token_id=2)
+SHELL = access.shell_operator()
+
+
+def test_an_agent_token_acts_for_its_own_agent_and_reads_as_it():
+    acting = AGENT_TOKEN.acting_for()
+    assert (acting.goal_id, acting.agent_id, acting.own_agent) == ("demo", "author", True)
+    assert acting.viewer == ("demo", "author")
+
+
+def test_a_goal_wide_token_naming_an_agent_acts_for_it_but_reads_as_the_goal():
+    acting = GOAL_TOKEN.acting_for("demo", "author")
+    assert (acting.goal_id, acting.agent_id, acting.own_agent) == ("demo", "author", False)
+    assert acting.viewer == ("demo", None)  # never the Agent's private corpora
+
+
+def test_an_operator_names_both_and_reads_everything():
+    acting = SHELL.acting_for("demo", "author")
+    assert (acting.viewer, acting.own_agent) == (None, True)
+    with pytest.raises(DomainError) as exc:
+        SHELL.acting_for("demo")
+    assert (exc.value.code, exc.value.field) == ("invalid_argument", "agent_id")
+
+
+@pytest.mark.parametrize(
+    ("caller", "goal_id", "agent_id", "code"),
+    [
+        (AGENT_TOKEN, "demo", "reviewer", "scope_forbidden"),
+        (AGENT_TOKEN, "other", None, "scope_forbidden"),
+        (GOAL_TOKEN, "other", "author", "scope_forbidden"),
+        (GOAL_TOKEN, None, None, "invalid_argument"),
+        (GOAL_TOKEN, "demo", 7, "invalid_argument"),
+    ],
+)
+def test_outside_the_token_scope_is_refused(caller, goal_id, agent_id, code):
+    with pytest.raises(DomainError) as exc:
+        caller.acting_for(goal_id, agent_id)
+    assert exc.value.code == code
+    expected = "forbidden" if code == "scope_forbidden" else "invalid_request"
+    assert exc.value.envelope()["status"] == expected
+
+
+def test_every_403_says_forbidden_whatever_its_code():
+    refused = DomainError("reviewer_not_authorized", "no", status=403)
+    assert refused.envelope()["status"] == "forbidden"
+    assert DomainError("anything", "no", status=400).envelope()["status"] == "invalid_request"
+
+
+def test_an_unseen_object_raises_the_absent_error():
+    def absent():
+        return DomainError("not_found", "No such thing.", status=404)
+
+    with pytest.raises(DomainError) as hidden:
+        access.visible_or_not_found(object(), lambda _: False, absent)
+    with pytest.raises(DomainError) as missing:
+        access.visible_or_not_found(None, lambda _: True, absent)
+    assert hidden.value.envelope() == missing.value.envelope()
+    assert access.visible_or_not_found(1, lambda _: True, absent) == 1
