@@ -3,11 +3,16 @@
 standing policy, and a few active records written through the real pipelines (ingest
 via the standing policy; review → apply by the corpus owner) on the ``local`` provider.
 
-Authority: the corpus owner and reviewer are operator accounts (``demo-owner``,
-``demo-reviewer``; staff, no usable password — sign in as them only after setting one),
-and an operator-granted ``AuthorityCheckpoint`` (``demo-core-contributor``) authorises
-one ``hard_policy`` of the ``loopx-demo-review-policy`` corpus, ingested under its
-standing policy. Idempotent: a second run changes nothing."""
+Authority: the corpus owner and retirement authority is the operator account ``make
+run`` signs in with (``loopx_demo --operator NAME``; ``demo-owner`` when loaded without
+one), holding the Reward Memory operator permissions, so retire / revoke / supersede and
+operator control work in the admin as that account; the reviewer is ``demo-reviewer``
+(staff, no usable password — sign in as it only after setting one). Operator-granted
+``AuthorityCheckpoint``s: ``demo-core-contributor`` authorises one ``hard_policy`` of the
+``loopx-demo-review-policy`` corpus, ingested under its standing policy, and
+``demo-operator-control`` binds the owner to the edit / retire operator controls of the
+three demo corpora. Idempotent: only what is missing is created (an existing demo keeps
+its corpus owner)."""
 
 import copy
 import json
@@ -16,7 +21,7 @@ from django.contrib.auth import get_user_model
 
 from reward_memory import principals, services
 from reward_memory.inputs import FIXTURES
-from reward_memory.models import Review
+from reward_memory.models import AuthorityCheckpoint, Corpus, Review
 
 PROJECT = "loopx-demo"
 OWNER = "user:demo-owner"
@@ -45,15 +50,15 @@ TURN_EVENTS = [
 ]
 
 
-def _corpus(corpus_id: str, surface: str) -> dict:
+def _corpus(corpus_id: str, surface: str, owner: str = OWNER) -> dict:
     return {
         "schema_version": "reward_memory_corpus_v0",
         "corpus_id": corpus_id,
         "memory_class": "soft_preference",
-        "owner": OWNER,
+        "owner": owner,
         "reviewer": REVIEWER,
         "authority_source": AUTHORITY,
-        "maintenance": {"retirement_authority": OWNER},
+        "maintenance": {"retirement_authority": owner},
         "project": PROJECT,
         "surfaces": [surface],
         "freshness": {"max_source_age_days": None, "require_current_revision": True},
@@ -66,11 +71,11 @@ def _corpus(corpus_id: str, surface: str) -> dict:
     }
 
 
-def _policy(corpus_id: str, surface: str) -> dict:
+def _policy(corpus_id: str, surface: str, owner: str = OWNER) -> dict:
     return {
         "schema_version": "reward_memory_standing_policy_v0",
         "corpus_id": corpus_id,
-        "owner": OWNER,
+        "owner": owner,
         "reviewer": REVIEWER,
         "authority_source": AUTHORITY,
         "project": PROJECT,
@@ -115,24 +120,39 @@ CONTRIBUTOR = "user:demo-contributor"
 POLICY_SCOPES = ["issue_fix.request_reproduction"]
 
 
-def _operator_accounts() -> None:
-    """The demo's corpus owner and reviewer are operator accounts (idempotent)."""
+def _owner(operator: str | None) -> str:
+    """The demo corpora's owner: the stored one when the demo exists (never changed),
+    else the signed-in operator account, else ``demo-owner``."""
+    stored = (
+        Corpus.objects.filter(corpus_id__in=[c for c, _ in CORPORA] + [POLICY_CORPUS])
+        .order_by("pk")
+        .values_list("owner", flat=True)
+        .first()
+    )
+    return stored or (f"user:{operator}" if operator else OWNER)
+
+
+def _operator_accounts(owner: str) -> None:
+    """The demo's corpus owner and reviewer are operator accounts (created if missing);
+    the owner holds the Reward Memory operator permissions (only added, never removed)."""
     users = get_user_model()
-    for name in (principals.username_of(OWNER), principals.username_of(REVIEWER)):
+    for name in {principals.username_of(owner), principals.username_of(REVIEWER)}:
         user, created = users.objects.get_or_create(
             username=name, defaults={"is_staff": True, "is_active": True}
         )
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
+        if name == principals.username_of(owner) and not user.is_superuser:
+            principals.grant_operator_permissions(user)
 
 
-def _hard_policy_corpus() -> None:
+def _hard_policy_corpus(owner: str) -> None:
     """A hard_policy corpus (its policy comes from ``_hard_policy``: the operator
     checkpoint that authorises it and the event ingested under the standing policy)."""
-    corpus = _corpus(POLICY_CORPUS, POLICY_SURFACE)
+    corpus = _corpus(POLICY_CORPUS, POLICY_SURFACE, owner)
     corpus["memory_class"] = "hard_policy"
-    policy = _policy(POLICY_CORPUS, POLICY_SURFACE)
+    policy = _policy(POLICY_CORPUS, POLICY_SURFACE, owner)
     policy.update(
         memory_class="hard_policy",
         allowed_source_kinds=["maintainer_feedback"],
@@ -142,14 +162,14 @@ def _hard_policy_corpus() -> None:
     services.register_corpus(corpus=corpus, standing_policies=[policy], execute=True)
 
 
-def _hard_policy() -> dict:
+def _hard_policy(owner: str) -> dict:
     services.grant_checkpoint(
         checkpoint_id=CHECKPOINT_ID,
         project=PROJECT,
         actor=CONTRIBUTOR,
         role="core_contributor",
         action_scopes=POLICY_SCOPES,
-        operator=principals.operator_account(OWNER, field="actor"),
+        operator=principals.operator_account(owner, field="actor"),
         evidence_ref="roles:loopx-demo/core-contributors",
         execute=True,
     )
@@ -176,7 +196,7 @@ def _hard_policy() -> dict:
     return services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
 
 
-def _fixture_checkpoint() -> None:
+def _fixture_checkpoint(owner: str) -> None:
     """The operator verification the shipped ``issue-fix-verified-contributor`` case
     names, so ``candidate-review`` with the default case shows an authorised policy."""
     services.grant_checkpoint(
@@ -185,9 +205,32 @@ def _fixture_checkpoint() -> None:
         actor="contributor:maintainer-a",
         role="core_contributor",
         action_scopes=["issue_fix.request_reproduction", "issue_fix.request_changes"],
-        operator=principals.operator_account(OWNER, field="actor"),
+        operator=principals.operator_account(owner, field="actor"),
         execute=True,
     )
+
+
+CONTROL_CHECKPOINT_ID = "demo-operator-control"
+
+
+def _operator_control_checkpoint(owner: str) -> str:
+    """The checkpoint the admin's operator-control actions name (Checkpoint id
+    ``demo-operator-control``): it binds the corpus owner (= retirement authority) to the
+    edit and retire controls of the three demo corpora. Granted if missing."""
+    if AuthorityCheckpoint.objects.filter(checkpoint_id=CONTROL_CHECKPOINT_ID).exists():
+        return "exists"
+    corpora = [c for c, _ in CORPORA] + [POLICY_CORPUS]
+    services.grant_checkpoint(
+        checkpoint_id=CONTROL_CHECKPOINT_ID,
+        project=PROJECT,
+        actor=owner,
+        role="corpus_owner",
+        action_scopes=[f"reward_memory.{a}.{c}" for c in corpora for a in ("edit", "retire")],
+        operator=principals.operator_account(owner, field="actor"),
+        evidence_ref="roles:loopx-demo/corpus-owner",
+        execute=True,
+    )
+    return "granted"
 
 
 EXPERIMENT_CONFIG = ".local/reward-memory/demo-experiment.json"
@@ -243,18 +286,21 @@ def _experiment() -> str:
     return result["status"]
 
 
-def load(*, log) -> dict:
-    _operator_accounts()
-    _fixture_checkpoint()
+def load(*, log, operator: str | None = None) -> dict:
+    owner = _owner(operator)
+    _operator_accounts(owner)
+    _fixture_checkpoint(owner)
     for corpus_id, surface in CORPORA:
         result = services.register_corpus(
-            corpus=_corpus(corpus_id, surface),
-            standing_policies=[_policy(corpus_id, surface)],
+            corpus=_corpus(corpus_id, surface, owner),
+            standing_policies=[_policy(corpus_id, surface, owner)],
             execute=True,
         )
         log(f"reward_memory corpus {corpus_id}: {result['status']}")
 
-    _hard_policy_corpus()
+    _hard_policy_corpus(owner)
+    control = _operator_control_checkpoint(owner)
+    log(f"reward_memory checkpoint {CONTROL_CHECKPOINT_ID} (owner {owner}): {control}")
     log(f"reward_memory experiment demo/author: {_experiment()}")
 
     receipts = []
@@ -294,10 +340,10 @@ def load(*, log) -> dict:
     )
     applied = services.apply_review(
         review_id=review["review_id"],
-        principal=principals.operator_account(OWNER, field="actor"),
+        principal=principals.operator_account(owner, field="actor"),
         execute=True,
     )
-    policy = _hard_policy()
+    policy = _hard_policy(owner)
     # A rerun returns the stored receipts: say so rather than "activated" again.
     statuses = ["exists" if r.get("deduplicated") else r["status"] for r in receipts]
     statuses.append("exists" if prior and applied["status"] == "activated" else applied["status"])
@@ -309,4 +355,6 @@ def load(*, log) -> dict:
         "ingest_statuses": statuses[:-2],
         "review_applied": statuses[-2],
         "hard_policy": {"checkpoint_id": CHECKPOINT_ID, "status": statuses[-1]},
+        "owner": owner,
+        "operator_control": {"checkpoint_id": CONTROL_CHECKPOINT_ID, "status": control},
     }
