@@ -24,6 +24,7 @@ from hooks.models import (
     TurnSettlement,
 )
 from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, ref_column
+from loopx_site.core.operator_access import signed_in
 
 DEFAULT_EXECUTOR = "fake-scheduler"
 
@@ -153,9 +154,13 @@ class HookIntentAdmin(ReadOnlyAdmin):
         ids = list(queryset.values_list("intent_id", flat=True))
         try:
             if action == "admit":
-                results = services.admit_intents(executor=DEFAULT_EXECUTOR, intent_ids=ids)
+                results = services.admit_intents(
+                    executor=DEFAULT_EXECUTOR, intent_ids=ids, operator=signed_in(request)
+                )
             else:
-                results = services.reject_intents(executor=DEFAULT_EXECUTOR, intent_ids=ids)
+                results = services.reject_intents(
+                    executor=DEFAULT_EXECUTOR, intent_ids=ids, operator=signed_in(request)
+                )
         except HookError as exc:
             self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
             return

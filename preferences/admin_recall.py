@@ -14,6 +14,7 @@ from django import forms
 from django.contrib import admin, messages
 
 from loopx_site.core.errors import DomainError
+from loopx_site.core.operator_access import signed_in
 from preferences import services
 from preferences.models import ProviderExtension, ProviderNote, SemanticPreferenceConfig
 from preferences.recall.local_provider import validate_note
@@ -122,7 +123,9 @@ class ProviderExtensionAdmin(admin.ModelAdmin):
     def deactivate(self, request, queryset):
         for row in queryset:
             try:
-                result = services.deactivate_extension(extension_id=row.extension_id, execute=True)
+                result = services.deactivate_extension(
+                    extension_id=row.extension_id, operator=signed_in(request), execute=True
+                )
             except DomainError as exc:
                 self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
                 continue
@@ -198,5 +201,11 @@ class ProviderNoteAdmin(admin.ModelAdmin):
     )
     def retire(self, request, queryset):
         for row in queryset:
-            result = services.retire_provider_note(project=row.project, note_id=row.note_id)
+            try:
+                result = services.retire_provider_note(
+                    project=row.project, note_id=row.note_id, operator=signed_in(request)
+                )
+            except DomainError as exc:
+                self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+                continue
             self.message_user(request, f"{row.note_id}: {result['status']}")

@@ -6,6 +6,11 @@ Operator authority lives here too, every write through a service: granting (the 
 form) and revoking (an action) authority checkpoints, binding host tokens to corpus
 roles, reopening closed lineages, and revoking / superseding / retiring records as the
 signed-in operator account (which must be the corpus's declared actor).
+
+Every action declares the model permission it needs (``permissions=[...]``; Django
+hides and refuses it otherwise) and the service it calls checks the signed-in account
+again (``reward_memory.principals.PERMISSIONS`` plus the corpus role), so a missing
+declaration never opens an operation. A refusal is shown as an error message.
 """
 
 from django import forms
@@ -206,11 +211,14 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
                 run(record, principal)
                 done += 1
             except DomainError as exc:
-                self.message_user(request, f"{record.record_ref}: {exc.code}", messages.ERROR)
+                _refused(self, request, record.record_ref, exc)
         if done:
             self.message_user(request, f"{done} record(s) {verb}.", messages.SUCCESS)
 
-    @admin.action(description="Revoke the selected records (as the signed-in operator)")
+    @admin.action(
+        description="Revoke the selected records (as the signed-in operator)",
+        permissions=["change"],
+    )
     def revoke(self, request, queryset):
         self._each(
             request,
@@ -221,7 +229,10 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
             "revoked",
         )
 
-    @admin.action(description="Retire the selected records (as the signed-in operator)")
+    @admin.action(
+        description="Retire the selected records (as the signed-in operator)",
+        permissions=["change"],
+    )
     def retire(self, request, queryset):
         self._each(
             request,
@@ -232,15 +243,22 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
             "retired",
         )
 
-    @admin.action(description="Operator control: edit (needs an owner checkpoint)")
+    @admin.action(
+        description="Operator control: edit (needs an owner checkpoint)", permissions=["change"]
+    )
     def operator_edit(self, request, queryset):
         _operator_control(self, request, queryset, "edit")
 
-    @admin.action(description="Operator control: retire (needs a retirement checkpoint)")
+    @admin.action(
+        description="Operator control: retire (needs a retirement checkpoint)",
+        permissions=["change"],
+    )
     def operator_retire(self, request, queryset):
         _operator_control(self, request, queryset, "retire")
 
-    @admin.action(description="Supersede the older selected records by the newest one")
+    @admin.action(
+        description="Supersede the older selected records by the newest one", permissions=["change"]
+    )
     def supersede(self, request, queryset):
         rows = list(queryset.order_by("-activated_at", "-pk"))
         if len(rows) < 2:
@@ -270,9 +288,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
                 principal=_operator(request),
             )
         except DomainError as exc:
-            admin_obj.message_user(
-                request, f"{record.record_ref}: {exc.code} ({exc.message})", messages.ERROR
-            )
+            _refused(admin_obj, request, record.record_ref, exc)
             continue
         if action == "edit":
             text = "replacement candidate prepared; review it with candidate-review"
@@ -285,6 +301,11 @@ def _operator(request) -> principals.Principal:
     return principals.Principal(principals.OPERATOR, request.user.get_username())
 
 
+def _refused(admin_obj, request, ref: str, exc: DomainError) -> None:
+    """A service's refusal (its code and the message naming who holds the authority)."""
+    admin_obj.message_user(request, f"{ref}: {exc.code} ({exc.message})", messages.ERROR)
+
+
 class CheckpointGrantForm(forms.ModelForm):
     """The grant form; ``clean`` runs the service's preview so a refused grant is a form
     error, and ``save_model`` performs it."""
@@ -293,6 +314,7 @@ class CheckpointGrantForm(forms.ModelForm):
         required=False,
         help_text="Comma-separated action scopes (none: a role binding of the actor only).",
     )
+    operator: principals.Principal | None = None  # set per request by the admin
 
     class Meta:
         model = AuthorityCheckpoint
@@ -320,7 +342,7 @@ class CheckpointGrantForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
         try:
-            self.grant(principals.Principal(principals.OPERATOR, "preview"), execute=False)
+            self.grant(self.operator, execute=False)
         except DomainError as exc:
             raise forms.ValidationError(f"{exc.code}: {exc.message}") from None
         return data
@@ -350,6 +372,15 @@ class AuthorityCheckpointAdmin(admin.ModelAdmin):
         if obj is None:
             return ()
         return [f.name for f in AuthorityCheckpoint._meta.fields]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        if obj is None:  # the grant preview runs as the signed-in operator
+            form = type(form.__name__, (form,), {"operator": _operator(request)})
+        return form
+
+    def has_revoke_permission(self, request):
+        return request.user.has_perm("reward_memory.revoke_authoritycheckpoint")
 
     def get_fields(self, request, obj=None):
         if obj is None:
@@ -385,7 +416,10 @@ class AuthorityCheckpointAdmin(admin.ModelAdmin):
         if obj.pk is not None:
             super().log_addition(request, obj, message)
 
-    @admin.action(description="Revoke the selected checkpoints (and their hard_policies)")
+    @admin.action(
+        description="Revoke the selected checkpoints (and their hard_policies)",
+        permissions=["revoke"],
+    )
     def revoke(self, request, queryset):
         for row in queryset:
             try:
@@ -396,7 +430,7 @@ class AuthorityCheckpointAdmin(admin.ModelAdmin):
                     execute=True,
                 )
             except DomainError as exc:
-                self.message_user(request, f"{row.checkpoint_id}: {exc.code}", messages.ERROR)
+                _refused(self, request, row.checkpoint_id, exc)
                 continue
             self.message_user(
                 request,
@@ -422,19 +456,34 @@ class CorpusRoleBindingAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        binding = services.bind_role(
-            corpus_id=obj.corpus.corpus_id,
-            role=obj.role,
-            host_token=obj.host_token,
-            operator=_operator(request),
-        )
+        try:
+            binding = services.bind_role(
+                corpus_id=obj.corpus.corpus_id,
+                role=obj.role,
+                host_token=obj.host_token,
+                operator=_operator(request),
+            )
+        except DomainError as exc:
+            _refused(self, request, "Not bound", exc)
+            return
         obj.pk = binding.pk
 
-    @admin.action(description="Unbind the selected role bindings")
+    def log_addition(self, request, obj, message):
+        if obj.pk is not None:
+            super().log_addition(request, obj, message)
+
+    @admin.action(description="Unbind the selected role bindings", permissions=["change"])
     def unbind(self, request, queryset):
+        done = 0
         for binding in queryset:
-            services.unbind_role(binding=binding, operator=_operator(request))
-        self.message_user(request, "Unbound.", messages.SUCCESS)
+            try:
+                services.unbind_role(binding=binding, operator=_operator(request))
+            except DomainError as exc:
+                _refused(self, request, f"binding {binding.pk}", exc)
+                continue
+            done += 1
+        if done:
+            self.message_user(request, f"Unbound {done}.", messages.SUCCESS)
 
 
 @admin.register(LineageClosure)
@@ -458,8 +507,9 @@ class LineageClosureAdmin(ReadOnlyAdmin):
     def has_change_permission(self, request, obj=None):
         return obj is None and request.user.has_perm("reward_memory.change_lineageclosure")
 
-    @admin.action(description="Reopen the selected lineages")
+    @admin.action(description="Reopen the selected lineages", permissions=["change"])
     def reopen(self, request, queryset):
+        done = 0
         for closure in queryset.filter(reopened_at__isnull=True).select_related("corpus"):
             try:
                 services.reopen_lineage(
@@ -469,8 +519,11 @@ class LineageClosureAdmin(ReadOnlyAdmin):
                     execute=True,
                 )
             except DomainError as exc:
-                self.message_user(request, f"{closure.candidate_ref}: {exc.code}", messages.ERROR)
-        self.message_user(request, "Reopened.", messages.SUCCESS)
+                _refused(self, request, closure.candidate_ref, exc)
+                continue
+            done += 1
+        if done:
+            self.message_user(request, f"Reopened {done}.", messages.SUCCESS)
 
 
 @admin.register(Candidate)
@@ -575,16 +628,20 @@ class PendingIngestAdmin(ReadOnlyAdmin):
         # Needed to offer the retry action; every field stays read-only.
         return obj is None and request.user.has_perm("reward_memory.change_pendingingest")
 
-    @admin.action(description="Retry pending ingests of the selected rows' Agents")
+    @admin.action(
+        description="Retry pending ingests of the selected rows' Agents", permissions=["change"]
+    )
     def retry(self, request, queryset):
         agents = {
             (p.goal.goal_id, p.agent.agent_id) for p in queryset.select_related("goal", "agent")
         }
         for goal_id, agent_id in sorted(agents):
             try:
-                summary = services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
+                summary = services.retry_pending_ingests(
+                    goal_id=goal_id, agent_id=agent_id, operator=_operator(request)
+                )
             except DomainError as exc:
-                self.message_user(request, f"{goal_id}/{agent_id}: {exc.code}", messages.ERROR)
+                _refused(self, request, f"{goal_id}/{agent_id}", exc)
                 continue
             self.message_user(
                 request,

@@ -3,17 +3,21 @@
 standing policy, and a few active records written through the real pipelines (ingest
 via the standing policy; review → apply by the corpus owner) on the ``local`` provider.
 
-Authority: the corpus owner and reviewer are operator accounts (``demo-owner``,
-``demo-reviewer``; staff, no usable password — sign in as them only after setting one),
-and an operator-granted ``AuthorityCheckpoint`` (``demo-core-contributor``) authorises
-one ``hard_policy`` of the ``loopx-demo-review-policy`` corpus, ingested under its
-standing policy. The advisory events' source actors hold their roles through
+Authority: the corpus owner and retirement authority is the operator account ``make
+run`` signs in with (``loopx_demo --operator NAME``; ``demo-owner`` when loaded without
+one), holding the Reward Memory operator permissions, so retire / revoke / supersede and
+operator control work in the admin as that account; the reviewer is ``demo-reviewer``
+(staff, no usable password — sign in as it only after setting one). Operator-granted
+``AuthorityCheckpoint``s: ``demo-core-contributor`` authorises one ``hard_policy`` of the
+``loopx-demo-review-policy`` corpus, ingested under its standing policy;
+``demo-operator-control`` binds the owner to the edit / retire operator controls of the
+three demo corpora; the advisory events' source actors hold their roles through
 operator-granted role checkpoints (``ROLE_CHECKPOINTS``, no action scope).
 
 Create-only (``loopx_site.core.demo_kit``): every account, checkpoint, corpus, experiment
 config and binding, ingested event and review that exists is kept as the operator left
 it — a revoked checkpoint or record, a retired corpus, a disabled experiment, an edited
-private config stay so; only what is missing is created."""
+private config, the corpus owner stay so; only what is missing is created."""
 
 import copy
 import json
@@ -58,15 +62,15 @@ TURN_EVENTS = [
 ]
 
 
-def _corpus(corpus_id: str, surface: str) -> dict:
+def _corpus(corpus_id: str, surface: str, owner: str = OWNER) -> dict:
     return {
         "schema_version": "reward_memory_corpus_v0",
         "corpus_id": corpus_id,
         "memory_class": "soft_preference",
-        "owner": OWNER,
+        "owner": owner,
         "reviewer": REVIEWER,
         "authority_source": AUTHORITY,
-        "maintenance": {"retirement_authority": OWNER},
+        "maintenance": {"retirement_authority": owner},
         "project": PROJECT,
         "surfaces": [surface],
         "freshness": {"max_source_age_days": None, "require_current_revision": True},
@@ -79,11 +83,11 @@ def _corpus(corpus_id: str, surface: str) -> dict:
     }
 
 
-def _policy(corpus_id: str, surface: str) -> dict:
+def _policy(corpus_id: str, surface: str, owner: str = OWNER) -> dict:
     return {
         "schema_version": "reward_memory_standing_policy_v0",
         "corpus_id": corpus_id,
-        "owner": OWNER,
+        "owner": owner,
         "reviewer": REVIEWER,
         "authority_source": AUTHORITY,
         "project": PROJECT,
@@ -128,25 +132,40 @@ CONTRIBUTOR = "user:demo-contributor"
 POLICY_SCOPES = ["issue_fix.request_reproduction"]
 
 
-def _operator_accounts(ledger: Ledger) -> None:
-    """The demo's corpus owner and reviewer are operator accounts (created once)."""
+def _owner(operator: str | None) -> str:
+    """The demo corpora's owner: the stored one when the demo exists (never changed),
+    else the signed-in operator account, else ``demo-owner``."""
+    stored = (
+        Corpus.objects.filter(corpus_id__in=[c for c, _ in CORPORA] + [POLICY_CORPUS])
+        .order_by("pk")
+        .values_list("owner", flat=True)
+        .first()
+    )
+    return stored or (f"user:{operator}" if operator else OWNER)
+
+
+def _operator_accounts(ledger: Ledger, owner: str) -> None:
+    """The demo's corpus owner and reviewer are operator accounts (created if missing);
+    the owner holds the Reward Memory operator permissions (only added, never removed)."""
     users = get_user_model()
-    for name in (principals.username_of(OWNER), principals.username_of(REVIEWER)):
+    for name in dict.fromkeys((principals.username_of(owner), principals.username_of(REVIEWER))):
         user, created = users.objects.get_or_create(
             username=name, defaults={"is_staff": True, "is_active": True}
         )
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
+        if name == principals.username_of(owner) and not user.is_superuser:
+            principals.grant_operator_permissions(user)
         ledger.record(f"account {name}", created=created)
 
 
-def _hard_policy_corpus() -> dict:
+def _hard_policy_corpus(owner: str) -> dict:
     """A hard_policy corpus (its policy comes from ``_hard_policy``: the operator
     checkpoint that authorises it and the event ingested under the standing policy)."""
-    corpus = _corpus(POLICY_CORPUS, POLICY_SURFACE)
+    corpus = _corpus(POLICY_CORPUS, POLICY_SURFACE, owner)
     corpus["memory_class"] = "hard_policy"
-    policy = _policy(POLICY_CORPUS, POLICY_SURFACE)
+    policy = _policy(POLICY_CORPUS, POLICY_SURFACE, owner)
     policy.update(
         memory_class="hard_policy",
         allowed_source_kinds=["maintainer_feedback"],
@@ -156,14 +175,14 @@ def _hard_policy_corpus() -> dict:
     return services.register_corpus(corpus=corpus, standing_policies=[policy], execute=True)
 
 
-def _policy_checkpoint() -> dict:
+def _policy_checkpoint(owner: str) -> dict:
     return services.grant_checkpoint(
         checkpoint_id=CHECKPOINT_ID,
         project=PROJECT,
         actor=CONTRIBUTOR,
         role="core_contributor",
         action_scopes=POLICY_SCOPES,
-        operator=principals.operator_account(OWNER, field="actor"),
+        operator=principals.operator_account(owner, field="actor"),
         evidence_ref="roles:loopx-demo/core-contributors",
         execute=True,
     )
@@ -200,20 +219,20 @@ ROLE_CHECKPOINTS = [
 ]
 
 
-def _role_checkpoint(checkpoint_id: str, actor: str, role: str):
+def _role_checkpoint(checkpoint_id: str, actor: str, role: str, owner: str):
     return services.grant_checkpoint(
         checkpoint_id=checkpoint_id,
         project=PROJECT,
         actor=actor,
         role=role,
         action_scopes=[],
-        operator=principals.operator_account(OWNER, field="actor"),
+        operator=principals.operator_account(owner, field="actor"),
         evidence_ref=f"roles:loopx-demo/{role}",
         execute=True,
     )
 
 
-def _fixture_checkpoint() -> None:
+def _fixture_checkpoint(owner: str) -> None:
     """The operator verification the shipped ``issue-fix-verified-contributor`` case
     names, so ``candidate-review`` with the default case shows an authorised policy."""
     return services.grant_checkpoint(
@@ -222,7 +241,27 @@ def _fixture_checkpoint() -> None:
         actor="contributor:maintainer-a",
         role="core_contributor",
         action_scopes=["issue_fix.request_reproduction", "issue_fix.request_changes"],
-        operator=principals.operator_account(OWNER, field="actor"),
+        operator=principals.operator_account(owner, field="actor"),
+        execute=True,
+    )
+
+
+CONTROL_CHECKPOINT_ID = "demo-operator-control"
+
+
+def _operator_control_checkpoint(owner: str):
+    """The checkpoint the admin's operator-control actions name (Checkpoint id
+    ``demo-operator-control``): it binds the corpus owner (= retirement authority) to the
+    edit and retire controls of the three demo corpora."""
+    corpora = [c for c, _ in CORPORA] + [POLICY_CORPUS]
+    return services.grant_checkpoint(
+        checkpoint_id=CONTROL_CHECKPOINT_ID,
+        project=PROJECT,
+        actor=owner,
+        role="corpus_owner",
+        action_scopes=[f"reward_memory.{a}.{c}" for c in corpora for a in ("edit", "retire")],
+        operator=principals.operator_account(owner, field="actor"),
+        evidence_ref="roles:loopx-demo/corpus-owner",
         execute=True,
     )
 
@@ -325,7 +364,7 @@ def _register(ledger: Ledger, corpus_id: str, register) -> str:
     return result["status"] if result is not None else "kept"
 
 
-def _review(ledger: Ledger, pr_event: dict) -> str:
+def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
     """The reviewer accepts one candidate and the owner applies it, once."""
     reviewed = copy.deepcopy(pr_event)
     for key in ("event_id", "corpus_id"):
@@ -347,7 +386,7 @@ def _review(ledger: Ledger, pr_event: dict) -> str:
         )
         return services.apply_review(
             review_id=review["review_id"],
-            principal=principals.operator_account(OWNER, field="actor"),
+            principal=principals.operator_account(owner, field="actor"),
             execute=True,
         )
 
@@ -359,28 +398,31 @@ def _review(ledger: Ledger, pr_event: dict) -> str:
     return applied["status"] if applied is not None else "kept"
 
 
-def load(*, log) -> dict:
+def load(*, log, operator: str | None = None) -> dict:
     ledger = Ledger()
-    _operator_accounts(ledger)
-    _checkpoint(ledger, "example-repo-core-contributors", _fixture_checkpoint)
+    owner = _owner(operator)
+    _operator_accounts(ledger, owner)
+    _checkpoint(ledger, "example-repo-core-contributors", lambda: _fixture_checkpoint(owner))
     for checkpoint_id, actor, role in ROLE_CHECKPOINTS:
         _checkpoint(
             ledger,
             checkpoint_id,
-            lambda c=checkpoint_id, a=actor, r=role: _role_checkpoint(c, a, r),
+            lambda c=checkpoint_id, a=actor, r=role: _role_checkpoint(c, a, r, owner),
         )
     for corpus_id, surface in CORPORA:
         status = _register(
             ledger,
             corpus_id,
             lambda corpus_id=corpus_id, surface=surface: services.register_corpus(
-                corpus=_corpus(corpus_id, surface),
-                standing_policies=[_policy(corpus_id, surface)],
+                corpus=_corpus(corpus_id, surface, owner),
+                standing_policies=[_policy(corpus_id, surface, owner)],
                 execute=True,
             ),
         )
         log(f"reward_memory corpus {corpus_id}: {status}")
-    _register(ledger, POLICY_CORPUS, _hard_policy_corpus)
+    _register(ledger, POLICY_CORPUS, lambda: _hard_policy_corpus(owner))
+    _checkpoint(ledger, CONTROL_CHECKPOINT_ID, lambda: _operator_control_checkpoint(owner))
+    log(f"reward_memory checkpoint {CONTROL_CHECKPOINT_ID} (owner {owner})")
     log(f"reward_memory experiment demo/author: {_experiment(ledger)}")
 
     statuses = [
@@ -390,8 +432,8 @@ def load(*, log) -> dict:
     with open(FIXTURES / "scoped_feedback_event.json", encoding="utf-8") as handle:
         pr_event = json.load(handle)
     statuses.append(_ingest(ledger, pr_event))
-    review_status = _review(ledger, pr_event)
-    _checkpoint(ledger, CHECKPOINT_ID, _policy_checkpoint)
+    review_status = _review(ledger, pr_event, owner)
+    _checkpoint(ledger, CHECKPOINT_ID, lambda: _policy_checkpoint(owner))
     policy_status = _ingest(ledger, _policy_event())
     log(f"reward_memory records: {', '.join([*statuses, review_status, policy_status])}")
     log(f"reward_memory checkpoint {CHECKPOINT_ID} authorises hard_policy: {policy_status}")
@@ -401,4 +443,9 @@ def load(*, log) -> dict:
         ingest_statuses=statuses,
         review_applied=review_status,
         hard_policy={"checkpoint_id": CHECKPOINT_ID, "status": policy_status},
+        owner=owner,
+        operator_control={
+            "checkpoint_id": CONTROL_CHECKPOINT_ID,
+            "status": ledger.objects.get(f"checkpoint {CONTROL_CHECKPOINT_ID}"),
+        },
     )

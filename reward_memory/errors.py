@@ -23,6 +23,7 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | not_authorized | 403 | the actor lacks the corpus authority the operation needs |
 | reviewer_not_authorized | 403 | recording a review by someone who is not the corpus reviewer |
 | owner_not_authorized | 403 | applying an accepted review by someone who is not the corpus owner |
+| permission_required | 403 | the operator account lacks the operation's model permission |
 | operator_required | 403 | an operator-only act (checkpoints, role bindings, reopen) by a host |
 | forbidden_action_scope | 400 | a standing policy / checkpoint names a forbidden authority family |
 | checkpoint_not_found / closure_not_found | 404 | unknown checkpoint / no open closure |
@@ -69,6 +70,7 @@ STATUS = {
     "reviewer_not_authorized": 403,
     "owner_not_authorized": 403,
     "operator_required": 403,
+    "permission_required": 403,
     "forbidden_action_scope": 400,
     "checkpoint_not_found": 404,
     "closure_not_found": 404,

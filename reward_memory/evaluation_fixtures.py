@@ -16,7 +16,7 @@ from django.db import transaction
 
 from loopx_site.core import clock
 from loopx_site.core.models import Agent, Goal
-from reward_memory import providers
+from reward_memory import principals, providers
 from reward_memory.providers.double import ProviderDouble
 
 GOAL = "eval-goal"
@@ -62,7 +62,8 @@ def identities() -> None:
     )
     Agent.objects.get_or_create(goal=goal, agent_id=AGENT, defaults={"created_at": now})
     for name in ("eval-owner", "eval-reviewer", "eval-retirer"):
-        get_user_model().objects.get_or_create(username=name, defaults={"is_staff": True})
+        user, _ = get_user_model().objects.get_or_create(username=name, defaults={"is_staff": True})
+        principals.grant_operator_permissions(user)
 
 
 def corpus(corpus_id: str, *, memory_class: str, surface: str) -> dict:

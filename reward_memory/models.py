@@ -492,6 +492,11 @@ class AuthorityCheckpoint(models.Model):
 
     class Meta:
         ordering = ["-verified_at"]
+        # Revoking also revokes the checkpoint's active hard_policies: its own permission
+        # (the admin action and ``services.revoke_checkpoint`` both require it).
+        permissions = [
+            ("revoke_authoritycheckpoint", "Can revoke an authority checkpoint"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(revoked_at__isnull=True) | ~Q(revoked_by=""),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
+from loopx_site.core.operator_access import require_account_permission
 from reward_memory.errors import RewardMemoryError
 
 OPERATOR = "operator"
@@ -30,6 +31,42 @@ class Principal:
     @property
     def is_operator(self) -> bool:
         return self.kind == OPERATOR
+
+
+# The model permission an operator account needs for each operator operation, checked by
+# the service (``require_permission``) whatever called it; the admin action that calls the
+# service declares the same permission. Host tokens act through role bindings instead.
+PERMISSIONS = {
+    "revoke_record": "reward_memory.change_memoryrecord",
+    "retire_record": "reward_memory.change_memoryrecord",
+    "supersede_record": "reward_memory.change_memoryrecord",
+    "mark_experience": "reward_memory.change_memoryrecord",
+    "operator_control": "reward_memory.change_memoryrecord",
+    "grant_checkpoint": "reward_memory.add_authoritycheckpoint",
+    "revoke_checkpoint": "reward_memory.revoke_authoritycheckpoint",
+    "bind_role": "reward_memory.add_corpusrolebinding",
+    "unbind_role": "reward_memory.change_corpusrolebinding",
+    "reopen_lineage": "reward_memory.change_lineageclosure",
+    "retry_pending_ingest": "reward_memory.change_pendingingest",
+}
+
+
+def require_permission(principal: "Principal | None", operation: str) -> None:
+    """An operator principal's account must hold the operation's model permission
+    (``permission_required``, 403). Host principals are checked by the domain rule."""
+    if principal is not None and principal.is_operator:
+        require_account_permission(principal.name, PERMISSIONS[operation], error=RewardMemoryError)
+
+
+def grant_operator_permissions(user) -> None:
+    """Give an operator account every permission of ``PERMISSIONS`` (only adds; the
+    demo's and the evaluation's corpus actors hold them)."""
+    from django.contrib.auth.models import Permission
+
+    codenames = {perm.split(".", 1)[1] for perm in PERMISSIONS.values()}
+    user.user_permissions.add(
+        *Permission.objects.filter(content_type__app_label="reward_memory", codename__in=codenames)
+    )
 
 
 def username_of(ref: str) -> str:

@@ -3,7 +3,7 @@ import re
 from django import forms
 from django.contrib import admin, messages
 
-from loopx_site.core import services
+from loopx_site.core import operator_access, services
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal, HostToken
 from loopx_site.core.validation import require_identifier
@@ -123,6 +123,11 @@ class HostTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected tokens", permissions=["change"])
     def revoke(self, request, queryset):
-        for token in queryset:
-            services.revoke_token(token=token)
+        operator = operator_access.signed_in(request)
+        try:
+            for token in queryset:
+                services.revoke_token(token=token, operator=operator)
+        except DomainError as exc:
+            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+            return
         self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)

@@ -19,7 +19,11 @@ from reward_memory.services.corpora import (
     set_corpus_active,
 )
 from reward_memory.services.experiments import configure_goal, experiment_status
-from reward_memory.services.ingest import ingest_event, reconcile_pending_ingests
+from reward_memory.services.ingest import (
+    ingest_event,
+    reconcile_pending_ingests,
+    retry_pending_ingests,
+)
 from reward_memory.services.operator_control import operator_control
 from reward_memory.services.recall import (
     RecallGuidance,
@@ -64,6 +68,7 @@ __all__ = [
     "register_corpus",
     "reopen_lineage",
     "retire_record",
+    "retry_pending_ingests",
     "review_candidate",
     "revoke_checkpoint",
     "revoke_record",

@@ -2,8 +2,10 @@
 closing / reopening of candidate lineages.
 
 Every function here needs an *operator* principal (the admin, or a command run from the
-operator's shell naming an operator account); a host token is refused with
-``operator_required`` whatever it sends.
+operator's shell naming an operator account) whose account holds the operation's model
+permission (``principals.PERMISSIONS``: add/revoke checkpoint, add/change role binding,
+change lineage closure); a host token is refused with ``operator_required`` whatever it
+sends, an account without the permission with ``permission_required``.
 """
 
 import datetime as dt
@@ -13,7 +15,7 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.models import HostToken
-from reward_memory import authority, candidates, selectors
+from reward_memory import authority, candidates, principals, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
@@ -27,11 +29,15 @@ from reward_memory.models import (
 from reward_memory.principals import Principal
 
 
-def _require_operator(principal: Principal | None) -> Principal:
+def require_operator(principal: Principal | None, operation: str) -> Principal:
+    """The one rule for operator-only operations: an operator account (never a host
+    token: ``operator_required``) holding the operation's model permission
+    (``principals.PERMISSIONS``; ``permission_required``)."""
     if principal is None or not principal.is_operator:
         raise RewardMemoryError(
             "operator_required", "Only an operator account may do this.", field="actor"
         )
+    principals.require_permission(principal, operation)
     return principal
 
 
@@ -69,7 +75,7 @@ def grant_checkpoint(
     advisory event's ``source.actor``/``actor_role`` needs) and authorises no hard_policy
     (which must request a non-empty subset of the checkpoint's scopes).
     """
-    _require_operator(operator)
+    require_operator(operator, "grant_checkpoint")
     v.identifier(checkpoint_id, "checkpoint_id")
     v.project(project, "project")
     v.ref(actor, "actor")
@@ -138,7 +144,7 @@ def revoke_checkpoint(
     from it (``revoked``, reason ``checkpoint_revoked``): it leaves recall at once."""
     from reward_memory.services import records
 
-    _require_operator(operator)
+    require_operator(operator, "revoke_checkpoint")
     row = selectors.get_checkpoint(checkpoint_id)
     derived = MemoryRecord.objects.filter(authority_checkpoint=row, lifecycle_state=c.ACTIVE)
     refs = sorted(derived.values_list("record_ref", flat=True))
@@ -174,7 +180,7 @@ def bind_role(
     *, corpus_id: str, role: str, host_token: HostToken, operator: Principal
 ) -> CorpusRoleBinding:
     """Bind a host token to one corpus role (idempotent while live)."""
-    _require_operator(operator)
+    require_operator(operator, "bind_role")
     v.choice(role, "role", c.CORPUS_ROLES)
     corpus = selectors.get_corpus(corpus_id)
     existing = CorpusRoleBinding.objects.filter(
@@ -198,7 +204,7 @@ def bind_role(
 
 
 def unbind_role(*, binding: CorpusRoleBinding, operator: Principal) -> None:
-    _require_operator(operator)
+    require_operator(operator, "unbind_role")
     CorpusRoleBinding.objects.filter(pk=binding.pk, revoked_at__isnull=True).update(
         revoked_at=clock.now()
     )
@@ -240,7 +246,7 @@ def reopen_lineage(
     *, corpus_id: str, candidate_ref: str, operator: Principal, execute: bool = False
 ) -> dict[str, Any]:
     """An operator's explicit reopen of a closed candidate lineage."""
-    _require_operator(operator)
+    require_operator(operator, "reopen_lineage")
     corpus = selectors.get_corpus(corpus_id)
     closure = LineageClosure.objects.filter(
         corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True

@@ -436,6 +436,15 @@ def _submitter(row: IngestEvent) -> Principal | None:
     return None
 
 
+def retry_pending_ingests(*, goal_id: str, agent_id: str, operator) -> dict[str, Any]:
+    """An operator's retry of one Agent's pending ingests (the admin action): the
+    operator account must hold ``reward_memory.change_pendingingest``."""
+    from reward_memory.services.authority import require_operator
+
+    require_operator(operator, "retry_pending_ingest")
+    return reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
+
+
 def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     """Retry this exact Goal+Agent's unresolved sidecar ingests with the same
     deterministic event and ``observed_at`` (exact readback again). Fail-open: provider

@@ -1,7 +1,9 @@
 """Stage 5 operator control: an authorised edit or retire decision for one active
 record, prepared without any provider write.
 
-The authority is an operator-granted ``AuthorityCheckpoint`` named by ``control_ref``:
+The signed-in operator must hold ``reward_memory.change_memoryrecord`` and be the corpus
+owner (edit) or retirement authority / owner (retire) itself. The authority is an
+operator-granted ``AuthorityCheckpoint`` named by ``control_ref``:
 an edit checkpoint must bind the corpus ``owner``, a retire checkpoint the corpus
 ``maintenance.retirement_authority``; both must be live, bind the corpus's project and
 hold the exact action scope ``reward_memory.<action>.<corpus_id>``. An edit returns a
@@ -18,11 +20,12 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import prefixed_id, text_digest_ref
-from reward_memory import authority, guards, selectors
+from reward_memory import authority, guards, principals, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.principals import Principal
+from reward_memory.services import records
 
 SCHEMA = "reward_memory_operator_control_v0"
 ACTIONS = ("edit", "retire")
@@ -62,11 +65,14 @@ def operator_control(
         raise RewardMemoryError(
             "operator_required", "Only an operator account may do this.", field="actor"
         )
+    principals.require_permission(principal, "operator_control")
     v.choice(action, "action", ACTIONS)
     v.ref(control_ref, "control_ref")
     reasoning = _safe_text(reasoning_summary, "reasoning_summary")
     record = selectors.get_record(record_ref)
     corpus = record.corpus
+    # the signed-in operator must hold the corpus role the checkpoint binds
+    records.authorize_record_operation(principal, corpus, f"operator_{action}")
     if record.lifecycle_state != c.ACTIVE or not corpus.active:
         raise RewardMemoryError(
             "invalid_transition",

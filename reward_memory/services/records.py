@@ -14,7 +14,7 @@ from django.db.models import Max, Q
 
 from loopx_site.core import clock
 from reward_memory import contracts as c
-from reward_memory import providers, selectors
+from reward_memory import principals, providers, selectors
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
 from reward_memory.principals import Principal
@@ -140,27 +140,66 @@ def _candidate_of(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
-def _require(principal: Principal | None, corpus, roles: tuple[str, ...], message: str):
-    if not any(selectors.acts_as(principal, corpus, role) for role in roles):
-        code = "owner_not_authorized" if roles == (c.OWNER_ROLE,) else "not_authorized"
-        raise RewardMemoryError(code, message, field="actor")
-
-
 OPERATION_ROLES = {
     "retire": (c.RETIREMENT_ROLE, c.OWNER_ROLE),
     "revoke": (c.AUTHORITY_SOURCE_ROLE, c.OWNER_ROLE),
     "supersede": (c.OWNER_ROLE,),
+    "mark": (c.OWNER_ROLE, c.RETIREMENT_ROLE),
+    "operator_edit": (c.OWNER_ROLE,),
+    "operator_retire": (c.RETIREMENT_ROLE, c.OWNER_ROLE),
 }
+OPERATION_PERMISSIONS = {
+    "retire": "retire_record",
+    "revoke": "revoke_record",
+    "supersede": "supersede_record",
+    "mark": "mark_experience",
+    "operator_edit": "operator_control",
+    "operator_retire": "operator_control",
+}
+VERBS = {
+    "retire": "retire",
+    "revoke": "revoke",
+    "supersede": "supersede",
+    "mark": "mark",
+    "operator_edit": "prepare an operator edit of",
+    "operator_retire": "prepare an operator retire of",
+}
+ROLE_NAMES = {
+    c.OWNER_ROLE: "owner",
+    c.RETIREMENT_ROLE: "retirement authority",
+    c.AUTHORITY_SOURCE_ROLE: "authority source",
+}
+
+
+def authorize_record_operation(principal: Principal | None, corpus, operation: str) -> None:
+    """The one rule for who may change a record's lifecycle (or prepare an operator
+    control for it): an operator account must hold the operation's model permission
+    (``permission_required``) and, like a host token, act as one of the corpus roles
+    the operation needs (``owner_not_authorized`` / ``not_authorized``; the message names
+    the accounts that do)."""
+    principals.require_permission(principal, OPERATION_PERMISSIONS[operation])
+    roles = OPERATION_ROLES[operation]
+    if any(selectors.acts_as(principal, corpus, role) for role in roles):
+        return
+    holders = [
+        f"the corpus {ROLE_NAMES[role]} ({getattr(corpus, selectors.ROLE_FIELDS[role])})"
+        for role in roles
+    ]
+    raise RewardMemoryError(
+        "owner_not_authorized" if roles == (c.OWNER_ROLE,) else "not_authorized",
+        f"Only {' or '.join(holders)} may {VERBS[operation]} records of corpus {corpus.corpus_id}"
+        " (or a host token an operator bound to that role).",
+        field="actor",
+        details={
+            "operation": operation,
+            "authorized": [getattr(corpus, selectors.ROLE_FIELDS[role]) for role in roles],
+        },
+    )
 
 
 def check_record_operation(record: MemoryRecord, *, principal: Principal, operation: str) -> None:
     """The preview of a lifecycle operation: may this principal perform it (no write)?"""
-    _require(
-        principal,
-        record.corpus,
-        OPERATION_ROLES[operation],
-        f"This principal may not {operation} records of the corpus.",
-    )
+    authorize_record_operation(principal, record.corpus, operation)
 
 
 def retire_record(
@@ -172,12 +211,7 @@ def retire_record(
 
     record = selectors.get_record(record_ref)
     corpus = record.corpus
-    _require(
-        principal,
-        corpus,
-        (c.RETIREMENT_ROLE, c.OWNER_ROLE),
-        "Only the corpus retirement authority or owner may retire a record.",
-    )
+    authorize_record_operation(principal, corpus, "retire")
     actor = principal.actor_ref
     now = clock.now()
     with transaction.atomic():
@@ -213,12 +247,7 @@ def revoke_record(*, record_ref: str, principal: Principal, revocation_ref: str)
 
     record = selectors.get_record(record_ref)
     corpus = record.corpus
-    _require(
-        principal,
-        corpus,
-        (c.AUTHORITY_SOURCE_ROLE, c.OWNER_ROLE),
-        "Only the corpus authority source or owner may revoke a record.",
-    )
+    authorize_record_operation(principal, corpus, "revoke")
     actor = principal.actor_ref
     now = clock.now()
     with transaction.atomic():
@@ -288,12 +317,7 @@ def mark_experience(
             field="record_ref",
         )
     corpus = record.corpus
-    _require(
-        principal,
-        corpus,
-        (c.OWNER_ROLE, c.RETIREMENT_ROLE),
-        "Only the corpus owner or retirement authority marks experience.",
-    )
+    authorize_record_operation(principal, corpus, "mark")
     now = clock.now()
     with transaction.atomic():
         record = _transition(
@@ -331,7 +355,7 @@ def supersede_record(
     record = selectors.get_record(record_ref, viewer=viewer)
     successor = selectors.get_record(by_record_ref, viewer=viewer, field="by_record_ref")
     corpus = record.corpus
-    _require(principal, corpus, (c.OWNER_ROLE,), "Only the corpus owner may supersede a record.")
+    authorize_record_operation(principal, corpus, "supersede")
     if (
         successor.corpus_id != record.corpus_id
         or successor.surface != record.surface

@@ -4,6 +4,7 @@ from hooks import executors, services
 from hooks.capabilities.periodic_report import reduce_trigger, report_window
 from hooks.models import HookIntent, IntentExecution
 from loopx_site.core.errors import DomainError
+from loopx_site.core.operator_access import SHELL
 from tests.hooks.conftest import PERIODIC
 from tests.hooks.factories import TodoFactory, settle
 
@@ -59,7 +60,9 @@ def test_executor_rejects_kinds_outside_its_allowlist(todo, install):
 
 def test_admit_then_execute_through_the_executor(two_triggers):
     target = two_triggers[1].intent_id
-    admitted = services.admit_intents(executor="fake-scheduler", intent_ids=[target])
+    admitted = services.admit_intents(
+        executor="fake-scheduler", intent_ids=[target], operator=SHELL
+    )
     assert admitted == [
         {"intent_id": target, "action": "admitted", "reason": None, "decision": None}
     ]
@@ -72,9 +75,9 @@ def test_admit_then_execute_through_the_executor(two_triggers):
 
 def test_reject_is_final_and_executing_later_skips_it(two_triggers):
     target = two_triggers[0].intent_id
-    out = services.reject_intents(executor="fake-scheduler", intent_ids=[target])
+    out = services.reject_intents(executor="fake-scheduler", intent_ids=[target], operator=SHELL)
     assert out[0]["action"] == "rejected"
-    again = services.reject_intents(executor="fake-scheduler", intent_ids=[target])
+    again = services.reject_intents(executor="fake-scheduler", intent_ids=[target], operator=SHELL)
     assert again[0]["action"] == "deduplicated"
     result = services.execute_intents(executor="fake-scheduler", execute=True)
     assert [d["intent_id"] for d in result["decisions"]] == [two_triggers[1].intent_id]
@@ -87,7 +90,9 @@ def test_unknown_executor_and_unknown_intent_are_structured_errors(two_triggers)
         services.execute_intents(executor="real-mailer")
     assert (caught.value.code, caught.value.field) == ("unknown_executor", "executor")
     with pytest.raises(DomainError) as caught:
-        services.admit_intents(executor="fake-scheduler", intent_ids=["pwi_missing"])
+        services.admit_intents(
+            executor="fake-scheduler", intent_ids=["pwi_missing"], operator=SHELL
+        )
     assert caught.value.code == "intent_not_found"
     assert caught.value.http_status == 404
 

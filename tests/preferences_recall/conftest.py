@@ -120,13 +120,16 @@ def write_json(tmp_path):
 def install(db, write_json):
     """``install(manifest_dict, active=True)`` installs an extension (installs enable it;
     ``active=False`` disables it again)."""
+    from loopx_site.core.operator_access import SHELL
     from preferences import services
 
     def do(document: dict, *, active: bool = True) -> dict:
         path = write_json(f"manifests/{document['extension_id']}.json", document)
         result = services.install_extension(manifest_path=path, execute=True)
         if not active:
-            services.deactivate_extension(extension_id=document["extension_id"], execute=True)
+            services.deactivate_extension(
+                extension_id=document["extension_id"], operator=SHELL, execute=True
+            )
         return result
 
     return do

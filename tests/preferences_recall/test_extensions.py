@@ -6,6 +6,7 @@ import pytest
 from django.db import IntegrityError
 from django.utils import timezone
 
+from loopx_site.core.operator_access import SHELL
 from preferences import services
 from preferences.models import ProviderExtension
 from preferences.recall.errors import SemanticPreferenceError
@@ -83,8 +84,11 @@ def test_enable_and_disable_preview_then_apply_idempotently(install):
     assert ProviderExtension.objects.get().active is False
     assert services.activate_extension(extension_id="alpha", execute=True)["changed"] is True
     assert services.activate_extension(extension_id="alpha", execute=True)["changed"] is False
-    assert services.deactivate_extension(extension_id="alpha", execute=True)["changed"] is True
-    again = services.deactivate_extension(extension_id="alpha", execute=True)
+    assert (
+        services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)["changed"]
+        is True
+    )
+    again = services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)
     assert again["status"] == "unchanged"
     assert ProviderExtension.objects.get().active is False
 
@@ -250,7 +254,7 @@ def test_extension_id_disambiguates(install):
 
 def test_a_deactivated_extension_follows_the_surface_policy(install):
     install(manifest("alpha", provider("valid")))
-    services.deactivate_extension(extension_id="alpha", execute=True)
+    services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)
     open_result = services.recall(
         extension_config(extension_id="alpha"), project="p", surface=SURFACE, execute=True
     )

@@ -9,6 +9,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 
 from loopx_site.core import fulltext
+from loopx_site.core.operator_access import SHELL
 from preferences import services
 from preferences.models import ProviderNote
 from preferences.recall import local_provider, protocol
@@ -91,8 +92,14 @@ def test_saving_a_note_indexes_it_and_saving_it_again_is_unchanged():
 @pytest.mark.django_db
 def test_retiring_and_deleting_a_note_removes_it_from_the_index():
     services.save_provider_note(project=PROJECT, note_id="n1", summary="Use tables.")
-    assert services.retire_provider_note(project=PROJECT, note_id="n1")["status"] == "retired"
-    assert services.retire_provider_note(project=PROJECT, note_id="n1")["status"] == "unchanged"
+    assert (
+        services.retire_provider_note(project=PROJECT, note_id="n1", operator=SHELL)["status"]
+        == "retired"
+    )
+    assert (
+        services.retire_provider_note(project=PROJECT, note_id="n1", operator=SHELL)["status"]
+        == "unchanged"
+    )
     assert fulltext.count(local_provider.namespace(PROJECT)) == 0
     assert ProviderNote.objects.get().active is False
     services.delete_provider_note(project=PROJECT, note_id="n1")

@@ -101,7 +101,8 @@ CHECKPOINTS = (
 
 @pytest.fixture(autouse=True)
 def authority_rows(request):
-    """For database tests: the corpus actors are operator accounts, and the default
+    """For database tests: the corpus actors are operator accounts holding the Reward
+    Memory operator permissions (``principals.PERMISSIONS``), and the default
     checkpoints are granted by an operator (as the admin or the command would)."""
     names = request.fixturenames
     if "transactional_db" in names:
@@ -112,10 +113,11 @@ def authority_rows(request):
         return
     from django.contrib.auth import get_user_model
 
-    from reward_memory import services
+    from reward_memory import principals, services
 
     for name in OPERATOR_ACCOUNTS:
-        get_user_model().objects.get_or_create(username=name, defaults={"is_staff": True})
+        user, _ = get_user_model().objects.get_or_create(username=name, defaults={"is_staff": True})
+        principals.grant_operator_permissions(user)
     for checkpoint_id, project, actor, role, scopes in CHECKPOINTS:
         services.grant_checkpoint(
             checkpoint_id=checkpoint_id,

@@ -125,11 +125,13 @@ def test_transition_authority_is_checked(db, corpus):
     receipt = _ingest()
     with pytest.raises(RewardMemoryError) as exc:
         services.retire_record(record_ref=receipt["record_ref"], principal=f.op("user:mallory"))
-    assert exc.value.code == "not_authorized"
-    with pytest.raises(RewardMemoryError):
+    assert exc.value.code == "permission_required"  # no such operator account
+    with pytest.raises(RewardMemoryError) as exc:
         services.revoke_record(
             record_ref=receipt["record_ref"], principal=f.op(f.REVIEWER), revocation_ref="r"
         )
+    assert exc.value.code == "not_authorized"
+    assert "user:owner" in exc.value.message  # names who holds the authority
     with pytest.raises(RewardMemoryError):
         services.supersede_record(
             record_ref=receipt["record_ref"],

@@ -98,8 +98,23 @@ def test_operator_control_command(record, tmp_path):
     assert (refused.code, refused.json["code"]) == (2, "operator_checkpoint_refused")
 
 
-def test_admin_operator_actions_call_the_service_and_show_refusals(admin_client, record):
+def test_admin_operator_actions_call_the_service_and_show_refusals(client, admin_client, record):
+    from django.contrib.auth import get_user_model
+
     url = reverse("admin:reward_memory_memoryrecord_changelist")
+    control = {
+        "action": "operator_edit",
+        "_selected_action": [record.pk],
+        "control_ref": "ckpt-edit",
+        "reasoning_summary": "Tighter wording.",
+        "edited_content_summary": "Lead with the user-visible effect first.",
+    }
+    # a superuser holds the permission but is not the corpus owner: the service refuses
+    stranger = admin_client.post(url, control, follow=True)
+    texts = [str(m) for m in stranger.context["messages"]]
+    assert any("owner_not_authorized" in t and "user:owner" in t for t in texts), texts
+    client.force_login(get_user_model().objects.get(username="owner"))
+    admin_client = client  # the signed-in corpus owner (holding change_memoryrecord)
     ok = admin_client.post(
         url,
         {

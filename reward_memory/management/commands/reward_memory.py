@@ -411,7 +411,7 @@ class Command(LoopxCommand):
                 source_truth_ref=validation.ref(source_truth_ref, "source_truth_ref"),
             )
         else:
-            services.check_record_operation(record, principal=principal, operation="retire")
+            services.check_record_operation(record, principal=principal, operation="mark")
         return {
             "schema_version": "reward_memory_record_operation_v0",
             "operation": f"mark_{state}",

@@ -1,3 +1,4 @@
+import inspect
 import secrets
 
 from django.conf import settings
@@ -39,18 +40,24 @@ class Command(LoopxCommand):
 
     def run(self, *, operator, reset_password=False, **_):
         payload = {"schema_version": "loopx_demo_v0"}
+        # The operator account first: a loader that takes ``operator`` makes it the
+        # holder of the demo's operator authority (Reward Memory: the corpus owner).
+        account = self._operator(operator, reset=reset_password) if operator else None
         if not reset_password:
             loaded = {}
             loaders = list(settings.LOOPX_DEMO_LOADERS)
             with self.progress_bar(total=len(loaders), desc="demo", unit="loader") as bar:
                 for dotted in loaders:
                     loader = import_string(dotted)
+                    kwargs = {"log": self.progress}
+                    if "operator" in inspect.signature(loader).parameters:
+                        kwargs["operator"] = operator
                     with transaction.atomic():
-                        loaded[_label(dotted)] = loader(log=self.progress)
+                        loaded[_label(dotted)] = loader(**kwargs)
                     bar.update(1)
             payload["loaded"] = loaded
-        if operator:
-            payload["operator"] = self._operator(operator, reset=reset_password)
+        if account is not None:
+            payload["operator"] = account
         return payload
 
     def _operator(self, username: str, *, reset: bool) -> dict:

@@ -1,0 +1,74 @@
+"""``make run``'s operator holds the authority the demo needs: signed in as that account,
+the admin's retire / operator control / checkpoint revoke actions work on the demo."""
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.urls import reverse
+
+from reward_memory.models import AuthorityCheckpoint, Corpus, MemoryRecord
+
+
+@pytest.fixture
+def signed_in(db, client):
+    call_command("loopx_demo", "--operator", "operator", stdout=io.StringIO())
+    client.force_login(get_user_model().objects.get(username="operator"))
+    return client
+
+
+def _messages(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]]
+
+
+def test_the_demo_corpora_are_owned_by_the_make_run_operator(signed_in):
+    for corpus in Corpus.objects.all():
+        assert (corpus.owner, corpus.retirement_authority) == ("user:operator", "user:operator")
+    control = AuthorityCheckpoint.objects.get(checkpoint_id="demo-operator-control")
+    assert control.actor == "user:operator"
+    assert "reward_memory.retire.loopx-demo-turn-admission" in control.action_scopes
+
+
+def test_the_signed_in_operator_runs_operator_control_and_retire_in_the_admin(signed_in):
+    url = reverse("admin:reward_memory_memoryrecord_changelist")
+    record = MemoryRecord.objects.filter(
+        corpus__corpus_id="loopx-demo-turn-admission", lifecycle_state="active"
+    ).first()
+    form = {
+        "_selected_action": [record.pk],
+        "control_ref": "demo-operator-control",
+        "reasoning_summary": "Tighter wording.",
+        "edited_content_summary": "Re-read the acceptance criteria before a new Todo.",
+    }
+    edit = signed_in.post(url, {**form, "action": "operator_edit"}, follow=True)
+    assert any("replacement candidate prepared" in t for t in _messages(edit)), _messages(edit)
+    retire = signed_in.post(url, {**form, "action": "operator_retire"}, follow=True)
+    assert any("retire decision prepared" in t for t in _messages(retire)), _messages(retire)
+    done = signed_in.post(url, {"action": "retire", "_selected_action": [record.pk]}, follow=True)
+    assert any("1 record(s) retired" in t for t in _messages(done)), _messages(done)
+    record.refresh_from_db()
+    assert record.lifecycle_state == "retired"
+
+
+def test_the_signed_in_operator_revokes_the_demo_checkpoint_in_the_admin(signed_in):
+    checkpoint = AuthorityCheckpoint.objects.get(checkpoint_id="demo-core-contributor")
+    response = signed_in.post(
+        reverse("admin:reward_memory_authoritycheckpoint_changelist"),
+        {"action": "revoke", "_selected_action": [checkpoint.pk]},
+        follow=True,
+    )
+    assert any("revoked, 1 derived record(s) revoked" in t for t in _messages(response))
+    assert MemoryRecord.objects.get(memory_class="hard_policy").lifecycle_state == "revoked"
+
+
+def test_a_rerun_keeps_what_exists_and_an_existing_demo_keeps_its_owner(db):
+    call_command("loopx_demo", stdout=io.StringIO())  # loaded without an operator first
+    assert set(Corpus.objects.values_list("owner", flat=True)) == {"user:demo-owner"}
+    owner = get_user_model().objects.get(username="demo-owner")
+    assert owner.has_perm("reward_memory.revoke_authoritycheckpoint")
+    revisions = dict(Corpus.objects.values_list("corpus_id", "revision"))
+    call_command("loopx_demo", "--operator", "operator", stdout=io.StringIO())
+    assert set(Corpus.objects.values_list("owner", flat=True)) == {"user:demo-owner"}
+    assert dict(Corpus.objects.values_list("corpus_id", "revision")) == revisions
+    assert AuthorityCheckpoint.objects.filter(checkpoint_id="demo-operator-control").count() == 1
