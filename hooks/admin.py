@@ -23,8 +23,8 @@ from hooks.models import (
     Todo,
     TurnSettlement,
 )
+from loopx_site.core.access import signed_in
 from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, ref_column
-from loopx_site.core.operator_access import signed_in
 
 DEFAULT_EXECUTOR = "fake-scheduler"
 

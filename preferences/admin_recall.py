@@ -13,8 +13,8 @@ disabling. Installing, upgrading and enabling happen in the operator's shell
 from django import forms
 from django.contrib import admin, messages
 
+from loopx_site.core.access import signed_in
 from loopx_site.core.errors import DomainError
-from loopx_site.core.operator_access import signed_in
 from preferences import services
 from preferences.models import ProviderExtension, ProviderNote, SemanticPreferenceConfig
 from preferences.recall.local_provider import validate_note

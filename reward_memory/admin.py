@@ -20,6 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 
+from loopx_site.core import access
 from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from loopx_site.core.errors import DomainError
 from reward_memory import principals, selectors, services
@@ -279,13 +280,14 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
     data = request.POST
     for record in queryset:
         try:
-            services.operator_control(
+            decision = services.operator_control(
                 record_ref=record.record_ref,
                 action=action,
                 control_ref=data.get("control_ref", ""),
                 reasoning_summary=data.get("reasoning_summary", ""),
                 edited_content_summary=data.get("edited_content_summary") or None,
                 principal=_operator(request),
+                execute=True,  # stored as an OperatorControl row (a dogfood batch names it)
             )
         except DomainError as exc:
             _refused(admin_obj, request, record.record_ref, exc)
@@ -293,12 +295,17 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
         if action == "edit":
             text = "replacement candidate prepared; review it with candidate-review"
         else:
-            text = "retire decision prepared; retire-record performs it"
-        admin_obj.message_user(request, f"{record.record_ref}: {text}.", messages.SUCCESS)
+            text = "retire decision recorded; retire-record performs it"
+        admin_obj.message_user(
+            request,
+            f"{record.record_ref}: {text} (control {decision['control_id']}).",
+            messages.SUCCESS,
+        )
 
 
 def _operator(request) -> principals.Principal:
-    return principals.Principal(principals.OPERATOR, request.user.get_username())
+    """The signed-in account, through the one caller resolver."""
+    return principals.from_caller(access.operator_account(request.user))
 
 
 def _refused(admin_obj, request, ref: str, exc: DomainError) -> None:

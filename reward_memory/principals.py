@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
-from loopx_site.core.operator_access import require_account_permission
+from loopx_site.core.access import require_account_permission
 from reward_memory.errors import RewardMemoryError
 
 OPERATOR = "operator"

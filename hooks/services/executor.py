@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from hooks import executors, selectors
 from hooks.errors import AREA, HookError, error
 from hooks.models import HookIntent, IntentExecution
-from loopx_site.core import clock, operator_access, progress
+from loopx_site.core import access, clock, progress
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.validation import require_identifier
 
@@ -186,14 +186,10 @@ def _locked_ids(intent_ids: list[str]) -> list[HookIntent]:
     return found
 
 
-def admit_intents(
-    *, executor: str, intent_ids: list[str], operator: operator_access.Operator
-) -> list[dict]:
+def admit_intents(*, executor: str, intent_ids: list[str], operator: access.Operator) -> list[dict]:
     """Operator admission through the executor's own policy (no execution yet); the
     operator's shell, or an account holding ``hooks.change_hookintent``."""
-    operator_access.require_operator_permission(
-        operator, "hooks.change_hookintent", error=HookError
-    )
+    access.require_operator_permission(operator, "hooks.change_hookintent", error=HookError)
     spec = _executor(executor)
     return [_process(spec, i.pk, run=False).public() for i in _locked_ids(intent_ids)]
 
@@ -202,14 +198,12 @@ def reject_intents(
     *,
     executor: str,
     intent_ids: list[str],
-    operator: operator_access.Operator,
+    operator: access.Operator,
     reason: str = "operator_rejected",
 ) -> list[dict]:
     """Operator rejection: ``pending|admitted → rejected``; decided intents stay as they are
     (the operator's shell, or an account holding ``hooks.change_hookintent``)."""
-    operator_access.require_operator_permission(
-        operator, "hooks.change_hookintent", error=HookError
-    )
+    access.require_operator_permission(operator, "hooks.change_hookintent", error=HookError)
     spec = _executor(executor)
     out = []
     for found in _locked_ids(intent_ids):

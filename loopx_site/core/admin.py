@@ -3,7 +3,7 @@ import re
 from django import forms
 from django.contrib import admin, messages
 
-from loopx_site.core import operator_access, services
+from loopx_site.core import access, services
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal, HostToken
 from loopx_site.core.validation import require_identifier
@@ -123,7 +123,7 @@ class HostTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected tokens", permissions=["change"])
     def revoke(self, request, queryset):
-        operator = operator_access.signed_in(request)
+        operator = access.signed_in(request)
         try:
             for token in queryset:
                 services.revoke_token(token=token, operator=operator)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from loopx_site.core import clock, operator_access
+from loopx_site.core import access, clock
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal, HostToken
 from loopx_site.core.validation import require_identifier, require_text
@@ -227,8 +227,8 @@ def create_token(*, goal_id: str, agent_id: str | None = None, label: str = "") 
     return IssuedToken(token=token, secret=secret)
 
 
-def revoke_token(*, token: HostToken, operator: operator_access.Operator) -> None:
+def revoke_token(*, token: HostToken, operator: access.Operator) -> None:
     """Revoke a host token (the operator's shell, or an account holding
     ``core.change_hosttoken``)."""
-    operator_access.require_operator_permission(operator, "core.change_hosttoken")
+    access.require_operator_permission(operator, "core.change_hosttoken")
     HostToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=clock.now())

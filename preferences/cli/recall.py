@@ -11,7 +11,7 @@ from) or the name of an operator-registered config (run with its owner Goal as s
 import argparse
 from typing import Any
 
-from loopx_site.core import operator_access
+from loopx_site.core import access
 from loopx_site.core.cli import Subcommands, format_mapping, format_table
 from preferences import services
 from preferences.recall.config import parse_context_entries
@@ -163,7 +163,7 @@ def run_enable(*, extension_id, execute, **_) -> dict[str, Any]:
 
 def run_disable(*, extension_id, execute, **_) -> dict[str, Any]:
     return services.deactivate_extension(
-        extension_id=extension_id, operator=operator_access.SHELL, execute=execute
+        extension_id=extension_id, operator=access.SHELL, execute=execute
     )
 
 

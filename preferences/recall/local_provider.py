@@ -27,7 +27,7 @@ from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
-from loopx_site.core import clock, fulltext, operator_access
+from loopx_site.core import access, clock, fulltext
 from loopx_site.core.validation import IDENTIFIER_RE
 from preferences.models import ProviderNote
 from preferences.recall import protocol
@@ -162,11 +162,11 @@ def save_provider_note(
 
 
 def retire_provider_note(
-    *, project: str, note_id: str, operator: operator_access.Operator
+    *, project: str, note_id: str, operator: access.Operator
 ) -> dict[str, Any]:
     """Deactivate a note (kept for the operator, removed from the index); idempotent. The
     operator's shell, or an account holding ``preferences.change_providernote``."""
-    operator_access.require_operator_permission(
+    access.require_operator_permission(
         operator, "preferences.change_providernote", error=SemanticPreferenceError
     )
     with transaction.atomic():

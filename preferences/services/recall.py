@@ -13,7 +13,7 @@ the hook's public service surface, star-imported by ``preferences.services``::
         outcome="applied", preference_refs=[i["preference_ref"] for i in result["items"]])
 """
 
-from loopx_site.core import operator_access
+from loopx_site.core import access
 from preferences.recall.errors import SemanticPreferenceError
 from preferences.recall.extensions import (
     install_manifest,
@@ -81,11 +81,11 @@ def activate_extension(*, extension_id: str, execute: bool = False) -> dict:
 
 
 def deactivate_extension(
-    *, extension_id: str, operator: operator_access.Operator, execute: bool = False
+    *, extension_id: str, operator: access.Operator, execute: bool = False
 ) -> dict:
     """``extension disable|deactivate ID [--execute]`` (the operator's shell) or the admin
     action (an account holding ``preferences.change_providerextension``)."""
-    operator_access.require_operator_permission(
+    access.require_operator_permission(
         operator, "preferences.change_providerextension", error=SemanticPreferenceError
     )
     return set_active(extension_id, active=False, execute=execute)

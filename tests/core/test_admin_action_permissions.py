@@ -27,6 +27,8 @@ from reward_memory.models import (
     ApplicationReceipt,
     Corpus,
     IngestEvent,
+    MemoryRecord,
+    OperatorControl,
     PendingIngest,
     RecallReceipt,
     ReflectionCandidate,
@@ -102,6 +104,19 @@ def _fill_gaps() -> None:
             "decision": "ignore",
             "status": "not_applied",
             "receipt": {},
+            "created_at": now,
+        },
+    )
+    record = MemoryRecord.objects.filter(corpus=corpus).first()
+    OperatorControl.objects.get_or_create(
+        control_id="rmoc_walk",
+        defaults={
+            "record": record,
+            "corpus": corpus,
+            "action": "retire",
+            "control_ref": "demo-operator-control",
+            "operator": operator.actor_ref,
+            "document": {},
             "created_at": now,
         },
     )

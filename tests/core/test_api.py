@@ -1,6 +1,6 @@
 import pytest
 
-from loopx_site.core import operator_access, services
+from loopx_site.core import access, services
 from loopx_site.core.models import Goal
 from tests.factories import AgentFactory, GoalFactory
 
@@ -49,7 +49,7 @@ def test_goal_list_shows_only_the_tokens_goal(host_client, two_goals):
 
 def test_revoked_token_is_refused(api_client, two_goals):
     issued = services.create_token(goal_id="demo")
-    services.revoke_token(token=issued.token, operator=operator_access.SHELL)
+    services.revoke_token(token=issued.token, operator=access.SHELL)
     api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
     assert api_client.get("/api/v1/goals/demo/").status_code == 401
 

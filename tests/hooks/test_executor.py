@@ -3,8 +3,8 @@ import pytest
 from hooks import executors, services
 from hooks.capabilities.periodic_report import reduce_trigger, report_window
 from hooks.models import HookIntent, IntentExecution
+from loopx_site.core.access import SHELL
 from loopx_site.core.errors import DomainError
-from loopx_site.core.operator_access import SHELL
 from tests.hooks.conftest import PERIODIC
 from tests.hooks.factories import TodoFactory, settle
 

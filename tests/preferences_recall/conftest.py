@@ -120,7 +120,7 @@ def write_json(tmp_path):
 def install(db, write_json):
     """``install(manifest_dict, active=True)`` installs an extension (installs enable it;
     ``active=False`` disables it again)."""
-    from loopx_site.core.operator_access import SHELL
+    from loopx_site.core.access import SHELL
     from preferences import services
 
     def do(document: dict, *, active: bool = True) -> dict:

@@ -6,7 +6,7 @@ import pytest
 from django.db import IntegrityError
 from django.utils import timezone
 
-from loopx_site.core.operator_access import SHELL
+from loopx_site.core.access import SHELL
 from preferences import services
 from preferences.models import ProviderExtension
 from preferences.recall.errors import SemanticPreferenceError

@@ -9,7 +9,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 
 from loopx_site.core import fulltext
-from loopx_site.core.operator_access import SHELL
+from loopx_site.core.access import SHELL
 from preferences import services
 from preferences.models import ProviderNote
 from preferences.recall import local_provider, protocol

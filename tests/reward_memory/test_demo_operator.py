@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
 
-from reward_memory.models import AuthorityCheckpoint, Corpus, MemoryRecord
+from reward_memory.models import AuthorityCheckpoint, Corpus, MemoryRecord, OperatorControl
 
 
 @pytest.fixture
@@ -44,7 +44,8 @@ def test_the_signed_in_operator_runs_operator_control_and_retire_in_the_admin(si
     edit = signed_in.post(url, {**form, "action": "operator_edit"}, follow=True)
     assert any("replacement candidate prepared" in t for t in _messages(edit)), _messages(edit)
     retire = signed_in.post(url, {**form, "action": "operator_retire"}, follow=True)
-    assert any("retire decision prepared" in t for t in _messages(retire)), _messages(retire)
+    assert any("retire decision recorded" in t for t in _messages(retire)), _messages(retire)
+    assert OperatorControl.objects.filter(action="retire").count() == 1
     done = signed_in.post(url, {"action": "retire", "_selected_action": [record.pk]}, follow=True)
     assert any("1 record(s) retired" in t for t in _messages(done)), _messages(done)
     record.refresh_from_db()

@@ -6,10 +6,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
-from loopx_site.core import operator_access, services
+from loopx_site.core import access, services
+from loopx_site.core.access import SHELL, Operator
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import HostToken
-from loopx_site.core.operator_access import SHELL, Operator
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_the_operator_must_be_named(token):
     with pytest.raises(TypeError):
         services.revoke_token(token=token)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        operator_access.require_operator_permission("user:root", "core.change_hosttoken")
+        access.require_operator_permission("user:root", "core.change_hosttoken")
     assert HostToken.objects.get().revoked_at is None
 
 
