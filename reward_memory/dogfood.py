@@ -98,10 +98,10 @@ def build_receipt(observation: Any, index: int) -> dict[str, Any]:
             )
         if not digests:
             raise invalid(f"{aw}.memory_ref_digests", f"{disposition} needs attributed memory")
-    artifact_ref = v.ref(app.get("artifact_ref"), f"{aw}.artifact_ref")
+    artifact_ref = v.artifact_ref(app.get("artifact_ref"), f"{aw}.artifact_ref")
     module = v.obj(o.get("module_outcome"), f"{where}.module_outcome")
     mw = f"{where}.module_outcome"
-    if v.ref(module.get("artifact_ref"), f"{mw}.artifact_ref") != artifact_ref:
+    if v.artifact_ref(module.get("artifact_ref"), f"{mw}.artifact_ref") != artifact_ref:
         raise invalid(f"{mw}.artifact_ref", "module outcome and application artifact differ")
     if module.get("outcome_verified") is not True:
         raise invalid(f"{mw}.outcome_verified", "dogfood needs a verified real module outcome")

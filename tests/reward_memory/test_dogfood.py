@@ -240,3 +240,33 @@ def test_dogfood_command_runs_the_live_gate(db, tmp_path):
     text = run_cli("reward_memory", "dogfood-evaluate", "--input", str(path), "--format", "text")
     assert "reasons: -" in text.stdout
     assert "Stage 4" in text.stderr
+
+
+@pytest.mark.privacy_exempt("feeds credential-like URLs that must be refused")
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/ghp_abcdefghijklmnopqrstuvwxyz0123456789/",
+        "https://example.com/pr/1?access_token=abc",
+        "https://u:p@example.com/pr/1",
+    ],
+)
+def test_a_dogfood_artifact_url_with_a_credential_is_refused(url):
+    batch = full_batch()
+    first = batch["observations"][0]
+    first["application_receipt"]["artifact_ref"] = url
+    first["module_outcome"]["artifact_ref"] = url
+    with pytest.raises(RewardMemoryError) as refused:
+        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert refused.value.code == "invalid_argument"
+    assert refused.value.field == "observations.0.application_receipt.artifact_ref"
+    assert url not in json.dumps(refused.value.envelope())
+
+
+def test_a_public_dogfood_artifact_url_is_kept():
+    batch = full_batch()
+    url = "https://github.com/owner/repo/pull/7"
+    batch["observations"][0]["application_receipt"]["artifact_ref"] = url
+    batch["observations"][0]["module_outcome"]["artifact_ref"] = url
+    result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert url in json.dumps(result)
