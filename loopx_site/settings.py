@@ -176,6 +176,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=102
 # itself defaults to local memory (per process; nothing shared depends on it).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://loopx")}
 LOOPX_THROTTLE_STORE = env.str("LOOPX_THROTTLE_STORE", default="database")
+if LOOPX_THROTTLE_STORE not in ("database", "cache"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("LOOPX_THROTTLE_STORE must be database or cache.")
 
 
 def _throttle_rate(name: str, default: str) -> str | None:
