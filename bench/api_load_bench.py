@@ -214,6 +214,8 @@ def main() -> int:
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECRET_KEY": "bench-" + "k" * 50,
         "LOG_LEVEL": "WARNING",
+        # The load is one token's: measure the API, not its per-credential write budget.
+        "LOOPX_THROTTLE_WRITE": "off",
     }
     server = subprocess.Popen(
         [

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from loopx_site.core.canonical import canonical_size
+from loopx_site.core.validation import credential_like_segment
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=/-]{0,191}$")
 KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -49,7 +50,11 @@ def token_violation(text: str) -> str | None:
     if not TOKEN_RE.fullmatch(text):
         return "not_opaque_token"
     found = _DENY.search(text)
-    return found.lastgroup.rstrip("0123456789") if found else None
+    if found:
+        return found.lastgroup.rstrip("0123456789")
+    if "/" in text and credential_like_segment(text):  # the core URL rule's path half
+        return "credential"
+    return None
 
 
 def is_public_token(text: Any) -> bool:

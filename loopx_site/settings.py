@@ -169,10 +169,17 @@ X_FRAME_OPTIONS = "DENY"
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
 
-# The throttle's counters live in the default cache. The local-memory default counts per
-# server process; with several gunicorn workers point CACHE_URL at a shared cache (e.g.
-# `dbcache://loopx_cache` after `manage.py createcachetable`) for one budget per token.
+# Throttle counters (loopx_site.core.api.throttles) are shared by every server process:
+# LOOPX_THROTTLE_STORE=database (default) counts in the database with one atomic upsert;
+# =cache counts in the default cache with add + incr, which must be atomic there: Redis
+# (CACHE_URL=redis://host:6379/0, needs the `redis` package) or Memcached. The cache
+# itself defaults to local memory (per process; nothing shared depends on it).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://loopx")}
+LOOPX_THROTTLE_STORE = env.str("LOOPX_THROTTLE_STORE", default="database")
+if LOOPX_THROTTLE_STORE not in ("database", "cache"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("LOOPX_THROTTLE_STORE must be database or cache.")
 
 
 def _throttle_rate(name: str, default: str) -> str | None:
@@ -190,13 +197,24 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["loopx_site.core.api.parsers.BoundedJSONParser"],
     # Per credential (host token or operator account), never per IP address; a view opts
-    # in with `throttle_scope`. Provider runs (recall, doctor) and ingest are limited.
+    # in with `throttle_scope` (its writes are limited). Every call that runs a provider,
+    # writes memory or settles a turn is in one scope.
     "DEFAULT_THROTTLE_CLASSES": ["loopx_site.core.api.throttles.CredentialScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
+        # semantic preference recall / doctor (provider runs)
         "recall": _throttle_rate("LOOPX_THROTTLE_RECALL", "60/min"),
         "doctor": _throttle_rate("LOOPX_THROTTLE_DOCTOR", "12/min"),
+        # Reward Memory ingest; recall and boundary hooks (provider runs, receipts)
         "ingest": _throttle_rate("LOOPX_THROTTLE_INGEST", "120/min"),
+        "reward_recall": _throttle_rate("LOOPX_THROTTLE_REWARD_RECALL", "60/min"),
+        # Reward Memory review, review apply, revoke, supersede (provider sync)
+        "review": _throttle_rate("LOOPX_THROTTLE_REVIEW", "60/min"),
         "turn_recall": _throttle_rate("LOOPX_THROTTLE_TURN_RECALL", "120/min"),
+        # turn settle (primary writeback + post-writeback hooks)
+        "settle": _throttle_rate("LOOPX_THROTTLE_SETTLE", "60/min"),
+        # every other write: preferences remember/retire, application receipts, Todos,
+        # Goal registration
+        "write": _throttle_rate("LOOPX_THROTTLE_WRITE", "120/min"),
     },
     "DEFAULT_SCHEMA_CLASS": "loopx_site.core.api.schema.LoopxAutoSchema",
     "EXCEPTION_HANDLER": "loopx_site.core.api.errors.exception_handler",

@@ -130,7 +130,7 @@ def validate_structure(candidate: dict[str, Any]) -> tuple[dt.datetime, dt.datet
     if proof is not None:
         v.boolean(proof.get("required"), "artifact_proof.required", required=False)
         v.boolean(proof.get("verified"), "artifact_proof.verified")
-        v.ref(proof.get("artifact_ref"), "artifact_proof.artifact_ref")
+        v.artifact_ref(proof.get("artifact_ref"), "artifact_proof.artifact_ref")
         v.digest(proof.get("artifact_digest"), "artifact_proof.artifact_digest", required=False)
     checkpoint = v.obj(
         candidate.get("authority_checkpoint"), "authority_checkpoint", required=False

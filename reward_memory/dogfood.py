@@ -123,12 +123,13 @@ def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any
             )
         if not digests:
             raise invalid(f"{aw}.memory_ref_digests", f"{disposition} needs attributed memory")
+    app_artifact = (
+        v.artifact_ref(app["artifact_ref"], f"{aw}.artifact_ref") if "artifact_ref" in app else None
+    )
     module = v.obj(o.get("module_outcome"), f"{where}.module_outcome")
     mw = f"{where}.module_outcome"
-    artifact_ref = v.ref(module.get("artifact_ref"), f"{mw}.artifact_ref")
-    if "artifact_ref" in app and v.ref(app.get("artifact_ref"), f"{aw}.artifact_ref") != (
-        artifact_ref
-    ):
+    artifact_ref = v.artifact_ref(module.get("artifact_ref"), f"{mw}.artifact_ref")
+    if app_artifact is not None and app_artifact != artifact_ref:
         raise invalid(f"{mw}.artifact_ref", "module outcome and application artifact differ")
     if digest_ref(artifact_ref) != facts["artifact_ref_digest"]:
         raise _mismatch(f"{mw}.artifact_ref", "the stored application verified another artifact")

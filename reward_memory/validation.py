@@ -11,6 +11,8 @@ import re
 from typing import Any
 
 from loopx_site.core import clock
+from loopx_site.core.errors import DomainError
+from loopx_site.core.validation import require_credential_free_url
 from reward_memory.errors import RewardMemoryError, invalid
 
 REF_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,256}$")
@@ -56,6 +58,18 @@ def pattern(
 
 def ref(value: Any, field: str, *, required: bool = True) -> str | None:
     return pattern(value, field, REF_RE, required=required, what="an opaque reference")
+
+
+def artifact_ref(value: Any, field: str, *, required: bool = True) -> str | None:
+    """An opaque reference to an artifact; one that is a URL carries no credential in
+    its user info, path, query or fragment (the shared URL rule of ``core.validation``)."""
+    value = ref(value, field, required=required)
+    if value is not None and ("://" in value or "@" in value or "?" in value):
+        try:
+            require_credential_free_url(value, field, area=RewardMemoryError.area)
+        except DomainError as exc:
+            raise invalid(field, exc.message, **exc.details) from None
+    return value
 
 
 def token(value: Any, field: str, *, required: bool = True) -> str | None:

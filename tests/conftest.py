@@ -8,7 +8,9 @@ from tests.factories import AgentFactory, GoalFactory
 
 @pytest.fixture(autouse=True)
 def _fresh_throttle_counters():
-    """API throttle counters live in the (process-local) cache: each test starts at zero."""
+    """Each test starts with zero throttle counts: the cache store is cleared here; the
+    database store's rows (``core_throttlecounter``) are written in the test's own
+    transaction or flushed after a transactional test, like every other row."""
     cache.clear()
     yield
     cache.clear()

@@ -52,24 +52,9 @@ CURRENT_VIEW_SCHEMA = "agent_preferences_v1"
 #: public https URL), so ``url``/``host``/``ip_address``/``email`` are not findings here.
 PRIVATE_CODES = {"credential", "url_with_credentials", "local_path"}
 CALLER_INPUT_FIELDS = {"candidate", "revised_candidate"}
-#: Turn packets handed to the local LoopX host that asked for them carry the required
-#: reads as commands runnable as is (interpreter and absolute ``manage.py``; see
-#: ``turn_recall.turn_start.command_argv``). Those commands are the caller's own
-#: instructions, not a receipt or a log: the scan skips them, and scans the rest.
-HOST_PACKETS = {
-    "loopx_quota_decision_v0",
-    "loopx_turn_host_packet_v0",
-    "loopx_turn_start_capability_hook_dispatch_v0",
-}
-RUNNABLE_FIELDS = {"argv", "command", "read_command"}
-
-
-def _without_runnable(value):
-    if isinstance(value, dict):
-        return {k: _without_runnable(v) for k, v in value.items() if k not in RUNNABLE_FIELDS}
-    if isinstance(value, list):
-        return [_without_runnable(v) for v in value]
-    return value
+#: Host packets (quota decision, turn packet, turn-start dispatch) are scanned whole,
+#: required reads included: a read names the host's relative command
+#: (``python manage.py …``), so this server's interpreter or checkout path is a finding.
 
 
 def _public_part(doc):
@@ -85,8 +70,6 @@ def _public_part(doc):
         doc["current"].get("schema_version") == CURRENT_VIEW_SCHEMA
     ):  # a conflict envelope carries the caller's current view
         doc = {k: v for k, v in doc.items() if k != "current"}
-    if schema in HOST_PACKETS:
-        return _without_runnable(doc), []
     if schema == "reward_memory_recall_v0":  # LoopX's answer over the private result
         public = {k: v for k, v in doc.items() if k != "items"}
         return public, _summaries(doc.get("items"))

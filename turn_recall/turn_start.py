@@ -3,7 +3,9 @@
 Turn-start hooks are capability-owned: each producer looks at one exact (Goal, Agent)
 and either does not participate (``None``: the packet gains nothing) or contributes a
 result (``loopx_turn_start_capability_hook_result_v0``), optionally a private context
-body and a required read with its exact, directly runnable command.
+body and a required read naming the command the host runs, in the project's relative
+form (``python manage.py semantic_preference agent read --goal-id G --agent-id A``) —
+never this server's interpreter or file paths, which a host document must not carry.
 
 The built-in hook is ``semantic_preference.agent_context``: a scope that never
 committed a preference adds nothing; a committed scope is ``observed`` (or ``empty``)
@@ -17,12 +19,8 @@ failures never are (size excess does not authorize dropping obligations).
 
 import logging
 import shlex
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-from django.conf import settings
 
 from loopx_site.core.canonical import canonical_size
 from loopx_site.core.models import Agent, Goal
@@ -39,13 +37,15 @@ class Contribution:
     required_read: dict[str, Any] | None = None
 
 
-def manage_py() -> Path:
-    return Path(settings.BASE_DIR) / "manage.py"
+#: How a host names this project's CLI in a required read: run from the project
+#: directory (the same words LoopX's own CLI takes, with ``_`` for ``-``).
+HOST_COMMAND = ("python", "manage.py")
 
 
 def command_argv(*words: str) -> list[str]:
-    """``[interpreter, absolute manage.py, *words]`` — runnable as is."""
-    return [sys.executable, str(manage_py().resolve()), *words]
+    """``["python", "manage.py", *words]``: the command a host runs, relative to the
+    project — no absolute path of this server (interpreter, checkout) leaves it."""
+    return [*HOST_COMMAND, *words]
 
 
 def shell_command(argv: list[str]) -> str:

@@ -21,6 +21,7 @@ def _scope(request, goal_id: str | None) -> tuple[list[str] | None, str | None]:
 
 class TodoListAddApi(APIView):
     error_area = AREA
+    throttle_scope = "write"  # POST only: reads are never throttled
 
     @extend_schema(operation_id="hooks_todos_list", responses=s.HookTodoListOutput)
     def get(self, request, goal_id: str):
@@ -54,6 +55,7 @@ class TodoListAddApi(APIView):
 
 class TurnSettleApi(APIView):
     error_area = AREA
+    throttle_scope = "settle"
 
     @extend_schema(
         operation_id="hooks_turn_settle",

@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandParser, handle_defau
 from django.db import DatabaseError, DataError, connections
 
 from loopx_site.core.errors import DomainError
+from loopx_site.core.files import is_utf8_text
 from loopx_site.core.progress import bar as progress_bar
 from loopx_site.core.progress import enabled as progress_enabled
 from loopx_site.core.progress import reporting as progress_reporting
@@ -189,6 +190,25 @@ def add_format_argument(parser: argparse.ArgumentParser, *, nested: bool = False
     )
 
 
+def check_argv_text(argv: Sequence[str], *, area: str = "loopx") -> None:
+    """The text rule for arguments: every argument is UTF-8 text. Python turns bytes
+    that are not UTF-8 into lone surrogates (``surrogateescape``), which no service can
+    hash or store: ``invalid_argument`` naming the option, never echoing the value."""
+    for index, arg in enumerate(argv):
+        if arg.isascii() or is_utf8_text(arg):
+            continue
+        option = arg.split("=", 1)[0] if arg.startswith("--") else None
+        if option is None and index and argv[index - 1].startswith("--"):
+            option = argv[index - 1]
+        field = option[2:].replace("-", "_") if option and is_utf8_text(option) else None
+        raise DomainError(
+            "invalid_argument",
+            f"{option if field else 'an argument'} must be valid UTF-8 text.",
+            field=field,
+            area=area,
+        )
+
+
 class LoopxCommand(BaseCommand):
     requires_system_checks = []
     #: Area of argument errors raised before a service runs (error schema name).
@@ -213,6 +233,7 @@ class LoopxCommand(BaseCommand):
         fmt = _sniff_format(argv[2:])
         code = 0
         try:
+            check_argv_text(argv[2:], area=self.error_area)
             parser = self.create_parser(argv[0], argv[1])
             rest, chosen = split_format(argv[2:])
             options = parser.parse_args(rest)

@@ -8,11 +8,16 @@ and every JSON body goes through these helpers:
 * the size is capped before decoding;
 * JSON nesting is bounded *before* ``json.loads`` recurses, so a deeply nested document
   is a coded error, never a ``RecursionError``;
-* error messages name the option, never the path (it may be an absolute local path).
+* error messages name the option, never the path (it may be an absolute local path);
+* the text rule: every string (and object key) of a JSON document is a sequence of
+  Unicode scalar values, i.e. encodable as UTF-8. JSON's ``\\ud800`` escape decodes to a
+  lone surrogate, which no service can hash or store; such a document is
+  ``invalid_argument`` here, at the edge, before any service sees it.
 """
 
 import json
 import os
+import re
 import stat
 import sys
 from typing import Any
@@ -41,7 +46,15 @@ def read_bytes(
     if allow_stdin and str(path) == "-":
         stream = getattr(sys.stdin, "buffer", None)
         if stream is None:  # a text stream (tests, embedding): encode what it gives
-            data = sys.stdin.read(max_bytes + 1).encode("utf-8")
+            text = sys.stdin.read(max_bytes + 1)
+            if not is_utf8_text(text):
+                raise DomainError(
+                    "invalid_argument",
+                    f"--{option} is not valid UTF-8 text.",
+                    field=option,
+                    area=area,
+                )
+            data = text.encode("utf-8")
         else:
             data = stream.read(max_bytes + 1)
     else:
@@ -109,6 +122,71 @@ def json_depth_exceeds(text: str | bytes, max_depth: int) -> bool:
     return False
 
 
+#: A key safe to name in an error (anything else is shown as ``<key>``).
+_SAFE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def is_utf8_text(text: str) -> bool:
+    """True when ``text`` is a sequence of Unicode scalar values (no lone surrogate)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def invalid_text_path(value: Any, path: str = "") -> str | None:
+    """The dotted path of the first string or key in ``value`` that is not UTF-8 text
+    (``""`` for the value itself), or ``None`` when every string is. Keys that are not
+    plain identifiers are named ``<key>`` (a key may be private text)."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if not is_utf8_text(item):
+                return where
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                name = key if isinstance(key, str) and _SAFE_KEY.fullmatch(key) else "<key>"
+                inner = f"{where}.{name}" if where else name
+                if isinstance(key, str) and not is_utf8_text(key):
+                    return inner
+                stack.append((child, inner))
+        elif isinstance(item, list | tuple):
+            stack.extend(
+                (child, f"{where}.{i}" if where else str(i)) for i, child in enumerate(item)
+            )
+    return None
+
+
+def _may_hold_surrogate(text: str | bytes) -> bool:
+    """Cheap pre-check: a lone surrogate can only come from a ``\\uD800``-``\\uDFFF`` escape
+    (decoded UTF-8 never holds one)."""
+    if isinstance(text, bytes):
+        return re.search(rb"\\u[dD][89abcdefABCDEF]", text) is not None
+    return re.search(r"\\u[dD][89abcdefABCDEF]", text) is not None or not is_utf8_text(text)
+
+
+def require_utf8_document(
+    value: Any, *, option: str, area: str = "loopx", what: str | None = None
+) -> Any:
+    """``value`` unchanged, or ``invalid_argument`` naming where text is not UTF-8."""
+    where = invalid_text_path(value)
+    if where is not None:
+        subject = what or f"--{option}"
+        at = f" at {where}" if where else ""
+        raise DomainError(
+            "invalid_argument",
+            f"{subject} holds text that is not valid UTF-8 (a lone surrogate){at}.",
+            field=option,
+            area=area,
+            details={"path": where} if where else {},
+        )
+    return value
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -133,6 +211,8 @@ def loads_json(
         raise _error(code, f"--{option} is not valid JSON.", option=option, area=area) from None
     if require_object and not isinstance(value, dict):
         raise _error(code, f"--{option} must hold one JSON object.", option=option, area=area)
+    if _may_hold_surrogate(text):
+        require_utf8_document(value, option=option, area=area)
     return value
 
 

@@ -144,3 +144,20 @@ class SearchPostingBlock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.term}@{self.bucket}"
+
+
+class ThrottleCounter(models.Model):
+    """The embedded throttle store: one row per (scope, credential) with the calls counted
+    in its current window. Every server process shares it through the database, and one
+    atomic upsert (``INSERT … ON CONFLICT DO UPDATE … RETURNING``) counts each call, so the
+    total admitted is exact across processes (``loopx_site.core.api.throttles``)."""
+
+    bucket = models.CharField(max_length=200, unique=True)  # "<scope>:<credential>"
+    window_end = models.FloatField()  # epoch seconds; the window opened with its first call
+    hits = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "throttle counter"
+
+    def __str__(self) -> str:
+        return f"{self.bucket}: {self.hits}"

@@ -11,7 +11,10 @@ extension (``preferences/extensions/loopx_openviking.py``, a subprocess without 
   ``viking://user/{user}/peers/{peer}/memories/…`` with the request's actor peer; any
   ``viking://agent/…`` (any case) refused — all *before* a request is sent;
 * ``Client``: bounded timeouts, a bounded number of retries that resend the identical
-  request (same URI, same bytes), and one bounded failure kind per failure.
+  request (same URI, same bytes), and one bounded failure kind per failure;
+* no redirect is ever followed: the API key and the actor peer header go to the
+  configured origin only, never to wherever a 3xx points (a redirect is the bounded
+  failure ``invalid_response``, not retried).
 
 No exception or failure raised here carries a URI, a key or a response body.
 """
@@ -168,6 +171,19 @@ class Settings:
 _RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuse every redirect: urllib would resend our headers (the API key, the actor
+    peer) to the new location, another origin included. The 3xx surfaces as an
+    ``HTTPError`` and becomes ``invalid_response``."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+#: The opener of every request: no redirects followed.
+_OPENER = urllib.request.build_opener(_NoRedirect())
+
+
 class Client:
     """One OpenViking server. Every call sends the actor peer header it is given."""
 
@@ -219,7 +235,7 @@ class Client:
         request = urllib.request.Request(url, data=data, headers=headers, method=method)  # noqa: S310
         self.requests_sent += 1
         try:
-            with urllib.request.urlopen(request, timeout=self.settings.timeout_seconds) as resp:  # noqa: S310
+            with _OPENER.open(request, timeout=self.settings.timeout_seconds) as resp:
                 raw = resp.read(4_000_001)
                 status = resp.status
         except urllib.error.HTTPError as exc:

@@ -63,6 +63,8 @@ def _write_response(document):
 
 
 class PreferenceRememberApi(PreferenceApi):
+    throttle_scope = "write"
+
     @extend_schema(
         operation_id="preferences_remember",
         request=RememberInput,
@@ -84,6 +86,8 @@ class PreferenceRememberApi(PreferenceApi):
 
 
 class PreferenceRetireApi(PreferenceApi):
+    throttle_scope = "write"
+
     @extend_schema(
         operation_id="preferences_retire",
         request=RetireInput,

@@ -12,10 +12,12 @@ import ipaddress
 import re
 import socket
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
+from loopx_site.core.errors import DomainError
+from loopx_site.core.validation import require_credential_free_url
 from preferences.recall.config import require_surface_id
-from preferences.recall.errors import invalid
+from preferences.recall.errors import AREA, invalid
 from preferences.recall.protocol import (
     CORPUS_ID_RE,
     MAINTENANCE_OUTCOMES,
@@ -33,11 +35,6 @@ MAX_CORPUS_IDS = 32
 MAX_URL_CHARS = 2048
 APPLICATION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 EVIDENCE_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
-_CREDENTIAL_KEY_RE = re.compile(
-    r"(token|secret|passw|signature|^sig$|credential|api_?key|access_?key|auth|session|"
-    r"^key$|^code$|x-amz-|sas)",
-    re.IGNORECASE,
-)
 _PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".localdomain")
 _HOST_LABEL_RE = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
 #: A top-level label has a letter (an all-digit or hex label is an address spelling).
@@ -103,11 +100,12 @@ def public_https_url(value: Any, field: str) -> str:
         or not _TLD_RE.fullmatch(host.rsplit(".", 1)[-1])
     ):
         raise invalid("invalid_argument", field, f"{field} {problem}.")
-    for part in (parts.query, parts.fragment):
-        for key, _value in parse_qsl(part, keep_blank_values=True):
-            if _CREDENTIAL_KEY_RE.search(key):
-                raise invalid("invalid_argument", field, f"{field} {problem}.")
-    return value
+    # The one URL rule (core): no userinfo, no credential-like path segment, query or
+    # fragment value, no credential-named parameter.
+    try:
+        return require_credential_free_url(value, field, area=AREA)
+    except DomainError as exc:
+        raise invalid("invalid_argument", field, exc.message, **exc.details) from None
 
 
 def _ref_digests(refs: Any, field: str, *, minimum: int, maximum: int) -> list[str]:

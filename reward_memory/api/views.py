@@ -84,6 +84,8 @@ class CorpusHealthApi(RewardMemoryApi):
 
 
 class CandidateReviewApi(RewardMemoryApi):
+    throttle_scope = "review"
+
     @extend_schema(
         operation_id="reward_memory_candidate_review",
         request=s.CandidateReviewInput,
@@ -103,6 +105,8 @@ class CandidateReviewApi(RewardMemoryApi):
 
 
 class ReviewApplyApi(RewardMemoryApi):
+    throttle_scope = "review"
+
     @extend_schema(
         operation_id="reward_memory_review_apply",
         request=s.ExecuteInput,
@@ -124,6 +128,7 @@ class ReviewApplyApi(RewardMemoryApi):
 
 
 class _RecordOperationApi(RewardMemoryApi):
+    throttle_scope = "review"  # revoke, supersede
     input_serializer = s.ExecuteInput
 
     def _record(self, request, record_ref: str):
@@ -239,6 +244,8 @@ class IngestApi(RewardMemoryApi):
 
 
 class RecallApi(RewardMemoryApi):
+    throttle_scope = "reward_recall"
+
     @extend_schema(
         operation_id="reward_memory_recall",
         request=s.RecallRequestInput,
@@ -269,6 +276,8 @@ class RecallApi(RewardMemoryApi):
 
 
 class ApplicationReceiptApi(RewardMemoryApi):
+    throttle_scope = "write"
+
     @extend_schema(
         operation_id="reward_memory_application_receipt",
         request=s.ApplicationInput,
@@ -299,6 +308,8 @@ class ExperimentStatusApi(RewardMemoryApi):
 
 
 class BoundaryHookApi(RewardMemoryApi):
+    throttle_scope = "reward_recall"
+
     @extend_schema(
         operation_id="reward_memory_boundary_hook",
         request=s.BoundaryHookInput,

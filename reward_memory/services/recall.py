@@ -662,7 +662,7 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
     if not shape:
         reasoning = v.text(d.get("reasoning_summary"), "reasoning_summary", max_length=600)
         verification = v.obj(d.get("artifact_verification"), "artifact_verification")
-        v.ref(verification.get("artifact_ref"), "artifact_verification.artifact_ref")
+        v.artifact_ref(verification.get("artifact_ref"), "artifact_verification.artifact_ref")
         v.digest(
             verification.get("artifact_digest"),
             "artifact_verification.artifact_digest",

@@ -47,12 +47,13 @@ def test_the_envelope_component_has_the_documented_fields(openapi):
 
 def test_throttled_operations_document_429_with_retry_after(openapi):
     throttled = {(p, m) for p, m, op in operations(openapi) if "429" in op["responses"]}
-    assert throttled == {
-        ("/api/v1/semantic-preferences/recall/", "post"),
-        ("/api/v1/semantic-preferences/doctor/", "post"),
-        ("/api/v1/reward-memory/ingest/", "post"),
-        ("/api/v1/turn-recall/", "post"),
+    writes = {(p, m) for p, m, _ in operations(openapi) if m in ("post", "put", "patch")}
+    unthrottled = {  # receipts are built and returned: no provider, nothing written
+        ("/api/v1/semantic-preferences/receipts/", "post"),
+        ("/api/v1/semantic-preferences/maintenance-receipts/", "post"),
     }
+    assert throttled == writes - unthrottled
+    assert all(m != "get" for _, m in throttled)
     for path, method in throttled:
         assert "Retry-After" in openapi["paths"][path][method]["responses"]["429"]["headers"]
 

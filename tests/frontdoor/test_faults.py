@@ -105,6 +105,7 @@ def test_cluster_stop_under_traffic_gives_503_envelopes_nothing_half_written_and
         "SECRET_KEY": "fault-test-" + "x" * 40,
         "LOG_LEVEL": "ERROR",
         "CONN_MAX_AGE": "0",
+        "LOOPX_THROTTLE_WRITE": "off",  # three clients write flat out with one token
     }
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],

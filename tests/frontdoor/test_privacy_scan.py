@@ -94,3 +94,18 @@ def test_public_urls_and_the_callers_own_journal_view_are_not_findings(monkeypat
     assert privacy_scan.findings() == []
     capture.add("api", {"schema_version": "x_receipt_v0", "receipt": {"quote": quote}})
     assert len(privacy_scan.findings()) == 1
+
+
+@pytest.mark.privacy_exempt("feeds the scanner the server path it must catch")
+def test_a_host_packet_naming_this_servers_interpreter_or_checkout_is_flagged(monkeypatch):
+    capture = privacy_scan.Capture()
+    monkeypatch.setattr(privacy_scan, "CAPTURE", capture)
+    read = {"argv": ["python", "manage.py", "semantic_preference", "agent", "read"],
+            "command": "python manage.py semantic_preference agent read"}  # fmt: skip
+    capture.add("api", {"schema_version": "loopx_quota_decision_v0", "required_reads": [read]})
+    assert privacy_scan.findings() == []  # the host's own relative command is fine
+    server = {"argv": ["/srv/loopx/.venv/bin/python", "/srv/loopx/manage.py"],
+              "command": "/srv/loopx/.venv/bin/python /srv/loopx/manage.py agent read"}  # fmt: skip
+    capture.add("api", {"schema_version": "loopx_quota_decision_v0", "required_reads": [server]})
+    (found,) = privacy_scan.findings()
+    assert "local_path" in found

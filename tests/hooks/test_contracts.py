@@ -302,3 +302,20 @@ def test_intent_payload_with_private_value_is_rejected():
     with pytest.raises(ContractViolation) as caught:
         _validate(result)
     assert caught.value.reason.endswith("payload.variant:not_public_token")
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("https://example.com/ghp_abcdefghijklmnopqrstuvwxyz0123456789/", "url"),
+        ("example.com/ghp_abcdefghijklmnopqrstuvwxyz0123456789", "credential"),
+        ("example.com/pr/AbCdEfGhIjKlMnOpQrStUvWx12345", "credential"),
+        ("example.com/x?token=abc", "not_opaque_token"),
+    ],
+)
+def test_a_hook_token_naming_a_credential_bearing_location_is_refused(text, rule):
+    assert boundary.token_violation(text) == rule
+
+
+def test_a_hook_token_naming_a_plain_location_is_kept():
+    assert boundary.token_violation("reports/2026-11/weekly") is None

@@ -469,3 +469,64 @@ def test_a_file_created_concurrently_is_replaced(stub):
     stub.script = [(404, missing, 0), (409, exists, 0), (200, OK_WRITE, 0)]
     assert write(make_provider(stub.base_url)).status == "committed"
     assert [json.loads(r["body"])["mode"] for r in stub.seen] == ["replace", "create", "replace"]
+
+
+# -- redirects: credentials never leave the configured origin ---------------------------
+
+
+class Redirector:
+    """Answers every request with ``status`` and ``Location: <target><path>``."""
+
+    def __init__(self, status: int, target: str):
+        self.seen: list[str] = []
+        redirector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *_):
+                pass
+
+            def _answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                redirector.seen.append(self.path)
+                self.send_response(status)
+                self.send_header("Location", target + self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_POST = do_DELETE = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_to_another_origin_is_not_followed_and_sends_no_credentials(stub, status):
+    redirector = Redirector(status, stub.base_url)  # another port: another origin
+    stub.script = [(200, OK_WRITE, 0)] * 4
+    try:
+        provider = make_provider(redirector.base_url)
+        for call in (lambda: write(provider), lambda: provider.readback(BINDING, REF)):
+            with pytest.raises(ProviderUnavailable) as failed:
+                call()
+            assert failed.value.kind == "invalid_response"  # bounded, and not retried
+        health = ov.Client(ov.Settings(base_url=redirector.base_url, api_key="test-key",
+                                       user_id="u1"))  # fmt: skip
+        with pytest.raises(ov.OpenVikingError) as refused:
+            health.health()
+        assert (refused.value.kind, refused.value.status) == ("invalid_response", status)
+    finally:
+        redirector.close()
+    assert stub.seen == []  # the other origin never saw the key or the peer header
+    assert len(redirector.seen) == 3  # one request per call, no retry

@@ -195,10 +195,55 @@ def test_artifact_ref_must_be_public_https_without_credentials(url):
         assert url not in json.dumps(exc.value.envelope())
 
 
+CREDENTIAL_URLS = [
+    "https://example.com/ghp_abcdefghijklmnopqrstuvwxyz0123456789/",
+    "https://example.com/u/sk-proj-abcdefghijklmnopqrst/report",
+    "https://example.com/a/lxh_Q2xhdWRlSXNBSGVscGZ1bEFz",
+    "https://example.com/x?ref=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "https://example.com/x?token=abc",
+    "https://example.com/x?access_token=",
+    "https://example.com/x#id_token=abc",
+    "https://user:pass@example.com/x",
+]
+
+
+@pytest.mark.privacy_exempt("feeds credential-like URLs that must be refused")
+@pytest.mark.parametrize("url", CREDENTIAL_URLS)
+def test_an_artifact_url_with_a_credential_in_any_part_is_refused(url):
+    with pytest.raises(SemanticPreferenceError) as exc:
+        _application(artifact_ref=url)
+    assert (exc.value.code, exc.value.field) == ("invalid_argument", "artifact_ref")
+    assert url not in json.dumps(exc.value.envelope())
+    with pytest.raises(SemanticPreferenceError) as evidence:
+        _maintenance(evidence_ref=url)
+    assert evidence.value.field == "evidence_ref"
+
+
+@pytest.mark.privacy_exempt("feeds credential-like URLs that must be refused")
+def test_cli_and_api_refuse_a_token_in_the_artifact_path(host_client, goal):
+    url = CREDENTIAL_URLS[0]
+    result = run_cli(
+        "semantic_preference", "receipt", "--surface", SURFACE, "--application-id", "a",
+        "--outcome", "applied", "--artifact-ref", url,
+    )  # fmt: skip
+    assert result.code == 2
+    assert (result.json["code"], result.json["field"]) == ("invalid_argument", "artifact_ref")
+    assert result.json["details"] == {"reason": "url_with_credentials", "part": "path"}
+    assert "ghp_" not in result.stdout
+    response = host_client("demo").post(
+        "/api/v1/semantic-preferences/receipts/",
+        {"surface": SURFACE, "application_id": "a", "outcome": "applied", "artifact_ref": url},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["field"] == "artifact_ref"
+
+
 @pytest.mark.parametrize(
     "url",
     [
         "https://github.com/owner/repo/pull/123",
+        "https://github.com/owner/repo/commit/3f5a1c0e9b7d2a4c6e8f0a1b3c5d7e9f1a2b3c4d",
         "https://example.com:8443/a/b?page=2#section",
         "https://8.8.8.8/report",
     ],

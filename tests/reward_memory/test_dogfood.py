@@ -470,3 +470,24 @@ def test_the_admin_lists_stored_operator_controls_read_only(db, stored, admin_cl
     assert page.status_code == 200
     assert stored["controls"]["edit"] in page.content.decode()
     assert admin_client.get("/admin/reward_memory/operatorcontrol/add/").status_code == 403
+
+
+@pytest.mark.privacy_exempt("feeds credential-like URLs that must be refused")
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/ghp_abcdefghijklmnopqrstuvwxyz0123456789/",
+        "https://example.com/pr/1?access_token=abc",
+        "https://u:p@example.com/pr/1",
+    ],
+)
+def test_a_dogfood_artifact_url_with_a_credential_is_refused(stored, url):
+    batch = full_batch(stored)
+    first = batch["observations"][0]
+    first["application_receipt"]["artifact_ref"] = url
+    first["module_outcome"]["artifact_ref"] = url
+    with pytest.raises(RewardMemoryError) as refused:
+        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    assert refused.value.code == "invalid_argument"
+    assert refused.value.field == "observations.0.application_receipt.artifact_ref"
+    assert url not in json.dumps(refused.value.envelope())

@@ -77,10 +77,32 @@ def test_a_committed_scope_delivers_bodies_and_a_runnable_read(db, todo):
     (read,) = hooks["required_reads"]
     argv = shlex.split(read["command"])
     assert argv == read["argv"]
-    assert argv[1].endswith("manage.py")
-    assert argv[1].startswith("/")
+    assert argv[:2] == ["python", "manage.py"]  # the host's command, no server path
     assert argv[2:5] == ["semantic_preference", "agent", "read"]
     assert "turn_capsule" not in packet()
+
+
+def test_the_quota_api_names_the_hosts_command_never_this_servers_paths(db, todo, host_client):
+    import sys
+
+    from django.conf import settings
+
+    from loopx_site.core.scanner import scan_text
+
+    remember()
+    response = host_client("demo", "author").get(
+        "/api/v1/goals/demo/agents/author/quota/should-run/"
+    )
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert sys.executable not in text
+    assert str(settings.BASE_DIR) not in text
+    assert "local_path" not in scan_text(text)
+    (read,) = response.json()["turn_start_hooks"]["required_reads"]
+    assert read["command"] == (
+        "python manage.py semantic_preference agent read --goal-id demo --agent-id author "
+        "--format json"
+    )
 
 
 def test_a_retired_subject_stays_visible_as_a_marker(db, todo):
@@ -201,17 +223,12 @@ def test_a_failing_producer_is_carried_in_the_capsule_without_a_read_command(db,
     assert "provider secret" not in json.dumps(doc)
 
 
-def test_required_reads_survive_trimming_with_many_hooks_and_long_quoted_paths(
-    db, todo, monkeypatch, tmp_path
-):
+def test_required_reads_survive_trimming_with_many_hooks_and_quoted_words(db, todo, monkeypatch):
     remember()
-    deep = tmp_path / ("a dir with 'quotes' and spaces " * 6) / "project $HOME"
-    deep.mkdir(parents=True)
-    monkeypatch.setattr(turn_start, "manage_py", lambda: deep / "manage.py")
 
     def bulky(n):
         def produce(goal, agent):
-            argv = turn_start.command_argv("explore", "read", "--slot", str(n))
+            argv = turn_start.command_argv("explore", "read", "--slot", f"it's {n} $HOME")
             return Contribution(
                 result={"hook_id": f"bulky.h{n}", "capability_id": "bulky", "status": "observed",
                         "error_code": None},
@@ -231,7 +248,7 @@ def test_required_reads_survive_trimming_with_many_hooks_and_long_quoted_paths(
     assert len(dispatch["required_reads"]) == 8  # … obligations never were
     for read in dispatch["required_reads"]:
         assert shlex.split(read["command"]) == read["argv"]
-        assert read["argv"][1] == str((deep / "manage.py").resolve())
+        assert read["argv"][:2] == ["python", "manage.py"]
     trimmed = set(dispatch["trimmed_hook_ids"])
     for read in dispatch["required_reads"]:
         assert read["satisfied_by_delivered_context"] is (read["hook_id"] not in trimmed)

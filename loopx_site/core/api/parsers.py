@@ -2,7 +2,10 @@
 
 Built on ``loopx_site.core.files.loads_json`` (strict JSON, nesting bounded before the
 decoder recurses), so a deeply nested body is ``invalid_json`` (400) and an oversized
-one ``payload_too_large`` (413) — both the error envelope, never a traceback.
+one ``payload_too_large`` (413) — both the error envelope, never a traceback. A body
+whose strings are not UTF-8 text (a ``\\ud800`` escape decodes to a lone surrogate) is
+400 ``invalid_argument`` naming the field: the one text rule of the edge
+(``files.require_utf8_document``), applied before any view or service sees the body.
 """
 
 from django.conf import settings
@@ -58,4 +61,14 @@ class BoundedJSONParser(JSONParser):
                 require_object=False,
             )
         except DomainError as exc:
+            if exc.code == "invalid_argument":  # the text rule: not UTF-8 text
+                view = (parser_context or {}).get("view")
+                where = exc.details.get("path") or None
+                at = f" at {where}" if where else ""
+                raise DomainError(
+                    "invalid_argument",
+                    f"The request body holds text that is not valid UTF-8 (a lone surrogate){at}.",
+                    field=where,
+                    area=getattr(view, "error_area", "loopx"),
+                ) from None
             raise exceptions.ParseError(exc.message.replace("--body", "The request body")) from None

@@ -132,8 +132,8 @@ class LoopxAutoSchema(AutoSchema):
             codes.append("409")
         if has_body:
             codes.append("413")
-        if getattr(self.view, "throttle_scope", None):
-            codes.append("429")
+        if getattr(self.view, "throttle_scope", None) and self.method in WRITE_METHODS:
+            codes.append("429")  # throttles limit writes only (core.api.throttles)
         return codes
 
     def _error_response(self, code: str) -> dict:

@@ -14,6 +14,7 @@ from loopx_site.core.api.serializers import (
 
 class GoalListCreateApi(APIView):
     error_area = "loopx"
+    throttle_scope = "write"  # POST only: reads are never throttled
 
     @extend_schema(
         operation_id="goals_list",

@@ -14,7 +14,7 @@ def reindex(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("core", "0005_exact_fulltext"),
+        ("core", "0006_edge_throttle_counter"),
     ]
 
     operations = [migrations.RunPython(reindex, migrations.RunPython.noop)]
