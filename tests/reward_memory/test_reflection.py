@@ -67,8 +67,14 @@ def todo(agents, validator=None, todo_id="t1"):
 
 
 def body(doc=None, *, execute=True, turn="turn-1", todo_id="t1", **extra):
-    out = {"goal_id": "demo", "agent_id": "author", "todo_id": todo_id,
-           "turn_instance_id": turn, "event_kind": "todo_completed", "execute": execute}  # fmt: skip
+    out = {
+        "goal_id": "demo",
+        "agent_id": "author",
+        "todo_id": todo_id,
+        "turn_instance_id": turn,
+        "event_kind": "todo_completed",
+        "execute": execute,
+    }
     if doc is not None:
         out["reward_memory_reflection"] = doc
     out.update(extra)
@@ -107,7 +113,8 @@ def test_caller_validation_is_ignored_and_never_activates_memory(
     refl = result["reward_memory_reflection"]
     assert refl["caller_validation_ignored"] is True
     assert refl["status"] == "awaiting_evidence_validation"
-    assert refl["validation_matched"] is False and refl["validation"] is None
+    assert refl["validation_matched"] is False
+    assert refl["validation"] is None
     assert double.call_count == 0
     assert not MemoryRecord.objects.exists()
 
@@ -333,7 +340,8 @@ def test_settle_cli_with_a_bad_reflection_writes_nothing_and_a_good_retry_commit
     bad.write_text(json.dumps(reflection(turn_summary="I did things")))
     good.write_text(json.dumps(reflection()))
     argv = ["turn", "settle", "--goal-id", "demo", "--agent-id", "author", "--todo-id", "t1",
-            "--turn-instance-id", "turn-1", "--event-kind", "todo_completed", "--execute"]  # fmt: skip
+            "--turn-instance-id", "turn-1", "--event-kind", "todo_completed",
+            "--execute"]  # fmt: skip
     refused = run_cli(*argv, "--reward-memory-reflection-json", str(bad))
     assert refused.code == 2, refused.stdout
     assert refused.json["field"] == "reflection.turn_summary"
@@ -343,9 +351,7 @@ def test_settle_cli_with_a_bad_reflection_writes_nothing_and_a_good_retry_commit
     assert retry.json["status"] == "committed"
 
 
-def test_a_malformed_caller_validation_is_ignored_not_half_applied(
-    db, agents, routed, host_client
-):
+def test_a_malformed_caller_validation_is_ignored_not_half_applied(db, agents, routed, host_client):
     todo(agents)
     response = host_client("demo", "author").post(
         SETTLE,
