@@ -95,7 +95,8 @@ class TodoAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         result = services.add_todo(**TodoAddForm.service_arguments(form.cleaned_data), execute=True)
-        obj.pk = result.todo.pk
+        for field in Todo._meta.concrete_fields:  # the admin's log and redirect use obj
+            setattr(obj, field.attname, getattr(result.todo, field.attname))
 
 
 @admin.register(CompletionValidator)
