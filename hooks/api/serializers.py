@@ -71,6 +71,7 @@ class TurnSettleInput(serializers.Serializer):
     reward_memory_reflection = serializers.DictField(required=False)
     reward_memory_validation = serializers.JSONField(
         required=False,
+        allow_null=True,
         help_text="Ignored: the server runs the Todo's declared validator "
         "(reported as caller_validation_ignored).",
     )
