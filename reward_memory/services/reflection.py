@@ -24,6 +24,7 @@ hand (``record_validation``: admin action or ``reward_memory reflection-validate
 --actor``), attributed to that operator account.
 """
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ from reward_memory.models import ReflectionCandidate
 from reward_memory.principals import Principal
 
 RESULT_SCHEMA = "turn_reward_memory_reflection_result_v0"
+logger = logging.getLogger("loopx.reward_memory")
 
 
 def parse_reflection(document: Any) -> dict[str, Any]:
@@ -112,6 +114,21 @@ def prepare_reflection(
     surface = route.surface(parsed["surface_id"])
     if route.available and surface is None:
         raise invalid("reflection.surface_id", "the surface is not configured for this Agent")
+    if surface is not None:
+        # The event is checked now by the ingest pipeline's own plan (no write, no provider
+        # call), so a malformed event can never fail the reflection after the settlement.
+        from reward_memory.services.ingest import ingest_event
+
+        try:
+            ingest_event(
+                event={**parsed["event"], "corpus_id": surface.ingest_corpus_id},
+                goal_id=goal_id,
+                agent_id=agent_id,
+                execute=False,
+            )
+        except RewardMemoryError as exc:
+            exc.field = f"reflection.event.{exc.field}" if exc.field else "reflection.event"
+            raise
     return PreparedReflection(
         agent=agent,
         turn_instance_id=turn_instance_id,
@@ -211,9 +228,13 @@ def _finalize(row: ReflectionCandidate, route, surface):
     from reward_memory.services.ingest import ingest_event
 
     event = {**row.reflection["event"], "corpus_id": surface.ingest_corpus_id}
-    receipt = ingest_event(
-        event=event, goal_id=row.goal.goal_id, agent_id=row.agent.agent_id, execute=True
-    )
+    try:
+        receipt = ingest_event(
+            event=event, goal_id=row.goal.goal_id, agent_id=row.agent.agent_id, execute=True
+        )
+    except RewardMemoryError as exc:  # after the settlement: fail open, never a 4xx
+        logger.warning("reflection ingest refused: %s", exc.code)
+        return {"status": "ingest_refused", "error_code": exc.code}, 0
     status = (
         c.REFLECTION_FINALIZED
         if receipt["status"] == c.INGEST_ACTIVATED and receipt["readback"]

@@ -315,6 +315,11 @@ def test_explicit_automatic_ingest_false_never_finalises(db, agents, double, tmp
         ({"turn_summary": "I did things"}, "reflection.turn_summary"),
         ({"surface_id": "unconfigured.surface"}, "reflection.surface_id"),
         ({"schema_version": "turn_reward_memory_reflection_v9"}, "reflection.schema_version"),
+        ({"event": {}}, "reflection.event.schema_version"),
+        (
+            {"event": {"schema_version": "scoped_feedback_reward_memory_event_v0"}},
+            "reflection.event.target_class",
+        ),
     ],
 )
 def test_settle_api_with_a_bad_reflection_writes_nothing_and_a_good_retry_commits(
@@ -361,6 +366,27 @@ def test_a_malformed_caller_validation_is_ignored_not_half_applied(db, agents, r
     assert response.status_code == 201, response.json()
     assert response.json()["caller_validation_ignored"] is True
     assert ReflectionCandidate.objects.get().validation is None
+
+
+def test_an_ingest_refused_after_the_settlement_fails_open_not_4xx(
+    db, agents, routed, tmp_path, monkeypatch
+):
+    from reward_memory.services import ingest
+
+    vx.install(tmp_path, "echo-pass", vx.PASSING)
+    todo(agents, validator="echo-pass")
+    real = ingest.ingest_event
+
+    def refuse_on_execute(**kw):
+        if kw.get("execute"):
+            raise RewardMemoryError("invalid_argument", "changed underneath", field="x")
+        return real(**kw)
+
+    monkeypatch.setattr(ingest, "ingest_event", refuse_on_execute)
+    result = _settle(reflection())
+    assert result["status"] == "awaiting_evidence_validation"
+    assert result["ingest_status"] == "ingest_refused"
+    assert Todo.objects.get(todo_id="t1").state == "completed"
 
 
 def test_preview_runs_no_validator_and_stores_nothing(db, agents, routed, tmp_path, double):
