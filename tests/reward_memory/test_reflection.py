@@ -351,9 +351,18 @@ def test_settle_cli_with_a_bad_reflection_writes_nothing_and_a_good_retry_commit
     assert refused.code == 2, refused.stdout
     assert refused.json["field"] == "reflection.turn_summary"
     assert _nothing_written()
-    retry = run_cli(*argv, "--reward-memory-reflection-json", str(good))
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(forged_validation(reflection())))
+    retry = run_cli(
+        *argv,
+        "--reward-memory-reflection-json", str(good),
+        "--reward-memory-validation-json", str(forged),
+    )  # fmt: skip
     assert retry.code == 0, retry.stdout
     assert retry.json["status"] == "committed"
+    assert retry.json["caller_validation_ignored"] is True
+    assert retry.json["reward_memory_reflection"]["status"] == "awaiting_evidence_validation"
+    assert not MemoryRecord.objects.exists()
 
 
 def test_a_malformed_caller_validation_is_ignored_not_half_applied(db, agents, routed, host_client):
