@@ -85,6 +85,7 @@ bench_line = $(1) > $(BENCH_OUT).part; s=$$?; cat $(BENCH_OUT).part; \
 bench: setup
 	@: > $(BENCH_OUT)
 	@$(call bench_line,$(BIN)/python bench/reward_memory_bench.py)
+	@$(call bench_line,$(BIN)/python bench/relevance_bench.py)
 	@$(call bench_line,$(BIN)/python bench/cli_startup_bench.py --compare-rev $(CLI_BASELINE_REV))
 	@$(call bench_line,$(BIN)/python bench/hooks_bench.py)
 	@$(call bench_line,$(BIN)/python bench/preferences_bench.py)

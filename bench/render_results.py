@@ -127,6 +127,14 @@ def row(line: dict) -> list[str]:
             f"edit: {t['peer_lost_an_edit']}); ours: stale writer → `{t['ours_stale_writer']}` "
             f"| stale writer rejected | — |",
         ]
+    if bench == "recall_relevance":
+        return [
+            f"| recall relevance: the record a person would pick in the top {line['top']} "
+            f"({line['queries']} natural queries, {line['records']} records) | before stemming "
+            f"and stop words {line['top3_rate_plain']:.0%} → **{line['top3_rate_english']:.0%}** "
+            f"(first: {line['first_rate_plain']:.0%} → {line['first_rate_english']:.0%}) | "
+            f"reported | — |"
+        ]
     if bench == "hooks_settle_three_hooks":
         return [
             f"| settle + 3 post-writeback hooks, added median | "

@@ -25,7 +25,7 @@ from hooks.models import (
     Todo,
     TurnSettlement,
 )
-from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
+from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, ref_column
 
 DEFAULT_EXECUTOR = "fake-scheduler"
 
@@ -133,7 +133,13 @@ class TurnSettlementAdmin(ReadOnlyAdmin):
 
 @admin.register(DurableWritebackReceipt)
 class DurableWritebackReceiptAdmin(ReadOnlyAdmin):
-    list_display = ("receipt_id", "event_kind", "state", "state_revision", "committed_at")
+    list_display = (
+        ref_column("receipt_id"),
+        "event_kind",
+        "state",
+        "state_revision",
+        "committed_at",
+    )
     list_filter = ("state", "event_kind")
     search_fields = ("receipt_id", "effect_id", "settlement__turn_instance_id")
     readonly_fields = [f.name for f in DurableWritebackReceipt._meta.fields]
@@ -141,7 +147,7 @@ class DurableWritebackReceiptAdmin(ReadOnlyAdmin):
 
 @admin.register(QuotaSpend)
 class QuotaSpendAdmin(ReadOnlyAdmin):
-    list_display = ("spend_id", "goal", "agent", "units", "spent_at")
+    list_display = (ref_column("spend_id"), "goal", "agent", "units", "spent_at")
     list_filter = ("goal",)
     search_fields = ("spend_id", "receipt__receipt_id", "agent__agent_id")
     readonly_fields = [f.name for f in QuotaSpend._meta.fields]
@@ -163,7 +169,7 @@ class FailureCodeFilter(admin.SimpleListFilter):
 @admin.register(HookDispatch)
 class HookDispatchAdmin(ReadOnlyAdmin):
     list_display = (
-        "dispatch_id",
+        ref_column("dispatch_id"),
         "hook_id",
         "status",
         "failure_code",
@@ -187,7 +193,15 @@ class HookDispatchAdmin(ReadOnlyAdmin):
 
 @admin.register(HookIntent)
 class HookIntentAdmin(ReadOnlyAdmin):
-    list_display = ("intent_id", "intent_kind", "operation", "policy_version", "status", "goal")
+    list_display = (
+        ref_column("intent_id"),
+        "intent_kind",
+        "operation",
+        "policy_version",
+        "status",
+        "goal",
+        "created_at",
+    )
     list_filter = ("status", "intent_kind", "policy_version", "goal")
     search_fields = ("intent_id", "dispatch__dispatch_id", "intent_kind")
     exclude = ("payload",)

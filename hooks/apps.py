@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class HooksConfig(AppConfig):
     name = "hooks"
+    verbose_name = "Post-writeback hooks"

@@ -236,6 +236,18 @@ def dispatch_payloads(receipt: DurableWritebackReceipt) -> list[dict]:
     return [dispatch_payload(d, intents[d.pk]) for d in dispatches]
 
 
+def intent_states(receipt: DurableWritebackReceipt) -> list[dict]:
+    """The present outbox state of one primary receipt's intents (``intent_id``,
+    ``status``), in dispatch (``hook_id``) then position order — read now, never the
+    state a dispatch recorded."""
+    rows = (
+        HookIntent.objects.filter(dispatch__receipt=receipt)
+        .order_by("dispatch__hook_id", "dispatch__pk", "position")
+        .values_list("intent_id", "status")
+    )
+    return [{"intent_id": intent_id, "status": status} for intent_id, status in rows]
+
+
 def _pos(intent: HookIntent) -> int:
     return intent.position
 

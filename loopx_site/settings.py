@@ -77,7 +77,7 @@ ASGI_APPLICATION = "loopx_site.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [BASE_DIR / "loopx_site" / "templates"],  # project overrides of the admin
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

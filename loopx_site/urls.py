@@ -2,12 +2,13 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from loopx_site.core.admin_dashboard import dashboard_view, no_favicon
+from loopx_site.core.admin_dashboard import dashboard_view, front_page, no_favicon
 from loopx_site.core.api import schema  # noqa: F401 - registers the host token scheme
 
 admin.autodiscover()  # idempotent; CLI processes that never load the URLconf skip it
 
 urlpatterns = [
+    path("", front_page, name="front-page"),
     path("favicon.ico", no_favicon),
     path("admin/dashboard/", admin.site.admin_view(dashboard_view), name="loopx-dashboard"),
     path("admin/", admin.site.urls),
@@ -28,5 +29,7 @@ handler500 = "loopx_site.core.middleware.handler500"
 
 admin.site.site_header = "LoopX Memory"
 admin.site.site_title = "LoopX Memory operators"
+admin.site.site_url = "/"  # "View site": the front page
+admin.site.enable_nav_sidebar = False  # lists get the width; the index and breadcrumbs navigate
 admin.site.index_title = "Memory and capability-hook control plane"
 admin.site.index_template = "admin/loopx_index.html"  # links the operator dashboard

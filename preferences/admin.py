@@ -7,11 +7,13 @@ from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
+from loopx_site.core import selectors as core_selectors
 from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from loopx_site.core.canonical import sha256_hex
 from loopx_site.core.errors import DomainError
 from preferences import (
     admin_recall,  # noqa: F401 - registers the recall hook's admin
+    selectors,
     services,
 )
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
@@ -40,17 +42,48 @@ class JournalInline(ReadOnlyTabularInline):
     ordering = ("sequence",)
 
 
+class LiveScopeFilter(admin.SimpleListFilter):
+    """Live: the scope the Goal points to now (its current state_ref and instance);
+    earlier: scopes kept for their history after a state_ref or instance move."""
+
+    title = "scope"
+    parameter_name = "live"
+    prefix = ""
+
+    def lookups(self, request, model_admin):
+        return [("yes", "live"), ("no", "earlier")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(core_selectors.live_scope_q(self.prefix))
+        if self.value() == "no":
+            return queryset.exclude(core_selectors.live_scope_q(self.prefix))
+        return queryset
+
+
+class SubjectLiveScopeFilter(LiveScopeFilter):
+    prefix = "scope__"
+
+
 @admin.register(PreferenceScope)
 class PreferenceScopeAdmin(ReadOnlyAdmin):
     list_display = (
         "goal_ref",
         "agent_ref",
+        "live",
+        "state_ref",
+        "instance_id",
         "revision",
         "subject_count",
         "runtime_id",
         "journal_started_at",
     )
-    list_filter = ("goal", "runtime_id", ("revision", admin.EmptyFieldListFilter))
+    list_filter = (
+        LiveScopeFilter,
+        "goal",
+        "runtime_id",
+        ("revision", admin.EmptyFieldListFilter),
+    )
     search_fields = ("goal_ref", "agent_ref", "subjects__key")
     readonly_fields = (
         "scope_key",
@@ -67,9 +100,16 @@ class PreferenceScopeAdmin(ReadOnlyAdmin):
     exclude = ("goal_ref", "agent_ref")
     inlines = [SubjectInline, JournalInline]
 
-    @admin.display(description="subjects")
+    def get_queryset(self, request):
+        return selectors.with_live_marker(super().get_queryset(request).select_related("goal"))
+
+    @admin.display(description="subjects", ordering="subject_count")
     def subject_count(self, obj):
-        return obj.subjects.count()
+        return obj.subject_count  # kept under the scope lock with the revision
+
+    @admin.display(description="live", boolean=True, ordering="is_live")
+    def live(self, obj):
+        return obj.is_live
 
     def has_view_permission(self, request, obj=None):
         return request.user.has_perm("preferences.view_preferencescope")
@@ -94,8 +134,13 @@ class CorrectionForm(OperatorSourceForm):
 
 @admin.register(PreferenceSubject)
 class PreferenceSubjectAdmin(admin.ModelAdmin):
-    list_display = ("key", "state", "revision", "scope", "expires_at", "updated_at")
-    list_filter = ("state", "scope__goal", ("expires_at", admin.EmptyFieldListFilter))
+    list_display = ("key", "state", "live_scope", "revision", "scope", "expires_at", "updated_at")
+    list_filter = (
+        SubjectLiveScopeFilter,
+        "state",
+        "scope__goal",
+        ("expires_at", admin.EmptyFieldListFilter),
+    )
     search_fields = ("key", "scope__goal_ref", "scope__agent_ref")
     readonly_fields = (
         "scope",
@@ -109,6 +154,14 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
         "updated_at",
     )
     actions = ["retire_selected", "correct_selected"]
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request).select_related("scope__goal")
+        return selectors.with_live_marker(queryset, "scope__")
+
+    @admin.display(description="live scope", boolean=True, ordering="is_live")
+    def live_scope(self, obj):
+        return obj.is_live
 
     def has_add_permission(self, request):
         return False

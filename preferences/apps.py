@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class PreferencesConfig(AppConfig):
     name = "preferences"
+    verbose_name = "Agent preferences"

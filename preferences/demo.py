@@ -1,32 +1,56 @@
-"""Demo data: the demo author's explicit preferences (idempotent by operation id)."""
+"""Demo data: the demo author's explicit preferences.
 
+Create-only (``loopx_site.core.demo_kit``): the two preferences are written only while
+the demo Agent has no preference journal in any scope. Once it has one — the demo's own,
+an operator's retire or correction, or a scope the Goal moved to (``migrate-scope``) —
+the journal is kept: no revision moves, no retired preference comes back."""
+
+from django.conf import settings
+
+from loopx_site.core.demo_kit import Ledger
 from preferences import services
+from preferences.models import PreferenceScope
+
+GOAL_ID, AGENT_ID = "demo", "author"
 
 
-def load(*, log) -> dict:
+def _has_journal() -> bool:
+    return PreferenceScope.objects.filter(
+        runtime_id=settings.LOOPX_RUNTIME_ID,
+        goal_ref=GOAL_ID,
+        agent_ref=AGENT_ID,
+        revision__isnull=False,
+    ).exists()
+
+
+def _write() -> None:
     first = services.remember(
-        goal_id="demo",
-        agent_id="author",
+        goal_id=GOAL_ID,
+        agent_id=AGENT_ID,
         key="review.collaboration",
         statement="Ask the designated reviewer before merging.",
         source_ref="owner-message-1",
         source_quote="Use the designated reviewer for my changes.",
-        expected_revision="none",
+        expected_revision=services.read(goal_id=GOAL_ID, agent_id=AGENT_ID)["revision"],
         operation_id="demo-preference-1",
         execute=True,
     )
-    second = services.remember(
-        goal_id="demo",
-        agent_id="author",
+    services.remember(
+        goal_id=GOAL_ID,
+        agent_id=AGENT_ID,
         key="pr.description.language",
         statement="Write PR descriptions as short English sections.",
         source_ref="owner-message-2",
         source_quote="Keep PR descriptions short, in English.",
-        expected_revision=first["state"]["revision"] if first["status"] == "applied" else "1",
+        expected_revision=first["state"]["revision"],
         operation_id="demo-preference-2",
         execute=True,
     )
-    view = services.read(goal_id="demo", agent_id="author")
-    statuses = f"{first['status']}, {second['status']}"
-    log(f"preferences: demo/author at revision {view['revision']} ({statuses})")
-    return {"revision": view["revision"], "subjects": len(view["items"])}
+
+
+def load(*, log) -> dict:
+    ledger = Ledger()
+    ledger.ensure(f"preferences {GOAL_ID}/{AGENT_ID}", exists=_has_journal, create=_write)
+    view = services.read(goal_id=GOAL_ID, agent_id=AGENT_ID)
+    log(f"preferences: demo/author at revision {view['revision']} ({ledger.status})")
+    return ledger.document(revision=view["revision"], subjects=len(view["items"]))

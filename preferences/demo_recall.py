@@ -1,11 +1,15 @@
 """Demo data of the recall hook: the installed ``loopx-local`` extension, a registered
 config ``demo`` (owned by Goal ``demo``, shared with no other Goal) and a few provider
-notes for project ``loopx-demo`` (idempotent; the registry demo runs first)."""
+notes for project ``loopx-demo`` (the registry demo runs first).
+
+Create-only (``loopx_site.core.demo_kit``): an installed extension (enabled or not), a
+registered config and a note that exist are kept as the operator left them."""
 
 from pathlib import Path
 
-from loopx_site.core.errors import DomainError
+from loopx_site.core.demo_kit import Ledger
 from preferences import services
+from preferences.models.recall import ProviderExtension, ProviderNote, SemanticPreferenceConfig
 
 PROJECT = "loopx-demo"
 GOAL_ID = "demo"
@@ -57,25 +61,37 @@ NOTES = [
 ]
 
 
-def load(*, log) -> dict:
-    try:
-        installed = services.install_extension(manifest_path=MANIFEST, execute=True)
-    except DomainError as exc:
-        if exc.code != "extension_installed":
-            raise
-        installed = services.upgrade_extension(manifest_path=MANIFEST, execute=True)
+def _install() -> None:
+    installed = services.install_extension(manifest_path=MANIFEST, execute=True)
     if not installed["enabled"]:
         services.activate_extension(extension_id="loopx-local", execute=True)
-    log(f"provider extension loopx-local: {installed['status']}, enabled")
-    services.register_config(
-        name="demo", project=PROJECT, config=DEMO_CONFIG, goal_id=GOAL_ID, execute=True
+
+
+def load(*, log) -> dict:
+    ledger = Ledger()
+    ledger.ensure(
+        "extension loopx-local",
+        exists=ProviderExtension.objects.filter(extension_id="loopx-local").exists,
+        create=_install,
+    )
+    log(f"provider extension loopx-local: {ledger.objects['extension loopx-local']}")
+    ledger.ensure(
+        "config demo",
+        exists=SemanticPreferenceConfig.objects.filter(name="demo").exists,
+        create=lambda: services.register_config(
+            name="demo", project=PROJECT, config=DEMO_CONFIG, goal_id=GOAL_ID, execute=True
+        ),
     )
     for note in NOTES:
-        services.save_provider_note(project=PROJECT, **note)
+        ledger.ensure(
+            f"note {note['note_id']}",
+            exists=ProviderNote.objects.filter(project=PROJECT, note_id=note["note_id"]).exists,
+            create=lambda note=note: services.save_provider_note(project=PROJECT, **note),
+        )
     log(f"semantic preference config `demo` and {len(NOTES)} provider notes for {PROJECT}")
-    return {
-        "extension_id": "loopx-local",
-        "config": "demo",
-        "project": PROJECT,
-        "provider_notes": len(NOTES),
-    }
+    return ledger.document(
+        extension_id="loopx-local",
+        config="demo",
+        project=PROJECT,
+        provider_notes=len(NOTES),
+    )

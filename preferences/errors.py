@@ -4,7 +4,8 @@
 |---|---|---|
 | invalid_argument | 400 | a field fails validation (``field`` names it) |
 | goal_not_registered / agent_not_registered | 404 | unknown Goal / Agent |
-| revision_conflict | 409 | ``expected_revision`` is not the scope's current revision |
+| revision_conflict | 409 | ``expected_revision`` is not the scope's current revision (also one |
+|   |   | of another scope, or a foreign string: ``details.revision_origin``) |
 | operation_conflict | 409 | an operation id reused with different arguments |
 | not_found | 409 | retiring a key the scope does not hold |
 | already_retired | 409 | retiring a key that is already retired |

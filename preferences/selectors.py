@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
+from django.db.models import BooleanField, ExpressionWrapper
 
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
@@ -546,3 +547,13 @@ def turn_start_projection(goal: Goal, agent: Agent) -> dict[str, Any] | None:
         "instructions": INSTRUCTIONS,
         "required_reads": required_reads(goal.goal_id, agent.agent_id),
     }
+
+
+# -- live and earlier scopes ---------------------------------------------------------------
+def with_live_marker(queryset, prefix: str = ""):
+    """``queryset`` annotated with ``is_live``: whether the scope (reached through
+    ``prefix``, e.g. ``"scope__"`` from a subject) is the one its Goal points to now
+    (``core_selectors.live_scope_q``)."""
+    return queryset.annotate(
+        is_live=ExpressionWrapper(core_selectors.live_scope_q(prefix), output_field=BooleanField())
+    )

@@ -11,6 +11,9 @@ signed-in operator account (which must be the corpus's declared actor).
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
 
 from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from loopx_site.core.errors import DomainError
@@ -84,6 +87,33 @@ class CorpusAdmin(ReadOnlyAdmin):
     @admin.display(description="health (separate states)")
     def health(self, obj):
         return selectors.health_summary(selectors.corpus_health(obj))
+
+    def get_urls(self):
+        probe = path(
+            "<path:object_id>/probe/",
+            self.admin_site.admin_view(self.probe_view),
+            name="reward_memory_corpus_probe",
+        )
+        return [probe, *super().get_urls()]
+
+    def probe_view(self, request, object_id):
+        """``probe now`` (a POST from the dashboard): the provider's read-only preflight
+        and the other four states, shown as a message; nothing is written."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        corpus = self.get_object(request, object_id)
+        if corpus is None or not self.has_view_permission(request, corpus):
+            raise PermissionDenied
+        health = selectors.corpus_health(corpus)
+        index = health["health"]["index_present"]
+        level = messages.SUCCESS if index["value"] else messages.WARNING
+        why = f" ({index['failure_kind']})" if index.get("failure_kind") else ""
+        self.message_user(
+            request,
+            f"{corpus.corpus_id} probed: {selectors.health_summary(health)}{why}",
+            level,
+        )
+        return HttpResponseRedirect(reverse("loopx-dashboard") + f"#corpus-{corpus.pk}")
 
 
 @admin.register(StandingPolicy)

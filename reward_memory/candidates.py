@@ -318,6 +318,15 @@ def event_ref(event: dict[str, Any]) -> str:
     return prefixed_id("rme_", nfc(event))
 
 
+def event_key(event: dict[str, Any]) -> str:
+    """The idempotency key of a compact event: the digest of its ``event_id``, or ``""``
+    when it names none (then only the whole-event identity ``event_ref`` dedupes)."""
+    event_id = event.get("event_id") if isinstance(event, dict) else None
+    if event_id is None or event_id == "":
+        return ""
+    return digest_ref({"event_id": event_id})
+
+
 @dataclass
 class AdaptedEvent:
     adapter: Adapter

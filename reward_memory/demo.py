@@ -7,16 +7,28 @@ Authority: the corpus owner and reviewer are operator accounts (``demo-owner``,
 ``demo-reviewer``; staff, no usable password — sign in as them only after setting one),
 and an operator-granted ``AuthorityCheckpoint`` (``demo-core-contributor``) authorises
 one ``hard_policy`` of the ``loopx-demo-review-policy`` corpus, ingested under its
-standing policy. Idempotent: a second run changes nothing."""
+standing policy.
+
+Create-only (``loopx_site.core.demo_kit``): every account, checkpoint, corpus, experiment
+config and binding, ingested event and review that exists is kept as the operator left
+it — a revoked checkpoint or record, a retired corpus, a disabled experiment, an edited
+private config stay so; only what is missing is created."""
 
 import copy
 import json
 
 from django.contrib.auth import get_user_model
 
+from loopx_site.core.demo_kit import Ledger
 from reward_memory import principals, services
 from reward_memory.inputs import FIXTURES
-from reward_memory.models import Review
+from reward_memory.models import (
+    AuthorityCheckpoint,
+    Corpus,
+    ExperimentBinding,
+    IngestEvent,
+    Review,
+)
 
 PROJECT = "loopx-demo"
 OWNER = "user:demo-owner"
@@ -115,8 +127,8 @@ CONTRIBUTOR = "user:demo-contributor"
 POLICY_SCOPES = ["issue_fix.request_reproduction"]
 
 
-def _operator_accounts() -> None:
-    """The demo's corpus owner and reviewer are operator accounts (idempotent)."""
+def _operator_accounts(ledger: Ledger) -> None:
+    """The demo's corpus owner and reviewer are operator accounts (created once)."""
     users = get_user_model()
     for name in (principals.username_of(OWNER), principals.username_of(REVIEWER)):
         user, created = users.objects.get_or_create(
@@ -125,9 +137,10 @@ def _operator_accounts() -> None:
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
+        ledger.record(f"account {name}", created=created)
 
 
-def _hard_policy_corpus() -> None:
+def _hard_policy_corpus() -> dict:
     """A hard_policy corpus (its policy comes from ``_hard_policy``: the operator
     checkpoint that authorises it and the event ingested under the standing policy)."""
     corpus = _corpus(POLICY_CORPUS, POLICY_SURFACE)
@@ -139,11 +152,11 @@ def _hard_policy_corpus() -> None:
         verified_actor_roles=["core_contributor"],
         action_scopes=POLICY_SCOPES,
     )
-    services.register_corpus(corpus=corpus, standing_policies=[policy], execute=True)
+    return services.register_corpus(corpus=corpus, standing_policies=[policy], execute=True)
 
 
-def _hard_policy() -> dict:
-    services.grant_checkpoint(
+def _policy_checkpoint() -> dict:
+    return services.grant_checkpoint(
         checkpoint_id=CHECKPOINT_ID,
         project=PROJECT,
         actor=CONTRIBUTOR,
@@ -153,7 +166,10 @@ def _hard_policy() -> dict:
         evidence_ref="roles:loopx-demo/core-contributors",
         execute=True,
     )
-    event = {
+
+
+def _policy_event() -> dict:
+    return {
         "schema_version": "scoped_feedback_reward_memory_event_v0",
         "event_id": "policy-0001",
         "corpus_id": POLICY_CORPUS,
@@ -173,13 +189,12 @@ def _hard_policy() -> dict:
         "authority_checkpoint": {"checkpoint_ref": CHECKPOINT_ID},
         "conflicts": [],
     }
-    return services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
 
 
 def _fixture_checkpoint() -> None:
     """The operator verification the shipped ``issue-fix-verified-contributor`` case
     names, so ``candidate-review`` with the default case shows an authorised policy."""
-    services.grant_checkpoint(
+    return services.grant_checkpoint(
         checkpoint_id="example-repo-core-contributors",
         project="example-org/example-repo",
         actor="contributor:maintainer-a",
@@ -224,55 +239,70 @@ def _experiment_config() -> dict:
     }
 
 
-def _experiment() -> str:
+def _experiment(ledger: Ledger) -> str:
     """Enable the experiment for demo/author through ``configure_goal`` (its canary and
-    readback on the local provider) unless it is already available; the private config
-    is written under the git-ignored ``.local/`` of the config root."""
+    readback on the local provider) when the Goal has no experiment binding yet; the
+    private config is written under the git-ignored ``.local/`` of the config root when
+    missing. An existing binding (enabled or disabled) and config file are kept."""
     from reward_memory import experiment_config, selectors
 
     path = experiment_config.config_root() / EXPERIMENT_CONFIG
-    data = (json.dumps(_experiment_config(), indent=2) + "\n").encode("utf-8")
-    if not path.exists() or path.read_bytes() != data:
+
+    def write_config() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    if selectors.experiment_route("demo", "author").available:
-        return "available"
-    result = services.configure_goal(
-        goal_id="demo", agent_id="author", config_path=EXPERIMENT_CONFIG, execute=True
+        path.write_bytes((json.dumps(_experiment_config(), indent=2) + "\n").encode("utf-8"))
+
+    ledger.ensure("experiment config", exists=path.exists, create=write_config)
+    ledger.ensure(
+        "experiment demo/author",
+        exists=ExperimentBinding.objects.filter(goal__goal_id="demo").exists,
+        create=lambda: services.configure_goal(
+            goal_id="demo", agent_id="author", config_path=EXPERIMENT_CONFIG, execute=True
+        ),
     )
-    return result["status"]
+    return selectors.experiment_route("demo", "author").status
 
 
-def load(*, log) -> dict:
-    _operator_accounts()
-    _fixture_checkpoint()
-    for corpus_id, surface in CORPORA:
-        result = services.register_corpus(
-            corpus=_corpus(corpus_id, surface),
-            standing_policies=[_policy(corpus_id, surface)],
-            execute=True,
-        )
-        log(f"reward_memory corpus {corpus_id}: {result['status']}")
+def _ingested(event: dict) -> bool:
+    return IngestEvent.objects.filter(
+        goal__goal_id="demo",
+        agent__agent_id="author",
+        corpus__corpus_id=event["corpus_id"],
+        event__event_id=event["event_id"],
+    ).exists()
 
-    _hard_policy_corpus()
-    log(f"reward_memory experiment demo/author: {_experiment()}")
 
-    receipts = []
-    for event_id, summary, reasoning in TURN_EVENTS:
-        receipts.append(
-            services.ingest_event(
-                event=_turn_event(event_id, summary, reasoning),
-                goal_id="demo",
-                agent_id="author",
-                execute=True,
-            )
-        )
-    with open(FIXTURES / "scoped_feedback_event.json", encoding="utf-8") as handle:
-        pr_event = json.load(handle)
-    receipts.append(
-        services.ingest_event(event=pr_event, goal_id="demo", agent_id="author", execute=True)
+def _ingest(ledger: Ledger, event: dict) -> str:
+    """Ingest ``event`` once; the status the ingest answered, or ``kept``."""
+    receipt = ledger.ensure(
+        f"event {event['event_id']}",
+        exists=lambda: _ingested(event),
+        create=lambda: services.ingest_event(
+            event=event, goal_id="demo", agent_id="author", execute=True
+        ),
+    )
+    return receipt["status"] if receipt is not None else "kept"
+
+
+def _checkpoint(ledger: Ledger, checkpoint_id: str, grant) -> None:
+    ledger.ensure(
+        f"checkpoint {checkpoint_id}",
+        exists=AuthorityCheckpoint.objects.filter(checkpoint_id=checkpoint_id).exists,
+        create=grant,
     )
 
+
+def _register(ledger: Ledger, corpus_id: str, register) -> str:
+    result = ledger.ensure(
+        f"corpus {corpus_id}",
+        exists=Corpus.objects.filter(corpus_id=corpus_id).exists,
+        create=register,
+    )
+    return result["status"] if result is not None else "kept"
+
+
+def _review(ledger: Ledger, pr_event: dict) -> str:
+    """The reviewer accepts one candidate and the owner applies it, once."""
     reviewed = copy.deepcopy(pr_event)
     for key in ("event_id", "corpus_id"):
         reviewed.pop(key)
@@ -282,31 +312,63 @@ def load(*, log) -> dict:
         "Keep PR descriptions under twenty lines; link follow-up work instead of describing it."
     )
     reviewed["reasoning_summary"] = "A reviewer asked for shorter descriptions on three PRs."
-    prior = Review.objects.filter(
-        corpus__corpus_id="loopx-demo-pr-description", applied_at__isnull=False
-    ).exists()
-    review = services.review_candidate(
-        candidate=reviewed,
-        decision="accept",
-        principal=principals.operator_account(REVIEWER, field="reviewer"),
-        corpus_id="loopx-demo-pr-description",
-        execute=True,
+
+    def review_and_apply() -> dict:
+        review = services.review_candidate(
+            candidate=reviewed,
+            decision="accept",
+            principal=principals.operator_account(REVIEWER, field="reviewer"),
+            corpus_id="loopx-demo-pr-description",
+            execute=True,
+        )
+        return services.apply_review(
+            review_id=review["review_id"],
+            principal=principals.operator_account(OWNER, field="actor"),
+            execute=True,
+        )
+
+    applied = ledger.ensure(
+        "review loopx-demo-pr-description",
+        exists=Review.objects.filter(corpus__corpus_id="loopx-demo-pr-description").exists,
+        create=review_and_apply,
     )
-    applied = services.apply_review(
-        review_id=review["review_id"],
-        principal=principals.operator_account(OWNER, field="actor"),
-        execute=True,
+    return applied["status"] if applied is not None else "kept"
+
+
+def load(*, log) -> dict:
+    ledger = Ledger()
+    _operator_accounts(ledger)
+    _checkpoint(ledger, "example-repo-core-contributors", _fixture_checkpoint)
+    for corpus_id, surface in CORPORA:
+        status = _register(
+            ledger,
+            corpus_id,
+            lambda corpus_id=corpus_id, surface=surface: services.register_corpus(
+                corpus=_corpus(corpus_id, surface),
+                standing_policies=[_policy(corpus_id, surface)],
+                execute=True,
+            ),
+        )
+        log(f"reward_memory corpus {corpus_id}: {status}")
+    _register(ledger, POLICY_CORPUS, _hard_policy_corpus)
+    log(f"reward_memory experiment demo/author: {_experiment(ledger)}")
+
+    statuses = [
+        _ingest(ledger, _turn_event(event_id, summary, reasoning))
+        for event_id, summary, reasoning in TURN_EVENTS
+    ]
+    with open(FIXTURES / "scoped_feedback_event.json", encoding="utf-8") as handle:
+        pr_event = json.load(handle)
+    statuses.append(_ingest(ledger, pr_event))
+    review_status = _review(ledger, pr_event)
+    _checkpoint(ledger, CHECKPOINT_ID, _policy_checkpoint)
+    policy_status = _ingest(ledger, _policy_event())
+    log(f"reward_memory records: {', '.join([*statuses, review_status, policy_status])}")
+    log(f"reward_memory checkpoint {CHECKPOINT_ID} authorises hard_policy: {policy_status}")
+    log(f"reward_memory demo: {ledger.summary()}")
+    return ledger.document(
+        corpora=[c for c, _ in CORPORA] + [POLICY_CORPUS],
+        ingest_statuses=statuses,
+        review_applied=review_status,
+        hard_policy={"checkpoint_id": CHECKPOINT_ID, "status": policy_status},
     )
-    policy = _hard_policy()
-    # A rerun returns the stored receipts: say so rather than "activated" again.
-    statuses = ["exists" if r.get("deduplicated") else r["status"] for r in receipts]
-    statuses.append("exists" if prior and applied["status"] == "activated" else applied["status"])
-    statuses.append("exists" if policy.get("deduplicated") else policy["status"])
-    log(f"reward_memory records: {', '.join(statuses)}")
-    log(f"reward_memory checkpoint {CHECKPOINT_ID} authorises hard_policy: {statuses[-1]}")
-    return {
-        "corpora": [c for c, _ in CORPORA] + [POLICY_CORPUS],
-        "ingest_statuses": statuses[:-2],
-        "review_applied": statuses[-2],
-        "hard_policy": {"checkpoint_id": CHECKPOINT_ID, "status": statuses[-1]},
-    }

@@ -15,6 +15,7 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | review_not_found / record_not_found / recall_not_found | 404 | unknown ref |
 | corpus_class_immutable | 409 | re-registering a corpus with another memory class |
 | revision_conflict | 409 | ``expected_revision`` is not the corpus's current revision |
+| operation_conflict | 409 | an ingest ``event_id`` already stored with other content |
 | standing_policy_conflict | 409 | a standing policy does not match its corpus |
 | invalid_transition | 409 | a lifecycle transition the record's state does not allow |
 | review_not_actionable | 409 | applying a review whose effective decision has no next step |

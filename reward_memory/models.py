@@ -300,9 +300,20 @@ class RecordTransition(models.Model):
 
 
 class IngestEvent(models.Model):
-    """One compact event ingested by one Agent: immutable ``observed_at``, latest receipt."""
+    """One compact event ingested by one Agent: immutable ``observed_at``, latest receipt.
+
+    ``event_ref`` is the digest of the whole event (its content); ``event_key`` the
+    digest of its ``event_id`` (blank when the event names none). One event id per
+    (Agent, corpus) — the same id with other content is ``operation_conflict``.
+    """
 
     event_ref = models.CharField(max_length=68)
+    event_key = models.CharField(
+        max_length=71,
+        blank=True,
+        default="",
+        help_text="sha256 of the event's event_id (the idempotency key); blank: none.",
+    )
     goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
     agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="ingest_events")
@@ -324,6 +335,11 @@ class IngestEvent(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["agent", "event_ref"], name="%(app_label)s_%(class)s_agent_event_uniq"
+            ),
+            models.UniqueConstraint(
+                fields=["agent", "corpus", "event_key"],
+                condition=~Q(event_key=""),
+                name="%(app_label)s_%(class)s_agent_corpus_event_id_uniq",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=c.INGEST_STATUSES),

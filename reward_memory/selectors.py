@@ -120,6 +120,110 @@ def readable_records(
     )
 
 
+#: Why a stored answer's record no longer passes ``readable_records`` (replays count them):
+#: its lifecycle state, ``expired`` (active past ``expires_at``), ``authority_not_live``
+#: (a hard_policy whose checkpoint was revoked or expired), ``not_readable`` (the corpus
+#: is inactive or no longer readable by the caller, or the record is not read back) and
+#: ``missing`` (no such record).
+REPLAY_DROP_REASONS = (
+    c.RETIRED,
+    c.REVOKED,
+    c.SUPERSEDED,
+    c.EXPIRED,
+    c.REFUTED,
+    c.QUARANTINED,
+    c.STALE,
+    "authority_not_live",
+    "not_readable",
+    "missing",
+)
+
+
+def _drop_reason(record: MemoryRecord | None, now) -> str:
+    if record is None:
+        return "missing"
+    state = record.lifecycle_state
+    if state != c.ACTIVE:
+        return state if state in REPLAY_DROP_REASONS else "not_readable"
+    if record.expires_at is not None and record.expires_at <= now:
+        return c.EXPIRED
+    if record.memory_class == c.HARD_POLICY:
+        checkpoint = record.authority_checkpoint
+        if (
+            checkpoint is None
+            or checkpoint.revoked_at is not None
+            or (checkpoint.expires_at is not None and checkpoint.expires_at <= now)
+        ):
+            return "authority_not_live"
+    return "not_readable"
+
+
+def replay_dropped(counts: dict[str, int] | None = None) -> dict[str, Any]:
+    """The ``replay_dropped`` field: ``{"count": n, "by_reason": {reason: n, …}}``
+    (every reason of ``REPLAY_DROP_REASONS``, zeros included)."""
+    by_reason = {reason: int((counts or {}).get(reason, 0)) for reason in REPLAY_DROP_REASONS}
+    return {"count": sum(by_reason.values()), "by_reason": by_reason}
+
+
+def replay_readable(
+    record_refs,
+    *,
+    goal_id: str | None,
+    agent_id: str | None,
+    corpus: Corpus | None = None,
+    now=None,
+) -> tuple[list[str], dict[str, Any]]:
+    """The one filter every replay applies to the records of a stored answer.
+
+    Returns the refs (in their stored order) that a fresh read would still return —
+    ``readable_records`` for this (Goal, Agent), now — and the ``replay_dropped``
+    counts of the others, by reason. Never writes."""
+    refs = list(dict.fromkeys(r for r in record_refs if isinstance(r, str)))
+    now = now or clock.now()
+    if not refs:
+        return [], replay_dropped()
+    readable = set(
+        readable_records(goal_id=goal_id, agent_id=agent_id, corpus=corpus, now=now)
+        .filter(record_ref__in=refs)
+        .values_list("record_ref", flat=True)
+    )
+    rows = {
+        r.record_ref: r
+        for r in MemoryRecord.objects.select_related("authority_checkpoint").filter(
+            record_ref__in=[ref for ref in refs if ref not in readable]
+        )
+    }
+    kept, counts = [], {}
+    for ref in refs:
+        if ref in readable:
+            kept.append(ref)
+            continue
+        reason = _drop_reason(rows.get(ref), now)
+        counts[reason] = counts.get(reason, 0) + 1
+    return kept, replay_dropped(counts)
+
+
+def record_present_state(
+    record: MemoryRecord | None, *, goal_id: str | None, agent_id: str | None, now=None
+) -> tuple[str, bool]:
+    """``(state, available_for_recall)`` of a record as a fresh read sees it now: the
+    state is ``active`` only when ``readable_records`` returns it for this (Goal, Agent);
+    otherwise the ``REPLAY_DROP_REASONS`` entry that keeps it out."""
+    now = now or clock.now()
+    if record is None:
+        return "missing", False
+    if (
+        readable_records(goal_id=goal_id, agent_id=agent_id, corpus=record.corpus, now=now)
+        .filter(pk=record.pk)
+        .exists()
+    ):
+        return c.ACTIVE, True
+    record = (
+        MemoryRecord.objects.select_related("authority_checkpoint").filter(pk=record.pk).first()
+    )
+    return _drop_reason(record, now), False
+
+
 def route_corpus_id(goal_id: str | None, agent_id: str | None, surface: Any) -> str | None:
     """The surface's ``ingest_corpus_id`` in the (Goal, Agent)'s verified experiment
     config; else (a no-write evaluation) the one active corpus that allowlists this exact

@@ -172,3 +172,30 @@ def recall(*, goal_id: str, agent_id: str, corpus_id: str, query: str, request_i
     ]
     reasons = [r.get("code") for r in (got.reasons or []) if isinstance(r, dict)]
     return Recalled(got.status, guidance, got.provider_calls, [r for r in reasons if r])
+
+
+def replay_guidance(
+    *, goal_id: str, agent_id: str, corpus_id: str, guidance: list[dict[str, Any]], now
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A stored turn's guidance re-read now: the items whose record Reward Memory's
+    readable-records selector still returns for this (Goal, Agent), in stored order, and
+    the ``replay_dropped`` counts (by reason) of the others. Never writes."""
+    from reward_memory import selectors as rm
+    from reward_memory.models import Corpus
+
+    corpus = Corpus.objects.filter(corpus_id=corpus_id).first() if corpus_id else None
+    refs = [item.get("memory_ref") for item in guidance]
+    kept, dropped = rm.replay_readable(
+        [r for r in refs if isinstance(r, str)],
+        goal_id=goal_id,
+        agent_id=agent_id,
+        corpus=corpus,
+        now=now,
+    )
+    keep = set(kept)
+    items = [item for item in guidance if item.get("memory_ref") in keep]
+    unknown = sum(1 for r in refs if not isinstance(r, str))
+    if unknown:  # an item without a record ref cannot be re-checked: it is not served
+        dropped["by_reason"]["missing"] += unknown
+        dropped["count"] += unknown
+    return items, dropped

@@ -3,14 +3,14 @@
 
 from django.contrib import admin
 
-from loopx_site.core.admin_base import ReadOnlyAdmin
+from loopx_site.core.admin_base import ReadOnlyAdmin, ref_column
 from turn_recall.models import TurnRecallReceipt
 
 
 @admin.register(TurnRecallReceipt)
 class TurnRecallReceiptAdmin(ReadOnlyAdmin):
     list_display = (
-        "turn_recall_id",
+        ref_column("turn_recall_id"),
         "goal_id",
         "agent_id",
         "status",

@@ -1,13 +1,17 @@
-"""Demo data: one executed turn of Goal ``demo`` / Agent ``author`` (idempotent: the
-turn's recall receipt replays on a second run). Its host packet carries the author's
-explicit preferences and the Reward Memory turn-admission guidance.
+"""Demo data: one executed turn of Goal ``demo`` / Agent ``author``. Its host packet
+carries the author's explicit preferences and the Reward Memory turn-admission guidance.
 
 Before it, one Todo-bound settlement with a post-settlement reflection: the Todo declares
 the shipped ``loopx-evidence-check`` validator, which the server runs at settlement and
-whose passing document finalises the reflection (a rerun replays it: same receipt, no
-second validator run)."""
+whose passing document finalises the reflection.
 
+Create-only (``loopx_site.core.demo_kit``): once the demo turn's recall receipt (or the
+reflection's settlement) exists it is kept — the turn is not run (settled) again."""
+
+from loopx_site.core.canonical import digest_ref
+from loopx_site.core.demo_kit import Ledger
 from turn_recall import services, settlement
+from turn_recall.models import TurnRecallReceipt
 
 TURN = "demo-turn-recall-1"
 REFLECTION_TODO = "demo-review-pr-notes"
@@ -45,50 +49,77 @@ def _reflection() -> dict:
     }
 
 
-def _settle_with_reflection(log) -> dict:
+def _settle_with_reflection(ledger: Ledger, log) -> dict:
     from hooks import demo as hooks_demo
+    from hooks.models import TurnSettlement
+    from reward_memory.models import ReflectionCandidate
 
-    hooks_demo.install_demo_validator()
-    hooks_demo.add_demo_todo(
-        todo_id=REFLECTION_TODO, title="Review the PR notes", segment_ref="demo-segment-3"
+    hooks_demo.ensure_demo_validator(ledger)
+    hooks_demo.ensure_demo_todo(
+        ledger, todo_id=REFLECTION_TODO, title="Review the PR notes", segment_ref="demo-segment-3"
     )
-    result = settlement.settle_turn(
-        goal_id="demo",
-        agent_id="author",
-        todo_id=REFLECTION_TODO,
-        turn_instance_id=REFLECTION_TURN,
-        event_kind="todo_completed",
-        execute=True,
-        reflection=_reflection(),
+    ledger.ensure(
+        f"settlement demo/author/{REFLECTION_TURN}",
+        exists=TurnSettlement.objects.filter(
+            agent__goal__goal_id="demo", agent__agent_id="author", turn_instance_id=REFLECTION_TURN
+        ).exists,
+        create=lambda: settlement.settle_turn(
+            goal_id="demo",
+            agent_id="author",
+            todo_id=REFLECTION_TODO,
+            turn_instance_id=REFLECTION_TURN,
+            event_kind="todo_completed",
+            execute=True,
+            reflection=_reflection(),
+        ),
     )
-    refl = result.payload["reward_memory_reflection"]
-    validation = refl.get("validation") or {}
+    row = ReflectionCandidate.objects.filter(
+        goal__goal_id="demo", agent__agent_id="author", turn_instance_id=REFLECTION_TURN
+    ).first()
+    validation = (row.validation or {}).get("status") if row is not None else None
+    reflection = row.status if row is not None else None
     log(
-        f"settled {REFLECTION_TODO} with a reflection ({result.status}): validator "
-        f"{validation.get('status', 'not run')}, reflection {refl['status']}"
+        f"settled {REFLECTION_TODO} with a reflection: validator {validation or 'not run'}, "
+        f"reflection {reflection}"
     )
-    return {
-        "settlement": result.status,
-        "reflection": refl["status"],
-        "validation": validation.get("status"),
-    }
+    return {"reflection": reflection, "validation": validation}
+
+
+def _receipt():
+    return (
+        TurnRecallReceipt.objects.filter(
+            goal_id="demo", agent_id="author", turn_instance_digest=digest_ref(TURN)
+        )
+        .order_by("created_at", "pk")
+        .first()
+    )
 
 
 def load(*, log) -> dict:
-    reflected = _settle_with_reflection(log)
-    packet = services.run_once(
-        goal_id="demo", agent_id="author", turn_instance_id=TURN, execute=True
+    ledger = Ledger()
+    reflected = _settle_with_reflection(ledger, log)
+    packet = ledger.ensure(
+        f"turn demo/author/{TURN}",
+        exists=lambda: _receipt() is not None,
+        create=lambda: services.run_once(
+            goal_id="demo", agent_id="author", turn_instance_id=TURN, execute=True
+        ),
     )
-    recall = packet["agent_turn_recall"]
-    guidance = (recall.get("context") or {}).get("guidance") or []
-    hooks = packet["quota_decision"].get("turn_start_hooks") or {}
+    if packet is not None:
+        recall = packet["agent_turn_recall"]
+        guidance = len((recall.get("context") or {}).get("guidance") or [])
+        hooks = packet["quota_decision"].get("turn_start_hooks") or {}
+        contexts = len(hooks.get("contexts") or [])
+        turn_recall_id, status = recall["turn_recall_id"], recall["status"]
+    else:
+        receipt = _receipt()
+        turn_recall_id, status, guidance, contexts = (
+            receipt.turn_recall_id, "kept", receipt.guidance_count, None
+        )  # fmt: skip
     log(
-        f"turn recall: demo/author {recall['status']} with {len(guidance)} guidance item(s), "
-        f"{len(hooks.get('contexts') or [])} preference context(s)"
+        f"turn recall: demo/author {status} with {guidance} guidance item(s)"
+        + ("" if contexts is None else f", {contexts} preference context(s)")
     )
-    return {
-        "turn_recall_id": recall["turn_recall_id"],
-        "status": recall["status"],
-        "guidance": len(guidance),
-        "reflection": reflected,
-    }
+    return ledger.document(
+        turn_recall_id=turn_recall_id, status=status, guidance=guidance, reflection=reflected
+    )

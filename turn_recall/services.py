@@ -8,9 +8,11 @@ quota packet the host routed with:
    ``agent_workflow.turn_admission`` → ``disabled``, zero provider calls;
 3. preview (default) → situation, fingerprint, recall id and the query's digest;
 4. execute → an existing ``TurnRecallReceipt`` for (goal digest, agent digest,
-   turn_recall_id) replays (zero provider calls); otherwise reconcile this exact
-   Goal+Agent's pending ambiguous ingests, then one function-boundary recall through
-   ``reward_memory``; expired guidance is dropped; the compact receipt is stored.
+   turn_recall_id) replays (zero provider calls; its guidance re-read through Reward
+   Memory's readable-records selector, drops counted in ``replay_dropped``); otherwise
+   reconcile this exact Goal+Agent's pending ambiguous ingests, then one
+   function-boundary recall through ``reward_memory``; expired guidance is dropped; the
+   compact receipt is stored.
 
 Failures (provider down, guard rejection, application error) → ``degraded`` with an
 empty base context: no user gate, no quota spend, no sink. An application error writes
@@ -217,12 +219,24 @@ def _degraded(sit, reason, reconciliation, evidence, agent) -> dict[str, Any]:
 
 
 def _replay(stored: TurnRecallReceipt, sit, agent, evidence, now) -> dict[str, Any]:
+    """The stored turn (same ids, zero provider calls, no write) re-read now: its
+    guidance passes Reward Memory's readable-records selector again, so a record retired,
+    revoked, superseded, expired, refuted or quarantined since is dropped and counted in
+    ``replay_dropped``."""
+    guidance, dropped = adapters.replay_guidance(
+        goal_id=stored.goal_id,
+        agent_id=stored.agent_id,
+        corpus_id=stored.corpus_id,
+        guidance=list(stored.guidance or []),
+        now=now,
+    )
     return _document(
         c.REPLAYED,
         sit,
         reason_code=stored.reason_code or None,
         source_status=stored.status,
-        guidance=_live(stored.guidance, now),
+        guidance=_live(guidance, now),
+        replay_dropped=dropped,
         preferences=_preferences(agent.goal, agent),
         query_evidence=evidence,
         same_turn_receipt_reused=True,

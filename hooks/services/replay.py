@@ -4,6 +4,11 @@ A process killed after the primary commit and before the sidecar checkpoint leav
 committed receipt with no hook checkpoint. Replaying it runs the same admitted hooks
 against the same receipt, so it produces the same ``dispatch_id`` and ``intent_id``
 values; the journal's unique constraints make a second replay a no-op.
+
+A replay answers with the original identities and the present: each receipt's
+``dispatches`` are the journal rows as they are now and ``intent_states`` the outbox
+state of its intents now (an intent executed or rejected since says so); a replay never
+writes a second dispatch, intent or checkpoint.
 """
 
 from hooks import dispatcher, registry, selectors
@@ -56,11 +61,13 @@ def replay(
             item["phase_reason"] = phase.reason
             item["outcomes"] = [o.public() for o in phase.outcomes]
             item["dispatches"] = selectors.dispatch_payloads(receipt)
+            item["intent_states"] = selectors.intent_states(receipt)
         else:
             settlement = receipt.settlement
             hooks = reg.admitted(allowlist=settlement.hook_allowlist, event_kind=receipt.event_kind)
             item["admissible"] = dispatcher.inadmissible_reason(receipt) is None
             item["planned_dispatch_ids"] = [dispatcher.dispatch_id_for(receipt, h) for h in hooks]
+            item["intent_states"] = selectors.intent_states(receipt)
         items.append(item)
     return {
         "schema_version": REPLAY_SCHEMA,

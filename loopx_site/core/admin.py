@@ -70,6 +70,11 @@ class GoalAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return ("goal_id", "created_at", "updated_at") if obj else ()
 
+    def has_delete_permission(self, request, obj=None):
+        # A Goal is a durable runtime identity its journals and receipts point at: the
+        # admin offers no Delete that could only end in "Cannot delete goal".
+        return False
+
     def get_fields(self, request, obj=None):
         fields = ["goal_id", "state_ref", "instance_id", "add_agents"]
         return [*fields, "created_at", "updated_at"] if obj else fields
@@ -86,8 +91,8 @@ class GoalAdmin(admin.ModelAdmin):
         )
         obj.pk = result.goal.pk
         obj.refresh_from_db()
-        if "state_ref" in result.changes:
-            self.message_user(request, services.STATE_REF_WARNING, messages.WARNING)
+        for warning in services.scope_warnings(result.changes):
+            self.message_user(request, warning, messages.WARNING)
 
 
 @admin.register(Agent)
@@ -99,6 +104,9 @@ class AgentAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # durable identity, as for Goals
 
 
 @admin.register(HostToken)

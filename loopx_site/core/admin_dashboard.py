@@ -1,7 +1,9 @@
 """The operator dashboard: one read-only admin page, linked from the admin index.
 
 A thin adapter: ``dashboard_selectors.dashboard()`` does the reading (one query per
-panel); this view adds the admin context and the links into filtered changelists.
+panel); this view adds the admin context, the links into filtered changelists, the
+health legend, and each corpus's "probe now" button (a POST to the corpus admin's
+read-only probe view, named by URL so the kernel imports no app).
 """
 
 from urllib.parse import urlencode
@@ -10,12 +12,47 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
 from loopx_site.core import dashboard_selectors
 
 CELL = {True: ("ok", "yes"), False: ("bad", "no"), None: ("unknown", "not probed")}
+#: States that record something having happened (a recall, a readback, an application):
+#: before it first happens they read "not yet", in a neutral colour, not as a fault.
+ACTIVITY_STATES = frozenset(
+    {"retrieval_query_succeeded", "result_readback_verified", "memory_applied_with_receipt"}
+)
+NOT_YET = ("pending", "not yet")
+
+#: What each health state means and what an operator does when it reads "no".
+HEALTH_LEGEND = {
+    "corpus_present": (
+        "The corpus is registered and active.",
+        "It was deactivated: register it again (reward_memory register-corpus) or move the "
+        "Agents' surfaces to another corpus.",
+    ),
+    "index_present": (
+        "The provider's index for this corpus answers its read-only preflight.",
+        "Check the corpus's provider binding and the provider itself; ordinary work goes on "
+        "without recall meanwhile.",
+    ),
+    "retrieval_query_succeeded": (
+        "At least one recall from this corpus returned (with or without items).",
+        "Expected until an Agent first recalls from it; if Agents do, open the Goal's "
+        '"Provider runs not succeeded" to see why their recalls failed.',
+    ),
+    "result_readback_verified": (
+        "A record written to the provider was read back byte for byte.",
+        "Expected until a first record is activated; otherwise see the Goal's pending "
+        "ingests, which the next turn start retries.",
+    ),
+    "memory_applied_with_receipt": (
+        "An Agent applied a recalled memory and filed an application receipt with the "
+        "artifact verified.",
+        "Expected until an Agent uses what it recalled; nothing to fix.",
+    ),
+}
 
 
 def _changelist(model: str, **params) -> str:
@@ -32,6 +69,19 @@ VIEW_PERMISSIONS = (
     "reward_memory.view_recallreceipt",
     "reward_memory.view_corpus",
 )
+
+
+def _cell(state: str, value: bool | None) -> tuple[str, str]:
+    return NOT_YET if value is False and state in ACTIVITY_STATES else CELL[value]
+
+
+def _probe_link(request, corpus_pk) -> str | None:
+    if not request.user.has_perm("reward_memory.view_corpus"):
+        return None
+    try:
+        return reverse("admin:reward_memory_corpus_probe", args=[corpus_pk])
+    except NoReverseMatch:  # the corpus admin is not installed
+        return None
 
 
 @require_safe
@@ -78,8 +128,14 @@ def dashboard_view(request):
         corpus["records_link"] = _changelist(
             "reward_memory.memoryrecord", corpus__id__exact=corpus["pk"]
         )
+        corpus["probe_link"] = _probe_link(request, corpus["pk"])
         corpus["cells"] = [
-            {"state": state, "css": CELL[value][0], "label": CELL[value][1]}
+            {
+                "state": state,
+                "css": _cell(state, value)[0],
+                "label": _cell(state, value)[1],
+                "meaning": f"{state.replace('_', ' ')}: {HEALTH_LEGEND[state][0]}",
+            }
             for state, value in corpus["health"].items()
         ]
     context = {
@@ -88,9 +144,23 @@ def dashboard_view(request):
         "subtitle": None,
         "is_nav_sidebar_enabled": False,  # the matrix needs the width
         "health_headers": [s.replace("_", " ") for s in data["health_states"]],
+        "health_legend": [
+            {
+                "label": s.replace("_", " "),
+                "meaning": HEALTH_LEGEND[s][0],
+                "action": HEALTH_LEGEND[s][1],
+            }
+            for s in data["health_states"]
+        ],
         **data,
     }
     return TemplateResponse(request, "admin/loopx_dashboard.html", context)
+
+
+def front_page(request):
+    """``/``: what this service is, with links to the admin, the dashboard and the API
+    docs (the same page in every mode, so "View site" never lands on a 404)."""
+    return TemplateResponse(request, "loopx/front.html", {})
 
 
 def no_favicon(request):

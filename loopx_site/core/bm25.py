@@ -4,12 +4,16 @@ This module is the single definition of the ranking. ``loopx_site.core.fulltext`
 the same numbers with the same operations in the same order (vectorised), and the tests
 compare its top-k against :func:`rank` below on random and adversarial corpora.
 
-Tokenisation
+Tokenisation (the English analyzer, ``ENGLISH``; the same for documents and queries)
     ``text.lower()``, then every maximal run of Unicode word characters (``\\w+``), each
-    cut to its first ``MAX_TOKEN_CHARS`` characters. A document's length ``dl`` is its
-    number of tokens (repeats counted); ``tf`` is how often a token occurs in it.
-    A query is its *distinct* tokens in order of first appearance, at most
-    ``MAX_QUERY_TOKENS`` of them.
+    cut to its first ``MAX_TOKEN_CHARS`` characters; English stop words (``STOP_WORDS``:
+    articles, pronouns, auxiliaries, prepositions — never the negations ``no``, ``not``,
+    ``nor``, ``never``) are dropped; every other token is reduced to its Snowball English
+    stem (PyStemmer), so "descriptions", "description" and "described" meet. A document's
+    length ``dl`` is its number of kept tokens (repeats counted); ``tf`` is how often a
+    stem occurs in it. A query is its *distinct* stems in order of first appearance, at
+    most ``MAX_QUERY_TOKENS`` of them. ``PLAIN`` (no stop words, no stemming) is the
+    analyzer before stemming, kept for the relevance comparison in ``bench/``.
 
 Collection statistics (per namespace, never across namespaces)
     ``N`` documents, ``avgdl`` = (sum of their lengths) / ``N``, ``df(t)`` = number of
@@ -30,6 +34,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
 
 K1 = 1.2
 B = 0.75
@@ -40,19 +48,72 @@ MAX_TOKEN_CHARS = 64
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
+#: Function words that carry no topic: dropped from documents and queries alike. The
+#: negations stay (an owner's "never" and "not" are the point of an instruction), and so
+#: do words of quantity and modality a person searches by ("only", "must", "long").
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each for from
+    further had has have having he her here hers herself him himself his how i if in into
+    is it its itself just me my myself of off on once or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves
+    s t d ll m re ve
+    """.split()  # noqa: SIM905 - a word list reads better as prose
+)
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(token: str) -> str:
+    """The Snowball English stem of one lower-cased token."""
+    return _stemmer.stemWord(token)
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """Text → tokens. ``ENGLISH`` is the index's analyzer; ``PLAIN`` the one before."""
+
+    stop_words: frozenset = frozenset()
+    stemming: bool = False
+
+    def _terms(self, text: str):
+        stop = self.stop_words
+        for raw in _TOKEN.findall(text.lower()):
+            token = raw[:MAX_TOKEN_CHARS]
+            if token in stop:
+                continue
+            yield stem(token) if self.stemming else token
+
+    def document_tokens(self, text: str) -> list[str]:
+        """Every kept token of a document, repeats included, in order."""
+        return list(self._terms(text))
+
+    def query_tokens(self, text: str) -> list[str]:
+        """Distinct kept tokens of a query, in order of first appearance, at most 32."""
+        seen: dict[str, None] = {}
+        for token in self._terms(text):
+            seen.setdefault(token, None)
+            if len(seen) >= MAX_QUERY_TOKENS:
+                break
+        return list(seen)
+
+
+PLAIN = Analyzer()
+ENGLISH = Analyzer(stop_words=STOP_WORDS, stemming=True)
+
+
 def document_tokens(text: str) -> list[str]:
-    """Every token of a document, repeats included, in order."""
-    return [t[:MAX_TOKEN_CHARS] for t in _TOKEN.findall(text.lower())]
+    """Every token of a document (``ENGLISH``), repeats included, in order."""
+    return ENGLISH.document_tokens(text)
 
 
 def query_tokens(text: str) -> list[str]:
-    """Distinct tokens of a query, in order of first appearance, at most 32."""
-    seen: dict[str, None] = {}
-    for token in _TOKEN.findall(text.lower()):
-        seen.setdefault(token[:MAX_TOKEN_CHARS], None)
-        if len(seen) >= MAX_QUERY_TOKENS:
-            break
-    return list(seen)
+    """Distinct tokens of a query (``ENGLISH``), in order of first appearance, at most 32."""
+    return ENGLISH.query_tokens(text)
 
 
 def idf(documents: int, df: int) -> float:
@@ -68,12 +129,13 @@ class Reference:
     """The reference ranking over a fixed set of ``(ref, body)`` pairs (tokenised once, so
     benchmarks can ask it many queries)."""
 
-    def __init__(self, documents: Iterable[tuple[str, str]]):
+    def __init__(self, documents: Iterable[tuple[str, str]], analyzer: Analyzer = ENGLISH):
+        self.analyzer = analyzer
         self.refs: list[str] = []
         self.lengths: list[int] = []
         self.postings: dict[str, list[tuple[int, int]]] = {}
         for ref, body in documents:
-            words = document_tokens(body)
+            words = analyzer.document_tokens(body)
             doc = len(self.refs)
             self.refs.append(ref)
             self.lengths.append(len(words))
@@ -83,7 +145,7 @@ class Reference:
 
     def rank(self, query: str, limit: int) -> list[tuple[str, float]]:
         """Exact top-``limit`` ``(ref, score)`` pairs, best first, ties by ref."""
-        words = query_tokens(query)
+        words = self.analyzer.query_tokens(query)
         if not self.refs or not words or limit <= 0:
             return []
         n = len(self.refs)

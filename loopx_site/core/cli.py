@@ -317,6 +317,11 @@ class LoopxCommand(BaseCommand):
     def _emit_error(self, err: DomainError, fmt: str) -> None:
         if fmt == "text":
             field = f" (field: {err.field})" if err.field else ""
-            self.stdout.write(f"error: {err.code}{field}: {err.message}")
+            line = f"error: {err.code}{field}: {err.message}"
+            current = err.extra.get("current")
+            if isinstance(current, dict) and "revision" in current:
+                # A conflict says where the journal is now, so a person can retry.
+                line += f"\ncurrent revision: {current['revision']}"
+            self.stdout.write(line)
         else:
             self.stdout.write(json.dumps(err.envelope(), ensure_ascii=False))

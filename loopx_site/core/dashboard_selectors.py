@@ -9,9 +9,10 @@ from collections import defaultdict
 from typing import Any
 
 from django.apps import apps
-from django.db.models import Count, Exists, Max, OuterRef, Q
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Max, OuterRef, Q
 
 from loopx_site.core.models import Agent
+from loopx_site.core.selectors import live_scope_q
 
 HEALTH_STATES = (
     "corpus_present",
@@ -44,12 +45,26 @@ def goals_with_agents() -> list[dict[str, Any]]:
 
 
 def preference_scopes() -> dict[str, list[dict[str, Any]]]:
-    """Per Goal: each explicit preference scope, its revision and last journal change."""
+    """Per Goal: each explicit preference scope, its revision and last journal change,
+    with ``is_live`` — the scope the Goal points to now (this runtime, the Goal's
+    current ``state_ref`` and ``instance_id``: ``selectors.live_scope_q``) — live
+    scopes first."""
     scope = apps.get_model("preferences", "PreferenceScope")
+    live = ExpressionWrapper(live_scope_q(), output_field=BooleanField())
     rows = (
-        scope.objects.values("pk", "goal_ref", "agent_ref", "runtime_id", "revision")
+        scope.objects.annotate(is_live=live)
+        .values(
+            "pk",
+            "goal_ref",
+            "agent_ref",
+            "runtime_id",
+            "state_ref",
+            "instance_id",
+            "revision",
+            "is_live",
+        )
         .annotate(last_change=Max("journal__created_at"))
-        .order_by("goal_ref", "agent_ref", "pk")
+        .order_by("goal_ref", "-is_live", "agent_ref", "-pk")
     )
     return _by_goal(rows, "goal_ref")
 
@@ -169,7 +184,8 @@ def dashboard() -> dict[str, Any]:
     sections = [
         {
             **goal,
-            "scopes": scopes.get(goal["goal_id"], []),
+            "scopes": [r for r in scopes.get(goal["goal_id"], []) if r["is_live"]],
+            "earlier_scopes": [r for r in scopes.get(goal["goal_id"], []) if not r["is_live"]],
             "pending_ingests": ingests.get(goal["goal_id"], []),
             "hook_failures": hooks.get(goal["goal_id"], []),
             "provider_failures": providers.get(goal["goal_id"], []),

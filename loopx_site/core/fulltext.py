@@ -91,7 +91,8 @@ class Hit:
 
 
 def tokens(text: str) -> list[str]:
-    """Distinct lower-cased word tokens of ``text``, in order, at most 32."""
+    """Distinct analysed tokens of ``text`` (``bm25.ENGLISH``: stop words dropped,
+    Snowball stems), in order, at most 32."""
     return bm25.query_tokens(text)
 
 

@@ -7,6 +7,10 @@
 * ``handler400`` / ``handler404`` / ``handler500`` (wired in ``loopx_site.urls``) do the same
   for failures outside a view: an oversized body (413), unknown paths, and a database
   outage met by a middleware.
+* A hand-typed admin filter the list cannot apply (an unknown field, a malformed value,
+  or a lookup the admin forbids) is a 400 page naming the parameters, with a link to the
+  unfiltered list and one warning line in the log — not Django's "database error" page
+  or an ERROR with a traceback.
 * Django's own log line for an oversized body keeps no traceback
   (``loopx_site.core.logging.NoTraceback`` in ``LOGGING``).
 """
@@ -14,9 +18,12 @@
 import logging
 import sys
 
+from django.contrib.admin.exceptions import DisallowedModelAdminLookup
+from django.contrib.admin.views.main import ERROR_FLAG
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
+from django.utils.html import escape
 from django.views import defaults
 
 from loopx_site.core.errors import DomainError
@@ -24,6 +31,7 @@ from loopx_site.core.errors import DomainError
 logger = logging.getLogger("loopx.edge")
 
 API_PREFIX = "/api/"
+ADMIN_PREFIX = "/admin/"
 DATABASE_DOWN = (OperationalError, InterfaceError)
 
 _PAGE = """<!doctype html>
@@ -64,6 +72,27 @@ def payload_too_large(request) -> HttpResponse:
     return HttpResponse(page, status=413, content_type="text/html; charset=utf-8")
 
 
+def bad_admin_filter(request) -> HttpResponse:
+    names = sorted(k for k in request.GET if k != ERROR_FLAG)
+    logger.warning("admin list filter refused: %s", ", ".join(names) or "(none)")
+    listed = ", ".join(f"<code>{escape(n)}</code>" for n in names) or "the query"
+    message = (
+        f"This list cannot be filtered by {listed}. "
+        f'<a href="{escape(request.path)}">Show the whole list</a> and use the filters beside it.'
+    )
+    page = _PAGE.format(title="Bad filter (400)", message=message)
+    return HttpResponse(page, status=400, content_type="text/html; charset=utf-8")
+
+
+def _is_admin_filter_refusal(request, response) -> bool:
+    """Django's changelist answers an unusable lookup with a redirect to ``?e=1``."""
+    return (
+        request.path.startswith(ADMIN_PREFIX)
+        and response.status_code == 302
+        and response.get("Location", "") == f"{request.path}?{ERROR_FLAG}=1"
+    )
+
+
 def api_not_found() -> JsonResponse:
     return _envelope_response(DomainError("not_found", "No such API route.", status=404))
 
@@ -80,6 +109,8 @@ class EdgeErrorsMiddleware:
             and not response.get("Content-Type", "").startswith("application/json")
         ):
             return api_not_found()
+        if _is_admin_filter_refusal(request, response):
+            return bad_admin_filter(request)
         return response
 
     def process_exception(self, request, exception):
@@ -87,6 +118,8 @@ class EdgeErrorsMiddleware:
             return database_unavailable(request)
         if isinstance(exception, RequestDataTooBig):
             return payload_too_large(request)
+        if isinstance(exception, DisallowedModelAdminLookup):
+            return bad_admin_filter(request)
         return None
 
 

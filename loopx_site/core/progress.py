@@ -1,30 +1,88 @@
 """Progress on stderr for long work (commands, benchmarks, soak scripts).
 
-One helper, ``bar``: a ``tqdm`` bar with counts and rate on stderr. It is silent when
-the output is machine-read (``--format json``) and stderr is not a terminal, so piped
-JSON stays one clean object and CI logs carry no carriage-return noise.
+One helper, ``bar``. On a terminal it is a ``tqdm`` bar with counts and rate. Anywhere
+else (a pipe, a log file, CI) nothing is drawn: a text-format run gets one summary line
+when the work ends, and machine-read output (``--format json``) gets nothing, so piped
+JSON stays one clean object and logs carry no carriage-return noise.
 """
 
 import contextlib
 import contextvars
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+import time
+from typing import Any
 
-if TYPE_CHECKING:  # imported on first use: most command runs never draw a bar
-    from tqdm import tqdm
+
+def _off() -> bool:
+    return os.environ.get("LOOPX_PROGRESS", "").lower() in ("0", "false", "off")
+
+
+def _is_tty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def enabled(fmt: str = "text", file=None) -> bool:
-    """Whether human progress should be shown for this output format and stream."""
-    if os.environ.get("LOOPX_PROGRESS", "").lower() in ("0", "false", "off"):
+    """Whether human progress lines should be shown for this output format and stream:
+    text output, or a terminal."""
+    if _off():
         return False
     stream = file if file is not None else sys.stderr
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    return fmt != "json" or tty
+    return fmt != "json" or _is_tty(stream)
+
+
+def drawn(file=None) -> bool:
+    """Whether a live bar is drawn on ``file``: only on a terminal."""
+    stream = file if file is not None else sys.stderr
+    return not _off() and _is_tty(stream)
+
+
+class _Summary:
+    """Stands in for a bar off a terminal: counts silently, then writes one line
+    (``desc: done/total unit in 0.4 s``) when closed, if asked to."""
+
+    def __init__(self, iterable, *, total, desc, unit, stream, report: bool):
+        self.iterable = iterable
+        self.total = total
+        self.n = 0
+        self.desc = desc
+        self.unit = unit
+        self.stream = stream
+        self.report = report
+        self.closed = False
+        self.started = time.perf_counter()
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def __iter__(self):
+        try:
+            for item in self.iterable:
+                yield item
+                self.n += 1
+        finally:
+            self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if not self.report:
+            return
+        count = f"{self.n}/{self.total}" if self.total is not None else str(self.n)
+        seconds = time.perf_counter() - self.started
+        label = f"{self.desc}: " if self.desc else ""
+        self.stream.write(f"{label}{count} {self.unit}s in {seconds:.1f} s\n")
+        self.stream.flush()
 
 
 def bar(
@@ -36,18 +94,27 @@ def bar(
     fmt: str = "text",
     file=None,
     **kwargs: Any,
-) -> "tqdm":
-    """A progress bar over ``iterable`` (or ``total`` steps advanced with ``update``)."""
-    from tqdm import tqdm
-
+):
+    """A progress bar over ``iterable`` (or ``total`` steps advanced with ``update``):
+    drawn on a terminal, one closing summary line in text elsewhere, silent for JSON."""
     stream = file if file is not None else sys.stderr
+    if not drawn(stream):
+        if total is None and iterable is not None:
+            try:
+                total = len(iterable)
+            except TypeError:
+                total = None
+        return _Summary(
+            iterable, total=total, desc=desc, unit=unit, stream=stream, report=enabled(fmt, stream)
+        )
+    from tqdm import tqdm  # imported on first use: most command runs never draw a bar
+
     return tqdm(
         iterable,
         total=total,
         desc=desc,
         unit=unit,
         file=stream,
-        disable=not enabled(fmt, stream),
         dynamic_ncols=True,
         mininterval=0.5,
         leave=True,  # the final count and rate stay on screen
@@ -89,6 +156,11 @@ def track(iterable, *, desc: str, unit: str = "item", total: int | None = None):
 
 def write(message: str, file=None) -> None:
     """``message`` on ``file`` (stderr), printed above any active bar, not through it."""
+    stream = file if file is not None else sys.stderr
+    if not drawn(stream):
+        stream.write(message + "\n")
+        stream.flush()
+        return
     from tqdm import tqdm
 
-    tqdm.write(message, file=file if file is not None else sys.stderr)
+    tqdm.write(message, file=stream)

@@ -2,8 +2,9 @@
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import F, Q, QuerySet
 
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
@@ -95,3 +96,18 @@ def live_token(key_digest: str) -> TokenCredential | None:
         cursor.execute(_LIVE_CREDENTIAL_SQL, [key_digest])
         row = cursor.fetchone()
     return None if row is None else TokenCredential(*row)
+
+
+def live_scope_q(prefix: str = "") -> Q:
+    """Whether a scope row is the one its Goal points to now: this runtime, with the
+    Goal's current ``state_ref`` and ``instance_id`` (the registry fields every scope
+    identity hashes). Any other scope of the Goal is an earlier one, kept for its
+    history after a move. ``prefix`` reaches the scope through a relation
+    (``"scope__"`` from a subject)."""
+    return Q(
+        **{
+            f"{prefix}runtime_id": settings.LOOPX_RUNTIME_ID,
+            f"{prefix}state_ref": F(f"{prefix}goal__state_ref"),
+            f"{prefix}instance_id": F(f"{prefix}goal__instance_id"),
+        }
+    )

@@ -18,6 +18,23 @@ STATE_REF_WARNING = (
     "Changing state_ref moves every Agent of this Goal to a new, empty preference scope "
     "until `semantic_preference agent migrate-scope --execute` copies its subjects."
 )
+#: The Goal fields that are part of every Agent's preference scope identity.
+SCOPE_FIELDS = ("state_ref", "instance_id")
+
+
+def scope_warnings(changes: dict) -> list[str]:
+    """The warning a registration (or its preview) carries when it moves the Goal's
+    Agents to a new preference scope: a ``state_ref`` or an ``instance_id`` change."""
+    moved = [name for name in SCOPE_FIELDS if name in changes]
+    if not moved:
+        return []
+    if moved == ["state_ref"]:
+        return [STATE_REF_WARNING]
+    return [
+        f"Changing {' and '.join(moved)} moves every Agent of this Goal to a new, empty "
+        "preference scope until `semantic_preference agent migrate-scope --execute` "
+        "copies its subjects."
+    ]
 
 
 @dataclass(frozen=True)
@@ -161,7 +178,7 @@ def registration_payload(result: GoalRegistration) -> dict:
         "created": result.created,
         "added_agents": result.added_agents,
         "changes": result.changes,
-        "warnings": [STATE_REF_WARNING] if "state_ref" in result.changes else [],
+        "warnings": scope_warnings(result.changes),
         "goal": goal,
     }
     return payload

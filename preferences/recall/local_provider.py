@@ -11,7 +11,8 @@ Corpus of a project:
   documents too. They are mirrored into the same full-text namespace at
   recall time (index what changed, remove what left), so ranking is one query.
 
-Ranking is ``loopx_site.core.fulltext`` (SQLite FTS5 BM25 / PostgreSQL ``ts_rank_cd``).
+Ranking is ``loopx_site.core.fulltext`` (exact BM25 with the English analyzer, the same
+on SQLite and PostgreSQL).
 A document is eligible when it is active, applies to the surface (no surfaces = every
 surface) and, for notes, when every ``context`` key it requires has that value in the
 request's context. Text matches come first, best first; documents that explicitly

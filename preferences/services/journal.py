@@ -31,9 +31,11 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
+from loopx_site.core.models import Goal
 from loopx_site.core.validation import require_text
 from preferences import selectors
 from preferences.errors import AREA, PreferenceError, invalid
@@ -44,6 +46,9 @@ from preferences.selectors import ScopeRef
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*\Z")
 OPERATION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*\Z")
 REVISION_RE = re.compile(r"[1-9][0-9]{0,9}")
+#: The longest revision string taken as some store's revision (LoopX's own ``file:1:…``
+#: revisions are far shorter); anything longer is malformed.
+MAX_REVISION_CHARS = 256
 
 read = selectors.read_state
 observe = selectors.observe
@@ -51,14 +56,28 @@ history = selectors.history
 
 
 # -- validation --------------------------------------------------------------------------
-def parse_expected_revision(value: Any) -> int | None:
-    """``none``/``null`` → ``None``; the opaque revision string (``"3"``) → 3."""
+class ForeignRevision(str):
+    """A well-formed revision string this journal never issued (e.g. LoopX's own
+    ``file:1:…``, or another store's): it can never equal the current revision, so a
+    write carrying it is a ``revision_conflict`` with ``current`` — the host's reread and
+    reconcile path — never ``invalid_request``."""
+
+
+def parse_expected_revision(value: Any) -> int | ForeignRevision | None:
+    """``none``/``null`` → ``None``; the opaque revision string (``"3"``) → 3; any other
+    printable string → a ``ForeignRevision`` (a conflict at the revision check).
+    Malformed input (not a string, empty, surrounding whitespace, control characters,
+    too long) is ``invalid_argument``."""
     if value is None or value == "none":
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
-    if isinstance(value, str) and REVISION_RE.fullmatch(value):
-        return int(value)
+    if isinstance(value, str):
+        if REVISION_RE.fullmatch(value):
+            return int(value)
+        well_formed = value and value == value.strip() and len(value) <= MAX_REVISION_CHARS
+        if well_formed and value.isprintable():
+            return ForeignRevision(value)
     raise invalid("expected_revision", "expected_revision must be 'none' or a revision read back")
 
 
@@ -95,13 +114,17 @@ class _Plan:
     statement: str | None
     source_ref: str
     source_quote: str
-    expected_revision: int | None
+    expected_revision: int | ForeignRevision | None
     operation_id: str
     expires_at: dt.datetime | None
 
     @property
     def expected(self) -> str | None:
         return None if self.expected_revision is None else str(self.expected_revision)
+
+    @property
+    def foreign(self) -> bool:
+        return isinstance(self.expected_revision, ForeignRevision)
 
     def intent_hash(self, identity: dict[str, str]) -> str:
         """sha256 of the canonical intent; equal → replay, different → conflict."""
@@ -135,6 +158,10 @@ class _Snapshot:
     previous: tuple[str, int] | None  # (stored item text, size) of the plan's key
     items: list[dict[str, Any]]  # every current subject's stored item, decoded once
     journal_revision: int | None
+    # The highest revision any scope of this (runtime, Goal, Agent) reached — this one
+    # included: a scope's next revision continues past it, so no revision of the
+    # Goal/Agent is ever issued twice or goes backwards across ``state_ref`` moves.
+    high_water: int | None = None
 
 
 _SNAPSHOT_SQL: dict[tuple[str, bool], str] = {}
@@ -159,10 +186,16 @@ def _snapshot_sql(lock: bool) -> str:
     # Every current subject's stored item as one JSON array body (order is irrelevant:
     # the view is sorted by key), so the row count stays one and one parse decodes all.
     concat = "string_agg(x.item, ',')" if postgres else "group_concat(x.item, ',')"
+    # PostgreSQL: besides the scope row, a KEY SHARE lock on the Goal row — writers never
+    # block one another on it, but ``goal register`` (FOR UPDATE) waits for them and they
+    # for it, so no write commits into a scope the Goal has just moved away from, and the
+    # high-water mark below is never read while another scope of the Agent is advancing.
     sql = _SNAPSHOT_SQL[(vendor, lock)] = (
         "SELECT s.id, s.revision, s.used_bytes, s.migrated_from_id, g.state_ref, "  # noqa: S608 - table names are constants
         f"g.instance_id, op.intent_hash, op.receipt, sub.item, sub.size, {newest}, "
-        f"(SELECT {concat} FROM {t._SUBJECT} x WHERE x.scope_id = s.id) "
+        f"(SELECT {concat} FROM {t._SUBJECT} x WHERE x.scope_id = s.id), "
+        f"(SELECT MAX(o.revision) FROM {t._SCOPE} o "
+        "WHERE o.agent_id = s.agent_id AND o.runtime_id = s.runtime_id) "
         f"FROM {t._SCOPE} s "
         f"JOIN {t._GOAL} g ON g.id = s.goal_id "
         f"JOIN {t._AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
@@ -170,7 +203,7 @@ def _snapshot_sql(lock: bool) -> str:
         f'LEFT JOIN {t._SUBJECT} sub ON sub.scope_id = s.id AND sub."key" = %s '
         "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
         "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id"
-        + (" FOR UPDATE OF s" if lock and postgres else "")
+        + (" FOR UPDATE OF s FOR KEY SHARE OF g" if lock and postgres else "")
     )
     return sql
 
@@ -207,6 +240,7 @@ def _snapshot(plan: _Plan, *, lock: bool = False, cursor=None) -> _Snapshot | No
         previous=None if row[8] is None else (row[8], row[9]),
         items=[] if row[11] is None else selectors.decode_items([row[11]]),
         journal_revision=row[10],
+        high_water=row[12],
     )
 
 
@@ -241,6 +275,20 @@ def _conflict(code: str, message: str, field: str, state: dict[str, Any], **deta
     return err
 
 
+def _revision_conflict(plan: _Plan, snap: _Snapshot, now) -> PreferenceError:
+    """``revision_conflict`` with the current state. A foreign revision is not echoed
+    (it is the caller's opaque text); ``revision_origin`` says it was not ours."""
+    return _conflict(
+        "revision_conflict",
+        "expected_revision is not the current revision; read, reconcile, then retry.",
+        "expected_revision",
+        _current(plan, snap, None, now),
+        expected_revision=None if plan.foreign else plan.expected,
+        current_revision=None if snap.revision is None else str(snap.revision),
+        revision_origin="foreign" if plan.foreign else "journal",
+    )
+
+
 @dataclass
 class _Evaluation:
     item: dict[str, Any]
@@ -269,15 +317,8 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
             )
         return {"status": "replayed", "receipt": receipt, "intent_hash": intent_hash}
 
-    if plan.expected_revision != snap.revision:
-        raise _conflict(
-            "revision_conflict",
-            "expected_revision is not the current revision; read, reconcile, then retry.",
-            "expected_revision",
-            _current(plan, snap, None, now),
-            expected_revision=plan.expected,
-            current_revision=None if snap.revision is None else str(snap.revision),
-        )
+    if plan.foreign or plan.expected_revision != snap.revision:
+        raise _revision_conflict(plan, snap, now)
 
     previous = orjson.loads(snap.previous[0]) if snap.previous is not None else None
     if plan.action == "retire":
@@ -323,7 +364,7 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
         existing=previous is not None,
         used_bytes=used,
         subject_count=count,
-        revision=(snap.revision or 0) + 1,
+        revision=max(snap.revision or 0, snap.high_water or 0) + 1,
         intent_hash=intent_hash,
     )
 
@@ -430,7 +471,20 @@ def _create_scope(scope_ref: ScopeRef, now: dt.datetime) -> _Snapshot:
     )
     snap = _empty_snapshot(scope_ref)
     snap.scope_id = scope.pk
+    snap.high_water = high_water(scope_ref)
     return snap
+
+
+def high_water(scope_ref: ScopeRef) -> int | None:
+    """The highest revision any scope of this (runtime, Goal, Agent) reached: a new
+    scope's first revision (its first write, or ``migrate-scope``) continues past it."""
+    return (
+        PreferenceScope.objects.filter(
+            runtime_id=scope_ref.identity["runtime_id"], agent=scope_ref.agent
+        )
+        .aggregate(top=Max("revision"))
+        .get("top")
+    )
 
 
 _RECEIPT_FIELD = PreferenceOperation._meta.get_field("receipt")
@@ -522,14 +576,7 @@ def _after_lost_race(plan: _Plan, exc: IntegrityError) -> dict[str, Any]:
         raise err from exc
     if isinstance(result, dict):
         return _replayed(plan, snap, result, now)
-    raise _conflict(
-        "revision_conflict",
-        "expected_revision is not the current revision; read, reconcile, then retry.",
-        "expected_revision",
-        _current(plan, snap, None, now),
-        expected_revision=plan.expected,
-        current_revision=None if snap.revision is None else str(snap.revision),
-    ) from exc
+    raise _revision_conflict(plan, snap, now) from exc
 
 
 # -- public services ---------------------------------------------------------------------
@@ -713,9 +760,13 @@ def migrate_scope(
         if existing is not None:
             return replay(existing)
         rows = plan_rows(target.revision if target is not None else None)
-        return payload("preview", rows, len(rows) or None)
+        base = high_water(scope_ref) or 0
+        return payload("preview", rows, base + len(rows) if rows else None)
 
     with transaction.atomic():
+        # The Goal row first (as ``goal register`` locks it): no ``state_ref`` move and no
+        # write of another scope of this Agent interleaves with the migration.
+        Goal.objects.select_for_update().filter(pk=scope_ref.goal.pk).exists()
         target = (
             PreferenceScope.objects.select_for_update(of=("self",))
             .filter(scope_key=scope_ref.scope_key)
@@ -729,21 +780,24 @@ def migrate_scope(
         rows = plan_rows(target.revision)
         if not rows:
             raise PreferenceError("source_scope_not_found", "The earlier scope holds no subjects.")
-        result = payload("applied", rows, len(rows))
+        # The copied entries continue the Goal/Agent's revision sequence past every
+        # earlier scope: a revision read in the source scope is never current here.
+        base = high_water(scope_ref) or 0
+        result = payload("applied", rows, base + len(rows))
         stored = {k: v for k, v in result.items() if k != "state"}
         used = 0
         for n, subject, origin, item in rows:
             op = PreferenceOperation.objects.create(
                 scope=target,
-                sequence=n,
+                sequence=base + n,
                 operation_id=item["operation_id"],
                 kind="migrate",
                 key=subject.key,
                 statement=subject.statement,
                 source_ref=origin.source_ref,
                 source_quote=origin.source_quote,
-                expected_revision=n - 1 or None,
-                resulting_revision=n,
+                expected_revision=None if n == 1 else base + n - 1,
+                resulting_revision=base + n,
                 predecessor_operation_id=origin.operation_id,
                 expires_at=subject.expires_at,
                 intent_hash=digest,
@@ -759,14 +813,14 @@ def migrate_scope(
                 statement=subject.statement,
                 source_ref=origin.source_ref,
                 expires_at=subject.expires_at,
-                revision=n,
+                revision=base + n,
                 operation=op,
                 updated_at=now,
                 item=text,
                 size=size,
             )
         PreferenceScope.objects.filter(pk=target.pk, revision__isnull=True).update(
-            revision=len(rows),
+            revision=base + len(rows),
             journal_started_at=now,
             migrated_from=source,
             subject_count=len(rows),

@@ -163,7 +163,19 @@ class IngestReceiptOutput(serializers.Serializer):
     candidate_ref = serializers.CharField()
     record_ref = serializers.CharField(allow_null=True)
     observed_at = serializers.CharField(allow_null=True)
-    memory_available_for_recall = serializers.BooleanField()
+    memory_available_for_recall = serializers.BooleanField(
+        help_text="On a replay: from the record's present lifecycle (readable-records)."
+    )
+    record_state = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text="The record's state as a fresh read sees it: active, or why it is not "
+        "(retired, revoked, superseded, expired, refuted, quarantined, stale, "
+        "authority_not_live, not_readable, missing).",
+    )
+    replayed = serializers.BooleanField(
+        required=False, help_text="The stored receipt of an already activated event, re-read."
+    )
     readback = serializers.DictField(allow_null=True)
     guard = GuardOutput()
 
@@ -176,6 +188,11 @@ class RecallResultOutput(serializers.Serializer):
     provider_calls = serializers.IntegerField()
     guard = GuardOutput()
     public_packet = serializers.DictField()
+    replay_dropped = serializers.DictField(
+        required=False,
+        help_text="Replays only: {count, by_reason} of stored results a fresh read no "
+        "longer returns.",
+    )
 
 
 class ApplicationReceiptOutput(serializers.Serializer):

@@ -12,6 +12,14 @@ Agent's verified config and the corpus is that surface's ``ingest_corpus_id``. O
 the same bytes to the same provider target. Fail-open statuses (provider unavailable,
 commit pending, readback mismatch) leave a sidecar ``PendingIngest`` row that
 ``reconcile_pending_ingests`` retries at the next turn start.
+
+``event_id`` is the idempotency key per (Agent, corpus) — a unique constraint on
+``IngestEvent.event_key`` plus a content-digest (``event_ref``) compare under the row
+lock: the same id and content replays, the same id with other content is
+``operation_conflict`` (preview and execute) and writes nothing. A replay of an
+activated event is its stored receipt re-read now (``_replayed``): ``record_state`` and
+``memory_available_for_recall`` from the record's present lifecycle, ``guard`` as the
+guards evaluate now.
 """
 
 from typing import Any
@@ -27,7 +35,7 @@ from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.guards import Reason
-from reward_memory.models import IngestEvent, PendingIngest
+from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
 from reward_memory.services import activation
 
 SETUP_GUIDANCE = (
@@ -76,6 +84,8 @@ def ingest_event(
     if execute:
         surface_id = ((evaluation.candidate or {}).get("scope") or {}).get("surface")
         require_ingest_route(goal_id, agent_id, surface_id or _event_surface(event), corpus)
+    if agent is not None:
+        require_same_event_content(agent, corpus, adapted)
     reasons = list(evaluation.reasons)
     policy = None
     peer = selectors.binding_peer(corpus, goal_id, agent_id)
@@ -95,6 +105,8 @@ def ingest_event(
         receipt = context.receipt(c.GUARD_BLOCKED, reasons=reasons, executed=execute)
         if execute:  # a retried event that no longer passes: record it, resolve its sidecar
             row = selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref)
+            if row is not None and row.status == c.INGEST_ACTIVATED and row.receipt:
+                return _replayed(row, reasons)  # the stored receipt, re-read now
             if row is not None:
                 receipt["observed_at"] = clock.iso(row.observed_at)
                 return _finalize(row, receipt, None)
@@ -109,6 +121,31 @@ def ingest_event(
             executed=False,
         )
     return _execute(context, agent)
+
+
+def require_same_event_content(agent, corpus, adapted) -> None:
+    """``event_id`` is the idempotency key of an event per (Agent, corpus): a stored
+    event with the same id and other content is ``operation_conflict`` (nothing is
+    written). The same id and content is the same event (a replay)."""
+    key = candidates.event_key(adapted.event)
+    if not key:
+        return
+    stored = (
+        IngestEvent.objects.filter(agent=agent, corpus=corpus, event_key=key)
+        .values_list("event_ref", flat=True)
+        .first()
+    )
+    if stored is not None and stored != adapted.event_ref:
+        raise _event_conflict()
+
+
+def _event_conflict() -> RewardMemoryError:
+    return RewardMemoryError(
+        "operation_conflict",
+        "This event_id was already ingested with different content; send the original "
+        "event to replay it, or a new event_id for new content.",
+        field="event_id",
+    )
 
 
 def require_ingest_route(goal_id: str, agent_id: str, surface_id: Any, corpus) -> None:
@@ -211,6 +248,8 @@ class _Context:
             "content_digest": plan.content_digest if plan else None,
             "observed_at": clock.iso(observed_at),
             "memory_available_for_recall": status == c.INGEST_ACTIVATED,
+            "record_state": c.ACTIVE if status == c.INGEST_ACTIVATED else None,
+            "replayed": False,
             "deduplicated": bool(outcome and outcome.deduplicated),
             "readback": outcome.readback if outcome else None,
             "provider_call_count": outcome.provider_calls if outcome else 0,
@@ -231,17 +270,32 @@ class _Context:
 
 
 def _claim(context: _Context, agent) -> IngestEvent:
-    """Get or create the event row; ``observed_at`` is set once, here."""
+    """Get or create the event row; ``observed_at`` is set once, here.
+
+    The event's ``event_id`` key is unique per (Agent, corpus) in the database: the
+    stored row is locked and its content digest (``event_ref``) compared; a concurrent
+    writer of the same id with other content loses on the constraint. Either way a
+    different content is ``operation_conflict`` and nothing is written."""
     now = clock.now()
     candidate_ref = context.adapted.evaluation.candidate_ref
+    key = candidates.event_key(context.adapted.event)
     try:
         with transaction.atomic():
+            if key:
+                held = (
+                    IngestEvent.objects.select_for_update()
+                    .filter(agent=agent, corpus=context.corpus, event_key=key)
+                    .first()
+                )
+                if held is not None and held.event_ref != context.adapted.event_ref:
+                    raise _event_conflict()
             row, _ = IngestEvent.objects.get_or_create(
                 agent=agent,
                 event_ref=context.adapted.event_ref,
                 defaults={
                     "goal": agent.goal,
                     "corpus": context.corpus,
+                    "event_key": key,
                     "adapter": context.adapted.adapter.adapter_id,
                     "candidate_ref": candidate_ref,
                     "status": c.INGEST_PLANNED,
@@ -251,18 +305,44 @@ def _claim(context: _Context, agent) -> IngestEvent:
                     "updated_at": now,
                 },
             )
-    except IntegrityError:  # a concurrent identical event created it first
-        row = IngestEvent.objects.get(agent=agent, event_ref=context.adapted.event_ref)
+    except IntegrityError:  # a concurrent event created the row (or took the id) first
+        row = IngestEvent.objects.filter(agent=agent, event_ref=context.adapted.event_ref).first()
+        if row is None:  # the id went to other content
+            raise _event_conflict() from None
     IngestEvent.objects.filter(pk=row.pk).update(attempts=F("attempts") + 1)
     return row
+
+
+def _replayed(row: IngestEvent, reasons: list[Reason] | None = None) -> dict[str, Any]:
+    """An activated event again: the stored receipt (same ``receipt_id``, zero provider
+    calls, no write) with the present — the record's lifecycle now
+    (``record_state``, ``memory_available_for_recall`` from the readable-records
+    selector) and the guards as they evaluate now."""
+    record = row.record
+    if record is None and row.receipt.get("record_ref"):
+        record = MemoryRecord.objects.filter(record_ref=row.receipt["record_ref"]).first()
+    state, available = selectors.record_present_state(
+        record, goal_id=row.receipt.get("goal_id"), agent_id=row.receipt.get("agent_id")
+    )
+    return {
+        **row.receipt,
+        "deduplicated": True,
+        "replayed": True,
+        "record_state": state,
+        "memory_available_for_recall": available,
+        "guard": {
+            "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
+            "reasons": guards.payload(reasons or []),
+        },
+    }
 
 
 def _execute(context: _Context, agent) -> dict[str, Any]:
     row = _claim(context, agent)
     if row.status == c.INGEST_ACTIVATED and row.receipt:
         # idempotent replay: the stored receipt (same receipt_id), zero provider calls,
-        # flagged as the deduplicated answer it is
-        return {**row.receipt, "deduplicated": True}
+        # flagged as the deduplicated answer it is, re-read against the present
+        return _replayed(row)
     plan = context.plan(row.observed_at)
     outcome = activation.sync_and_verify(plan)
     if outcome.status in ("record_closed", c.GUARD_BLOCKED):

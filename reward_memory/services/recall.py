@@ -497,14 +497,18 @@ def _store(request: _Request, corpus: Corpus, agent, result: dict, records=()) -
 
 
 def _replay(request: _Request, stored: RecallReceipt, now) -> dict[str, Any]:
-    """Same recall id → the stored results (still filtered by lifecycle), no provider."""
-    readable = _result_rows().filter(
-        pk__in=selectors.readable_records(
-            goal_id=request.goal_id, agent_id=request.agent_id, corpus=stored.corpus, now=now
-        ).filter(record_ref__in=stored.result_refs)
+    """Same recall id → the stored identity, its results re-read now: only the records
+    ``selectors.replay_readable`` still passes (``replay_dropped`` counts the others, by
+    reason); no provider call, no second receipt row."""
+    kept, dropped = selectors.replay_readable(
+        stored.result_refs,
+        goal_id=request.goal_id,
+        agent_id=request.agent_id,
+        corpus=stored.corpus,
+        now=now,
     )
-    rows = {r.record_ref: r for r in readable}
-    records = [rows[ref] for ref in stored.result_refs if ref in rows]
+    rows = {r.record_ref: r for r in _result_rows().filter(record_ref__in=kept)}
+    records = [rows[ref] for ref in kept if ref in rows]
     result = _result(
         request,
         stored.recall_id,
@@ -513,6 +517,7 @@ def _replay(request: _Request, stored: RecallReceipt, now) -> dict[str, Any]:
         filtered=stored.packet.get("filtered"),
     )
     result["replayed"] = True
+    result["replay_dropped"] = dropped
     return result
 
 
@@ -649,6 +654,17 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
     else:
         if not attributed:
             reasons.append("not_attributed")
+        elif decision == "apply":
+            # the stored recall is re-read now: a record retired, revoked, superseded or
+            # expired since it was recalled is never applied
+            _, dropped = selectors.replay_readable(
+                memory_refs,
+                goal_id=stored.goal.goal_id,
+                agent_id=stored.agent.agent_id,
+                corpus=stored.corpus,
+            )
+            if dropped["count"]:
+                reasons.append("memory_not_readable")
         if stored.status != "ok":
             reasons.append("recall_not_ok")
         if not verified:

@@ -99,3 +99,83 @@ def test_staff_without_view_permissions_is_refused(demo, client, django_user_mod
     user.save()
     client.force_login(user)
     assert client.get("/admin/dashboard/").status_code == 403
+
+
+@pytest.fixture
+def moved(demo):
+    """The README's state move: the Goal points to a new state_ref and the author's
+    subjects are migrated into the new (live) scope."""
+    from loopx_site.core import services as core_services
+    from preferences import services as preference_services
+
+    core_services.register_goal(
+        goal_id="demo",
+        agent_ids=["author", "reviewer"],
+        state_ref="goals/demo/state-v2.json",
+        execute=True,
+    )
+    preference_services.migrate_scope(
+        goal_id="demo", agent_id="author", operation_id="move-1", execute=True
+    )
+
+
+def test_after_a_state_move_the_live_scope_is_marked_and_earlier_ones_fold(moved, operator):
+    (goal,) = dashboard_selectors.dashboard()["goals"]
+    assert [(s["agent_ref"], s["state_ref"]) for s in goal["scopes"]] == [
+        ("author", "goals/demo/state-v2.json")
+    ]
+    assert [s["agent_ref"] for s in goal["earlier_scopes"]] == ["author"]
+    assert goal["earlier_scopes"][0]["state_ref"] != "goals/demo/state-v2.json"
+    html = operator.get("/admin/dashboard/").content.decode()
+    assert "earlier scopes (1)" in html
+    assert html.count('class="lx-badge">live<') == 1
+
+
+def test_scope_and_subject_lists_mark_and_filter_the_live_scope(moved, operator):
+    live = operator.get("/admin/preferences/preferencescope/?live=yes").content.decode()
+    earlier = operator.get("/admin/preferences/preferencescope/?live=no").content.decode()
+    assert "goals/demo/state-v2.json" in live
+    assert "goals/demo/state-v2.json" not in earlier
+    subjects = PreferenceSubject.objects.filter(scope__goal_ref="demo", scope__agent_ref="author")
+    live_rows = operator.get("/admin/preferences/preferencesubject/?live=yes").context["cl"]
+    earlier_rows = operator.get("/admin/preferences/preferencesubject/?live=no").context["cl"]
+    live_keys = {s.key for s in live_rows.result_list}
+    earlier_scopes = {s.scope.state_ref for s in earlier_rows.result_list}
+    assert live_keys == {s.key for s in subjects if s.scope.state_ref.endswith("state-v2.json")}
+    assert "goals/demo/state-v2.json" not in earlier_scopes
+    assert all(s.is_live for s in live_rows.result_list)
+    assert not any(s.is_live for s in earlier_rows.result_list)
+
+
+def test_the_dashboard_explains_each_health_state(demo, operator):
+    html = operator.get("/admin/dashboard/").content.decode()
+    assert 'id="health-legend"' in html
+    for state in dashboard_selectors.HEALTH_STATES:
+        assert f"<dt>{state.replace('_', ' ')}</dt>" in html
+    assert "<dt>not probed</dt>" in html
+    assert "One query per panel" not in html
+
+
+def test_probe_now_runs_the_read_only_preflight_and_reports_it(demo, operator):
+    from reward_memory.models import Corpus
+
+    corpus = Corpus.objects.get(corpus_id="loopx-demo-pr-description")
+    html = operator.get("/admin/dashboard/").content.decode()
+    probe = f"/admin/reward_memory/corpus/{corpus.pk}/probe/"
+    assert f'action="{probe}"' in html
+    before = (MemoryRecord.objects.count(), PreferenceOperation.objects.count())
+    assert operator.get(probe).status_code == 405  # a probe is a POST from the button
+    done = operator.post(probe, follow=True)
+    assert done.status_code == 200
+    text = done.content.decode()
+    assert "loopx-demo-pr-description probed: corpus:yes index:yes" in text
+    assert (MemoryRecord.objects.count(), PreferenceOperation.objects.count()) == before
+
+
+def test_probe_needs_view_permission_on_corpora(demo, client, django_user_model):
+    from reward_memory.models import Corpus
+
+    user = django_user_model.objects.create_user("viewer", password="pw", is_staff=True)
+    client.force_login(user)
+    corpus = Corpus.objects.get(corpus_id="loopx-demo-pr-description")
+    assert client.post(f"/admin/reward_memory/corpus/{corpus.pk}/probe/").status_code == 403

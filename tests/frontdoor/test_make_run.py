@@ -24,7 +24,7 @@ def _demo(capsys, *args):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_second_demo_run_reports_exists_and_keeps_the_operator_password(capsys):
+def test_second_demo_run_reports_kept_and_keeps_the_operator_password(capsys):
     first = _demo(capsys, "--operator", "op1")
     assert first["operator"]["status"] == "created"
     password = first["operator"]["password"]
@@ -35,15 +35,20 @@ def test_second_demo_run_reports_exists_and_keeps_the_operator_password(capsys):
     second = _demo(capsys, "--operator", "op1")
     assert second["operator"] == {
         "username": "op1",
-        "status": "exists",
+        "status": "kept",
         "password": None,
         "hint": "password unchanged; `make reset-operator-password` sets a new one",
     }
     assert get_user_model().objects.get(username="op1").check_password(password)
-    assert second["loaded"]["loopx_site.core"]["status"] == "exists"
-    assert second["loaded"]["reward_memory"]["ingest_statuses"] == ["exists"] * 3
-    assert second["loaded"]["reward_memory"]["review_applied"] == "exists"
-    assert second["loaded"]["hooks"] == first["loaded"]["hooks"]
+    assert second["loaded"]["loopx_site.core"]["status"] == "kept"
+    assert second["loaded"]["reward_memory"]["ingest_statuses"] == ["kept"] * 3
+    assert second["loaded"]["reward_memory"]["review_applied"] == "kept"
+    for label, loaded in second["loaded"].items():  # every loader, every object: kept
+        assert loaded["status"] == "kept", label
+        assert set(loaded["objects"].values()) == {"kept"}, label
+        assert set(first["loaded"][label]["objects"].values()) == {"created"}, label
+    hooks = {**first["loaded"]["hooks"], "status": "kept"}
+    assert {**hooks, "objects": second["loaded"]["hooks"]["objects"]} == second["loaded"]["hooks"]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -31,8 +31,8 @@ def test_track_is_a_no_op_outside_a_reporting_command():
     assert progress.track(items, desc="x") is items
 
 
-def test_track_draws_counts_and_rate_while_a_command_reports():
-    stream = io.StringIO()
+def test_track_draws_counts_and_rate_while_a_command_reports_to_a_terminal():
+    stream = _Tty()
     with progress.reporting("text", stream):
         assert list(progress.track([1, 2, 3], desc="replay", unit="receipt")) == [1, 2, 3]
     out = stream.getvalue()
@@ -81,3 +81,33 @@ def test_soak_script_cleans_up_its_temp_database(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["operations"] == 40
     assert list(tmp_path.iterdir()) == []
+
+
+def test_off_a_terminal_text_gets_one_summary_line_and_no_bar():
+    stream = io.StringIO()
+    with progress.reporting("text", stream):
+        assert list(progress.track(iter([1, 2, 3]), desc="reconcile ingests", unit="event")) == [
+            1,
+            2,
+            3,
+        ]
+    out = stream.getvalue()
+    assert "\r" not in out  # nothing redrawn in place
+    assert out.count("\n") == 1
+    assert out.startswith("reconcile ingests: 3 events in ")
+    assert out.endswith(" s\n")
+
+
+def test_on_a_terminal_the_bar_is_drawn():
+    stream = _Tty()
+    with progress.bar(total=2, desc="demo", unit="loader", fmt="text", file=stream) as b:
+        b.update(2)
+    assert "2/2" in stream.getvalue()
+    assert "loader/s" in stream.getvalue()
+
+
+def test_make_run_log_has_no_bar_mixed_into_the_text_output(demo):
+    text = run_cli("loopx_demo", "--format", "text")
+    assert "\r" not in text.stderr
+    assert "%|" not in text.stderr + text.stdout
+    assert "demo: 6/6 loaders in " in text.stderr

@@ -251,3 +251,46 @@ def test_the_renderer_turns_nesting_into_sections_and_tables():
         "empty: -",
     ]
     assert format_table([], ["a"]).splitlines() == ["A", "(none)"]
+
+
+def test_text_conflict_error_shows_the_current_revision(agent):
+    common = [
+        "--goal-id",
+        "demo",
+        "--agent-id",
+        "author",
+        "--key",
+        "style.tone",
+        "--source-ref",
+        "owner-message-1",
+        "--source-quote",
+        "Be calm.",
+    ]
+    first = run_cli(
+        "remember",
+        *common,
+        "--statement",
+        "Be calm.",
+        "--expected-revision",
+        "none",
+        "--operation-id",
+        "tone-1",
+        "--execute",
+    )
+    assert first.code == 0, first.stdout
+    stale = run_cli(
+        "remember",
+        *common,
+        "--statement",
+        "Be brisk.",
+        "--expected-revision",
+        "none",
+        "--operation-id",
+        "tone-2",
+        "--execute",
+        "--format",
+        "text",
+    )
+    assert stale.code == 2
+    assert stale.stdout.startswith("error: revision_conflict")
+    assert "current revision: 1" in stale.stdout

@@ -119,7 +119,7 @@ def test_api_stale_write_is_409_envelope(scope, host_client):
     [
         ({"key": "Bad Key"}, "key"),
         ({"expires_at": "tomorrow"}, "expires_at"),
-        ({"expected_revision": "x"}, "expected_revision"),
+        ({"expected_revision": ""}, "expected_revision"),
         ({"statement": ""}, "statement"),
     ],
 )

@@ -331,8 +331,12 @@ def test_foreign_or_malformed_cursor_is_invalid_argument(remember, cursor):
         ({"source_quote": "q" * 1601}, "source_quote"),
         ({"operation_id": "-op"}, "operation_id"),
         ({"operation_id": "o" * 129}, "operation_id"),
-        ({"expected": "0"}, "expected_revision"),
-        ({"expected": "abc"}, "expected_revision"),
+        ({"expected": ""}, "expected_revision"),
+        ({"expected": "3\n"}, "expected_revision"),
+        ({"expected": "r" * 257}, "expected_revision"),
+        ({"expected": 2.5}, "expected_revision"),
+        ({"expected": ["3"]}, "expected_revision"),
+        ({"expected": True}, "expected_revision"),
     ],
 )
 def test_invalid_arguments_are_rejected_with_the_field_and_nothing_written(
@@ -374,7 +378,7 @@ def test_changed_state_ref_reads_empty_until_explicit_migration(remember, retire
     assert done["status"] == "applied"
     assert done["copied_keys"] == ["pr.style", "review.collaboration"]
     view = services.read(goal_id="demo", agent_id="author")
-    assert view["revision"] == "2"
+    assert view["revision"] == "5"  # continues past the old scope's 3, never repeats it
     assert {i["key"]: i["state"] for i in view["items"]} == {
         "pr.style": "retired",
         "review.collaboration": "active",
@@ -384,7 +388,7 @@ def test_changed_state_ref_reads_empty_until_explicit_migration(remember, retire
     assert {e["supersedes_operation_id"] for e in events} == {"preference-1", "r1"}
     # lineage survives the move: the retired key's old source is still stale
     with pytest.raises(DomainError) as exc:
-        remember(key="pr.style", statement="x", expected="2", operation_id="p9")
+        remember(key="pr.style", statement="x", expected="5", operation_id="p9")
     assert exc.value.code == "stale_source"
     again = services.migrate_scope(
         goal_id="demo", agent_id="author", operation_id="mig-1", execute=True

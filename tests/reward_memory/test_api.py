@@ -251,8 +251,8 @@ def test_cli_and_api_give_the_same_review_and_ingest_payloads(db, author, tmp_pa
     )
     assert cli.code == 0
     # the second (API) ingest of the same event is the stored receipt, flagged as such
-    assert api.json()["deduplicated"] is True
-    assert cli.json == {**api.json(), "deduplicated": cli.json["deduplicated"]}
+    assert (api.json()["deduplicated"], api.json()["replayed"]) == (True, True)
+    assert cli.json == {**api.json(), "deduplicated": False, "replayed": False}
 
 
 def test_openapi_schema_lists_the_reward_memory_operations(db, operator_client):

@@ -197,7 +197,7 @@ def test_real_process_ingest_is_idempotent(agents, tmp_path):
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["status"] == "activated", first.stdout
     replay = json.loads(second.stdout)
-    assert replay["deduplicated"] is True
-    assert json.loads(first.stdout) == {**replay, "deduplicated": False}
+    assert (replay["deduplicated"], replay["replayed"]) == (True, True)
+    assert json.loads(first.stdout) == {**replay, "deduplicated": False, "replayed": False}
     assert MemoryRecord.objects.count() == 1
     assert IngestEvent.objects.get().attempts == 2

@@ -50,8 +50,11 @@ def test_racing_duplicate_ingest_events_make_one_record(agents, n):
     receipts = _race(n, ingest)
     assert len(receipts) == n
     assert {r["status"] for r in receipts} == {"activated"}
-    # one receipt; racers answered from the stored one say so with `deduplicated`
-    same = {json.dumps({**r, "deduplicated": None}, sort_keys=True) for r in receipts}
+    # one receipt; racers answered from the stored one say so with `deduplicated` and
+    # `replayed`
+    same = {
+        json.dumps({**r, "deduplicated": None, "replayed": None}, sort_keys=True) for r in receipts
+    }
     assert len(same) == 1
     assert MemoryRecord.objects.count() == 1
     assert MemoryRecord.objects.get().lifecycle_state == "active"

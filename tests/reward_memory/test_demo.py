@@ -16,8 +16,10 @@ def test_demo_is_idempotent_and_shows_active_reviewed_records(db):
     )
     second = demo.load(log=lambda *_: None)
     assert second["corpora"] == first["corpora"]
-    assert second["ingest_statuses"] == ["exists", "exists", "exists"]  # rerun says so
-    assert second["review_applied"] == "exists"
+    assert second["ingest_statuses"] == ["kept", "kept", "kept"]  # rerun says so
+    assert second["review_applied"] == "kept"
+    assert second["hard_policy"]["status"] == "kept"
+    assert set(second["objects"].values()) == {"kept"}
     assert counts == (
         Corpus.objects.count(),
         MemoryRecord.objects.count(),

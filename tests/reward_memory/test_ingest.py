@@ -79,7 +79,8 @@ def test_same_event_twice_gives_one_record_and_the_same_receipt(db, double_corpu
     calls = double.call_count
     second = ingest()
     assert first["deduplicated"] is False
-    assert second == {**first, "deduplicated": True}  # the same receipt, said to be a replay
+    # the same receipt, said to be a replay (and re-read: the record is still active)
+    assert second == {**first, "deduplicated": True, "replayed": True}
     assert double.call_count == calls, "a replay makes no provider call"
     assert MemoryRecord.objects.count() == 1
     assert IngestEvent.objects.get().attempts == 2

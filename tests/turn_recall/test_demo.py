@@ -20,7 +20,8 @@ def test_the_demo_turn_packet_carries_preferences_and_guidance_and_is_idempotent
     assert "Ask the designated reviewer before merging." in body
     assert "Recalled guidance" in body
     again = run_cli("loopx_demo")
-    assert again.json["loaded"]["turn_recall"]["status"] == "replayed"
+    assert again.json["loaded"]["turn_recall"]["status"] == "kept"
+    assert again.json["loaded"]["turn_recall"]["turn_recall_id"] == loaded["turn_recall_id"]
     assert TurnRecallReceipt.objects.count() == 1
 
 
@@ -30,11 +31,9 @@ def test_the_demo_todo_declares_a_validator_that_really_runs_and_a_rerun_keeps_i
 
     first = run_cli("loopx_demo")
     assert first.code == 0, first.stdout
-    assert first.json["loaded"]["turn_recall"]["reflection"] == {
-        "settlement": "committed",
-        "reflection": "finalized",
-        "validation": "passed",
-    }
+    loaded = first.json["loaded"]["turn_recall"]
+    assert loaded["reflection"] == {"reflection": "finalized", "validation": "passed"}
+    assert loaded["objects"]["settlement demo/author/demo-turn-reflect-1"] == "created"
     validator = CompletionValidator.objects.get(validator_id="loopx-evidence-check")
     assert set(Todo.objects.values_list("validator", flat=True)) == {validator.pk}
     stored = ReflectionCandidate.objects.get().validation
@@ -44,6 +43,8 @@ def test_the_demo_todo_declares_a_validator_that_really_runs_and_a_rerun_keeps_i
     validator.save(update_fields=["active"])
     again = run_cli("loopx_demo")
     assert again.code == 0, again.stdout
-    assert again.json["loaded"]["turn_recall"]["reflection"]["settlement"] == "replayed"
-    assert again.json["loaded"]["turn_recall"]["reflection"]["reflection"] == "finalized"
+    kept = again.json["loaded"]["turn_recall"]
+    assert kept["objects"]["settlement demo/author/demo-turn-reflect-1"] == "kept"
+    assert kept["objects"]["completion validator loopx-evidence-check"] == "kept"
+    assert kept["reflection"] == {"reflection": "finalized", "validation": "passed"}
     assert CompletionValidator.objects.get().active is False

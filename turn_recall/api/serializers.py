@@ -34,6 +34,11 @@ class TurnRecallOutput(serializers.Serializer):
     grants_new_action_authority = serializers.BooleanField()
     quota_spend_performed = serializers.BooleanField()
     suppress_external_sinks = serializers.BooleanField()
+    replay_dropped = serializers.DictField(
+        required=False,
+        help_text="replayed only: {count, by_reason} of stored guidance a fresh read no "
+        "longer returns (retired, revoked, superseded, expired, refuted, quarantined, …).",
+    )
 
 
 class QuotaDecisionOutput(serializers.Serializer):

@@ -17,9 +17,10 @@ def _label(dotted: str) -> str:
 
 class Command(LoopxCommand):
     help = (
-        "Load the demo data of every app (idempotent). With --operator, create the local "
-        "operator account once and print its password; later runs say it exists "
-        "(--reset-password sets and prints a new one)."
+        "Load the demo data of every app: create what is missing, never change what "
+        "exists (each loader reports every object as created or kept). With --operator, "
+        "create the local operator account once and print its password; later runs keep "
+        "it and its password (--reset-password sets and prints a new one)."
     )
 
     def add_command_arguments(self, parser):
@@ -61,7 +62,7 @@ class Command(LoopxCommand):
             if not (created or reset):
                 return {
                     "username": username,
-                    "status": "exists",
+                    "status": "kept",
                     "password": None,
                     "hint": "password unchanged; `make reset-operator-password` sets a new one",
                 }
@@ -85,5 +86,5 @@ class Command(LoopxCommand):
             if op["password"]:
                 parts.append(f"operator: {op['username']} / {op['password']}  ({op['status']})")
             else:
-                parts.append(f"operator: {op['username']} exists ({op['hint']})")
+                parts.append(f"operator: {op['username']} {op['status']} ({op['hint']})")
         return "\n".join(parts)

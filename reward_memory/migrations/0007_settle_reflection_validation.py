@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reward_memory', '0005_reflection_candidate'),
+        ('reward_memory', '0006_replay_event_id_key'),
     ]
 
     operations = [
