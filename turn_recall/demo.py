@@ -54,7 +54,7 @@ def _settle_with_reflection(ledger: Ledger, log) -> dict:
     from hooks.models import TurnSettlement
     from reward_memory.models import ReflectionCandidate
 
-    hooks_demo.ensure_demo_validator(ledger)
+    # (the hooks loader, which runs first, installed the validator)
     hooks_demo.ensure_demo_todo(
         ledger, todo_id=REFLECTION_TODO, title="Review the PR notes", segment_ref="demo-segment-3"
     )

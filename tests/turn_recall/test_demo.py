@@ -45,6 +45,9 @@ def test_the_demo_todo_declares_a_validator_that_really_runs_and_a_rerun_keeps_i
     assert again.code == 0, again.stdout
     kept = again.json["loaded"]["turn_recall"]
     assert kept["objects"]["settlement demo/author/demo-turn-reflect-1"] == "kept"
-    assert kept["objects"]["completion validator loopx-evidence-check"] == "kept"
+    assert (
+        again.json["loaded"]["hooks"]["objects"]["completion validator loopx-evidence-check"]
+        == "kept"
+    )
     assert kept["reflection"] == {"reflection": "finalized", "validation": "passed"}
     assert CompletionValidator.objects.get().active is False
