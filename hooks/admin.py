@@ -6,6 +6,7 @@ intents are admitted or rejected only through the governed executor service.
 
 import json
 
+from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
@@ -13,6 +14,7 @@ from django.utils.html import format_html
 from hooks import executors, selectors, services
 from hooks.errors import FAILURE_CODES, HookError
 from hooks.models import (
+    CompletionValidator,
     DurableWritebackReceipt,
     HookDispatch,
     HookIntent,
@@ -33,12 +35,79 @@ def _pretty(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
 
 
+class TodoAddForm(forms.ModelForm):
+    """An operator adds a Todo (and declares its completion validator) through
+    ``services.add_todo``; the form's clean runs the service's preview checks."""
+
+    class Meta:
+        model = Todo
+        fields = ("goal", "todo_id", "title", "segment_ref", "validator")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["validator"].queryset = CompletionValidator.objects.filter(active=True)
+
+    def _post_clean(self):  # the service, not the model, decides
+        pass
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            services.add_todo(**self.service_arguments(data), execute=False)
+        except HookError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+    @staticmethod
+    def service_arguments(data) -> dict:
+        return {
+            "goal_id": data["goal"].goal_id,
+            "todo_id": data["todo_id"],
+            "title": data["title"],
+            "segment_ref": data.get("segment_ref") or None,
+            "validator": data["validator"].validator_id if data.get("validator") else None,
+        }
+
+
 @admin.register(Todo)
-class TodoAdmin(ReadOnlyAdmin):
-    list_display = ("todo_id", "goal", "state", "segment_ref", "revision", "updated_at")
-    list_filter = ("state", "goal")
+class TodoAdmin(admin.ModelAdmin):
+    list_display = (
+        "todo_id", "goal", "state", "segment_ref", "validator", "revision", "updated_at"
+    )  # fmt: skip
+    list_filter = ("state", "goal", "validator")
     search_fields = ("todo_id", "segment_ref", "goal__goal_id")
-    readonly_fields = [f.name for f in Todo._meta.fields]
+    add_form = TodoAddForm
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = TodoAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Todo._meta.fields] if obj is not None else []
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        result = services.add_todo(**TodoAddForm.service_arguments(form.cleaned_data), execute=True)
+        for field in Todo._meta.concrete_fields:  # the admin's log and redirect use obj
+            setattr(obj, field.attname, getattr(result.todo, field.attname))
+
+
+@admin.register(CompletionValidator)
+class CompletionValidatorAdmin(ReadOnlyAdmin):
+    """Installed from the operator's shell only (``todo validator-install``)."""
+
+    list_display = ("validator_id", "version", "active", "timeout_seconds", "updated_at")
+    list_filter = ("active",)
+    search_fields = ("validator_id",)
+    readonly_fields = [f.name for f in CompletionValidator._meta.fields]
 
 
 class ReceiptInline(ReadOnlyTabularInline):

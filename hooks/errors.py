@@ -18,6 +18,9 @@ Two families:
   todo_not_open               409     the Todo is already completed; primary validation failed
   settlement_conflict         409     same Turn instance settled with different identities
   intent_not_pending          409     the intent was already admitted, rejected or executed
+  invalid_manifest            400     a completion validator manifest is malformed
+  validator_not_found         404     no installed (enabled) completion validator has this id
+  validator_conflict          409     the validator id is installed with another manifest
   ==========================  ======  =====================================================
 
 * ``FAILURE_CODES`` are not exceptions: they are the compact, isolated failure codes a
@@ -42,6 +45,10 @@ STATUS = {
     "todo_not_open": 409,
     "settlement_conflict": 409,
     "intent_not_pending": 409,
+    "invalid_manifest": 400,
+    "not_found": 404,
+    "validator_not_found": 404,
+    "validator_conflict": 409,
 }
 
 

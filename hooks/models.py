@@ -22,6 +22,39 @@ EVENT_KINDS = ("todo_completed", "replan_recorded")
 EVENT_KIND_CHOICES = [(k, k) for k in EVENT_KINDS]
 
 
+class CompletionValidator(models.Model):
+    """An operator-installed Todo completion validator extension.
+
+    Installed only from the operator's shell (``manage.py todo validator-install --manifest
+    FILE --execute``); its argv comes from the manifest (resolved to absolute paths once,
+    at install) and is never taken from a request or shown to a host. A Todo names it by
+    ``validator_id``; the server runs it at settlement (``hooks.services.validators``).
+    """
+
+    validator_id = models.CharField(max_length=64, unique=True)
+    version = models.CharField(max_length=64, blank=True, default="")
+    description = models.CharField(max_length=500, blank=True, default="")
+    entrypoint_argv = models.JSONField(help_text="Absolute argv from the manifest (operator only).")
+    timeout_seconds = models.PositiveIntegerField()
+    manifest_digest = models.CharField(max_length=71)
+    active = models.BooleanField(default=True)
+    installed_by = models.CharField(max_length=160, blank=True, default="")
+    installed_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["validator_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(timeout_seconds__gte=1) & Q(timeout_seconds__lte=120),
+                name="hooks_completionvalidator_timeout_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.validator_id
+
+
 class Todo(models.Model):
     class State(models.TextChoices):
         OPEN = "open"
@@ -37,6 +70,14 @@ class Todo(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     completed_at = models.DateTimeField(null=True, blank=True)
+    validator = models.ForeignKey(
+        CompletionValidator,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="todos",
+        help_text="The completion validator the operator declared (run at settlement).",
+    )
 
     class Meta:
         ordering = ["goal__goal_id", "todo_id"]

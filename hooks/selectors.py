@@ -32,7 +32,9 @@ TODO_SCHEMA = "loopx_todo_v0"
 def get_todo(goal_id: str, todo_id: str) -> Todo:
     require_identifier(goal_id, "goal_id", area=AREA)
     require_identifier(todo_id, "todo_id", area=AREA)
-    todo = Todo.objects.select_related("goal").filter(goal__goal_id=goal_id, todo_id=todo_id)
+    todo = Todo.objects.select_related("goal", "validator").filter(
+        goal__goal_id=goal_id, todo_id=todo_id
+    )
     found = todo.first()
     if found is None:
         raise error(
@@ -42,7 +44,7 @@ def get_todo(goal_id: str, todo_id: str) -> Todo:
 
 
 def list_todos(goal_id: str, *, state: str | None = None) -> QuerySet[Todo]:
-    qs = Todo.objects.select_related("goal").filter(goal__goal_id=goal_id)
+    qs = Todo.objects.select_related("goal", "validator").filter(goal__goal_id=goal_id)
     if state:
         qs = qs.filter(state=state)
     return qs.order_by("created_at", "todo_id")
@@ -55,6 +57,7 @@ def todo_payload(todo: Todo) -> dict:
         "title": todo.title,
         "state": todo.state,
         "segment_ref": todo.segment_ref or None,
+        "validator": todo.validator.validator_id if todo.validator_id else None,
         "revision": todo.revision,
         "replan_count": todo.replan_count,
         "created_at": clock.iso(todo.created_at),

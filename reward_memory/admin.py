@@ -729,9 +729,50 @@ class ExperimentBindingAdmin(ReadOnlyAdmin):
 
 @admin.register(ReflectionCandidate)
 class ReflectionCandidateAdmin(ReadOnlyAdmin):
+    """Operators may record a candidate's validation by hand (as themselves)."""
+
     list_display = ("reflection_digest", "goal", "agent", "surface", "status", "updated_at")
-    list_filter = ("status", "surface")
+    list_filter = ("status", "surface", "turn_settled")
     search_fields = ("reflection_digest", "turn_instance_id")
+    actions = ["record_validation_passed", "record_validation_failed"]
+
+    def has_record_validation_permission(self, request) -> bool:
+        return request.user.has_perm("reward_memory.record_reflection_validation")
+
+    def _record(self, request, queryset, status: str) -> None:
+        principal = principals.from_request(request)
+        done = 0
+        for row in queryset.select_related("goal", "agent"):
+            try:
+                services.record_validation(
+                    goal_id=row.goal.goal_id,
+                    agent_id=row.agent.agent_id,
+                    reflection_digest=row.reflection_digest,
+                    status=status,
+                    principal=principal,
+                    evidence_ref=f"admin:{principal.name}",
+                    execute=True,
+                )
+                done += 1
+            except DomainError as exc:
+                self.message_user(request, f"{row}: {exc.message}", messages.ERROR)
+        if done:
+            self.message_user(request, f"Recorded {status} for {done} reflection(s).")
+
+    @admin.action(
+        description="Record validation: passed (as the signed-in operator)",
+        permissions=["record_validation"],
+    )
+    def record_validation_passed(self, request, queryset):
+        self._record(request, queryset, "passed")
+
+    @admin.action(
+        description="Record validation: failed (as the signed-in operator)",
+        permissions=["record_validation"],
+    )
+    def record_validation_failed(self, request, queryset):
+        self._record(request, queryset, "failed")
+
     readonly_fields = (
         "goal",
         "agent",
@@ -742,6 +783,8 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
         "reflection",
         "status",
         "ingest_receipt",
+        "turn_settled",
+        "validation",
         "created_at",
         "updated_at",
     )

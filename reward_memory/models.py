@@ -632,8 +632,9 @@ class ReflectionCandidate(models.Model):
     """A post-settlement ``turn_reward_memory_reflection_v0`` of one (Goal, Agent) Turn.
 
     Stored ``awaiting_evidence_validation`` with zero provider calls; finalised (ingested
-    with exact readback) only after the Turn settled and a matching
-    ``reward_memory_reflection_validation_v0`` (same digest, same evidence refs) arrived.
+    with exact readback) only after the Turn settled and a server-built, passing
+    ``reward_memory_reflection_validation_v0`` (same digest, same evidence refs) was
+    recorded in ``validation`` — by the Todo's declared validator or by an operator.
     """
 
     goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
@@ -645,11 +646,21 @@ class ReflectionCandidate(models.Model):
     reflection = models.JSONField(help_text="The compact reflection (no raw content).")
     status = models.CharField(max_length=32, choices=REFLECTION_CHOICES)
     ingest_receipt = models.JSONField(null=True, blank=True)
+    turn_settled = models.BooleanField(
+        default=False, help_text="The Turn's primary writeback committed before it was stored."
+    )
+    validation = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The server-built reward_memory_reflection_validation_v0 (the Todo's "
+        "validator run, or an operator's record); never a host's document.",
+    )
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
     class Meta:
         ordering = ["-created_at"]
+        permissions = [("record_reflection_validation", "Can record a reflection validation")]
         constraints = [
             models.UniqueConstraint(
                 fields=["agent", "reflection_digest"], name="%(app_label)s_%(class)s_digest_uniq"

@@ -1,15 +1,88 @@
 """Demo data: one executed turn of Goal ``demo`` / Agent ``author``. Its host packet
 carries the author's explicit preferences and the Reward Memory turn-admission guidance.
 
-Create-only (``loopx_site.core.demo_kit``): once the demo turn's recall receipt exists it
-is kept — the turn is not run again."""
+Before it, one Todo-bound settlement with a post-settlement reflection: the Todo declares
+the shipped ``loopx-evidence-check`` validator, which the server runs at settlement and
+whose passing document finalises the reflection.
+
+Create-only (``loopx_site.core.demo_kit``): once the demo turn's recall receipt (or the
+reflection's settlement) exists it is kept — the turn is not run (settled) again."""
 
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.demo_kit import Ledger
-from turn_recall import services
+from turn_recall import services, settlement
 from turn_recall.models import TurnRecallReceipt
 
 TURN = "demo-turn-recall-1"
+REFLECTION_TODO = "demo-review-pr-notes"
+REFLECTION_TURN = "demo-turn-reflect-1"
+
+
+def _reflection() -> dict:
+    return {
+        "schema_version": "turn_reward_memory_reflection_v0",
+        "surface_id": "issue_fix.pr_description",
+        "source_types": ["real", "engineering"],
+        "evidence_refs": ["validation:demo-turn-reflect-1/tests", "pr:loopx-demo#3"],
+        "event": {
+            "schema_version": "scoped_feedback_reward_memory_event_v0",
+            "event_id": "reflection-0001",
+            "target_class": "soft_preference",
+            "source": {
+                "kind": "maintainer_feedback",
+                "actor": "user:demo-maintainer",
+                "actor_role": "maintainer",
+                "evidence_ref": "feedback:loopx-demo/pr-description/0003",
+                "observed_at": "2025-06-03T10:00:00Z",
+            },
+            "scope": {
+                "workspace": "loopx",
+                "project": "loopx-demo",
+                "surface": "issue_fix.pr_description",
+            },
+            "content_summary": "Name the validation command and its result in the PR body.",
+            "reasoning_summary": "The settled turn's reviewer asked where the test run was.",
+            "confidence": {"level": "medium", "basis": "one maintainer comment, one turn"},
+            "requested_action_scopes": [],
+            "conflicts": [],
+        },
+    }
+
+
+def _settle_with_reflection(ledger: Ledger, log) -> dict:
+    from hooks import demo as hooks_demo
+    from hooks.models import TurnSettlement
+    from reward_memory.models import ReflectionCandidate
+
+    # (the hooks loader, which runs first, installed the validator)
+    hooks_demo.ensure_demo_todo(
+        ledger, todo_id=REFLECTION_TODO, title="Review the PR notes", segment_ref="demo-segment-3"
+    )
+    ledger.ensure(
+        f"settlement demo/author/{REFLECTION_TURN}",
+        exists=TurnSettlement.objects.filter(
+            agent__goal__goal_id="demo", agent__agent_id="author", turn_instance_id=REFLECTION_TURN
+        ).exists,
+        create=lambda: settlement.settle_turn(
+            goal_id="demo",
+            agent_id="author",
+            todo_id=REFLECTION_TODO,
+            turn_instance_id=REFLECTION_TURN,
+            event_kind="todo_completed",
+            execute=True,
+            reflection=_reflection(),
+        ),
+    )
+    row = ReflectionCandidate.objects.filter(
+        goal__goal_id="demo", agent__agent_id="author", turn_instance_id=REFLECTION_TURN
+    ).first()
+    validation = (row.validation or {}).get("status") if row is not None else None
+    reflection = row.status if row is not None else None
+    log(
+        f"settled {REFLECTION_TODO} with a reflection: validator {validation or 'not run'}, "
+        f"reflection {reflection}"
+    )
+    return {"reflection": reflection, "validation": validation}
 
 
 def _receipt():
@@ -24,6 +97,7 @@ def _receipt():
 
 def load(*, log) -> dict:
     ledger = Ledger()
+    reflected = _settle_with_reflection(ledger, log)
     packet = ledger.ensure(
         f"turn demo/author/{TURN}",
         exists=lambda: _receipt() is not None,
@@ -46,4 +120,6 @@ def load(*, log) -> dict:
         f"turn recall: demo/author {status} with {guidance} guidance item(s)"
         + ("" if contexts is None else f", {contexts} preference context(s)")
     )
-    return ledger.document(turn_recall_id=turn_recall_id, status=status, guidance=guidance)
+    return ledger.document(
+        turn_recall_id=turn_recall_id, status=status, guidance=guidance, reflection=reflected
+    )

@@ -22,6 +22,11 @@ class HookTodoAddInput(serializers.Serializer):
     todo_id = IdentifierField()
     title = serializers.CharField(max_length=500, trim_whitespace=False)
     segment_ref = serializers.CharField(max_length=256, required=False, trim_whitespace=False)
+    validator = serializers.CharField(
+        max_length=64,
+        required=False,
+        help_text="validator_id of an installed completion validator (never a command).",
+    )
     execute = StrictBooleanField(required=False, default=False)
 
 
@@ -31,6 +36,7 @@ class HookTodoOutput(serializers.Serializer):
     title = serializers.CharField()
     state = serializers.CharField(help_text="open | completed")
     segment_ref = serializers.CharField(allow_null=True)
+    validator = serializers.CharField(allow_null=True, help_text="Declared completion validator.")
     revision = serializers.IntegerField()
     replan_count = serializers.IntegerField()
     created_at = serializers.CharField()
@@ -63,7 +69,12 @@ class TurnSettleInput(serializers.Serializer):
     execute = StrictBooleanField(required=False, default=False)
     # Reward Memory post-settlement reflection (reward_memory owns the rule)
     reward_memory_reflection = serializers.DictField(required=False)
-    reward_memory_validation = serializers.DictField(required=False)
+    reward_memory_validation = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text="Ignored: the server runs the Todo's declared validator "
+        "(reported as caller_validation_ignored).",
+    )
 
 
 class DurableWritebackReceiptOutput(serializers.Serializer):

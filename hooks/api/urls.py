@@ -4,7 +4,6 @@ from hooks.api import views
 
 urlpatterns = [
     path("goals/<str:goal_id>/todos/", views.TodoListAddApi.as_view(), name="hooks-todo-list"),
-    path("turns/settle/", views.TurnSettleApi.as_view(), name="hooks-turn-settle"),
     path("hooks/dispatches/", views.HookDispatchListApi.as_view(), name="hooks-dispatch-list"),
     path("hooks/intents/", views.HookIntentListApi.as_view(), name="hooks-intent-list"),
     path(

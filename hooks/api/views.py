@@ -53,45 +53,6 @@ class TodoListAddApi(APIView):
         )
 
 
-class TurnSettleApi(APIView):
-    error_area = AREA
-    throttle_scope = "settle"
-
-    @extend_schema(
-        operation_id="hooks_turn_settle",
-        request=s.TurnSettleInput,
-        responses={200: s.TurnSettleOutput, 201: s.TurnSettleOutput},
-        summary="Settle a Turn's Todo event: primary writeback, then the hook phase",
-        description=(
-            "Preview unless `execute` is true. The primary writeback (Todo change, committed "
-            "receipt, checkpoint, quota spend) commits in one transaction; post-writeback "
-            "hooks run after it and can never change it. Replays return the same receipt."
-        ),
-    )
-    def post(self, request):
-        data = s.TurnSettleInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        _caller(request).require(values["goal_id"], values["agent_id"], area=AREA)
-        reflection = values.pop("reward_memory_reflection", None)
-        validation = values.pop("reward_memory_validation", None)
-        result = services.settle(**values)
-        payload = result.payload
-        if reflection is not None:  # Reward Memory post-settlement reflection seam
-            from reward_memory import services as reward_memory
-
-            payload["reward_memory_reflection"] = reward_memory.settle_reflection(
-                goal_id=values["goal_id"],
-                agent_id=values["agent_id"],
-                turn_instance_id=values["turn_instance_id"],
-                reflection=reflection,
-                validation=validation,
-                settled=values.get("execute", False) and result.status in ("committed", "replayed"),
-                execute=values.get("execute", False),
-            )
-        return Response(payload, status=201 if result.status == "committed" else 200)
-
-
 class HookDispatchListApi(APIView):
     error_area = AREA
 

@@ -4,7 +4,7 @@
 * ``config``      — ``semantic_preference_hook_config_v0`` loading and validation, the
                     git-ignore check, ``--context`` parsing.
 * ``extensions``  — provider extension manifests, runtime state, selection.
-* ``runner``      — the bounded subprocess runner shared by every provider path.
+* the bounded subprocess runner shared by every provider path is ``loopx_site.core.sandbox``.
 * ``protocol``    — request, response and ``corpus_inventory`` validation, guidance.
 * ``receipts``    — stateless application and maintenance receipts.
 * ``hook``        — ``recall`` and ``doctor``, the use cases tying them together.

@@ -513,7 +513,7 @@ def probe(manifest: Manifest, *, execute: bool) -> dict[str, Any]:
     The project's own entrypoint is not probed here (its doctor reads the project
     database): run ``semantic_preference doctor --execute`` for it.
     """
-    from preferences.recall import runner
+    from loopx_site.core import sandbox as runner
 
     document: dict[str, Any] = {
         "schema_version": "loopx_extension_doctor_v0",

@@ -17,8 +17,9 @@ from typing import Any
 
 from django.db.models import Q
 
+from loopx_site.core import sandbox as runner
 from preferences.models import SemanticPreferenceConfig
-from preferences.recall import protocol, runner
+from preferences.recall import protocol
 from preferences.recall.config import (
     HookConfig,
     load_config_file,

@@ -40,7 +40,12 @@ from reward_memory.services.records import (
     revoke_record,
     supersede_record,
 )
-from reward_memory.services.reflection import settle_reflection
+from reward_memory.services.reflection import (
+    prepare_reflection,
+    record_validation,
+    settle_reflection,
+    validation_from_run,
+)
 from reward_memory.services.review import apply_review, get_review, review_candidate
 from reward_memory.services.runtime_hooks import DECLARED_BOUNDARIES, run_boundary_hook
 
@@ -61,10 +66,12 @@ __all__ = [
     "operator_control",
     "parse_corpus",
     "parse_standing_policy",
+    "prepare_reflection",
     "recall",
     "recall_guidance",
     "reconcile_pending_ingests",
     "record_application",
+    "record_validation",
     "register_corpus",
     "reopen_lineage",
     "retire_record",
@@ -77,4 +84,5 @@ __all__ = [
     "settle_reflection",
     "supersede_record",
     "unbind_role",
+    "validation_from_run",
 ]

@@ -2,17 +2,31 @@
 
 ``turn_reward_memory_reflection_v0`` names the exact configured surface, distinct
 source types (``research|simulation|real|engineering``), opaque evidence refs (a plain
-turn summary is not evidence) and the compact event to ingest. ``settle_reflection``:
+turn summary is not evidence) and the compact event to ingest.
 
-1. validates it and stores it ``awaiting_evidence_validation`` — zero provider calls;
-2. only when the Turn's primary writeback and quota spend settled **and** a
-   ``reward_memory_reflection_validation_v0`` with the same reflection digest and the
-   same evidence refs is supplied (a plain validation exit 0 is not enough), and the
-   Agent's experiment has ``automatic_ingest`` on, the event is ingested through the
-   experiment route (exact readback) → ``finalized``; a fail-open ingest status leaves
-   it ``ingest_pending`` (retried the same way next time).
+The Turn composition (``turn_recall.settlement.settle_turn``) calls, in this order:
+
+1. ``prepare_reflection`` — every check (shape, Agent, configured surface) **before** the
+   primary writeback; a bad reflection raises and nothing at all is written;
+2. the primary settlement (``hooks``);
+3. ``settle_reflection`` — stores the candidate ``awaiting_evidence_validation`` (zero
+   provider calls), asks the composition's ``validate`` callback for a **server-built**
+   ``reward_memory_reflection_validation_v0`` (the Todo's declared validator, run by the
+   server; see ``validation_from_run``) and, only when the Turn settled, that validation
+   passed for exactly this reflection digest and these evidence refs, and the Agent's
+   experiment has ``automatic_ingest`` on, ingests the event through the experiment
+   route (exact readback) → ``finalized``; a fail-open ingest leaves it ``ingest_pending``.
+
+A validation document in a host's request is never read (the composition reports it as
+``caller_validation_ignored``). Without a declared validator nothing runs and the
+candidate stays ``awaiting_evidence_validation``. An operator may record a validation by
+hand (``record_validation``: admin action or ``reward_memory reflection-validate
+--actor``), attributed to that operator account.
 """
 
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -25,8 +39,10 @@ from reward_memory import guards, selectors
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import ReflectionCandidate
+from reward_memory.principals import Principal
 
 RESULT_SCHEMA = "turn_reward_memory_reflection_result_v0"
+logger = logging.getLogger("loopx.reward_memory")
 
 
 def parse_reflection(document: Any) -> dict[str, Any]:
@@ -65,24 +81,104 @@ def parse_reflection(document: Any) -> dict[str, Any]:
     }
 
 
-def settle_reflection(
-    *,
-    goal_id: str,
-    agent_id: str,
-    turn_instance_id: str,
-    reflection: Any,
-    validation: Any = None,
-    settled: bool,
-    execute: bool = True,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PreparedReflection:
+    """A reflection that passed every check; nothing has been written for it yet."""
+
+    agent: Any
+    turn_instance_id: str
+    parsed: dict[str, Any]
+    digest: str
+    route: Any
+    surface: Any
+
+    def validator_view(self) -> dict[str, Any]:
+        """What a completion validator is shown (no event content)."""
+        return {
+            "reflection_digest": self.digest,
+            "surface_id": self.parsed["surface_id"],
+            "source_types": list(self.parsed["source_types"]),
+            "evidence_refs": list(self.parsed["evidence_refs"]),
+        }
+
+
+def prepare_reflection(
+    *, goal_id: str, agent_id: str, turn_instance_id: str, reflection: Any
+) -> PreparedReflection:
+    """Validate a reflection completely, writing nothing (``invalid_argument`` /
+    ``unsupported_schema`` naming the field)."""
     agent = get_agent(goal_id, agent_id, area=AREA)
     parsed = parse_reflection(reflection)
-    digest = digest_ref(parsed)
+    v.identifier(turn_instance_id, "turn_instance_id")
     route = selectors.experiment_route(goal_id, agent_id)
     surface = route.surface(parsed["surface_id"])
     if route.available and surface is None:
         raise invalid("reflection.surface_id", "the surface is not configured for this Agent")
-    if not execute:  # a preview stores nothing
+    if surface is not None:
+        # The event is checked now by the ingest pipeline's own plan (no write, no provider
+        # call), so a malformed event can never fail the reflection after the settlement.
+        from reward_memory.services.ingest import ingest_event
+
+        try:
+            ingest_event(
+                event={**parsed["event"], "corpus_id": surface.ingest_corpus_id},
+                goal_id=goal_id,
+                agent_id=agent_id,
+                execute=False,
+            )
+        except RewardMemoryError as exc:
+            exc.field = f"reflection.event.{exc.field}" if exc.field else "reflection.event"
+            raise
+    return PreparedReflection(
+        agent=agent,
+        turn_instance_id=turn_instance_id,
+        parsed=parsed,
+        digest=digest_ref(parsed),
+        route=route,
+        surface=surface,
+    )
+
+
+def validation_from_run(prepared: PreparedReflection, run: dict[str, Any] | None):
+    """The server's ``reward_memory_reflection_validation_v0`` from one validator run
+    (``hooks.services.validators.ValidatorRun.public()``); ``None`` when the Todo declared
+    no validator (nothing ran, nothing to record)."""
+    if run is None or not run.get("declared"):
+        return None
+    return {
+        "schema_version": c.REFLECTION_VALIDATION_SCHEMA,
+        "status": "passed" if run.get("status") == "passed" else "failed",
+        "reflection_digest": prepared.digest,
+        "evidence_refs": list(prepared.parsed["evidence_refs"]),
+        "validated_by": {
+            "kind": "validator",
+            "validator_id": run.get("validator_id"),
+            "manifest_digest": run.get("manifest_digest"),
+        },
+        "failure_kind": run.get("failure_kind"),
+        "checks": list(run.get("checks") or []),
+        "output_digest": run.get("output_digest"),
+        "receipt_id": run.get("receipt_id"),
+        "validated_at": clock.iso(clock.now()),
+    }
+
+
+def settle_reflection(
+    *,
+    prepared: PreparedReflection,
+    settled: bool,
+    execute: bool = True,
+    validate: Callable[[], dict[str, Any] | None] | None = None,
+    caller_validation_ignored: bool = False,
+) -> dict[str, Any]:
+    """Store and (when validated by the server) finalise a prepared reflection.
+
+    ``validate`` is called at most once, only under ``execute`` and only while the
+    candidate has no passing validation and is not finalised; it returns the server-built
+    validation document (``validation_from_run``) or ``None``.
+    """
+    digest, route, surface = prepared.digest, prepared.route, prepared.surface
+    if not execute:  # a preview stores nothing and runs nothing
         return {
             "ok": True,
             "schema_version": RESULT_SCHEMA,
@@ -90,39 +186,79 @@ def settle_reflection(
             "reflection_digest": digest,
             "experiment_status": route.status,
             "provider_call_count": 0,
+            "validator_run_count": 0,
+            "caller_validation_ignored": caller_validation_ignored,
         }
-    row = _claim(agent, turn_instance_id, parsed, digest)
-    matched = _validation_matches(validation, digest, parsed["evidence_refs"])
-    receipt = row.ingest_receipt
-    provider_calls = 0
+    row = _claim(prepared.agent, prepared.turn_instance_id, prepared.parsed, digest, settled)
+    runs = 0
     if (
         row.status != c.REFLECTION_FINALIZED
-        and settled
-        and matched
-        and surface is not None
-        and route.automation["automatic_ingest"]
+        and not _validation_matches(row.validation, digest, row.evidence_refs)
+        and validate is not None
     ):
-        from reward_memory.services.ingest import ingest_event
+        document = validate()
+        runs = 1 if document is not None else 0
+        if document is not None:
+            ReflectionCandidate.objects.filter(pk=row.pk).exclude(
+                status=c.REFLECTION_FINALIZED
+            ).update(validation=document, updated_at=clock.now())
+            row.refresh_from_db()
+    receipt, provider_calls = _finalize(row, route, surface)
+    return _result(
+        row,
+        route,
+        receipt,
+        provider_calls,
+        validator_run_count=runs,
+        caller_validation_ignored=caller_validation_ignored,
+    )
 
-        event = {**parsed["event"], "corpus_id": surface.ingest_corpus_id}
-        receipt = ingest_event(event=event, goal_id=goal_id, agent_id=agent_id, execute=True)
-        provider_calls = receipt.get("provider_call_count") or 0
-        status = (
-            c.REFLECTION_FINALIZED
-            if receipt["status"] == c.INGEST_ACTIVATED and receipt["readback"]
-            else "ingest_pending"
+
+def _finalize(row: ReflectionCandidate, route, surface):
+    """Ingest once the Turn settled and a server validation passed (see module doc)."""
+    receipt = row.ingest_receipt
+    if (
+        row.status == c.REFLECTION_FINALIZED
+        or not row.turn_settled
+        or not _validation_matches(row.validation, row.reflection_digest, row.evidence_refs)
+        or surface is None
+        or not route.automation["automatic_ingest"]
+    ):
+        return receipt, 0
+    from reward_memory.services.ingest import ingest_event
+
+    event = {**row.reflection["event"], "corpus_id": surface.ingest_corpus_id}
+    try:
+        receipt = ingest_event(
+            event=event, goal_id=row.goal.goal_id, agent_id=row.agent.agent_id, execute=True
         )
-        ReflectionCandidate.objects.filter(pk=row.pk).exclude(status=c.REFLECTION_FINALIZED).update(
-            status=status, ingest_receipt=receipt, updated_at=clock.now()
-        )
-        row.refresh_from_db()
+    except RewardMemoryError as exc:  # after the settlement: fail open, never a 4xx
+        logger.warning("reflection ingest refused: %s", exc.code)
+        return {"status": "ingest_refused", "error_code": exc.code}, 0
+    status = (
+        c.REFLECTION_FINALIZED
+        if receipt["status"] == c.INGEST_ACTIVATED and receipt["readback"]
+        else "ingest_pending"
+    )
+    ReflectionCandidate.objects.filter(pk=row.pk).exclude(status=c.REFLECTION_FINALIZED).update(
+        status=status, ingest_receipt=receipt, updated_at=clock.now()
+    )
+    row.refresh_from_db()
+    return receipt, receipt.get("provider_call_count") or 0
+
+
+def _result(row, route, receipt, provider_calls, **extra) -> dict[str, Any]:
+    validation = row.validation if isinstance(row.validation, dict) else None
     return {
         "ok": True,
         "schema_version": RESULT_SCHEMA,
         "status": row.status,
-        "reflection_digest": digest,
-        "turn_settled": settled,
-        "validation_matched": matched,
+        "reflection_digest": row.reflection_digest,
+        "turn_settled": row.turn_settled,
+        "validation_matched": _validation_matches(
+            validation, row.reflection_digest, row.evidence_refs
+        ),
+        "validation": validation,
         "experiment_status": route.status,
         "automatic_ingest": route.automation["automatic_ingest"],
         "ingest_status": (receipt or {}).get("status"),
@@ -130,10 +266,78 @@ def settle_reflection(
         "provider_call_count": provider_calls,
         "fail_open": True,
         "user_gate": False,
+        **extra,
     }
 
 
-def _claim(agent, turn_instance_id, parsed, digest) -> ReflectionCandidate:
+def record_validation(
+    *,
+    goal_id: str,
+    agent_id: str,
+    reflection_digest: str,
+    status: str,
+    principal: Principal,
+    evidence_ref: str | None = None,
+    execute: bool = False,
+) -> dict[str, Any]:
+    """An operator records a reflection's validation by hand (``passed`` | ``failed``),
+    attributed to their account; a pass on a settled Turn finalises like a validator's.
+
+    ``principal`` must be an operator (the admin's signed-in user, or the shell's
+    ``--actor`` account); ``evidence_ref`` is an optional opaque ref of what they checked.
+    """
+    if not principal.is_operator:
+        raise RewardMemoryError(
+            "operator_required", "Only an operator account records a validation by hand"
+        )
+    v.choice(status, "status", ("passed", "failed"))
+    v.digest(reflection_digest, "reflection_digest")
+    if evidence_ref is not None:
+        v.ref(evidence_ref, "evidence_ref")
+        if not guards.is_public_safe_text(evidence_ref):
+            raise invalid("evidence_ref", "evidence refs are opaque, public-safe")
+    agent = get_agent(goal_id, agent_id, area=AREA)
+    row = ReflectionCandidate.objects.filter(agent=agent, reflection_digest=reflection_digest)
+    row = row.select_related("goal", "agent").first()
+    if row is None:
+        raise RewardMemoryError(
+            "not_found", "No reflection candidate has this digest", field="reflection_digest"
+        )
+    document = {
+        "schema_version": c.REFLECTION_VALIDATION_SCHEMA,
+        "status": status,
+        "reflection_digest": row.reflection_digest,
+        "evidence_refs": list(row.evidence_refs),
+        "validated_by": {"kind": "operator", "actor": principal.actor_ref},
+        "failure_kind": None if status == "passed" else "operator_failed",
+        "checks": [],
+        "operator_evidence_ref": evidence_ref,
+        "validated_at": clock.iso(clock.now()),
+    }
+    route = selectors.experiment_route(goal_id, agent_id)
+    surface = route.surface(row.surface)
+    if not execute:
+        return {
+            **_result(row, route, row.ingest_receipt, 0),
+            "status": "preview",
+            "would_record": document,
+        }
+    if row.status == c.REFLECTION_FINALIZED:
+        raise RewardMemoryError(
+            "operation_conflict",
+            "The reflection is already finalised; its validation is not re-recorded",
+            field="reflection_digest",
+            status=409,
+        )
+    ReflectionCandidate.objects.filter(pk=row.pk).exclude(status=c.REFLECTION_FINALIZED).update(
+        validation=document, updated_at=clock.now()
+    )
+    row.refresh_from_db()
+    receipt, calls = _finalize(row, route, surface)
+    return _result(row, route, receipt, calls)
+
+
+def _claim(agent, turn_instance_id, parsed, digest, settled) -> ReflectionCandidate:
     now = clock.now()
     try:
         with transaction.atomic():
@@ -142,38 +346,36 @@ def _claim(agent, turn_instance_id, parsed, digest) -> ReflectionCandidate:
                 reflection_digest=digest,
                 defaults={
                     "goal": agent.goal,
-                    "turn_instance_id": v.identifier(turn_instance_id, "turn_instance_id"),
+                    "turn_instance_id": turn_instance_id,
                     "surface": parsed["surface_id"],
                     "evidence_refs": parsed["evidence_refs"],
                     "reflection": parsed,
                     "status": c.REFLECTION_AWAITING,
+                    "turn_settled": settled,
                     "created_at": now,
                     "updated_at": now,
                 },
             )
     except IntegrityError:
         row = ReflectionCandidate.objects.get(agent=agent, reflection_digest=digest)
+    if settled and not row.turn_settled:
+        ReflectionCandidate.objects.filter(pk=row.pk).update(turn_settled=True, updated_at=now)
+        row.refresh_from_db()
     return row
 
 
 def _validation_matches(validation: Any, digest: str, evidence_refs: list[str]) -> bool:
-    """Only a ``reward_memory_reflection_validation_v0`` that passed and names exactly
-    this reflection digest and evidence refs counts."""
-    if validation is None:
-        return False
+    """Only a stored, server-built ``reward_memory_reflection_validation_v0`` that passed
+    and names exactly this reflection digest and these evidence refs counts."""
     if not isinstance(validation, dict):
-        raise invalid("validation", "the validation must be a JSON object")
-    if validation.get("schema_version") != c.REFLECTION_VALIDATION_SCHEMA:
-        raise RewardMemoryError(
-            "unsupported_schema",
-            f"schema_version must be {c.REFLECTION_VALIDATION_SCHEMA}",
-            field="validation.schema_version",
-        )
+        return False
     refs = validation.get("evidence_refs")
     return (
-        validation.get("status") == "passed"
+        validation.get("schema_version") == c.REFLECTION_VALIDATION_SCHEMA
+        and validation.get("status") == "passed"
+        and isinstance(validation.get("validated_by"), dict)
         and validation.get("reflection_digest") == digest
         and isinstance(refs, list)
-        and sorted(r for r in refs if isinstance(r, str)) == evidence_refs
         and len(refs) == len(evidence_refs)
+        and sorted(r for r in refs if isinstance(r, str)) == sorted(evidence_refs)
     )

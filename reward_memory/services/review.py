@@ -392,13 +392,14 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         if not execute:
             return base
         record = selectors.get_record(review.target_record_ref)
-        if record.lifecycle_state != c.RETIRED:
-            record = records.retire_record(
-                record_ref=review.target_record_ref,
-                principal=principal,
-                reason_summary=f"review {review.review_id}",
-            )
-        _mark_applied(review, record.record_ref)
+        with transaction.atomic():  # the retire and the review's applied mark are one write
+            if record.lifecycle_state != c.RETIRED:
+                record = records.retire_record(
+                    record_ref=review.target_record_ref,
+                    principal=principal,
+                    reason_summary=f"review {review.review_id}",
+                )
+            _mark_applied(review, record.record_ref)
         return {**base, "status": "retired", "lifecycle_state": record.lifecycle_state}
 
     if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):

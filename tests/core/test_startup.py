@@ -53,7 +53,7 @@ def test_agent_read_cli_skips_schema_driver_admin_and_recall_runtime(tmp_path):
         "preferences.admin_recall",  # imported by preferences.admin
         "loopx_site.core.admin_base",  # imported by every app's admin
         "preferences.services.recall",
-        "preferences.recall.runner",
+        "loopx_site.core.sandbox",
     }
     assert not heavy & modules, sorted(heavy & modules)
 

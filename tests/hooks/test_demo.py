@@ -30,7 +30,7 @@ def test_demo_shows_todo_settlement_dispatch_and_intents_and_is_idempotent(db):
     assert {**first, "status": "kept", "objects": again["objects"]} == again
     assert set(again["objects"].values()) == {"kept"}
     assert _counts() == counts
-    assert "0 created, 4 kept" in logs[-1]
+    assert "0 created, 5 kept" in logs[-1]  # the validator, 2 Todos, 2 settlements
 
 
 def test_loopx_demo_command_loads_the_hooks_demo(db):

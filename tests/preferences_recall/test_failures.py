@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from loopx_site.core import sandbox as runner
 from preferences import services
-from preferences.recall import runner
 from preferences.recall.errors import SemanticPreferenceError
 from tests.helpers import run_cli
 from tests.preferences_recall.conftest import PROVIDERS, SURFACE, legacy_config, provider

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from loopx_site.core import sandbox as runner
 from preferences import services
 from preferences.models import ProviderExtension, SemanticPreferenceConfig
-from preferences.recall import runner
 from tests.factories import AgentFactory, GoalFactory
 from tests.helpers import run_cli
 from tests.preferences_recall.conftest import (

@@ -270,3 +270,36 @@ def test_activating_an_edit_supersedes_the_prior_candidates_record(db, corpus):
     assert old.lifecycle_state == "superseded"
     assert old.superseded_by == new
     assert new.lifecycle_state == "active"
+
+
+def test_apply_retire_is_one_write_a_failed_applied_mark_leaves_the_record_active(
+    db, corpus, monkeypatch
+):
+    from django.db import DatabaseError
+
+    from reward_memory.services import review as review_service
+
+    receipt = _activate_via_review(corpus)
+    review = _review(
+        "retire",
+        corpus_id="prefs",
+        principal=f.op(f.REVIEWER),
+        record_ref=receipt["record_ref"],
+        execute=True,
+    )
+
+    def broken(*_args, **_kw):
+        raise DatabaseError("the applied mark failed")
+
+    monkeypatch.setattr(review_service, "_mark_applied", broken)
+    with pytest.raises(DatabaseError):
+        services.apply_review(
+            review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+        )
+    assert MemoryRecord.objects.get(record_ref=receipt["record_ref"]).lifecycle_state == "active"
+    assert Review.objects.get(review_id=review["review_id"]).applied_at is None
+    monkeypatch.undo()
+    done = services.apply_review(
+        review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+    )
+    assert done["status"] == "retired"

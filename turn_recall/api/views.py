@@ -3,10 +3,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from hooks.api import serializers as hooks_serializers
+from hooks.errors import AREA as HOOKS_AREA
 from loopx_site.core import access
 from loopx_site.core.api.errors import to_domain_error
 from turn_recall import contracts as c
-from turn_recall import quota, services
+from turn_recall import quota, services, settlement
 from turn_recall.api import serializers as s
 from turn_recall.errors import as_recall_document
 
@@ -65,3 +67,41 @@ class QuotaShouldRunApi(APIView):
     )
     def get(self, request, goal_id: str, agent_id: str):
         return Response(quota.should_run(goal_id=goal_id, agent_id=agent_id))
+
+
+class TurnSettleApi(APIView):
+    """``POST /api/v1/turns/settle/``: one call of ``turn_recall.settlement.settle_turn``."""
+
+    error_area = HOOKS_AREA
+    throttle_scope = "settle"  # per credential: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+
+    @extend_schema(
+        operation_id="hooks_turn_settle",
+        request=hooks_serializers.TurnSettleInput,
+        responses={
+            200: hooks_serializers.TurnSettleOutput,
+            201: hooks_serializers.TurnSettleOutput,
+        },
+        summary="Settle a Turn's Todo event: primary writeback, then the hook phase",
+        description=(
+            "Preview unless `execute` is true. Every part of the request (the reflection "
+            "included) is checked before anything is written. The primary writeback (Todo "
+            "change, committed receipt, checkpoint, quota spend) commits in one transaction; "
+            "post-writeback hooks run after it and can never change it. Replays return the "
+            "same receipt. With `reward_memory_reflection`, the server runs the Todo's "
+            "declared completion validator; a `reward_memory_validation` in the body is "
+            "ignored (`caller_validation_ignored: true`)."
+        ),
+    )
+    def post(self, request):
+        data = hooks_serializers.TurnSettleInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        caller = access.from_request(request, area=HOOKS_AREA)  # the one caller resolver
+        caller.require(values["goal_id"], values["agent_id"], area=HOOKS_AREA)
+        reflection = values.pop("reward_memory_reflection", None)
+        supplied = values.pop("reward_memory_validation", None) is not None
+        result = settlement.settle_turn(
+            **values, reflection=reflection, caller_validation_supplied=supplied
+        )
+        return Response(result.payload, status=201 if result.status == "committed" else 200)

@@ -139,6 +139,19 @@ class Command(LoopxCommand):
         mark.add_argument("--actor", required=True, help="Operator account (user:<name>).")
         mark.add_argument("--execute", action="store_true")
 
+        validate = sub.add(
+            "reflection-validate",
+            "Record a reflection candidate's validation by hand (passed | failed), attributed "
+            "to the --actor operator account; a pass on a settled Turn finalises it.",
+        )
+        validate.add_argument("--goal-id", required=True)
+        validate.add_argument("--agent-id", required=True)
+        validate.add_argument("--reflection-digest", required=True)
+        validate.add_argument("--status", required=True, choices=["passed", "failed"])
+        validate.add_argument("--evidence-ref", help="Opaque ref of what the operator checked.")
+        validate.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+        validate.add_argument("--execute", action="store_true")
+
         reopen = sub.add(
             "reopen", "Reopen a rejected/retired/revoked candidate lineage (operator only)."
         )
@@ -418,6 +431,28 @@ class Command(LoopxCommand):
             "executed": execute,
             "record": selectors.record_public(record),
         }
+
+    def run_reflection_validate(
+        self,
+        *,
+        goal_id,
+        agent_id,
+        reflection_digest,
+        status,
+        evidence_ref,
+        actor,
+        execute=False,
+        **_,
+    ):
+        return services.record_validation(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            reflection_digest=reflection_digest,
+            status=status,
+            evidence_ref=evidence_ref,
+            principal=principals.operator_account(actor, field="actor", code="operator_required"),
+            execute=execute,
+        )
 
     def run_reopen(self, *, corpus_id, candidate_ref, actor, execute=False, **_):
         operator = principals.operator_account(actor, field="actor", code="operator_required")

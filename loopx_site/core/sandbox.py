@@ -1,4 +1,5 @@
-"""The bounded subprocess runner shared by extension and legacy providers.
+"""The bounded subprocess sandbox shared by every operator-installed extension (semantic
+preference providers, Todo completion validators).
 
 One request on stdin, one response on stdout:
 

@@ -1,8 +1,8 @@
-from hooks import services
 from hooks.errors import AREA
 from hooks.models import EVENT_KINDS
 from hooks.registry import PROFILE_NAMES
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
+from reward_memory.inputs import read_json
 
 
 class Command(LoopxCommand):
@@ -28,8 +28,16 @@ class Command(LoopxCommand):
         )
         settle.add_argument("--execute", action="store_true", help="Commit (default: preview).")
         # Reward Memory post-settlement reflection (reward_memory owns the rule)
-        settle.add_argument("--reward-memory-reflection-json", help="Reflection JSON file.")
-        settle.add_argument("--reward-memory-validation-json", help="Validation JSON file.")
+        settle.add_argument(
+            "--reward-memory-reflection-json",
+            help="turn_reward_memory_reflection_v0 JSON file; checked before anything is "
+            "written. The Todo's declared validator runs on the server.",
+        )
+        settle.add_argument(
+            "--reward-memory-validation-json",
+            help="Ignored (reported as caller_validation_ignored): the server runs the "
+            "Todo's declared completion validator itself.",
+        )
         once = sub.add(
             "run-once",
             "Compose quota should-run and agent turn recall into the host packet for one "
@@ -52,7 +60,10 @@ class Command(LoopxCommand):
         execute,
         **options,
     ):
-        result = services.settle(
+        from turn_recall.settlement import settle_turn
+
+        reflection_file = options.get("reward_memory_reflection_json")
+        result = settle_turn(
             goal_id=goal_id,
             agent_id=agent_id,
             todo_id=todo_id,
@@ -60,13 +71,14 @@ class Command(LoopxCommand):
             event_kind=event_kind,
             execute=execute,
             profile=profile,
+            reflection=(
+                read_json(reflection_file, option="reward-memory-reflection-json")
+                if reflection_file
+                else None
+            ),
+            caller_validation_supplied=bool(options.get("reward_memory_validation_json")),
         )
-        payload = result.payload
-        if options.get("reward_memory_reflection_json"):
-            payload["reward_memory_reflection"] = _reflection(
-                options, goal_id, agent_id, turn_instance_id, result, execute
-            )
-        return payload
+        return result.payload
 
     def run_run_once(self, *, goal_id, agent_id, turn_instance_id, execute, **_):
         from turn_recall import services as turn_recall
@@ -103,25 +115,3 @@ class Command(LoopxCommand):
         rows = phase["dispatches"] or phase.get("planned", [])
         table = format_table(rows, ["hook_id", "dispatch_id", "status", "failure_code"])
         return head + "\n\n" + table
-
-
-def _reflection(options, goal_id, agent_id, turn_instance_id, result, execute):
-    """The Reward Memory reflection seam: settled only after the primary writeback (and
-    its quota spend) committed or replayed under ``--execute``."""
-    from reward_memory import services as reward_memory
-    from reward_memory.inputs import read_json
-
-    validation = options.get("reward_memory_validation_json")
-    return reward_memory.settle_reflection(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        turn_instance_id=turn_instance_id,
-        reflection=read_json(
-            options["reward_memory_reflection_json"], option="reward-memory-reflection-json"
-        ),
-        validation=read_json(validation, option="reward-memory-validation-json")
-        if validation
-        else None,
-        settled=execute and result.status in ("committed", "replayed"),
-        execute=execute,
-    )

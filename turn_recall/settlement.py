@@ -1,0 +1,88 @@
+"""Settle a Turn with its Reward Memory reflection: the ONE composition both adapters
+(``manage.py turn settle`` and ``POST /api/v1/turns/settle/``) call.
+
+Validate, then commit:
+
+1. every part of the request is checked before anything is written — the settlement's
+   identities and event (``hooks``), and the reflection (``reward_memory.
+   prepare_reflection``: shape, Agent, configured surface); a bad part raises a
+   structured error and writes nothing (no Todo change, no receipt, no candidate);
+2. the primary writeback (``hooks.services.settle``: one transaction, then the hook phase);
+3. the reflection: stored ``awaiting_evidence_validation``; the settled Todo's declared
+   completion validator runs on the server (``hooks.services.validators``) and its outcome
+   becomes the server-built ``reward_memory_reflection_validation_v0``; only a passing one
+   finalises (``reward_memory.settle_reflection``).
+
+A validation document supplied by the caller is never read: the result says
+``caller_validation_ignored: true``. Without a declared validator nothing runs and the
+candidate stays ``awaiting_evidence_validation`` with zero provider calls.
+"""
+
+from typing import Any
+
+from hooks import selectors as hooks_selectors
+from hooks import services as hooks_services
+from hooks.services.settlement import SettleResult
+from reward_memory import services as reward_memory
+
+
+def settle_turn(
+    *,
+    goal_id: str,
+    agent_id: str,
+    todo_id: str,
+    turn_instance_id: str,
+    event_kind: str,
+    execute: bool = False,
+    profile: str | None = None,
+    reflection: Any = None,
+    caller_validation_supplied: bool = False,
+) -> SettleResult:
+    """See the module docstring. Returns the settlement's result, with
+    ``reward_memory_reflection`` beside it when a reflection was given."""
+    arguments = {
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "todo_id": todo_id,
+        "turn_instance_id": turn_instance_id,
+        "event_kind": event_kind,
+        "profile": profile,
+    }
+    prepared = None
+    if reflection is not None:  # checked completely before the primary transaction
+        prepared = reward_memory.prepare_reflection(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            turn_instance_id=turn_instance_id,
+            reflection=reflection,
+        )
+    result = hooks_services.settle(**arguments, execute=execute)
+    payload = result.payload
+    if caller_validation_supplied:
+        payload["caller_validation_ignored"] = True
+    if prepared is None:
+        return result
+    runs: list[dict] = []
+
+    def validate() -> dict | None:
+        settlement = hooks_selectors.find_settlement(
+            agent=prepared.agent, turn_instance_id=turn_instance_id
+        )
+        receipt = hooks_selectors.receipt_for(settlement)
+        run = hooks_services.run_for_settlement(
+            settlement=settlement, receipt=receipt, reflection=prepared.validator_view()
+        ).public()
+        runs.append(run)
+        return reward_memory.validation_from_run(prepared, run)
+
+    document = reward_memory.settle_reflection(
+        prepared=prepared,
+        settled=execute and result.status in ("committed", "replayed"),
+        execute=execute,
+        validate=validate,
+        caller_validation_ignored=caller_validation_supplied,
+    )
+    if runs:
+        document["validator_run"] = runs[0]
+    payload["reward_memory_reflection"] = document
+    return result
