@@ -144,9 +144,10 @@ def _owner(operator: str | None) -> str:
     return stored or (f"user:{operator}" if operator else OWNER)
 
 
-def _operator_accounts(ledger: Ledger, owner: str) -> None:
+def _operator_accounts(ledger: Ledger, owner: str, operator: str | None) -> None:
     """The demo's corpus owner and reviewer are operator accounts (created if missing);
-    the owner holds the Reward Memory operator permissions (only added, never removed)."""
+    the owner holds the Reward Memory operator permissions (only added, never removed).
+    The signed-in ``operator``'s own account is the command's, not this loader's."""
     users = get_user_model()
     for name in dict.fromkeys((principals.username_of(owner), principals.username_of(REVIEWER))):
         user, created = users.objects.get_or_create(
@@ -157,7 +158,8 @@ def _operator_accounts(ledger: Ledger, owner: str) -> None:
             user.save(update_fields=["password"])
         if name == principals.username_of(owner) and not user.is_superuser:
             principals.grant_operator_permissions(user)
-        ledger.record(f"account {name}", created=created)
+        if name != operator:
+            ledger.record(f"account {name}", created=created)
 
 
 def _hard_policy_corpus(owner: str) -> dict:
@@ -401,7 +403,7 @@ def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
 def load(*, log, operator: str | None = None) -> dict:
     ledger = Ledger()
     owner = _owner(operator)
-    _operator_accounts(ledger, owner)
+    _operator_accounts(ledger, owner, operator)
     _checkpoint(ledger, "example-repo-core-contributors", lambda: _fixture_checkpoint(owner))
     for checkpoint_id, actor, role in ROLE_CHECKPOINTS:
         _checkpoint(

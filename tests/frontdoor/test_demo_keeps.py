@@ -86,7 +86,7 @@ def test_rerunning_the_demo_keeps_every_operator_change_and_says_kept(manage):
     # an operator revokes the demo's hard_policy checkpoint
     revoked = manage.json(
         "reward_memory", "checkpoint", "revoke", "--checkpoint-id", "demo-core-contributor",
-        "--actor", "user:demo-owner", "--reason", "no longer a contributor", "--execute",
+        "--actor", "user:op", "--reason", "no longer a contributor", "--execute",
     )  # fmt: skip
     assert revoked["status"] == "revoked"
     # and rotates the operator password (make reset-operator-password)
@@ -127,6 +127,7 @@ def test_rerunning_the_demo_keeps_every_operator_change_and_says_kept(manage):
 def test_a_rerun_keeps_a_deactivated_extension_an_edited_note_and_a_retired_corpus():
     from django.core.management import call_command
 
+    from loopx_site.core.access import SHELL
     from preferences import services as pref_services
     from preferences.models.recall import ProviderExtension, ProviderNote
     from reward_memory import principals
@@ -134,7 +135,7 @@ def test_a_rerun_keeps_a_deactivated_extension_an_edited_note_and_a_retired_corp
     from reward_memory.models import Corpus
 
     call_command("loopx_demo", stdout=io.StringIO())
-    pref_services.deactivate_extension(extension_id="loopx-local", execute=True)
+    pref_services.deactivate_extension(extension_id="loopx-local", execute=True, operator=SHELL)
     pref_services.save_provider_note(
         project="loopx-demo", note_id="reviewer-language", summary="Operator's own wording."
     )

@@ -16,6 +16,8 @@ SUMMARY = "Reviewer language preferences: keep the PR description structure plai
 
 @pytest.fixture
 def soft_record(db, agent, monkeypatch):
+    rmf.operator_accounts()
+    rmf.role_binding("user:maint-1", "maintainer")  # the event's source holds its role
     rmf.register("prefs", agents=[("demo", "author")])
     receipt = rm.ingest_event(
         event=rmf.scoped_event("ev-1", content_summary=SUMMARY),

@@ -248,6 +248,18 @@ def role_binding(actor: str, role: str, project: str = PROJECT, checkpoint_id: s
     )
 
 
+def operator_accounts(names=("owner", "reviewer", "retirer")) -> None:
+    """The corpus actors as operator accounts holding the Reward Memory operator
+    permissions (what the reward_memory conftest's ``authority_rows`` sets up)."""
+    from django.contrib.auth import get_user_model
+
+    from reward_memory import principals
+
+    for name in names:
+        user, _ = get_user_model().objects.get_or_create(username=name, defaults={"is_staff": True})
+        principals.grant_operator_permissions(user)
+
+
 def op(ref: str):
     """The authenticated operator principal of an account ref (``user:<name>``)."""
     from reward_memory.principals import OPERATOR, Principal, username_of

@@ -40,12 +40,11 @@ def todo(agent):
 @pytest.fixture
 def turn_corpus(agent, double):
     """The operator binding that switches turn recall on for demo/author."""
-    from django.contrib.auth import get_user_model
 
     from reward_memory import services
 
     AgentFactory(goal=agent.goal, agent_id="reviewer")
-    get_user_model().objects.get_or_create(username="owner", defaults={"is_staff": True})
+    rmf.operator_accounts()  # the owner grants the role checkpoint below
     # the events' source (user:maint-1) holds ``maintainer`` through an operator record
     services.grant_checkpoint(
         checkpoint_id=rmf.ROLE_CHECKPOINT_ID,

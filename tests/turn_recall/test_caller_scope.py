@@ -16,6 +16,8 @@ URL = "/api/v1/turn-recall/"
 def private_turns(agent, double):
     """The turn-admission corpus, private to demo/author, holding one guidance record."""
     AgentFactory(goal=agent.goal, agent_id="reviewer")
+    rmf.operator_accounts()
+    rmf.role_binding("user:maint-1", "maintainer")  # the guidance event's source role
     corpus = rmf.register(
         "turns",
         provider_id="double",
