@@ -740,7 +740,7 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
         return request.user.has_perm("reward_memory.record_reflection_validation")
 
     def _record(self, request, queryset, status: str) -> None:
-        principal = principals.from_request(request)
+        principal = _operator(request)
         done = 0
         for row in queryset.select_related("goal", "agent"):
             try:
@@ -755,7 +755,7 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
                 )
                 done += 1
             except DomainError as exc:
-                self.message_user(request, f"{row}: {exc.message}", messages.ERROR)
+                _refused(self, request, str(row), exc)
         if done:
             self.message_user(request, f"Recorded {status} for {done} reflection(s).")
 

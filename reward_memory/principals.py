@@ -48,6 +48,7 @@ PERMISSIONS = {
     "unbind_role": "reward_memory.change_corpusrolebinding",
     "reopen_lineage": "reward_memory.change_lineageclosure",
     "retry_pending_ingest": "reward_memory.change_pendingingest",
+    "record_validation": "reward_memory.record_reflection_validation",
 }
 
 

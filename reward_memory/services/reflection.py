@@ -35,7 +35,7 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import guards, selectors
+from reward_memory import guards, principals, selectors
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import ReflectionCandidate
@@ -290,6 +290,7 @@ def record_validation(
         raise RewardMemoryError(
             "operator_required", "Only an operator account records a validation by hand"
         )
+    principals.require_permission(principal, "record_validation")
     v.choice(status, "status", ("passed", "failed"))
     v.digest(reflection_digest, "reflection_digest")
     if evidence_ref is not None:

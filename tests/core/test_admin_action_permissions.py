@@ -309,6 +309,8 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
         "CorpusRoleBinding.unbind",
         "LineageClosure.reopen",
         "PendingIngest.retry",
+        "ReflectionCandidate.record_validation_passed",
+        "ReflectionCandidate.record_validation_failed",
         *(
             f"MemoryRecord.{a}"
             for a in ("revoke", "retire", "supersede", "operator_edit", "operator_retire")

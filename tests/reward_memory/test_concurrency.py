@@ -96,6 +96,14 @@ def test_racing_processes_make_one_record(agents, tmp_path):
         assert out.returncode == 0, out.stdout + out.stderr
     receipts = [json.loads(o.stdout) for o in outputs]
     assert {r["status"] for r in receipts} == {"activated"}
-    assert len({json.dumps({**r, "deduplicated": None}, sort_keys=True) for r in receipts}) == 1
+    assert (
+        len(
+            {
+                json.dumps({**r, "deduplicated": None, "replayed": None}, sort_keys=True)
+                for r in receipts
+            }
+        )
+        == 1
+    )
     assert MemoryRecord.objects.count() == 1
     assert IngestEvent.objects.count() == 1

@@ -240,7 +240,10 @@ def test_a_disabled_validator_is_unavailable_and_nothing_runs(db, agents, routed
 def test_an_operator_recorded_validation_is_attributed_and_finalises(
     db, agents, routed, double, django_user_model
 ):
-    django_user_model.objects.create_user("alice", is_staff=True)
+    from reward_memory import principals
+
+    alice = django_user_model.objects.create_user("alice", is_staff=True)
+    principals.grant_operator_permissions(alice)  # incl. record_reflection_validation
     todo(agents)
     digest = _settle(reflection())["reflection_digest"]
     argv = ["reward_memory", "reflection-validate", "--goal-id", "demo", "--agent-id", "author",
