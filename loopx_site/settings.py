@@ -254,6 +254,10 @@ LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST = env.list("LOOPX_POST_WRITEBACK_HOOK_ALLOWL
 # providers still running), later hooks fail with dispatch_budget_exhausted.
 LOOPX_HOOK_WORKERS = env.int("LOOPX_HOOK_WORKERS", default=4)
 
+# Per-Goal panels of the operator dashboard contributed by the apps: dotted paths to
+# functions (goal_ids) -> panel (the kernel's dashboard imports no app).
+LOOPX_DASHBOARD_PANELS = ["reward_memory.dashboard.experiments"]
+
 # Demo data loaders run in order by `manage.py loopx_demo`; each app contributes one.
 LOOPX_DEMO_LOADERS = [
     "loopx_site.core.demo.load",

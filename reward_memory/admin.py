@@ -21,7 +21,12 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 
 from loopx_site.core import access
-from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
+from loopx_site.core.admin_base import (
+    ReadOnlyAdmin,
+    ReadOnlyTabularInline,
+    excerpt_column,
+    ref_column,
+)
 from loopx_site.core.errors import DomainError
 from reward_memory import principals, selectors, services
 from reward_memory.models import (
@@ -153,14 +158,12 @@ class TransitionInline(ReadOnlyTabularInline):
 @admin.register(MemoryRecord)
 class MemoryRecordAdmin(ReadOnlyAdmin):
     list_display = (
-        "record_ref",
+        ref_column("record_ref"),
         "corpus",
         "memory_class",
-        "surface",
         "lifecycle_state",
-        "confidence_level",
-        "expires_at",
-        "activated_at",
+        excerpt_column("summary"),
+        "state_changed_at",
     )
     list_filter = ("lifecycle_state", "memory_class", "activation_basis", "corpus")
     search_fields = ("record_ref", "candidate_ref", "surface", "project", "summary")
@@ -535,7 +538,13 @@ class LineageClosureAdmin(ReadOnlyAdmin):
 
 @admin.register(Candidate)
 class CandidateAdmin(ReadOnlyAdmin):
-    list_display = ("candidate_ref", "corpus", "target_class", "surface", "guard_status")
+    list_display = (
+        ref_column("candidate_ref"),
+        "corpus",
+        "target_class",
+        "surface",
+        "guard_status",
+    )
     list_filter = ("guard_status", "target_class", "corpus")
     search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project")
     readonly_fields = (
@@ -555,7 +564,7 @@ class CandidateAdmin(ReadOnlyAdmin):
 @admin.register(Review)
 class ReviewAdmin(ReadOnlyAdmin):
     list_display = (
-        "review_id",
+        ref_column("review_id"),
         "corpus",
         "requested_decision",
         "effective_decision",
@@ -584,7 +593,15 @@ class ReviewAdmin(ReadOnlyAdmin):
 
 @admin.register(IngestEvent)
 class IngestEventAdmin(ReadOnlyAdmin):
-    list_display = ("event_ref", "goal", "agent", "corpus", "status", "observed_at", "attempts")
+    list_display = (
+        ref_column("event_ref"),
+        "goal",
+        "agent",
+        "corpus",
+        "status",
+        "observed_at",
+        "attempts",
+    )
     list_filter = ("status", "adapter", "corpus")
     search_fields = ("event_ref", "candidate_ref", "goal__goal_id", "agent__agent_id")
     readonly_fields = (
@@ -660,7 +677,15 @@ class PendingIngestAdmin(ReadOnlyAdmin):
 
 @admin.register(RecallReceipt)
 class RecallReceiptAdmin(ReadOnlyAdmin):
-    list_display = ("recall_id", "corpus", "surface", "mode", "status", "query_count", "created_at")
+    list_display = (
+        ref_column("recall_id"),
+        "corpus",
+        "surface",
+        "mode",
+        "status",
+        "query_count",
+        "created_at",
+    )
     list_filter = ("status", "mode", "corpus")
     search_fields = ("recall_id", "surface", "goal__goal_id", "agent__agent_id")
     readonly_fields = (
@@ -681,7 +706,13 @@ class RecallReceiptAdmin(ReadOnlyAdmin):
 
 @admin.register(ApplicationReceipt)
 class ApplicationReceiptAdmin(ReadOnlyAdmin):
-    list_display = ("application_receipt_id", "corpus", "decision", "status", "created_at")
+    list_display = (
+        ref_column("application_receipt_id", description="receipt"),
+        "corpus",
+        "decision",
+        "status",
+        "created_at",
+    )
     list_filter = ("status", "decision", "corpus")
     search_fields = ("application_receipt_id", "recall__recall_id")
     readonly_fields = (
@@ -795,7 +826,14 @@ class OperatorControlAdmin(ReadOnlyAdmin):
     """Stored operator-control decisions (``operator-control --execute``), the records a
     dogfood batch's operator controls reference by ``control_id``."""
 
-    list_display = ("control_id", "action", "corpus", "record", "operator", "created_at")
+    list_display = (
+        ref_column("control_id"),
+        "action",
+        "corpus",
+        ref_column("record__record_ref", description="record"),
+        "operator",
+        "created_at",
+    )
     list_filter = ("action", "corpus")
     search_fields = ("control_id", "control_ref")
     readonly_fields = (

@@ -46,11 +46,17 @@ def short_ref(value: str | None, keep: int = SHORT_REF) -> str:
 
 
 def ref_column(field: str, *, description: str | None = None):
-    """A list column showing ``field`` as a ``short_ref`` (sortable by the field)."""
+    """A list column showing ``field`` as a ``short_ref`` (sortable by the field);
+    ``field`` may follow relations (``record__record_ref``)."""
 
-    @admin.display(description=description or field.replace("_", " "), ordering=field)
+    @admin.display(
+        description=description or field.split("__")[-1].replace("_", " "), ordering=field
+    )
     def column(obj):
-        return short_ref(getattr(obj, field))
+        value = obj
+        for part in field.split("__"):
+            value = getattr(value, part, None) if value is not None else None
+        return short_ref(value)
 
     column.__name__ = f"{field}_short"
     return column

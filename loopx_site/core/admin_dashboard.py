@@ -8,11 +8,13 @@ read-only probe view, named by URL so the kernel imports no app).
 
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
+from django.utils.module_loading import import_string
 from django.views.decorators.http import require_safe
 
 from loopx_site.core import dashboard_selectors
@@ -137,6 +139,12 @@ def dashboard_view(request):
                 "meaning": f"{state.replace('_', ' ')}: {HEALTH_LEGEND[state][0]}",
             }
             for state, value in corpus["health"].items()
+        ]
+    goal_ids = [goal["goal_id"] for goal in data["goals"]]
+    panels = [import_string(path)(goal_ids) for path in settings.LOOPX_DASHBOARD_PANELS]
+    for goal in data["goals"]:
+        goal["panels"] = [
+            {**panel, "rows": panel["rows"].get(goal["goal_id"], [])} for panel in panels
         ]
     context = {
         **admin.site.each_context(request),

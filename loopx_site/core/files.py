@@ -28,6 +28,12 @@ DEFAULT_MAX_BYTES = 256_000
 DEFAULT_MAX_DEPTH = 64
 
 
+def _flag(option: str) -> str:
+    """The command-line flag as a person types it (``quota_decision_json`` →
+    ``--quota-decision-json``)."""
+    return "--" + option.replace("_", "-")
+
+
 def _error(code: str, message: str, *, option: str, area: str) -> DomainError:
     return DomainError(code, message, field=option, area=area)
 
@@ -50,7 +56,7 @@ def read_bytes(
             if not is_utf8_text(text):
                 raise DomainError(
                     "invalid_argument",
-                    f"--{option} is not valid UTF-8 text.",
+                    f"{_flag(option)} is not valid UTF-8 text.",
                     field=option,
                     area=area,
                 )
@@ -62,23 +68,27 @@ def read_bytes(
             fd = os.open(os.fspath(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             raise _error(
-                not_found_code or code, f"--{option} does not exist.", option=option, area=area
+                not_found_code or code, f"{_flag(option)} does not exist.", option=option, area=area
             ) from None
         except OSError:
             raise _error(
-                code, f"--{option} could not be opened.", option=option, area=area
+                code, f"{_flag(option)} could not be opened.", option=option, area=area
             ) from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise _error(code, f"--{option} must be a regular file.", option=option, area=area)
+                raise _error(
+                    code, f"{_flag(option)} must be a regular file.", option=option, area=area
+                )
             with os.fdopen(fd, "rb", closefd=False) as handle:
                 data = handle.read(max_bytes + 1)
         except OSError:
-            raise _error(code, f"--{option} could not be read.", option=option, area=area) from None
+            raise _error(
+                code, f"{_flag(option)} could not be read.", option=option, area=area
+            ) from None
         finally:
             os.close(fd)
     if len(data) > max_bytes:
-        raise _error(code, f"--{option} exceeds {max_bytes} bytes.", option=option, area=area)
+        raise _error(code, f"{_flag(option)} exceeds {max_bytes} bytes.", option=option, area=area)
     return data
 
 
@@ -89,7 +99,9 @@ def read_text(path: str | os.PathLike, *, option: str, area: str = "loopx", **kw
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise _error(code, f"--{option} is not UTF-8 text.", option=option, area=area) from None
+        raise _error(
+            code, f"{_flag(option)} is not UTF-8 text.", option=option, area=area
+        ) from None
 
 
 def json_depth_exceeds(text: str | bytes, max_depth: int) -> bool:
@@ -175,7 +187,7 @@ def require_utf8_document(
     """``value`` unchanged, or ``invalid_argument`` naming where text is not UTF-8."""
     where = invalid_text_path(value)
     if where is not None:
-        subject = what or f"--{option}"
+        subject = what or f"{_flag(option)}"
         at = f" at {where}" if where else ""
         raise DomainError(
             "invalid_argument",
@@ -203,14 +215,21 @@ def loads_json(
     """Strict JSON (no NaN/Infinity) with bounded nesting; coded errors, no traceback."""
     if json_depth_exceeds(text, max_depth):
         raise _error(
-            code, f"--{option} nests deeper than {max_depth} levels.", option=option, area=area
+            code, f"{_flag(option)} nests deeper than {max_depth} levels.", option=option, area=area
         )
     try:
         value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:  # where, and what the parser expected (no content)
+        where = f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        raise _error(
+            code, f"{_flag(option)} is not valid JSON ({where}).", option=option, area=area
+        ) from None
     except (ValueError, RecursionError):
-        raise _error(code, f"--{option} is not valid JSON.", option=option, area=area) from None
+        raise _error(
+            code, f"{_flag(option)} is not valid JSON.", option=option, area=area
+        ) from None
     if require_object and not isinstance(value, dict):
-        raise _error(code, f"--{option} must hold one JSON object.", option=option, area=area)
+        raise _error(code, f"{_flag(option)} must hold one JSON object.", option=option, area=area)
     if _may_hold_surrogate(text):
         require_utf8_document(value, option=option, area=area)
     return value

@@ -74,3 +74,15 @@ def test_invalid_utf8_is_refused(tmp_path):
     with pytest.raises(DomainError) as caught:
         files.read_json(bad, option="input")
     assert caught.value.message == "--input is not UTF-8 text."
+
+
+def test_invalid_json_names_the_flag_as_typed_with_line_and_column(tmp_path):
+    from loopx_site.core import files
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{\n  "mode": "run",\n  "x" 1\n}\n')
+    with pytest.raises(DomainError) as refused:
+        files.read_json(str(bad), option="quota_decision_json")
+    message = refused.value.message
+    assert message.startswith("--quota-decision-json is not valid JSON (line 3, column 7: ")
+    assert "quota_decision_json" not in message

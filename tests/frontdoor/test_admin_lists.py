@@ -30,3 +30,15 @@ def test_intent_list_shows_short_refs_and_no_nav_sidebar(demo, admin_client):
     assert f'title="{intent.intent_id}"' in page
     assert f">{intent.intent_id[:16]}…<" in page
     assert 'id="nav-sidebar"' not in page
+
+
+def test_record_list_shows_short_ref_corpus_class_state_and_a_summary_excerpt(demo, admin_client):
+    from reward_memory.models import MemoryRecord
+
+    record = MemoryRecord.objects.filter(summary__startswith="Keep PR descriptions").get()
+    page = admin_client.get("/admin/reward_memory/memoryrecord/").content.decode()
+    assert f'title="{record.record_ref}"' in page
+    assert record.corpus.corpus_id in page
+    assert "Keep PR descriptions under twenty lines" in page
+    found = admin_client.get("/admin/reward_memory/memoryrecord/", {"q": "twenty lines"})
+    assert [r.pk for r in found.context["cl"].result_list] == [record.pk]

@@ -64,7 +64,12 @@ def test_failures_are_counted_per_code_and_linked(demo, operator):
 def test_page_is_read_only_bounded_and_shows_no_private_text(
     demo, operator, django_assert_max_num_queries
 ):
-    with django_assert_max_num_queries(6 + 3):  # panels + session, user, admin context
+    from reward_memory.models import ExperimentBinding
+
+    # six panels + session, user, admin context; the experiments panel: one read of the
+    # Goal's bindings, one route read per binding
+    budget = 6 + 3 + 1 + ExperimentBinding.objects.count()
+    with django_assert_max_num_queries(budget):
         page = operator.get("/admin/dashboard/")
     assert page.status_code == 200
     html = page.content.decode()
@@ -179,3 +184,13 @@ def test_probe_needs_view_permission_on_corpora(demo, client, django_user_model)
     client.force_login(user)
     corpus = Corpus.objects.get(corpus_id="loopx-demo-pr-description")
     assert client.post(f"/admin/reward_memory/corpus/{corpus.pk}/probe/").status_code == 403
+
+
+def test_the_experiments_panel_shows_each_agents_binding_route_and_automation(demo, operator):
+    html = operator.get("/admin/dashboard/").content.decode()
+    assert 'id="experiments-demo"' in html
+    panel = html.split('id="experiments-demo"', 1)[1].split("</table>", 1)[0]
+    assert "<td>author</td>" in panel
+    assert "<td>enabled</td>" in panel
+    assert "<td>available</td>" in panel
+    assert "on (" in panel  # automation with its provenance
