@@ -29,6 +29,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("LOOPX_LEG_JOBS", "2")))
     parser.add_argument("--dump", help="write every pair of documents under this folder")
     parser.add_argument("--list", action="store_true", help="list the groups and exit")
+    parser.add_argument("--unlisted-json", help="write the unlisted differences here (review aid)")
     args = parser.parse_args(argv)
 
     groups = scenarios.GROUPS
@@ -43,8 +44,11 @@ def main(argv=None) -> int:
     node_dir = os.environ.get("LOOPX_LEG_NODE_DIR")
     scratch_env = os.environ.get("LOOPX_LEG_SCRATCH")
     if not (binary and node_dir and scratch_env):
-        print("LOOPX_LEG_BIN, LOOPX_LEG_NODE_DIR and LOOPX_LEG_SCRATCH are required "
-              "(run `make test-loopx`)", file=sys.stderr)
+        print(
+            "LOOPX_LEG_BIN, LOOPX_LEG_NODE_DIR and LOOPX_LEG_SCRATCH are required "
+            "(run `make test-loopx`)",
+            file=sys.stderr,
+        )
         return 2
     scratch = Path(scratch_env)
     loopx = LoopXSide(binary, node_dir, scratch)
@@ -65,8 +69,10 @@ def main(argv=None) -> int:
     finally:
         stopped = stop_daemons(scratch / "tmp")
         if stopped:
-            print(f"== stopped {len(stopped)} LoopX effect-runtime daemon(s): "
-                  f"{', '.join(map(str, stopped))}")
+            print(
+                f"== stopped {len(stopped)} LoopX effect-runtime daemon(s): "
+                f"{', '.join(map(str, stopped))}"
+            )
 
     if args.dump:
         dump = Path(args.dump)
@@ -75,10 +81,10 @@ def main(argv=None) -> int:
             (dump / f"{outcome.group.name}.json").write_text(
                 json.dumps(outcome.pairs, indent=2, ensure_ascii=False, default=str)
             )
-    return report(outcomes, expected, time.monotonic() - started)
+    return report(outcomes, expected, time.monotonic() - started, args.unlisted_json)
 
 
-def report(outcomes, expected, seconds) -> int:
+def report(outcomes, expected, seconds, unlisted_json=None) -> int:
     unlisted, listed, errors = [], [], []
     per_group = []
     seen_keys = set()
@@ -117,6 +123,24 @@ def report(outcomes, expected, seconds) -> int:
         for group, step, diff in unlisted:
             print(f"  {group.name}/{step}: {diff.render()}")
             print(f"      toml: {table.suggest(group.name, step, diff)}")
+    if unlisted_json:
+        Path(unlisted_json).write_text(
+            json.dumps(
+                [
+                    {
+                        "group": g.name,
+                        "area": g.area,
+                        "step": s,
+                        "path": d.path,
+                        "what": d.kind,
+                        "loopx": repr(d.loopx)[:200],
+                        "ours": repr(d.ours)[:200],
+                    }
+                    for g, s, d in unlisted
+                ],
+                indent=1,
+            )
+        )
     stale = [e for e in expected.entries if e.key not in seen_keys]
     if stale:
         print("\n== listed but not seen this run (fixed? remove from differences.toml)")

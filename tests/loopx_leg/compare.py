@@ -61,7 +61,8 @@ class Diff:
             text = f"{_type(v)} {v!r}" if not isinstance(v, dict | list) else _type(v)
             return text if len(text) <= width else text[: width - 1] + "…"
 
-        return f"{self.path or '<document>'} [{self.kind}] loopx={show(self.loopx)} ours={show(self.ours)}"
+        where = self.path or "<document>"
+        return f"{where} [{self.kind}] loopx={show(self.loopx)} ours={show(self.ours)}"
 
 
 class _Absent:

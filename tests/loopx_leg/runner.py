@@ -8,6 +8,7 @@ leaves behind are found through their info files and stopped by PID (`stop_daemo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -68,7 +69,10 @@ class Workspace:
 
     def file(self, name: str, content) -> str:
         text = content if isinstance(content, str) else json.dumps(content)
-        return str(_write(self.root / name, text))
+        path = _write(self.root / name, text)
+        if name.endswith(".sh"):
+            path.chmod(0o755)
+        return str(path)
 
 
 class LoopXSide:
@@ -113,7 +117,10 @@ class LoopXSide:
                     "status": "active-read-only",
                     "repo": str(project),
                     "state_file": state_file,
-                    "adapter": {"kind": "read_only_project_map_v0", "status": "connected-read-only"},
+                    "adapter": {
+                        "kind": "read_only_project_map_v0",
+                        "status": "connected-read-only",
+                    },
                     "coordination": {"registered_agents": list(AGENTS), "agent_model": "peer_v1"},
                     "authority_sources": [],
                     "quota": {"compute": 1.0, "window_hours": 24, "allowed_slots": 2},
@@ -237,10 +244,8 @@ def stop_daemons(tmpdir: Path) -> list[int]:
         while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         if Path(f"/proc/{pid}").exists():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     return pids
 
 
