@@ -29,6 +29,9 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("LOOPX_LEG_JOBS", "2")))
     parser.add_argument("--dump", help="write every pair of documents under this folder")
     parser.add_argument("--list", action="store_true", help="list the groups and exit")
+    parser.add_argument(
+        "--from-dump", help="compare the documents of an earlier --dump again (no LoopX run)"
+    )
     parser.add_argument("--unlisted-json", help="write the unlisted differences here (review aid)")
     args = parser.parse_args(argv)
 
@@ -39,6 +42,10 @@ def main(argv=None) -> int:
         for g in groups:
             print(f"{g.name:45} {g.area:20} {len(g.steps)} steps")
         return 0
+
+    if args.from_dump:
+        outcomes = [scenarios.recompare(g, Path(args.from_dump)) for g in groups]
+        return report(outcomes, table.load(), 0.0, args.unlisted_json)
 
     binary = os.environ.get("LOOPX_LEG_BIN")
     node_dir = os.environ.get("LOOPX_LEG_NODE_DIR")

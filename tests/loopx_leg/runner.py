@@ -193,6 +193,9 @@ class OursSide:
         return {"db": str(db), "cwd": str(ROOT)}
 
     def run(self, state: dict, argv: list[str], stdin: str | None = None) -> Result:
+        if argv and argv[0] == "@api":  # an API request (tests/loopx_leg/api_call.py)
+            cmd = [self.python, "-m", "tests.loopx_leg.api_call", *argv[1:]]
+            return _run(self.name, cmd, self._env(Path(state["db"])), state["cwd"], stdin)
         cmd = [self.python, "manage.py", *argv, "--format", "json"]
         return _run(self.name, cmd, self._env(Path(state["db"])), state["cwd"], stdin)
 

@@ -22,7 +22,9 @@ from tests.loopx_leg.runner import GOAL_ID, PROVIDERS
 
 # Keys our documents add that the README ("For LoopX hosts", and each area's section)
 # lists; only these may appear in ours and not in LoopX's.
-ERROR_EXTRAS = ["code", "field", "details"]  # every error envelope (spec README, Errors)
+# Every error envelope (spec README "Errors", loopx_wire.md "Every document"): LoopX's
+# conflict documents carry neither schema_version nor error; ours always do.
+ERROR_EXTRAS = ["schema_version", "error", "code", "field", "details"]
 AGENT_EXTRAS = ["schema_version", "goal_id", "agent_id", "usage"]  # README: Documents
 
 
@@ -173,15 +175,43 @@ def run_group(group: Group, loopx, ours, ws, root: Path) -> Outcome:
                     f"step {step.id}: {name} exited {r.code} without a document: "
                     f"{(r.stderr or r.stdout)[-300:]!r}"
                 )
-        diffs = compare_results(
-            lx,
-            us,
-            documented_extras=[*ERROR_EXTRAS, *group.extras, *step.extras]
-            if us.doc and us.doc.get("ok") is False
-            else [*group.extras, *step.extras],
-            volatile=[*group.volatile, *step.volatile],
-        )
-        outcome.diffs.extend((step.id, d) for d in diffs)
+        outcome.diffs.extend((step.id, d) for d in _diffs(group, step, lx, us))
+    return outcome
+
+
+def _diffs(group, step, lx, us):
+    extras = [*group.extras, *step.extras]
+    if group.area == JOURNAL:
+        extras += AGENT_EXTRAS
+    if us.doc and us.doc.get("ok") is False:
+        extras += ERROR_EXTRAS
+    return compare_results(
+        lx,
+        us,
+        documented_extras=extras,
+        volatile=[*group.volatile, *step.volatile],
+    )
+
+
+class _Dumped:
+    def __init__(self, raw):
+        self.code, self.doc = raw["code"], raw["doc"]
+
+
+def recompare(group: Group, dump: Path) -> Outcome:
+    """Compare the pairs of an earlier ``--dump`` again (table and rule work, no run)."""
+    outcome = Outcome(group)
+    path = dump / f"{group.name}.json"
+    if not path.exists():
+        outcome.error = "not in the dump"
+        return outcome
+    steps = {s.id: s for s in group.steps}
+    for pair_ in json.loads(path.read_text()):
+        step = steps.get(pair_["step"])
+        if step is None or not step.compare or "loopx" not in pair_ or "ours" not in pair_:
+            continue
+        lx, us = _Dumped(pair_["loopx"]), _Dumped(pair_["ours"])
+        outcome.diffs.extend((step.id, d) for d in _diffs(group, step, lx, us))
     return outcome
 
 
@@ -402,6 +432,30 @@ def turn(packet, *extra, turn_id="turn-44"):
     ]
 
 
+API_PREFS = f"goals/{GOAL_ID}/agents/author/preferences"
+API_REMEMBER = json.dumps(
+    {
+        "key": "review.style",
+        "statement": "Keep PRs small.",
+        "source_ref": "owner-msg-1",
+        "source_quote": "Keep PRs small.",
+        "expected_revision": None,
+        "operation_id": "op-1",
+        "execute": True,
+    }
+)
+API_STALE = json.dumps(
+    {
+        "key": "review.other",
+        "statement": "Other.",
+        "source_ref": "owner-msg-1",
+        "source_quote": "Other.",
+        "expected_revision": None,
+        "operation_id": "op-2",
+        "execute": True,
+    }
+)
+
 GROUPS: list[Group] = [
     # ---- the preference journal: every transition, its edges, capacity
     Group("journal.read-empty", JOURNAL, [S("read", *READ)]),
@@ -459,6 +513,7 @@ GROUPS: list[Group] = [
             S(
                 "same-source-again",
                 *remember("review.style", "Keep PRs small.", "op-3", "{rev}", "--execute"),
+                capture=REV,
             ),
             S(
                 "fresh-source",
@@ -478,7 +533,7 @@ GROUPS: list[Group] = [
         JOURNAL,
         [
             S("read", *READ, capture=REV),
-            *keys(22),
+            *keys(21),
             S("page-1", *HISTORY, capture={"cursor": "next_cursor"}),
             S("page-2", *HISTORY, "--after-cursor", "{cursor}", capture={"cursor": "next_cursor"}),
             S("page-3", *HISTORY, "--after-cursor", "{cursor}"),
@@ -600,22 +655,44 @@ GROUPS: list[Group] = [
         JOURNAL,
         [
             S("read", *READ, capture=REV),
+            # Statements and quotes near their bounds (1200 / 1600 characters): the 12th
+            # record crosses the 32 KiB bound on the serialised view.
             *[
                 S(
                     f"big-{i}",
                     *remember(
                         f"big{i:02d}",
-                        f"{i:02d} " + "x" * 1900,
+                        f"{i:02d} " + "x" * 1140,
                         f"big-{i}",
                         "{rev}",
                         "--execute",
-                        quote="Big.",
+                        quote="q" * 1500,
                     ),
                     capture=REV,
                 )
-                for i in range(18)
+                for i in range(12)
             ],
             S("read-full", *READ),
+        ],
+    ),
+    # ---- the same journal steps through our API (LoopX has only the CLI)
+    Group(
+        "journal.api",
+        JOURNAL,
+        [
+            pair("read", READ, ["@api", "GET", f"{API_PREFS}/"], capture=REV),
+            pair(
+                "remember",
+                remember("review.style", "Keep PRs small.", "op-1", "{rev}", "--execute"),
+                ["@api", "POST", f"{API_PREFS}/remember/", API_REMEMBER],
+                capture=REV,
+            ),
+            pair(
+                "stale-revision",
+                remember("review.other", "Other.", "op-2", "none", "--execute"),
+                ["@api", "POST", f"{API_PREFS}/remember/", API_STALE],
+            ),
+            pair("history", HISTORY, ["@api", "GET", f"{API_PREFS}/history/"]),
         ],
     ),
     # ---- semantic recall, doctor, receipts
@@ -637,8 +714,11 @@ GROUPS: list[Group] = [
     Group(
         "recall.inventory-and-guidance",
         RECALL,
-        [S("execute", *recall("cfg.json", "--execute"))],
-        files={"cfg.json": config("inventory")},
+        [
+            S("execute", *recall("cfg.json", "--execute")),
+            S("items-without-summary", *recall("nosummary.json", "--execute")),
+        ],
+        files={"cfg.json": config("inventory"), "nosummary.json": config("nosummary")},
     ),
     Group(
         "recall.disabled-and-failures",

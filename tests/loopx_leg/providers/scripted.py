@@ -17,12 +17,12 @@ if len(sys.argv) > 2:
 ITEMS = [
     {
         "preference_ref": "pref-one",
-        "statement": "Keep PR descriptions short.",
+        "summary": "Keep PR descriptions short.",
         "score": 0.9,
         "extra_field": {"kept": True},
     },
-    {"preference_ref": "pref-two", "statement": "Name the reviewer.", "score": 0.5},
-    {"preference_ref": "pref-three", "statement": "Link the issue.", "score": 0.1},
+    {"preference_ref": "pref-two", "summary": "Name the reviewer.", "score": 0.5},
+    {"preference_ref": "pref-three", "summary": "Link the issue.", "score": 0.1},
 ]
 INVENTORY = [
     {
@@ -52,6 +52,8 @@ if MODE == "garbage":
 response = {"schema_version": "semantic_preference_provider_response_v0", "items": ITEMS}
 if MODE == "inventory":
     response["corpus_inventory"] = INVENTORY
+if MODE == "nosummary":  # LoopX passes any item object through
+    response["items"] = [{"preference_ref": "pref-one", "statement": "No summary field."}]
 if MODE == "empty":
     response["items"] = []
 print(json.dumps(response))
