@@ -152,7 +152,7 @@ def report(outcomes, expected, seconds, unlisted_json=None) -> int:
     if stale:
         print("\n== listed but not seen this run (fixed? remove from differences.toml)")
         for e in stale:
-            print(f"  [{e.kind}] {e.group}/{e.step}: {e.path} [{e.what}]")
+            print(f"  [{e.kind}] {e.group}: {e.step}: {e.path} [{e.what}]")
 
     n = len(per_group)
     identical = sum(1 for _, o, _k in per_group if not o.diffs and not o.error)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 #  - intent hashes: the digest covers the scope, and the scope names each side's own
 #    Goal state reference (LoopX: the state file's absolute path);
 #  - error messages: one-line prose; the status, code and exit code carry the meaning;
+#  - durations measured on each side's clock (any key ending in `_ms`);
 #  - the effect-runtime / install identity LoopX reports about itself.
 VOLATILE_KEYS = {
     "recorded_at",
@@ -139,7 +140,7 @@ def compare(
                 )
             )
         return diffs
-    if key in VOLATILE_KEYS or _matches(path, volatile):
+    if key in VOLATILE_KEYS or key.endswith("_ms") or _matches(path, volatile):
         return diffs
     if loopx != ours:
         diffs.append(Diff(path, "value", loopx, ours))

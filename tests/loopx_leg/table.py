@@ -1,18 +1,20 @@
 """The reviewed table of known differences (differences.toml).
 
-Each entry names a group, a step, a field path and what differs (all globs, matched with
-fnmatch) and is one of two kinds:
+Each `[[difference]]` names a group (glob), its kind and a list of `match` lines
+`"STEP: PATH [WHAT]"` (STEP and PATH are globs where only `*` is special — `[]` in a path
+is a list element; WHAT is exit_code, no_document, missing, extra, type, value, length or
+`*`). The kind is one of:
 
 - ``deliberate`` — a seed rule we keep on purpose; ``reason`` says which and why;
 - ``open`` — a defect still to fix; ``bullet`` names the issue-23 bullet it belongs to.
 
-The leg fails on any difference that no entry covers.
+The leg fails on any difference that no line covers.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import json
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,11 @@ from pathlib import Path
 TABLE = Path(__file__).resolve().parent / "differences.toml"
 KINDS = {"deliberate", "open"}
 WHATS = {"exit_code", "no_document", "missing", "extra", "type", "value", "length"}
+LINE = re.compile(r"^(?P<step>[^:]+): (?P<path>.*) \[(?P<what>[a-z_*]+)\]$")
+
+
+def _glob(pattern: str, value: str) -> bool:
+    return fnmatch.fnmatchcase(value, pattern.replace("[", "[[]"))
 
 
 @dataclass(frozen=True)
@@ -37,10 +44,10 @@ class Entry:
 
     def covers(self, group: str, step: str, diff) -> bool:
         return (
-            fnmatch.fnmatchcase(group, self.group)
-            and fnmatch.fnmatchcase(step, self.step)
-            and fnmatch.fnmatchcase(diff.path, self.path)
-            and fnmatch.fnmatchcase(diff.kind, self.what)
+            _glob(self.group, group)
+            and _glob(self.step, step)
+            and _glob(self.path, diff.path)
+            and (self.what == "*" or self.what == diff.kind)
         )
 
 
@@ -56,31 +63,26 @@ def load(path: Path = TABLE) -> Table:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     entries = []
     for i, raw in enumerate(data.get("difference", [])):
+        label = f"difference #{i} ({raw.get('group')})"
         kind = raw.get("kind")
         if kind not in KINDS:
-            raise ValueError(f"difference #{i}: kind must be deliberate or open")
-        note = raw.get("reason") if kind == "deliberate" else raw.get("bullet")
+            raise ValueError(f"{label}: kind must be deliberate or open")
+        need = "reason" if kind == "deliberate" else "bullet"
+        note = raw.get(need)
         if not note:
-            need = "reason" if kind == "deliberate" else "bullet"
-            raise ValueError(f"difference #{i} ({raw.get('group')}): a {kind} entry needs {need}")
-        what = raw.get("what", "*")
-        if what != "*" and what not in WHATS:
-            raise ValueError(f"difference #{i}: unknown what {what!r}")
-        entries.append(
-            Entry(
-                group=raw["group"],
-                step=raw.get("step", "*"),
-                path=raw.get("path", "*"),
-                what=what,
-                kind=kind,
-                note=note,
-            )
-        )
+            raise ValueError(f"{label}: a {kind} entry needs {need}")
+        for line in raw.get("match", []):
+            m = LINE.match(line)
+            if not m or (m["what"] != "*" and m["what"] not in WHATS):
+                raise ValueError(f"{label}: bad match line {line!r} (want 'STEP: PATH [WHAT]')")
+            entries.append(Entry(raw["group"], m["step"], m["path"], m["what"], kind, note))
     return Table(entries)
 
 
+def line(step: str, diff) -> str:
+    """The match line that covers exactly this difference."""
+    return f"{step}: {diff.path} [{diff.kind}]"
+
+
 def suggest(group: str, step: str, diff) -> str:
-    """A TOML entry to paste after review (kind and note still to be decided)."""
-    fields = {"group": group, "step": step, "path": diff.path, "what": diff.kind}
-    inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in fields.items())
-    return f'{{ {inline}, kind = "open", bullet = "…" }}'
+    return f'group "{group}": match line "{line(step, diff)}"'
