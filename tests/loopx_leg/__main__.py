@@ -69,7 +69,13 @@ def main(argv=None) -> int:
         def run(group):
             root = scratch / "groups" / group.name
             clean_dir(root)
-            return scenarios.run_group(group, loopx, ours, Workspace(root / "ws"), root)
+            t0 = time.monotonic()
+            outcome = scenarios.run_group(group, loopx, ours, Workspace(root / "ws"), root)
+            print(
+                f"   ran {group.name} ({len(group.steps)} steps, {time.monotonic() - t0:.0f}s)",
+                flush=True,
+            )
+            return outcome
 
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             outcomes = list(pool.map(run, groups))

@@ -93,13 +93,15 @@ def pair(sid, lx, us, **kw):
 # ---------------------------------------------------------------------------- running
 
 
+_MISSING = object()
+
+
 def _get(doc, path):
     cur = doc
     for part in path.split("."):
-        if isinstance(cur, dict):
-            cur = cur.get(part)
-        else:
-            return None
+        if not isinstance(cur, dict) or part not in cur:
+            return _MISSING
+        cur = cur[part]
     return cur
 
 
@@ -143,8 +145,11 @@ def run_group(group: Group, loopx, ours, ws, root: Path) -> Outcome:
             if step.save and doc is not None:
                 ws.file(step.save, json.dumps(doc))
             for var, path in step.capture.items():
-                value = _get(doc, path) if doc else None
-                ctx[side_name][var] = "none" if value is None else value
+                # A document without the field (an error) keeps the earlier value; a null
+                # revision is the empty store's `none`.
+                value = _get(doc, path) if doc else _MISSING
+                if value is not _MISSING:
+                    ctx[side_name][var] = "none" if value is None else value
         lx, us = results.get("loopx"), results.get("ours")
         outcome.pairs.append(
             {
