@@ -59,7 +59,8 @@ class Diff:
         def show(v):
             if v is _ABSENT:
                 return "(absent)"
-            text = f"{_type(v)} {v!r}" if not isinstance(v, dict | list) else _type(v)
+            short = isinstance(v, list) and len(repr(v)) <= 60
+            text = f"{_type(v)} {v!r}" if short or not isinstance(v, dict | list) else _type(v)
             return text if len(text) <= width else text[: width - 1] + "…"
 
         where = self.path or "<document>"

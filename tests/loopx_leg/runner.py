@@ -132,6 +132,9 @@ class LoopXSide:
         return {"registry": str(reg), "runtime": str(runtime), "cwd": str(group_dir)}
 
     def run(self, state: dict, argv: list[str], stdin: str | None = None) -> Result:
+        if argv and argv[0] == "@python":  # a script under LoopX's own interpreter
+            cmd = [str(Path(self.binary).parent / "python"), *argv[1:]]
+            return _run(self.name, cmd, self.env, state["cwd"], stdin)
         cmd = [
             self.binary,
             "--registry",

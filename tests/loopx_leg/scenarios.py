@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.loopx_leg.compare import compare_results
+from tests.loopx_leg.compare import Diff, compare_results
 from tests.loopx_leg.runner import GOAL_ID, PROVIDERS
 
 # Keys our documents add that the README ("For LoopX hosts", and each area's section)
@@ -39,6 +39,9 @@ class Step:
     extras: list[str] = field(default_factory=list)
     volatile: list[str] = field(default_factory=list)
     save: str | None = None  # write this side's document to {ws}/<save>
+    # Ours only (no LoopX command prints this document): {path: allowed values}; "" is
+    # the exit code. A violation is reported as a difference like any other.
+    expect: dict | None = None
 
 
 @dataclass
@@ -111,7 +114,12 @@ def _subst(text: str, ctx: dict) -> str:
 
 def run_group(group: Group, loopx, ours, ws, root: Path) -> Outcome:
     outcome = Outcome(group)
-    base = {"ws": str(ws.root), "py": sys.executable, "prov": str(PROVIDERS / "scripted.py")}
+    base = {
+        "ws": str(ws.root),
+        "py": sys.executable,
+        "prov": str(PROVIDERS / "scripted.py"),
+        "legdir": str(Path(__file__).resolve().parent),
+    }
     for name, content in group.files.items():
         text = content if isinstance(content, str) else json.dumps(content)
         ws.file(name, _subst(text, base))
@@ -184,7 +192,19 @@ def run_group(group: Group, loopx, ours, ws, root: Path) -> Outcome:
     return outcome
 
 
+def _expected(step, us):
+    diffs = []
+    for path, allowed in step.expect.items():
+        actual = us.code if path == "" else (_get(us.doc, path) if us.doc else _MISSING)
+        if actual is _MISSING or actual not in allowed:
+            shown = "(absent)" if actual is _MISSING else actual
+            diffs.append(Diff(path, "exit_code" if path == "" else "value", allowed, shown))
+    return diffs
+
+
 def _diffs(group, step, lx, us):
+    if step.expect is not None:
+        return _expected(step, us)
     extras = [*group.extras, *step.extras]
     if group.area == JOURNAL:
         extras += AGENT_EXTRAS
@@ -213,9 +233,12 @@ def recompare(group: Group, dump: Path) -> Outcome:
     steps = {s.id: s for s in group.steps}
     for pair_ in json.loads(path.read_text()):
         step = steps.get(pair_["step"])
-        if step is None or not step.compare or "loopx" not in pair_ or "ours" not in pair_:
+        if step is None or not step.compare or "ours" not in pair_:
             continue
-        lx, us = _Dumped(pair_["loopx"]), _Dumped(pair_["ours"])
+        if "loopx" not in pair_ and step.expect is None:
+            continue
+        lx = _Dumped(pair_["loopx"]) if "loopx" in pair_ else None
+        us = _Dumped(pair_["ours"])
         outcome.diffs.extend((step.id, d) for d in _diffs(group, step, lx, us))
     return outcome
 
@@ -985,6 +1008,54 @@ GROUPS: list[Group] = [
             ),
         ],
         files={"dogfood.json": {"observations": [], "operator_controls": []}},
+    ),
+    # LoopX 2.1.1 prints no recall packet from its CLI: its own builder makes one
+    # (loopx_packet.py, under LoopX's interpreter) and ours must accept it.
+    Group(
+        "reward.recall-packets",
+        RM,
+        [
+            Step(
+                "build",
+                ["@python", "{legdir}/loopx_packet.py", "loopx-demo"],
+                None,
+                compare=False,
+                save="packet.json",
+            ),
+            Step(
+                "build-repository-ref",
+                ["@python", "{legdir}/loopx_packet.py", "repository:example"],
+                None,
+                compare=False,
+                save="packet-repo.json",
+            ),
+            *[
+                Step(
+                    sid,
+                    None,
+                    [
+                        "reward_memory",
+                        "recall",
+                        "--input",
+                        "{ws}/" + name,
+                        "--goal-id",
+                        "demo",
+                        "--agent-id",
+                        "author",
+                        "--execute",
+                    ],
+                    expect={
+                        "": [0],
+                        "schema_version": ["reward_memory_recall_v0"],
+                        "status": ["completed", "empty"],
+                    },
+                )
+                for sid, name in (
+                    ("recall-loopx-packet", "packet.json"),
+                    ("recall-repository-ref", "packet-repo.json"),
+                )
+            ],
+        ],
     ),
     # ---- quota and Agent Turn Recall (LoopX's own quota packet fed to both)
     Group(
