@@ -59,7 +59,7 @@ class Diff:
         def show(v):
             if v is _ABSENT:
                 return "(absent)"
-            short = isinstance(v, list) and len(repr(v)) <= 60
+            short = isinstance(v, list | dict) and len(repr(v)) <= 60
             text = f"{_type(v)} {v!r}" if short or not isinstance(v, dict | list) else _type(v)
             return text if len(text) <= width else text[: width - 1] + "…"
 

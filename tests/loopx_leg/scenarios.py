@@ -39,8 +39,9 @@ class Step:
     extras: list[str] = field(default_factory=list)
     volatile: list[str] = field(default_factory=list)
     save: str | None = None  # write this side's document to {ws}/<save>
-    # Ours only (no LoopX command prints this document): {path: allowed values}; "" is
-    # the exit code. A violation is reported as a difference like any other.
+    # Ours only (no LoopX command prints this document): {path: allowed values} or
+    # {path: {"not": [values]}}; "" is the exit code. A violation is reported as a
+    # difference like any other.
     expect: dict | None = None
 
 
@@ -196,7 +197,11 @@ def _expected(step, us):
     diffs = []
     for path, allowed in step.expect.items():
         actual = us.code if path == "" else (_get(us.doc, path) if us.doc else _MISSING)
-        if actual is _MISSING or actual not in allowed:
+        if isinstance(allowed, dict):
+            ok = actual is _MISSING or actual not in allowed["not"]
+        else:
+            ok = actual is not _MISSING and actual in allowed
+        if not ok:
             shown = "(absent)" if actual is _MISSING else actual
             diffs.append(Diff(path, "exit_code" if path == "" else "value", allowed, shown))
     return diffs
@@ -973,6 +978,14 @@ GROUPS: list[Group] = [
             S("raw-comment", *ingest("raw.json", *ROUTE)),
             S("unsupported-top-level", *ingest("extra.json", *ROUTE)),
             S("half-route", *ingest("route.json", "--goal-id", GOAL_ID)),
+            # Both refuse the step above for want of a route, so also ask ours directly:
+            # LoopX's own observed_at form must not be what ours objects to.
+            Step(
+                "observed-at-offset-form",
+                None,
+                ours_words(ingest("route.json", *ROUTE)),
+                expect={"field": {"not": ["observed_at"]}},
+            ),
         ],
         files={
             "route.json": {
