@@ -26,6 +26,15 @@ from tests.loopx_leg.runner import GOAL_ID, PROVIDERS
 # conflict documents carry neither schema_version nor error; ours always do.
 ERROR_EXTRAS = ["schema_version", "error", "code", "field", "details"]
 AGENT_EXTRAS = ["schema_version", "goal_id", "agent_id", "usage"]  # README: Documents
+# README "For LoopX hosts", Reward Memory documents: "with our detail beside it".
+ARCHITECTURE_EXTRAS = [
+    "classes",
+    "precedence_layers",
+    "record_lifecycle_states",
+    "stages",
+    "guard_reason_codes",
+]
+REVIEW_EXTRAS = ["adapter_id", "guard", "next_step"]
 
 
 @dataclass
@@ -902,7 +911,12 @@ GROUPS: list[Group] = [
         },
     ),
     # ---- Reward Memory
-    Group("reward.architecture", RM, [S("architecture", "reward-memory", "architecture")]),
+    Group(
+        "reward.architecture",
+        RM,
+        [S("architecture", "reward-memory", "architecture")],
+        extras=ARCHITECTURE_EXTRAS,
+    ),
     Group(
         "reward.route-check",
         RM,
@@ -951,6 +965,7 @@ GROUPS: list[Group] = [
                 for d in ("accept", "edit", "reject", "retire", "no_write")
             ],
         ],
+        extras=REVIEW_EXTRAS,
     ),
     Group(
         "reward.experiment-status",
