@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 OPERATOR ?= operator
 
-.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking lint format serve bench bench-peers soak clean
+.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking test-loopx lint format serve bench bench-peers soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,13 @@ test-postgres: setup
 ## adapter integration tests. Prints SKIPPED and succeeds when openviking can't install.
 test-openviking: setup
 	scripts/test-openviking.sh
+
+## Real LoopX leg: loopx==2.1.1 (PyPI) + Node 22 (npm `node@22`) in a cached per-user
+## virtualenv, the same scripted commands through real LoopX and through manage.py, every
+## document pair compared; unlisted differences (tests/loopx_leg/differences.toml) fail.
+## Prints SKIPPED and succeeds when LoopX can't install (fails under CI=true).
+test-loopx: setup
+	scripts/test-loopx.sh
 
 ## make run with the openviking provider configured against a real loopback server
 ## (falls back to make run when the package is not installed).
