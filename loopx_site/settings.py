@@ -254,6 +254,11 @@ LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST = env.list("LOOPX_POST_WRITEBACK_HOOK_ALLOWL
 # providers still running), later hooks fail with dispatch_budget_exhausted.
 LOOPX_HOOK_WORKERS = env.int("LOOPX_HOOK_WORKERS", default=4)
 
+# Reviewed soft preferences the local semantic-preference provider also ranks: a function
+# (project, goal_id=, agent_id=) -> documents, from Reward Memory's privacy selector; ""
+# turns it off. Declared here so preferences imports no other app.
+LOOPX_SOFT_PREFERENCE_SOURCE = "reward_memory.selectors.soft_preference_documents"
+
 # Per-Goal panels of the operator dashboard contributed by the apps: dotted paths to
 # functions (goal_ids) -> panel (the kernel's dashboard imports no app).
 LOOPX_DASHBOARD_PANELS = ["reward_memory.dashboard.experiments"]

@@ -113,8 +113,6 @@ _ignore_checked: dict[tuple, float] = {}
 
 
 def _ensure_ignored(absolute) -> None:
-    from preferences.recall.config import ensure_ignored
-
     try:
         st = os.stat(absolute)
         key = (str(absolute), st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
@@ -123,7 +121,7 @@ def _ensure_ignored(absolute) -> None:
     now = time.monotonic()
     if key is not None and _ignore_checked.get(key, 0.0) > now:
         return
-    ensure_ignored(absolute, field_name="reward_memory_config")
+    files.ensure_ignored(absolute, field_name="reward_memory_config", area="reward_memory")
     if key is not None:
         if len(_ignore_checked) > 1024:
             _ignore_checked.clear()
@@ -132,7 +130,7 @@ def _ensure_ignored(absolute) -> None:
 
 def read_config_bytes(relative: str) -> bytes:
     """The private config's bytes: a regular file, git-ignored, bounded. The git-ignore
-    rule is the one semantic preference recall enforces (``ensure_ignored``)."""
+    rule is the kernel's (``files.ensure_ignored``), as for semantic preference configs."""
     absolute = config_root() / relative
     try:
         _ensure_ignored(absolute)

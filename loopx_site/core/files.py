@@ -18,8 +18,11 @@ and every JSON body goes through these helpers:
 import json
 import os
 import re
+import shutil
 import stat
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from loopx_site.core.errors import DomainError
@@ -265,3 +268,73 @@ def read_json(
         code=code,
         require_object=require_object,
     )
+
+
+# -- local-private files: outside every git work tree, or ignored and untracked there ------
+def _git_env() -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LANG": "C",
+        "LC_ALL": "C",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+    }
+
+
+def _git(args: list[str], cwd: Path) -> int | None:
+    """Exit status of a read-only git query; ``None`` when git cannot run."""
+    git = shutil.which("git", path=os.environ.get("PATH", os.defpath))
+    if git is None:
+        return None
+    try:
+        done = subprocess.run(
+            [git, "-c", "safe.directory=*", *args],
+            cwd=cwd,
+            env=_git_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=15,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.returncode
+
+
+def _has_git_ancestor(path: Path) -> bool:
+    return any((parent / ".git").exists() for parent in path.parents)
+
+
+def ensure_ignored(path: Path, *, field_name: str = "config", area: str = "loopx") -> None:
+    """Raise ``config_not_ignored`` unless ``path`` is outside every git work tree or
+    ignored (and untracked) there.
+
+    Works on the path as given and on its symlink target. When git cannot answer but a
+    ``.git`` entry exists above the file, the file is treated as not ignored (fail closed).
+    """
+    candidates = [path]
+    try:
+        resolved = path.resolve()
+    except OSError:
+        resolved = path
+    if resolved != path:
+        candidates.append(resolved)
+    for candidate in candidates:
+        directory = candidate.parent
+        inside = _git(["rev-parse", "--is-inside-work-tree"], directory)
+        if inside != 0 and not _has_git_ancestor(candidate):
+            continue
+        name = candidate.name
+        tracked = _git(["ls-files", "--error-unmatch", "--", name], directory)
+        ignored = _git(["check-ignore", "-q", "--", name], directory)
+        if tracked == 0 or ignored != 0:
+            raise DomainError(
+                "config_not_ignored",
+                f"The {field_name} file is inside a git work tree and git does not ignore it; "
+                "keep it local-private (add it to .gitignore, untracked).",
+                field=field_name,
+                area=area,
+            )

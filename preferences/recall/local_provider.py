@@ -21,11 +21,12 @@ items are returned. ``doctor`` only reads.
 """
 
 import hashlib
-import importlib
 import os
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.utils.module_loading import import_string
 
 from loopx_site.core import access, clock, fulltext
 from loopx_site.core.validation import IDENTIFIER_RE
@@ -248,12 +249,16 @@ def _note_result(status: str, row: ProviderNote) -> dict[str, Any]:
 
 
 def soft_preference_source():
-    """``reward_memory.selectors.soft_preference_documents`` when that app offers it."""
+    """The reviewed soft preferences this provider also ranks: the function
+    ``settings.LOOPX_SOFT_PREFERENCE_SOURCE`` names (Reward Memory's privacy selector by
+    default; empty turns it off). Declared in settings, so this app imports no other."""
+    path = getattr(settings, "LOOPX_SOFT_PREFERENCE_SOURCE", "")
+    if not path:
+        return None
     try:
-        module = importlib.import_module("reward_memory.selectors")
+        function = import_string(path)
     except ImportError:
         return None
-    function = getattr(module, "soft_preference_documents", None)
     return function if callable(function) else None
 
 
