@@ -1,6 +1,7 @@
 """README examples are tests.
 
-Every ```sh block of README.md runs, in order and as written, in ONE bash process (so
+Every ```sh block of README.md and of the manual's pages (``docs/*.md``, in the order of
+the manual's index, ``docs/README.md``) runs, in order and as written, in ONE bash process (so
 ``M=…`` and other shell variables carry from line to line and block to block) against
 a fresh database prepared exactly as ``make run`` prepares it (migrate + demo), with a
 development server for the ``curl`` lines. What the harness does besides running the
@@ -17,7 +18,7 @@ text (README "README examples are tests" documents the same):
 * A command is expected to exit 0 unless its line ends with ``# expect exit N``.
 * A literal ``…`` in an sh block is an error: sketches belong in ```text blocks.
 
-A failure names the block (README line), the command's line, the command, its exit
+A failure names the block (page and line), the command's line, the command, its exit
 status and its stdout/stderr, so a README change that breaks an example is one read
 away from its fix.
 """
@@ -38,6 +39,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+MANUAL = ROOT / "docs" / "README.md"
+FRONT_PAGE_MAX_BYTES = 16_000
 BASE_URL = "http://127.0.0.1:8000"
 SKIPPED = re.compile(r"^\s*make\s+(run|test)\b")
 EXPECT = re.compile(r"#\s*expect exit (\d+)\s*$")
@@ -53,10 +56,17 @@ pytestmark = pytest.mark.slow
 
 @dataclass
 class Command:
-    block_line: int  # README line of the ```sh fence
-    line: int  # README line where the command starts
+    block_line: int  # page line of the ```sh fence
+    line: int  # page line where the command starts
     text: str
     expect: int
+    page: str = "README.md"
+
+
+def pages() -> list[Path]:
+    """README.md, then the manual's pages in the order its index lists them."""
+    listed = re.findall(r"^\| \[[^\]]+\]\(([a-z0-9-]+\.md)\)", MANUAL.read_text(), re.M)
+    return [README, *(MANUAL.parent / name for name in listed)]
 
 
 def sh_blocks(text: str) -> list[tuple[int, list[tuple[int, str]]]]:
@@ -77,7 +87,7 @@ def sh_blocks(text: str) -> list[tuple[int, list[tuple[int, str]]]]:
     return blocks
 
 
-def commands(text: str) -> list[Command]:
+def commands(text: str, page: str = "README.md") -> list[Command]:
     out = []
     for start, lines in sh_blocks(text):
         pending: list[str] = []
@@ -95,14 +105,30 @@ def commands(text: str) -> list[Command]:
             if SKIPPED.match(joined):
                 continue
             match = EXPECT.search(joined)
-            out.append(Command(start, first, joined, int(match.group(1)) if match else 0))
+            out.append(Command(start, first, joined, int(match.group(1)) if match else 0, page))
     return out
+
+
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+def all_commands() -> list[Command]:
+    return [cmd for page in pages() for cmd in commands(page.read_text(), _name(page))]
+
+
+def test_every_manual_page_is_in_the_index_and_the_front_page_stays_short():
+    listed = {p.name for p in pages()[1:]}
+    on_disk = {p.name for p in MANUAL.parent.glob("*.md")} - {"README.md"}
+    assert on_disk == listed, f"pages missing from docs/README.md: {sorted(on_disk - listed)}"
+    assert len(README.read_bytes()) <= FRONT_PAGE_MAX_BYTES
 
 
 def test_sh_blocks_hold_no_sketches():
     bad = [
-        f"README.md:{number}: {line.strip()}"
-        for _, lines in sh_blocks(README.read_text())
+        f"{_name(page)}:{number}: {line.strip()}"
+        for page in pages()
+        for _, lines in sh_blocks(page.read_text())
         for number, line in lines
         if "…" in line
     ]
@@ -203,8 +229,8 @@ def _report(cmd: Command, i: int, work: Path) -> str:
         return path.read_text(errors="replace").strip() if path.exists() else ""
 
     return (
-        f"README example failed (block at README.md:{cmd.block_line}, "
-        f"command at README.md:{cmd.line}):\n"
+        f"README example failed (block at {cmd.page}:{cmd.block_line}, "
+        f"command at {cmd.page}:{cmd.line}):\n"
         f"  $ {cmd.text}\n"
         f"exit status {read('rc') or '?'} (expected {cmd.expect})\n"
         f"--- stdout ---\n{read('out')[-4000:]}\n--- stderr ---\n{read('err')[-4000:]}"
@@ -213,8 +239,8 @@ def _report(cmd: Command, i: int, work: Path) -> str:
 
 def test_readme_examples_run_as_written(demo_env, tmp_path):
     env, base = demo_env
-    cmds = commands(README.read_text())
-    assert cmds, "README.md has no ```sh examples"
+    cmds = all_commands()
+    assert cmds, "README.md and docs/ have no ```sh examples"
     work = tmp_path / "run"
     work.mkdir()
     script = work / "readme.sh"
