@@ -19,6 +19,7 @@ from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
+from django.utils.html import format_html
 
 from loopx_site.core import access
 from loopx_site.core.admin_base import (
@@ -28,7 +29,7 @@ from loopx_site.core.admin_base import (
     ref_column,
 )
 from loopx_site.core.errors import DomainError
-from reward_memory import principals, selectors, services
+from reward_memory import documents, principals, selectors, services
 from reward_memory.models import (
     ApplicationReceipt,
     AuthorityCheckpoint,
@@ -45,6 +46,7 @@ from reward_memory.models import (
     RecordTransition,
     ReflectionCandidate,
     Review,
+    ReviewQueueItem,
     StandingPolicy,
 )
 
@@ -209,15 +211,13 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
 
     def _each(self, request, queryset, run, verb):
         principal = _operator(request)
-        done = 0
         for record in queryset:
             try:
-                run(record, principal)
-                done += 1
+                done = run(record, principal)
             except DomainError as exc:
                 _refused(self, request, record.record_ref, exc)
-        if done:
-            self.message_user(request, f"{done} record(s) {verb}.", messages.SUCCESS)
+                continue
+            _performed(self, request, done, verb)
 
     @admin.action(
         description="Revoke the selected records (as the signed-in operator)",
@@ -295,15 +295,44 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
         except DomainError as exc:
             _refused(admin_obj, request, record.record_ref, exc)
             continue
+        control_id = decision["control_id"]
         if action == "edit":
-            text = "replacement candidate prepared; review it with candidate-review"
-        else:
-            text = "retire decision recorded; retire-record performs it"
-        admin_obj.message_user(
-            request,
-            f"{record.record_ref}: {text} (control {decision['control_id']}).",
-            messages.SUCCESS,
-        )
+            queue = reverse("admin:reward_memory_reviewqueueitem_changelist") + f"?q={control_id}"
+            admin_obj.message_user(
+                request,
+                format_html(
+                    "{}: replacement candidate recorded (control {}); the corpus reviewer "
+                    'decides it in the <a href="{}">review queue</a>.',
+                    record.record_ref,
+                    control_id,
+                    queue,
+                ),
+                messages.SUCCESS,
+            )
+            continue
+        # retire: the decision is recorded, then performed by the signed-in operator (who
+        # must hold the corpus's retirement authority)
+        try:
+            retired = services.retire_record(
+                record_ref=record.record_ref,
+                principal=_operator(request),
+                reason_summary=data.get("reasoning_summary") or None,
+            )
+        except DomainError as exc:
+            _refused(admin_obj, request, record.record_ref, exc)
+            continue
+        _performed(admin_obj, request, retired, f"retired under control {control_id}")
+
+
+def _performed(admin_obj, request, record, verb: str) -> None:
+    """One performed record operation: what was done, and the write read back."""
+    back = documents.readback(record)
+    recall = "still recallable" if back["recallable"] else "no longer recallable"
+    admin_obj.message_user(
+        request,
+        f"{record.record_ref}: {verb}; read back: {back['lifecycle_state']}, {recall}.",
+        messages.SUCCESS if not back["recallable"] else messages.WARNING,
+    )
 
 
 def _operator(request) -> principals.Principal:
@@ -846,3 +875,134 @@ class OperatorControlAdmin(ReadOnlyAdmin):
         "document",
         "created_at",
     )
+
+
+class ReviewQueueActionForm(ActionForm):
+    edited_content_summary = forms.CharField(
+        required=False,
+        label="Edited summary",
+        help_text="For “Edit the replacement”: the summary the reviewer writes instead.",
+    )
+
+
+@admin.register(ReviewQueueItem)
+class ReviewQueueAdmin(ReadOnlyAdmin):
+    """Operator-control edits waiting for the corpus reviewer, then the owner: each
+    action is one ``services.review_queue`` call as the signed-in operator."""
+
+    list_display = (
+        ref_column("control_id", description="control"),
+        "corpus",
+        ref_column("record__record_ref", description="replaces record"),
+        "proposed_summary",
+        "queue_state",
+        "created_at",
+    )
+    list_filter = ("corpus",)
+    search_fields = ("control_id", "record__record_ref", "record__summary")
+    readonly_fields = (
+        "control_id",
+        "corpus",
+        "record",
+        "control_ref",
+        "operator",
+        "proposed_summary",
+        "queue_state",
+        "created_at",
+    )
+    fields = readonly_fields
+    action_form = ReviewQueueActionForm
+    actions = ["accept", "edit", "reject", "no_write", "apply"]
+
+    def get_queryset(self, request):
+        return (
+            super().get_queryset(request).filter(action="edit").select_related("corpus", "record")
+        )
+
+    def has_change_permission(self, request, obj=None):
+        # Needed to offer the decision actions; every field stays read-only.
+        return obj is None and request.user.has_perm("reward_memory.change_reviewqueueitem")
+
+    @admin.display(description="proposed summary")
+    def proposed_summary(self, obj):
+        return services.review_queue.head(obj).summary
+
+    @admin.display(description="state")
+    def queue_state(self, obj):
+        current = services.review_queue.head(obj)
+        if current.review is None:
+            return "awaiting the reviewer"
+        return f"{current.state} ({current.review.review_id[:16]}…)"
+
+    def _decide(self, request, queryset, decision: str) -> None:
+        summary = request.POST.get("edited_content_summary") or None
+        for item in queryset:
+            try:
+                review = services.review_queue.decide(
+                    control_id=item.control_id,
+                    decision=decision,
+                    principal=_operator(request),
+                    edited_content_summary=summary,
+                )
+            except DomainError as exc:
+                _refused(self, request, item.control_id, exc)
+                continue
+            next_step = {
+                "accept": "the corpus owner applies it (Apply the accepted replacement)",
+                "edit": "the revised candidate now awaits the reviewer's decision",
+            }.get(review["effective_decision"], "nothing will be written")
+            self.message_user(
+                request,
+                f"{item.control_id}: {review['effective_decision']} recorded as review "
+                f"{review['review_id']}; {next_step}.",
+                messages.SUCCESS,
+            )
+
+    @admin.action(
+        description="Accept the replacement (as the corpus reviewer)", permissions=["change"]
+    )
+    def accept(self, request, queryset):
+        self._decide(request, queryset, "accept")
+
+    @admin.action(
+        description="Edit the replacement: use the edited summary (as the corpus reviewer)",
+        permissions=["change"],
+    )
+    def edit(self, request, queryset):
+        self._decide(request, queryset, "edit")
+
+    @admin.action(
+        description="Reject the replacement (as the corpus reviewer)", permissions=["change"]
+    )
+    def reject(self, request, queryset):
+        self._decide(request, queryset, "reject")
+
+    @admin.action(description="Decide no_write (as the corpus reviewer)", permissions=["change"])
+    def no_write(self, request, queryset):
+        self._decide(request, queryset, "no_write")
+
+    @admin.action(
+        description="Apply the accepted replacement (as the corpus owner, with readback)",
+        permissions=["change"],
+    )
+    def apply(self, request, queryset):
+        for item in queryset:
+            try:
+                applied = services.review_queue.apply(
+                    control_id=item.control_id, principal=_operator(request)
+                )
+            except DomainError as exc:
+                _refused(self, request, item.control_id, exc)
+                continue
+            activated = applied["status"] == "activated"
+            outcome = (
+                "exact readback verified"
+                if activated
+                else "not yet readable; it fails open and is retried"
+            )
+            self.message_user(
+                request,
+                f"{item.control_id}: {applied['status']} as record {applied.get('record_ref')} "
+                f"({outcome}).",
+                messages.SUCCESS if activated else messages.WARNING,
+            )

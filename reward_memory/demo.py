@@ -68,7 +68,7 @@ def _corpus(corpus_id: str, surface: str, owner: str = OWNER) -> dict:
         "corpus_id": corpus_id,
         "memory_class": "soft_preference",
         "owner": owner,
-        "reviewer": REVIEWER,
+        "reviewer": _reviewer(owner),
         "authority_source": AUTHORITY,
         "maintenance": {"retirement_authority": owner},
         "project": PROJECT,
@@ -88,7 +88,7 @@ def _policy(corpus_id: str, surface: str, owner: str = OWNER) -> dict:
         "schema_version": "reward_memory_standing_policy_v0",
         "corpus_id": corpus_id,
         "owner": owner,
-        "reviewer": REVIEWER,
+        "reviewer": _reviewer(owner),
         "authority_source": AUTHORITY,
         "project": PROJECT,
         "surface": surface,
@@ -132,6 +132,12 @@ CONTRIBUTOR = "user:demo-contributor"
 POLICY_SCOPES = ["issue_fix.request_reproduction"]
 
 
+def _reviewer(owner: str) -> str:
+    """The demo corpora's reviewer: the signed-in operator when the demo was loaded for
+    one (so ``make run``'s operator can review in the admin), else ``demo-reviewer``."""
+    return owner if owner != OWNER else REVIEWER
+
+
 def _owner(operator: str | None) -> str:
     """The demo corpora's owner: the stored one when the demo exists (never changed),
     else the signed-in operator account, else ``demo-owner``."""
@@ -149,7 +155,8 @@ def _operator_accounts(ledger: Ledger, owner: str, operator: str | None) -> None
     the owner holds the Reward Memory operator permissions (only added, never removed).
     The signed-in ``operator``'s own account is the command's, not this loader's."""
     users = get_user_model()
-    for name in dict.fromkeys((principals.username_of(owner), principals.username_of(REVIEWER))):
+    names = (principals.username_of(owner), principals.username_of(_reviewer(owner)))
+    for name in dict.fromkeys(names):
         user, created = users.objects.get_or_create(
             username=name, defaults={"is_staff": True, "is_active": True}
         )
@@ -382,7 +389,7 @@ def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
         review = services.review_candidate(
             candidate=reviewed,
             decision="accept",
-            principal=principals.operator_account(REVIEWER, field="reviewer"),
+            principal=principals.operator_account(_reviewer(owner), field="reviewer"),
             corpus_id="loopx-demo-pr-description",
             execute=True,
         )

@@ -701,3 +701,13 @@ class OperatorControl(models.Model):
 
     def __str__(self) -> str:
         return self.control_id
+
+
+class ReviewQueueItem(OperatorControl):
+    """The admin's review queue: operator-control *edits* whose replacement candidate
+    the corpus reviewer decides and the owner applies (``services.review_queue``)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "review queue item"
+        verbose_name_plural = "review queue"

@@ -44,11 +44,19 @@ class SupersedeInput(ExecuteInput):
     by_record_ref = FullRegexField(r"^rmr_[0-9a-f]{64}$")
 
 
+class RecordReadbackOutput(serializers.Serializer):
+    lifecycle_state = serializers.CharField()
+    recallable = serializers.BooleanField()
+
+
 class RecordOperationOutput(serializers.Serializer):
     schema_version = serializers.CharField()
     operation = serializers.CharField()
     executed = serializers.BooleanField()
     record = serializers.DictField()
+    readback = RecordReadbackOutput(
+        required=False, help_text="The performed write read back (executed only)."
+    )
 
 
 class ActivationReceiptOutput(serializers.Serializer):

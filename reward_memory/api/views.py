@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from loopx_site.core import access
-from reward_memory import loopx, principals, selectors, services
+from reward_memory import documents, loopx, principals, selectors, services
 from reward_memory.api import serializers as s
 from reward_memory.errors import AREA, invalid
 
@@ -135,14 +135,7 @@ class _RecordOperationApi(RewardMemoryApi):
         return selectors.get_record(record_ref, viewer=_viewer(request))  # unseen = absent
 
     def _done(self, record, *, execute: bool, operation: str):
-        return Response(
-            {
-                "schema_version": "reward_memory_record_operation_v0",
-                "operation": operation,
-                "executed": execute,
-                "record": selectors.record_public(record),
-            }
-        )
+        return Response(documents.record_operation(record, operation=operation, executed=execute))
 
 
 class RecordRevokeApi(_RecordOperationApi):

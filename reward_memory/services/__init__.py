@@ -5,6 +5,7 @@ other apps call these).
 (corpora), Stage 2 (review), lifecycle (records), the ingest loop and Stage 3 recall.
 """
 
+from reward_memory.services import review_queue
 from reward_memory.services.authority import (
     bind_role,
     grant_checkpoint,
@@ -77,6 +78,7 @@ __all__ = [
     "retire_record",
     "retry_pending_ingests",
     "review_candidate",
+    "review_queue",
     "revoke_checkpoint",
     "revoke_record",
     "run_boundary_hook",

@@ -311,6 +311,7 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
         "PendingIngest.retry",
         "ReflectionCandidate.record_validation_passed",
         "ReflectionCandidate.record_validation_failed",
+        *(f"ReviewQueueItem.{a}" for a in ("accept", "edit", "reject", "no_write", "apply")),
         *(
             f"MemoryRecord.{a}"
             for a in ("revoke", "retire", "supersede", "operator_edit", "operator_retire")

@@ -30,7 +30,7 @@ def test_the_demo_corpora_are_owned_by_the_make_run_operator(signed_in):
     assert "reward_memory.retire.loopx-demo-turn-admission" in control.action_scopes
 
 
-def test_the_signed_in_operator_runs_operator_control_and_retire_in_the_admin(signed_in):
+def test_operator_retire_in_the_admin_performs_the_retirement_with_readback(signed_in):
     url = reverse("admin:reward_memory_memoryrecord_changelist")
     record = MemoryRecord.objects.filter(
         corpus__corpus_id="loopx-demo-turn-admission", lifecycle_state="active"
@@ -38,18 +38,80 @@ def test_the_signed_in_operator_runs_operator_control_and_retire_in_the_admin(si
     form = {
         "_selected_action": [record.pk],
         "control_ref": "demo-operator-control",
-        "reasoning_summary": "Tighter wording.",
-        "edited_content_summary": "Re-read the acceptance criteria before a new Todo.",
+        "reasoning_summary": "No longer how we work.",
     }
-    edit = signed_in.post(url, {**form, "action": "operator_edit"}, follow=True)
-    assert any("replacement candidate prepared" in t for t in _messages(edit)), _messages(edit)
     retire = signed_in.post(url, {**form, "action": "operator_retire"}, follow=True)
-    assert any("retire decision recorded" in t for t in _messages(retire)), _messages(retire)
+    assert any(
+        f"{record.record_ref}: retired under control rmoc_" in t
+        and "read back: retired, no longer recallable" in t
+        for t in _messages(retire)
+    ), _messages(retire)
     assert OperatorControl.objects.filter(action="retire").count() == 1
-    done = signed_in.post(url, {"action": "retire", "_selected_action": [record.pk]}, follow=True)
-    assert any("1 record(s) retired" in t for t in _messages(done)), _messages(done)
     record.refresh_from_db()
     assert record.lifecycle_state == "retired"
+
+
+def test_plain_retire_in_the_admin_shows_the_readback(signed_in):
+    record = MemoryRecord.objects.filter(
+        corpus__corpus_id="loopx-demo-pr-description", lifecycle_state="active"
+    ).first()
+    done = signed_in.post(
+        reverse("admin:reward_memory_memoryrecord_changelist"),
+        {"action": "retire", "_selected_action": [record.pk]},
+        follow=True,
+    )
+    assert f"{record.record_ref}: retired; read back: retired, no longer recallable." in (
+        _messages(done)
+    )
+
+
+def test_operator_edit_goes_through_the_review_queue_to_an_applied_replacement(signed_in):
+    records = reverse("admin:reward_memory_memoryrecord_changelist")
+    queue = reverse("admin:reward_memory_reviewqueueitem_changelist")
+    record = MemoryRecord.objects.filter(
+        corpus__corpus_id="loopx-demo-turn-admission", lifecycle_state="active"
+    ).first()
+    edited = "Re-read the acceptance criteria and the last validation before a new Todo."
+    edit = signed_in.post(
+        records,
+        {
+            "action": "operator_edit",
+            "_selected_action": [record.pk],
+            "control_ref": "demo-operator-control",
+            "reasoning_summary": "Tighter wording.",
+            "edited_content_summary": edited,
+        },
+        follow=True,
+    )
+    (message,) = [m for m in _messages(edit) if "replacement candidate recorded" in m]
+    item = OperatorControl.objects.get(action="edit")
+    assert f'href="/admin/reward_memory/reviewqueueitem/?q={item.control_id}"' in message
+    listed = signed_in.get(queue).content.decode()
+    assert edited in listed
+    assert "awaiting the reviewer" in listed
+    # the reviewer edits the wording once, then accepts the revised candidate
+    better = "Before a new Todo, re-read its acceptance criteria and the last validation."
+    revised = signed_in.post(
+        queue,
+        {"action": "edit", "_selected_action": [item.pk], "edited_content_summary": better},
+        follow=True,
+    )
+    assert any("edit recorded as review rmrv_" in m for m in _messages(revised)), _messages(revised)
+    assert better in signed_in.get(queue).content.decode()
+    accepted = signed_in.post(
+        queue, {"action": "accept", "_selected_action": [item.pk]}, follow=True
+    )
+    assert any("accept recorded" in m for m in _messages(accepted)), _messages(accepted)
+    again = signed_in.post(queue, {"action": "accept", "_selected_action": [item.pk]}, follow=True)
+    assert any("already_reviewed" in m for m in _messages(again)), _messages(again)
+    applied = signed_in.post(queue, {"action": "apply", "_selected_action": [item.pk]}, follow=True)
+    assert any(
+        "activated as record rmr_" in m and "exact readback verified" in m
+        for m in _messages(applied)
+    ), _messages(applied)
+    replacement = MemoryRecord.objects.get(summary=better)
+    assert replacement.lifecycle_state == "active"
+    assert "applied" in signed_in.get(queue).content.decode()
 
 
 def test_the_signed_in_operator_revokes_the_demo_checkpoint_in_the_admin(signed_in):

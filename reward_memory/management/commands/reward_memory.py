@@ -2,7 +2,16 @@
 
 from loopx_site.core import access
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
-from reward_memory import contracts, loopx, principals, routing, selectors, services, validation
+from reward_memory import (
+    contracts,
+    documents,
+    loopx,
+    principals,
+    routing,
+    selectors,
+    services,
+    validation,
+)
 from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
 
@@ -336,12 +345,7 @@ class Command(LoopxCommand):
             record = run(principal)
         else:
             services.check_record_operation(record, principal=principal, operation=operation)
-        return {
-            "schema_version": "reward_memory_record_operation_v0",
-            "operation": operation,
-            "executed": execute,
-            "record": selectors.record_public(record),
-        }
+        return documents.record_operation(record, operation=operation, executed=execute)
 
     def run_revoke_record(self, *, record_ref, actor, revocation_ref, execute=False, **_):
         return self._record_operation(
@@ -425,12 +429,7 @@ class Command(LoopxCommand):
             )
         else:
             services.check_record_operation(record, principal=principal, operation="mark")
-        return {
-            "schema_version": "reward_memory_record_operation_v0",
-            "operation": f"mark_{state}",
-            "executed": execute,
-            "record": selectors.record_public(record),
-        }
+        return documents.record_operation(record, operation=f"mark_{state}", executed=execute)
 
     def run_reflection_validate(
         self,
