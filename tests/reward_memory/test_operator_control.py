@@ -127,7 +127,7 @@ def test_admin_operator_actions_call_the_service_and_show_refusals(client, admin
         follow=True,
     )
     texts = [str(m) for m in ok.context["messages"]]
-    assert any("replacement candidate prepared" in t for t in texts), texts
+    assert any("replacement candidate recorded" in t for t in texts), texts
     refused = admin_client.post(
         url,
         {
