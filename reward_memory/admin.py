@@ -359,6 +359,14 @@ class CheckpointGrantForm(forms.ModelForm):
         model = AuthorityCheckpoint
         fields = ("checkpoint_id", "project", "actor", "role", "evidence_ref", "expires_at")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The admin's split date/time widget shows one label for two inputs: name each
+        # (screen readers announce them; axe's "label" rule).
+        widget = self.fields["expires_at"].widget
+        for part, sub in zip(("date", "time"), getattr(widget, "widgets", ()), strict=False):
+            sub.attrs.setdefault("aria-label", f"Expires at ({part})")
+
     def grant(self, operator: principals.Principal, *, execute: bool) -> dict:
         data = self.cleaned_data
         return services.grant_checkpoint(

@@ -1,99 +1,17 @@
-"""The admin in a real browser (headless Chromium via Selenium), as Django tests its own
-admin: log in, open the operator dashboard, retire a preference through the admin action
-and its form, then see the tombstone and the journal entry; then grant a Reward Memory
-authority checkpoint through the admin add form and revoke it with the admin action.
+"""The admin in a real browser: log in, open the operator dashboard, retire a preference
+through the admin action and its form, then see the tombstone and the journal entry;
+then grant a Reward Memory authority checkpoint through the admin add form and revoke it
+with the admin action (``tests/frontdoor/browser.py`` has the harness)."""
 
-Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them). Without
-them the test is skipped with the reason printed — except under ``CI=true``, where it
-fails. Every page is saved as a PNG under ``tests/artifacts/screens/`` (git-ignored) and
-any JavaScript console error fails the test.
-"""
-
-import io
-import os
-import shutil
 import sys
-from pathlib import Path
-
-from django.contrib.auth import get_user_model
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
-from django.core.management import call_command
 
 from preferences.models import PreferenceOperation, PreferenceSubject
 from reward_memory.models import AuthorityCheckpoint
-
-SCREENS = Path(__file__).resolve().parents[1] / "artifacts" / "screens"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
+from tests.frontdoor.browser import BrowserTestCase
 
 
-def _missing_reason() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -r requirements.txt)"
-    if not (CHROMIUM and DRIVER):
-        return "chromium/chromedriver not found (apt-get install chromium chromium-driver)"
-    return None
-
-
-class AdminInBrowserTests(StaticLiveServerTestCase):
-    host = "127.0.0.1"
-
-    @classmethod
-    def setUpClass(cls):
-        reason = _missing_reason()
-        if reason:
-            if os.environ.get("CI") == "true":
-                raise RuntimeError(f"browser test required under CI: {reason}")
-            print(f"\nbrowser test skipped: {reason}", file=sys.stderr)
-            import unittest
-
-            raise unittest.SkipTest(reason)
-        super().setUpClass()
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                    "--disable-gpu", "--window-size=1400,1000"):  # fmt: skip
-            options.add_argument(arg)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        cls.browser = webdriver.Chrome(service=Service(DRIVER), options=options)
-        cls.browser.implicitly_wait(5)
-        SCREENS.mkdir(parents=True, exist_ok=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        browser = getattr(cls, "browser", None)
-        if browser is not None:
-            browser.quit()
-        super().tearDownClass()
-
-    def setUp(self):
-        call_command("loopx_demo", stdout=io.StringIO())
-        get_user_model().objects.create_superuser("operator", password="pw-for-browser-test")
-        self.shots: list[str] = []
-
-    # -- helpers ----------------------------------------------------------------------
-    def open(self, path: str) -> None:
-        self.browser.get(self.live_server_url + path)
-
-    def shot(self, name: str) -> None:
-        target = SCREENS / f"{len(self.shots) + 1:02d}-{name}.png"
-        self.browser.save_screenshot(str(target))
-        self.shots.append(target.name)
-        self.assert_no_console_errors(name)
-
-    def assert_no_console_errors(self, page: str) -> None:
-        errors = [e for e in self.browser.get_log("browser") if e.get("level") == "SEVERE"]
-        assert errors == [], f"JavaScript console errors on {page}"
-
-    def by_css(self, selector):
-        from selenium.webdriver.common.by import By
-
-        return self.browser.find_element(By.CSS_SELECTOR, selector)
+class AdminInBrowserTests(BrowserTestCase):
+    demo_operator = False
 
     # -- the operator's day -------------------------------------------------------------
     def test_operator_logs_in_reads_the_dashboard_and_retires_a_preference(self):
