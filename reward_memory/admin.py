@@ -340,9 +340,22 @@ def _operator(request) -> principals.Principal:
     return principals.from_caller(access.operator_account(request.user))
 
 
+#: The action form's labels for the service fields they fill, so a refusal names what the
+#: operator typed into ("Checkpoint id", not ``control_ref``).
+FIELD_LABELS = {
+    "control_ref": "Checkpoint id",
+    "reasoning_summary": "Reasoning",
+    "edited_content_summary": "Edited summary",
+}
+
+
 def _refused(admin_obj, request, ref: str, exc: DomainError) -> None:
-    """A service's refusal (its code and the message naming who holds the authority)."""
-    admin_obj.message_user(request, f"{ref}: {exc.code} ({exc.message})", messages.ERROR)
+    """A service's refusal (its code and the message naming who holds the authority),
+    in the words of the form the operator filled in."""
+    message = exc.message
+    for field, label in FIELD_LABELS.items():
+        message = message.replace(field, label)
+    admin_obj.message_user(request, f"{ref}: {exc.code} ({message})", messages.ERROR)
 
 
 class CheckpointGrantForm(forms.ModelForm):

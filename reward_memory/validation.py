@@ -170,10 +170,13 @@ def _too_deep(document: Any) -> bool:
 
 def schema(document: Any, expected: str | tuple[str, ...], field: str = "schema_version") -> str:
     """The document is a JSON object of the expected contract (and not absurdly nested)."""
+    # the document's own name, as the caller wrote it: ``corpus`` for
+    # ``corpus.schema_version``, else the whole input
+    where = field.rsplit(".", 1)[0] if "." in field else None
     if not isinstance(document, dict):
-        raise invalid(None, "the input must be a JSON object")
+        raise invalid(where, f"{where or 'the input'} must be a JSON object")
     if _too_deep(document):
-        raise invalid(None, f"the input nests deeper than {MAX_DEPTH} levels")
+        raise invalid(where, f"{where or 'the input'} nests deeper than {MAX_DEPTH} levels")
     allowed = (expected,) if isinstance(expected, str) else expected
     version = document.get("schema_version")
     if version not in allowed:

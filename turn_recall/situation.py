@@ -34,7 +34,7 @@ def compact(value: Any, limit: int = c.MAX_TEXT) -> str | None:
 
 
 def _invalid(message: str) -> Exception:
-    return error("invalid_packet", message, field="quota_decision_json")
+    return error("invalid_packet", message, field="quota_decision")
 
 
 def packet_identity(packet: Any) -> tuple[str, str]:
@@ -60,7 +60,7 @@ def check_packet(packet: Any, *, goal_id: str, agent_id: str) -> dict:
         raise error(
             "packet_mismatch",
             "The quota decision was built for another Goal or Agent.",
-            field="quota_decision_json",
+            field="quota_decision",
         )
     todo = packet.get("selected_todo")
     if todo is not None and not isinstance(todo, dict):

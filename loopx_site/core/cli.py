@@ -213,6 +213,9 @@ class LoopxCommand(BaseCommand):
     requires_system_checks = []
     #: Area of argument errors raised before a service runs (error schema name).
     error_area = "loopx"
+    #: A service's field name → this command's option (its dest), where they differ, so an
+    #: error names the caller's own input (``quota_decision`` → ``quota_decision_json``).
+    field_options: dict[str, str] = {}
 
     # -- parser -----------------------------------------------------------------
     def add_arguments(self, parser: CommandParser) -> None:
@@ -336,6 +339,8 @@ class LoopxCommand(BaseCommand):
         return getattr(self.stderr, "_out", sys.stderr)
 
     def _emit_error(self, err: DomainError, fmt: str) -> None:
+        if err.field in self.field_options:
+            err.field = self.field_options[err.field]
         if fmt == "text":
             field = f" (field: {err.field})" if err.field else ""
             line = f"error: {err.code}{field}: {err.message}"

@@ -76,6 +76,7 @@ def ingest_event(
         agent = get_agent(goal_id, agent_id, area=AREA)
     if not isinstance(event, dict):
         raise invalid(None, "the event must be a JSON object")
+    v.schema(event, tuple(candidates.ADAPTERS))  # what the event is, before where it goes
     corpus_id = v.identifier(event.get("corpus_id"), "corpus_id")
     corpus = selectors.get_corpus(corpus_id, viewer=viewer)
     now = clock.now()

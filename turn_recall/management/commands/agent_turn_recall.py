@@ -7,6 +7,7 @@ from turn_recall.errors import as_recall_document
 
 
 class Command(LoopxCommand):
+    field_options = {"quota_decision": "quota_decision_json"}  # the packet is a file here
     help = (
         "Prepare bounded memory guidance for an autonomous turn from the exact quota "
         "packet (preview unless --execute)."
