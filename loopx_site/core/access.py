@@ -157,6 +157,19 @@ class Acting:
         """An operator, or the Agent's own token: may read the Agent's private memory."""
         return self.caller.is_operator or self.caller.agent_id == self.agent_id
 
+    def require_own_agent(self, what: str, *, field: str | None = None, area: str = "loopx"):
+        """``scope_forbidden`` (403) unless an operator or the Agent's own token asks:
+        ``what`` reaches the Agent's own (possibly private) memory, which a Goal-wide
+        token that named the Agent never does."""
+        if not self.own_agent:
+            raise DomainError(
+                "scope_forbidden",
+                f"{what} reaches the Agent's own memory: use the Agent's own token.",
+                status=403,
+                field=field,
+                area=area,
+            )
+
     @property
     def viewer(self) -> Viewer:
         """The read scope: ``None`` (operator), the Agent (its own token), or the Goal

@@ -98,6 +98,18 @@ def _nothing_written():
     )
 
 
+def test_a_goal_wide_token_cannot_settle_a_reflection_into_the_agents_memory(
+    db, agents, routed, double, host_client
+):
+    todo(agents)
+    response = host_client("demo").post(SETTLE, body(reflection(), execute=True), format="json")
+    assert response.status_code == 403, response.json()
+    assert (response.json()["code"], response.json()["status"]) == ("scope_forbidden", "forbidden")
+    assert response.json()["field"] == "reward_memory_reflection"
+    assert _nothing_written()
+    assert double.call_count == 0
+
+
 # -- the server runs the validator ---------------------------------------------------------
 def test_caller_validation_is_ignored_and_never_activates_memory(
     db, agents, routed, double, host_client

@@ -100,6 +100,11 @@ class TurnSettleApi(APIView):
         caller = access.from_request(request, area=HOOKS_AREA)  # the one caller resolver
         caller.require(values["goal_id"], values["agent_id"], area=HOOKS_AREA)
         reflection = values.pop("reward_memory_reflection", None)
+        if reflection is not None:  # it ingests into the Agent's (possibly private) memory
+            acting = caller.acting_for(values["goal_id"], values["agent_id"], area=HOOKS_AREA)
+            acting.require_own_agent(
+                "A settle reflection", field="reward_memory_reflection", area=HOOKS_AREA
+            )
         supplied = values.pop("reward_memory_validation", None) is not None
         result = settlement.settle_turn(
             **values, reflection=reflection, caller_validation_supplied=supplied
