@@ -49,18 +49,17 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from hooks import documents
 from hooks.errors import AREA, error
 from hooks.models import CompletionValidator, DurableWritebackReceipt, TurnSettlement
 from loopx_site.core import clock, files, sandbox
 from loopx_site.core.canonical import canonical_bytes, digest_ref
 
 MANIFEST_SCHEMA = "loopx_completion_validator_manifest_v0"
-PROTOCOL = "loopx_completion_validator_v0"
+PROTOCOL = documents.VALIDATOR_PROTOCOL
 INPUT_SCHEMA = "loopx_completion_validator_input_v0"
 #: The document a validator prints (the seed's name; Reward Memory consumes it).
 VALIDATION_SCHEMA = "reward_memory_reflection_validation_v0"
-OPERATION_SCHEMA = "loopx_completion_validator_operation_v0"
-LIST_SCHEMA = "loopx_completion_validator_list_v0"
 
 MANIFEST_FIELDS = {
     "schema_version",
@@ -205,37 +204,6 @@ def read_manifest_file(path: str | os.PathLike) -> Manifest:
 
 
 # -- install / enable / disable / list -----------------------------------------------------
-def validator_payload(row: CompletionValidator) -> dict[str, Any]:
-    """Public projection: no argv, only the manifest digest."""
-    return {
-        "validator_id": row.validator_id,
-        "version": row.version,
-        "description": row.description,
-        "protocol": PROTOCOL,
-        "active": row.active,
-        "timeout_seconds": row.timeout_seconds,
-        "manifest_digest": row.manifest_digest,
-        "installed_by": row.installed_by or None,
-        "installed_at": clock.iso(row.installed_at),
-        "updated_at": clock.iso(row.updated_at),
-    }
-
-
-def _operation(operation, *, execute, changed, row, would_change=None) -> dict[str, Any]:
-    document = {
-        "ok": True,
-        "schema_version": OPERATION_SCHEMA,
-        "status": "preview" if not execute else ("applied" if changed else "unchanged"),
-        "operation": operation,
-        "execute": execute,
-        "changed": changed,
-        "validator": validator_payload(row),
-    }
-    if would_change is not None:
-        document["would_change"] = would_change
-    return document
-
-
 def install_validator(
     manifest: Manifest, *, installed_by: str = "", execute: bool = False
 ) -> dict[str, Any]:
@@ -250,7 +218,9 @@ def install_validator(
                 f"Validator {manifest.validator_id!r} is installed with another manifest",
                 field="validator_id",
             )
-        return _operation("install", execute=execute, changed=False, row=existing)
+        return documents.validator_operation(
+            "install", execute=execute, changed=False, row=existing
+        )
     row = CompletionValidator(
         validator_id=manifest.validator_id,
         version=manifest.version,
@@ -264,13 +234,15 @@ def install_validator(
         updated_at=now,
     )
     if not execute:
-        return _operation("install", execute=False, changed=False, row=row, would_change=True)
+        return documents.validator_operation(
+            "install", execute=False, changed=False, row=row, would_change=True
+        )
     try:
         with transaction.atomic():
             row.save(force_insert=True)
     except IntegrityError:  # a concurrent install won; decide against that row
         return install_validator(manifest, installed_by=installed_by, execute=execute)
-    return _operation("install", execute=True, changed=True, row=row)
+    return documents.validator_operation("install", execute=True, changed=True, row=row)
 
 
 def set_validator_active(validator_id: str, *, active: bool, execute: bool = False) -> dict:
@@ -285,7 +257,7 @@ def set_validator_active(validator_id: str, *, active: bool, execute: bool = Fal
         if execute and would_change:
             row.active, row.updated_at = active, clock.now()
             row.save(update_fields=["active", "updated_at"])
-        return _operation(
+        return documents.validator_operation(
             "enable" if active else "disable",
             execute=execute,
             changed=execute and would_change,
@@ -295,11 +267,7 @@ def set_validator_active(validator_id: str, *, active: bool, execute: bool = Fal
 
 
 def list_validators() -> dict[str, Any]:
-    return {
-        "ok": True,
-        "schema_version": LIST_SCHEMA,
-        "validators": [validator_payload(r) for r in CompletionValidator.objects.all()],
-    }
+    return documents.validator_list(CompletionValidator.objects.all())
 
 
 def installed_validator(validator_id: Any) -> CompletionValidator:
