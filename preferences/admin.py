@@ -7,6 +7,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
+from loopx_site.core import access
 from loopx_site.core import selectors as core_selectors
 from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from loopx_site.core.canonical import sha256_hex
@@ -234,7 +235,9 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
             try:
                 result = run(subject, data, operation_id, expected)
             except DomainError as exc:
-                self.message_user(request, f"{subject.key}: {exc.message}", messages.ERROR)
+                self.message_user(
+                    request, f"{subject.key}: {exc.code} ({exc.message})", messages.ERROR
+                )
                 if applied:
                     self.message_user(
                         request,
@@ -260,6 +263,7 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
                 expected_revision=expected,
                 operation_id=operation_id,
                 execute=True,
+                operator=access.signed_in(request),  # the service re-checks the account
                 **data,
             )
 
@@ -282,6 +286,7 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
                 expected_revision=expected,
                 operation_id=operation_id,
                 execute=True,
+                operator=access.signed_in(request),  # the service re-checks the account
                 **data,
             )
 

@@ -33,7 +33,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
-from loopx_site.core import clock
+from loopx_site.core import access, clock
 from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.models import Goal
 from loopx_site.core.validation import require_text
@@ -584,6 +584,16 @@ def _text(value: Any, field: str, max_length: int) -> str:
     return require_text(value, field, max_length=max_length, area=AREA)
 
 
+#: The model permission an operator account needs to write an Agent's preferences in the
+#: admin (declared by its actions, re-checked here).
+OPERATOR_PERMISSION = "preferences.change_preferencesubject"
+
+
+def _check_operator(operator: "access.Operator | None") -> None:
+    if operator is not None:
+        access.require_operator_permission(operator, OPERATOR_PERMISSION, error=PreferenceError)
+
+
 def remember(
     *,
     goal_id: str,
@@ -596,13 +606,17 @@ def remember(
     operation_id: str,
     expires_at: str | None = None,
     execute: bool = False,
+    operator: access.Operator | None = None,
 ) -> dict[str, Any]:
-    """Remember (or correct) the owner's preference on ``key``.
+    """Remember (or correct) the owner's preference on ``key``. ``operator``: the admin's
+    signed-in account, whose model permission is re-checked here (hosts and the shell
+    pass none).
 
     Returns plain data: ``status`` ``preview`` (nothing written, ``proposed``),
     ``applied`` (``receipt``) or ``replayed`` (the original ``receipt``), and the
     current ``state``.
     """
+    _check_operator(operator)
     plan = _Plan(
         action="remember",
         goal_id=goal_id,
@@ -628,8 +642,11 @@ def retire(
     expected_revision: Any,
     operation_id: str,
     execute: bool = False,
+    operator: access.Operator | None = None,
 ) -> dict[str, Any]:
-    """Retire ``key``: a tombstone stays in the view; history keeps the old statement."""
+    """Retire ``key``: a tombstone stays in the view; history keeps the old statement.
+    ``operator`` as for ``remember``."""
+    _check_operator(operator)
     plan = _Plan(
         action="retire",
         goal_id=goal_id,

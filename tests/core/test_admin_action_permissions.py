@@ -263,9 +263,15 @@ def test_checkpoint_grant_and_role_binding_forms_need_the_add_permission(viewer)
     ).exists()
 
 
-# Actions whose service is shared with hosts (an Agent's own preferences, written with
-# the operator's source and the revision seen on the form): guarded by the declaration.
-NOT_RECHECKED = {"preferences.PreferenceSubject"}
+def _form_for(model) -> dict:
+    """What an action's own confirmation form would post: preference retire/correct
+    write only from their submitted form (the operator's source and the revision seen)."""
+    if model._meta.label != "preferences.PreferenceSubject":
+        return {}
+    data = {"apply": "1", "source_ref": "walk", "source_quote": "walk", "statement": "walk"}
+    for subject in model.objects.all():
+        data[f"seen_revision_{subject.pk}"] = str(subject.revision)
+    return data
 
 
 def test_actions_called_directly_are_refused_by_their_services(viewer):
@@ -274,8 +280,6 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
     _client, user = viewer
     called = []
     for model, model_admin in registry():
-        if model._meta.label in NOT_RECHECKED:
-            continue
         for func, name, _desc in model_admin._get_base_actions():
             if name == "delete_selected":  # Django's own, which checks delete itself
                 continue
@@ -291,6 +295,7 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
                         "control_ref": "demo-operator-control",
                         "reasoning_summary": "walk",
                         "edited_content_summary": "walk",
+                        **_form_for(model),
                     },
                 )
                 func(model_admin, request, model.objects.order_by("pk"))
@@ -309,6 +314,8 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
         "CorpusRoleBinding.unbind",
         "LineageClosure.reopen",
         "PendingIngest.retry",
+        "PreferenceSubject.retire_selected",
+        "PreferenceSubject.correct_selected",
         "ReflectionCandidate.record_validation_passed",
         "ReflectionCandidate.record_validation_failed",
         *(f"ReviewQueueItem.{a}" for a in ("accept", "edit", "reject", "no_write", "apply")),
