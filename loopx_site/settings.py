@@ -194,7 +194,7 @@ REST_FRAMEWORK = {
         "loopx_site.core.api.auth.OperatorSessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["loopx_site.core.api.permissions.IsHostOrOperator"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["loopx_site.core.api.renderers.DocumentRenderer"],
     "DEFAULT_PARSER_CLASSES": ["loopx_site.core.api.parsers.BoundedJSONParser"],
     # Per credential (host token or operator account), never per IP address; a view opts
     # in with `throttle_scope` (its writes are limited). Every call that runs a provider,

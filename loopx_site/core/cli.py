@@ -18,7 +18,6 @@ returning a payload dict, or, with subcommands made by ``add_subcommands``, one
 """
 
 import argparse
-import json
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser, handle_default_options
 from django.db import DatabaseError, DataError, connections
 
+from loopx_site.core.encoding import dumps
 from loopx_site.core.errors import DomainError
 from loopx_site.core.files import is_utf8_text
 from loopx_site.core.progress import bar as progress_bar
@@ -316,7 +316,7 @@ class LoopxCommand(BaseCommand):
         if self.output_format == "text":
             self.stdout.write(self.render_text(payload, subcommand=subcommand))
         else:
-            self.stdout.write(json.dumps(payload, ensure_ascii=False, sort_keys=False))
+            self.stdout.write(dumps(payload))
 
     def render_text(self, payload: dict[str, Any], *, subcommand: str | None = None) -> str:
         """Readable form of a payload; commands override for tables."""
@@ -350,4 +350,4 @@ class LoopxCommand(BaseCommand):
                 line += f"\ncurrent revision: {current['revision']}"
             self.stdout.write(line)
         else:
-            self.stdout.write(json.dumps(err.envelope(), ensure_ascii=False))
+            self.stdout.write(dumps(err.envelope()))
