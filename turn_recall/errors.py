@@ -14,18 +14,26 @@ Every error of ``agent_turn_recall`` also carries LoopX's document fields
 flags) so a host parsing ``agent_turn_recall_v0`` reads the failure with the same code.
 """
 
-from loopx_site.core.errors import DomainError
+from loopx_site.core.errors import DomainError, declare
 from turn_recall import contracts
 
 AREA = contracts.AREA
+
+CODES = declare(
+    "turn_recall",
+    {
+        "invalid_packet": (400, "The quota decision packet is not a valid JSON object."),
+        "packet_mismatch": (400, "The packet's Goal or Agent differ from the arguments."),
+    },
+)
 
 
 class TurnRecallError(DomainError):
     area = AREA
 
 
-def error(code: str, message: str, *, field: str | None = None, status: int | None = None):
-    return TurnRecallError(code, message, field=field, status=status)
+def error(code: str, message: str, *, field: str | None = None):
+    return TurnRecallError(code, message, field=field)
 
 
 def as_recall_document(exc: DomainError) -> DomainError:
