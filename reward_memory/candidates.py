@@ -175,7 +175,7 @@ def evaluate(
     document = nfc(document)
     ref = candidate_ref(document)
     digest = candidate_digest(document)
-    shape = guards.scan(document, guards.CANDIDATE_SHAPE)
+    shape = guards.scan(document, c.CANDIDATE_SHAPE)
     if shape:
         return CandidateEvaluation(None, ref, digest, _mapped(shape, field_map))
     try:
@@ -305,12 +305,12 @@ class Adapter:
 ADAPTERS = {
     c.ISSUE_FIX_ADAPTER_SCHEMA: Adapter(
         "issue_fix_maintainer_feedback",
-        guards.ISSUE_FIX_SHAPE,
+        c.ISSUE_FIX_SHAPE,
         adapt_issue_fix,
         ISSUE_FIX_FIELD_MAP,
     ),
     c.SCOPED_FEEDBACK_EVENT_SCHEMA: Adapter(
-        "scoped_feedback", guards.SCOPED_FEEDBACK_SHAPE, adapt_scoped_feedback, None
+        "scoped_feedback", c.SCOPED_FEEDBACK_SHAPE, adapt_scoped_feedback, None
     ),
 }
 

@@ -383,3 +383,140 @@ def architecture() -> dict[str, Any]:
         "provider_interface": ["preflight", "write", "recall", "readback", "retire", "canary"],
         "user_gates": 0,
     }
+
+
+# -- shapes ------------------------------------------------------------------------------
+# A shape maps each modelled key to None (a leaf) or a nested shape (an object).
+def _leaves(*names: str) -> dict[str, None]:
+    return dict.fromkeys(names)
+
+
+SOURCE_SHAPE = _leaves("kind", "actor", "actor_role", "evidence_ref", "observed_at")
+SCOPE_SHAPE = _leaves(
+    "workspace", "project", "surface", "repository_revision", "subject_ref", "session_revision"
+)
+CONFIDENCE_SHAPE = {"level": None, "basis": None}
+FRESHNESS_SHAPE = {"source_revision": None, "current_revision": None}
+ARTIFACT_SHAPE = _leaves("required", "verified", "artifact_ref", "artifact_digest")
+CHECKPOINT_SHAPE = _leaves(
+    "checkpoint_ref", "verified", "actor", "role", "project", "action_scopes"
+)
+COMMON_CANDIDATE_KEYS = {
+    "content_summary": None,
+    "reasoning_summary": None,
+    "confidence": CONFIDENCE_SHAPE,
+    "requested_action_scopes": None,
+    "conflicts": None,
+    "artifact_proof": ARTIFACT_SHAPE,
+    "authority_checkpoint": CHECKPOINT_SHAPE,
+    "expires_at": None,
+}
+CANDIDATE_SHAPE = {
+    "schema_version": None,
+    "target_class": None,
+    "working_context_kind": None,
+    "source": SOURCE_SHAPE,
+    "scope": SCOPE_SHAPE,
+    "freshness": FRESHNESS_SHAPE,
+    "lineage": {"prior_candidate_ref": None},
+    **COMMON_CANDIDATE_KEYS,
+}
+SCOPED_FEEDBACK_SHAPE = {
+    "schema_version": None,
+    "event_id": None,
+    "corpus_id": None,
+    "target_class": None,
+    "working_context_kind": None,
+    "source": SOURCE_SHAPE,
+    "scope": SCOPE_SHAPE,
+    "freshness": FRESHNESS_SHAPE,
+    **COMMON_CANDIDATE_KEYS,
+}
+ISSUE_FIX_SHAPE = {
+    "schema_version": None,
+    "event_id": None,
+    "corpus_id": None,
+    "target_class": None,
+    "issue_ref": None,
+    "workspace": None,
+    "repository": None,
+    "repository_revision": None,
+    "current_revision": None,
+    "surface": None,
+    "feedback_kind": None,
+    "contributor": {"actor": None, "role": None, "evidence_ref": None, "observed_at": None},
+    **COMMON_CANDIDATE_KEYS,
+}
+RECALL_SHAPE = {
+    "schema_version": None,
+    "goal_id": None,
+    "agent_id": None,
+    "corpus_id": None,
+    "project": None,
+    "surface": None,
+    "mode": None,
+    "queries": None,
+    "limit": None,
+    "read_authority": {
+        "checkpoint_ref": None,
+        "verified": None,
+        "corpus_id": None,
+        "project": None,
+        "surface": None,
+        "scope": None,
+    },
+    "freshness": {"observed_at": None, "corpus_revision": None},
+    "conflicts": None,
+    "provider_binding_ref": None,
+    "actor_peer_id": None,
+    "request_id": None,
+}
+APPLICATION_SHAPE = {
+    "schema_version": None,
+    "recall_id": None,
+    "decision": None,
+    "memory_refs": None,
+    "reasoning_summary": None,
+    "artifact_verification": {"artifact_ref": None, "artifact_digest": None, "verified": None},
+}
+
+
+# -- input documents built by code (LoopX mapping, in-process callers, evaluation) ----------
+def instance(schema: str, **fields: Any) -> dict[str, Any]:
+    """One input document of ``schema`` (``schema_version`` first, then ``fields``)."""
+    return {"schema_version": schema, **fields}
+
+
+def recall_request(
+    *,
+    goal_id: Any,
+    agent_id: Any,
+    corpus_id: Any,
+    project: Any,
+    surface: Any,
+    mode: Any,
+    queries: Any,
+    limit: Any,
+    read_authority: dict[str, Any],
+    observed_at: Any,
+    corpus_revision: Any,
+    conflicts: list[str],
+    provider_binding_ref: Any,
+) -> dict[str, Any]:
+    """Our flat ``reward_memory_recall_request_v0`` (``read_authority`` always carries
+    ``scope: read``)."""
+    return instance(
+        RECALL_REQUEST_SCHEMA,
+        goal_id=goal_id,
+        agent_id=agent_id,
+        corpus_id=corpus_id,
+        project=project,
+        surface=surface,
+        mode=mode,
+        queries=queries,
+        limit=limit,
+        read_authority={**read_authority, "scope": "read"},
+        freshness={"observed_at": observed_at, "corpus_revision": corpus_revision},
+        conflicts=conflicts,
+        provider_binding_ref=provider_binding_ref,
+    )
