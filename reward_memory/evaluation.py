@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from reward_memory import contracts as c
 from reward_memory import evaluation_fixtures as fx
 from reward_memory import principals, routing, services
+from reward_memory.documents import evaluation as documents
 
-EVALUATION_SCHEMA = "reward_memory_evaluation_v0"
-GATE_SCHEMA = "reward_memory_release_gate_v0"
 CASE_IDS = (
     "compact_restart_survival",
     "project_module_scope_isolation",
@@ -238,18 +238,18 @@ def case_candidate_ranking_influence(check: _Check, rows) -> None:
 
     def apply(verified: bool) -> dict[str, Any]:
         return services.record_application(
-            document={
-                "schema_version": "reward_memory_application_v0",
-                "recall_id": result["recall_id"],
-                "decision": "apply",
-                "memory_refs": refs,
-                "reasoning_summary": "The focused fix matches the recalled advice.",
-                "artifact_verification": {
+            document=c.instance(
+                c.APPLICATION_SCHEMA,
+                recall_id=result["recall_id"],
+                decision="apply",
+                memory_refs=refs,
+                reasoning_summary="The focused fix matches the recalled advice.",
+                artifact_verification={
                     "artifact_ref": "patch:eval/1",
                     "artifact_digest": "sha256:" + "a" * 64 if verified else None,
                     "verified": verified,
                 },
-            },
+            ),
             execute=False,
         )
 
@@ -348,24 +348,4 @@ def evaluate(*, progress: Callable[[str], None] | None = None) -> dict[str, Any]
     }
     reasons = [f"case_failed:{case_id}" for case_id in failed]
     reasons += [f"nonzero:{m}" for m in ZERO_METRICS if metrics[m]]
-    passed = not reasons
-    return {
-        "ok": True,
-        "schema_version": EVALUATION_SCHEMA,
-        "status": "passed" if passed else "failed",
-        "suite": "stage4_provider_neutral_contract",
-        "executes_real_core": True,
-        "cases": cases,
-        "metrics": metrics,
-        "release_gate": {
-            "schema_version": GATE_SCHEMA,
-            "status": "ready_for_bounded_dogfood" if passed else "hold",
-            "decision": "advance_stage_5" if passed else "repair_stage_4",
-            "reason_codes": reasons,
-            "claim_scope": "core_contract_invariants_only",
-            "semantic_uplift_claim_allowed": False,
-            "production_rollout_allowed": False,
-        },
-        "external_writes_performed": False,
-        "user_gate": False,
-    }
+    return documents.evaluation(cases=cases, metrics=metrics, reasons=reasons)

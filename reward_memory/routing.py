@@ -14,9 +14,9 @@ from typing import Any
 
 from reward_memory import guards
 from reward_memory import validation as v
+from reward_memory.documents import route_check as documents
 from reward_memory.errors import invalid
 
-SCHEMA = "reward_memory_pilot_meta_route_v0"
 BEHAVIOR_STATUSES = ("bug_confirmed", "by_design", "uncertain")
 COMPLEXITIES = ("low", "medium", "high")
 FLAGS = (
@@ -132,18 +132,10 @@ def route(observation: dict[str, Any]) -> dict[str, Any]:
             f"edge_case_complexity_{complexity}",
             "reproduction_validation_and_relevant_evidence_present",
         ]
-    return {
-        "ok": True,
-        "schema_version": SCHEMA,
-        "case_ref": case_ref,
-        "decision": decision,
-        "reason_codes": reasons,
-        "required_evidence": [name for name, needed in required.items() if needed],
-        "missing_required_evidence": missing,
-        "pilot_authorized": decision == "pilot_fix",
-        "meta_review_required": decision == "meta_design_gate",
-        "route_check_role": "deterministic_guard_fixture_not_live_reasoner",
-        "live_reasoning_required": True,
-        "memory_patch_authority": False,
-        "external_write_authorized": False,
-    }
+    return documents.route(
+        case_ref=case_ref,
+        decision=decision,
+        reasons=reasons,
+        required=[name for name, needed in required.items() if needed],
+        missing=missing,
+    )

@@ -5,6 +5,7 @@
 ``RecallReceipt`` stores).
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from loopx_site.core import clock
@@ -14,7 +15,7 @@ from reward_memory import guards
 from reward_memory.documents import registry
 from reward_memory.guards import Reason
 from reward_memory.models import MemoryRecord
-from reward_memory.recall_request import RecallRequest
+from reward_memory.recall_request import Application, RecallRequest
 
 LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
 LOOPX_STATUS = {"ok": "completed", "empty": "empty"}
@@ -136,41 +137,42 @@ def loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any
     }
 
 
-def application_receipt(
-    *,
-    receipt_id: str,
-    stored: Any,
-    decision: str,
-    status: str,
-    reasons: list[str],
-    ref_digests: list[str],
-    reasoning: str | None,
-    artifact: dict[str, Any],
-    attributed: bool,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Verdict:
+    """What ``services.recalls.record_application`` decided about one application."""
+
+    receipt_id: str
+    status: str
+    reasons: list[str]
+    ref_digests: list[str]
+    artifact: dict[str, Any]
+    attributed: bool
+
+
+def application_receipt(stored: Any, application: Application, verdict: Verdict) -> dict[str, Any]:
     """``reward_memory_application_receipt_v0`` for the stored recall ``stored``
     (``recorded: false`` until the service stores it)."""
     return {
         "schema_version": c.APPLICATION_RECEIPT_SCHEMA,
-        "application_receipt_id": receipt_id,
+        "application_receipt_id": verdict.receipt_id,
         "recall_id": stored.recall_id,
         "corpus_id": stored.corpus.corpus_id,
         "surface": stored.surface,
         "goal_id": stored.goal.goal_id,
         "agent_id": stored.agent.agent_id,
-        "decision": decision,
-        "status": status,
-        "reasons": sorted(set(reasons)),
-        "memory_ref_digests": ref_digests,
-        "reasoning_summary": reasoning,
-        "artifact_verification": artifact,
+        "decision": application.decision,
+        "status": verdict.status,
+        "reasons": sorted(set(verdict.reasons)),
+        "memory_ref_digests": verdict.ref_digests,
+        "reasoning_summary": application.reasoning,
+        "artifact_verification": verdict.artifact,
         "authority_scope_check": {
             "corpus_id": stored.corpus.corpus_id,
             "surface": stored.surface,
             "recall_status": stored.status,
-            "attributed": attributed,
+            "attributed": verdict.attributed,
         },
-        "original_output_kept": status != "applied",
+        "original_output_kept": verdict.status != "applied",
         "user_gate": False,
         "recorded": False,
     }

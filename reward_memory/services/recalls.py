@@ -462,17 +462,8 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
             "reasoning_digest": text_digest_ref(reasoning) if reasoning else None,
         },
     )
-    receipt = documents.application_receipt(
-        receipt_id=receipt_id,
-        stored=stored,
-        decision=decision,
-        status=status,
-        reasons=reasons,
-        ref_digests=ref_digests,
-        reasoning=reasoning,
-        artifact=artifact,
-        attributed=attributed,
-    )
+    verdict = documents.Verdict(receipt_id, status, reasons, ref_digests, artifact, attributed)
+    receipt = documents.application_receipt(stored, application, verdict)
     if not execute or shape:
         return receipt
     receipt["recorded"] = True
