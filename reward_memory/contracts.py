@@ -5,6 +5,9 @@ Core idea (seed 003): keep feedback evidence, policy content and action authorit
 Content may be derived; authority never is.
 """
 
+import copy
+import json
+from pathlib import Path
 from typing import Any
 
 # -- schema versions (exact names from the seed / spec) --------------------------------
@@ -275,23 +278,39 @@ CLASS_AUTHORITY = {
 }
 
 
+def _loopx_architecture() -> dict[str, Any]:
+    path = Path(__file__).resolve().parent / "fixtures" / "loopx_architecture.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# LoopX's design-contract sections, served as LoopX 2.1.1 prints them (per-class
+# ``memory_classes`` fields, field and routing contracts, conflict resolution, safety
+# invariants, capability reuse, provider alignment, pilot/meta delegation, stages).
+LOOPX_ARCHITECTURE = _loopx_architecture()
+LOOPX_ARCHITECTURE_SECTIONS = (
+    "field_contracts",
+    "routing_contract",
+    "conflict_resolution",
+    "safety_invariants",
+    "existing_capability_reuse",
+    "provider_alignment",
+    "pilot_meta_delegation",
+    "stage_boundaries",
+)
+
+
 def architecture() -> dict[str, Any]:
     """The machine-readable contract printed by ``reward_memory architecture``: LoopX's
-    ``reward_memory_architecture_v0`` document (``status: design_contract``,
-    ``memory_classes[].class_id``, ``precedence`` ids, design ``lifecycle_states``) with
-    this project's detail beside it under names LoopX does not use."""
+    ``reward_memory_architecture_v0`` document (``status: design_contract``, its
+    ``memory_classes`` and design sections from ``fixtures/loopx_architecture.json``,
+    ``precedence`` ids, design ``lifecycle_states``) with this project's detail beside
+    it under names LoopX does not use (listed in docs/loopx-hosts.md)."""
+    wire = copy.deepcopy(LOOPX_ARCHITECTURE)
     return {
         "ok": True,
         "schema_version": ARCHITECTURE_SCHEMA,
         "status": "design_contract",
-        "memory_classes": [
-            {
-                "class_id": c,
-                "authority": CLASS_AUTHORITY[c],
-                "purpose": CLASS_CONTRACT[c]["source_scope"],
-            }
-            for c in MEMORY_CLASSES
-        ],
+        "memory_classes": wire["memory_classes"],
         "required_record_fields": [
             "class_id",
             "source",
@@ -306,7 +325,9 @@ def architecture() -> dict[str, Any]:
         ],
         "precedence": list(LOOPX_PRECEDENCE),
         "lifecycle_states": list(LOOPX_LIFECYCLE_STATES),
+        **{key: wire[key] for key in LOOPX_ARCHITECTURE_SECTIONS},
         "external_writes_performed": False,
+        "raw_memory_captured": False,
         "core_boundary": "feedback evidence, policy content and action authority stay "
         "apart; content may be derived, authority never is",
         "classes": [{"memory_class": c, **CLASS_CONTRACT[c]} for c in MEMORY_CLASSES],

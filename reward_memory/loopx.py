@@ -13,9 +13,11 @@ and any authority — LoopX derives a hard_policy checkpoint from its standing p
 here a hard_policy still needs an operator-granted checkpoint.
 """
 
+import datetime as dt
 import re
 from typing import Any
 
+from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import invalid
@@ -228,6 +230,21 @@ def is_loopx_packet(document: Any) -> bool:
     )
 
 
+def utc_z(value: Any) -> Any:
+    """LoopX writes UTC timestamps in the offset form (``2026-07-16T00:30:00+00:00``); ours
+    is ``…Z``. A UTC-offset timestamp is rewritten to ours; anything else is passed on
+    unchanged for the guard to judge (``freshness_stale``)."""
+    if not isinstance(value, str) or not value.endswith("+00:00"):
+        return value
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if parsed.utcoffset() != dt.timedelta(0):
+        return value
+    return clock.iso(parsed)
+
+
 def packet_corpus_id(document: dict[str, Any]) -> Any:
     return document["corpus"].get("corpus_id")
 
@@ -262,7 +279,7 @@ def from_loopx_packet(
             "project": checkpoint.get("project_ref"),
             "surface": checkpoint.get("surface_id"),
         },
-        observed_at=inner.get("observed_at"),
+        observed_at=utc_z(inner.get("observed_at")),
         corpus_revision=corpus.revision if corpus else None,
         conflicts=[] if inner.get("conflict_state") == "clear" else ["conflict_state"],
         provider_binding_ref=corpus.provider_binding_ref if corpus else None,

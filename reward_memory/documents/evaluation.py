@@ -22,19 +22,44 @@ def release_gate(reasons: list[str]) -> dict[str, Any]:
     }
 
 
+def dimensions(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The metrics grouped as LoopX groups them."""
+    groups = {
+        "task_outcome": ("case_count", "passed_case_count", "failed_case_count", "assertion_count"),
+        "user_experience": ("maintainer_interruption_count", "user_gate_count"),
+        "performance_and_cost": (
+            "latency_ms",
+            "model_tokens",
+            "public_evidence_bytes",
+            "storage_write_bytes",
+        ),
+        "application_quality": ("false_application_count",),
+    }
+    return {name: {key: metrics[key] for key in keys} for name, keys in groups.items()}
+
+
 def evaluation(
     *, cases: list[dict[str, Any]], metrics: dict[str, Any], reasons: list[str]
 ) -> dict[str, Any]:
-    """``reward_memory_evaluation_v0``."""
+    """``reward_memory_evaluation_v0`` in LoopX's layout (``ok`` is the verdict)."""
+    passed = not reasons
     return {
-        "ok": True,
+        "ok": passed,
         "schema_version": EVALUATION_SCHEMA,
-        "status": "failed" if reasons else "passed",
+        "status": "passed" if passed else "failed",
         "suite": "stage4_provider_neutral_contract",
+        "runner": "loopx_reward_memory_evaluation",
         "executes_real_core": True,
+        "uses_surrogate_evaluator": False,
         "cases": cases,
         "metrics": metrics,
+        "dimensions": dimensions(metrics),
         "release_gate": release_gate(reasons),
-        "external_writes_performed": False,
-        "user_gate": False,
+        "boundaries": {
+            "provider_writes_performed": metrics["provider_write_count"] > 0,
+            "external_writes_performed": metrics["external_write_count"] > 0,
+            "raw_memory_captured": False,
+            "model_reasoning_replaced": False,
+            "new_store_provider_or_scheduler_added": False,
+        },
     }

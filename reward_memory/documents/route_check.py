@@ -23,4 +23,5 @@ def route(
         "live_reasoning_required": True,
         "memory_patch_authority": False,
         "external_write_authorized": False,
+        "raw_issue_or_memory_captured": False,
     }
