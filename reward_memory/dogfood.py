@@ -28,6 +28,7 @@ from typing import Any
 
 from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
+from reward_memory import evaluation as stage4
 from reward_memory import guards, selectors
 from reward_memory import validation as v
 from reward_memory.documents import dogfood as documents
@@ -307,8 +308,6 @@ def evaluate_batch(
         controls.append(stored)
 
     if evaluation is None:
-        from reward_memory import evaluation as stage4
-
         evaluation = stage4.evaluate()
     gate_ready = evaluation["release_gate"]["status"] == "ready_for_bounded_dogfood"
     issue_fix = sum(r["domain_family"] == "issue_fix" for r in receipts)

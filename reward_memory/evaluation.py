@@ -13,14 +13,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from loopx_site.core import clock
 from loopx_site.core.encoding import dumps
+from reward_memory import candidates, principals, providers, routing, selectors, services
 from reward_memory import contracts as c
 from reward_memory import evaluation_fixtures as fx
-from reward_memory import principals, routing, selectors, services
 from reward_memory.documents import evaluation as documents
 from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import registry
-from reward_memory.models import LocalProviderDocument, MemoryRecord
+from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
+from reward_memory.providers.double import ProviderDouble
+from reward_memory.services import activation
+from reward_memory.services.ingest import _Context, ingest_event
 
 CASE_IDS = (
     "compact_restart_survival",
@@ -99,8 +103,6 @@ def _setup() -> dict[str, Any]:
             ],
             execute=True,
         )
-    from reward_memory.models import Corpus
-
     for row in Corpus.objects.filter(corpus_id__in=[fx.ADVICE_CORPUS, fx.POLICY_CORPUS]):
         rows[row.corpus_id] = row
     services.grant_checkpoint(  # the advice events' maintainer: a role binding only
@@ -127,11 +129,6 @@ def _setup() -> dict[str, Any]:
 # -- the eight cases ------------------------------------------------------------------------
 def _activate(event) -> dict[str, Any]:
     """Setup: activate one advice record (standing policy → provider → exact readback)."""
-    from loopx_site.core import clock
-    from reward_memory import candidates, selectors
-    from reward_memory.services import activation
-    from reward_memory.services.ingest import _Context
-
     corpus = selectors.get_corpus(event["corpus_id"])
     roles = selectors.source_role_bindings(corpus)
     adapted = candidates.adapt_and_evaluate(
@@ -161,9 +158,6 @@ def _codes(document: dict[str, Any]) -> list[str]:
 
 
 def case_compact_restart_survival(check: _Check, rows) -> None:
-    from reward_memory import providers
-    from reward_memory.providers.double import ProviderDouble
-
     record = _activate(fx.event("restart-1", "Lead summaries with the user-visible effect."))
     envelope = registry.record_envelope(selectors.get_record(record["record_ref"]))
     restarted = ProviderDouble()  # a new process: only the provider's storage survives
@@ -235,8 +229,6 @@ def case_supersede_revoke_rejection(check: _Check, rows) -> None:
 
 
 def case_stale_source_rejection(check: _Check, rows) -> None:
-    from reward_memory.services.ingest import ingest_event
-
     stale = fx.event("stale-1", "Old advice.", days_ago=fx.MAX_AGE_DAYS + 5)
     before = check.double.call_count
     receipt = check.checked(ingest_event, event=stale, execute=False)

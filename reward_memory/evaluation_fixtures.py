@@ -19,7 +19,7 @@ from django.db import transaction
 from loopx_site.core import clock
 from loopx_site.core.models import Agent, Goal
 from reward_memory import contracts as c
-from reward_memory import principals, providers
+from reward_memory import principals, providers, routing
 from reward_memory.providers.double import ProviderDouble
 
 GOAL = "eval-goal"
@@ -151,6 +151,4 @@ def recall_request(corpus_row, query: str, **overrides) -> dict:
 
 def pr_3237_case() -> dict:
     """The named Issue Fix regression (OpenViking PR #3237) from the route fixtures."""
-    from reward_memory import routing
-
     return routing.CASES["pr-3237"]
