@@ -278,6 +278,20 @@ CLASS_AUTHORITY = {
 }
 
 
+# every record's fields after its class (``class_id`` in LoopX's list, ``memory_class`` in ours)
+RECORD_FIELDS = (
+    "source",
+    "scope",
+    "authority",
+    "confidence",
+    "lifecycle_state",
+    "supersession",
+    "revocation",
+    "expiry",
+    "privacy",
+)
+
+
 def _loopx_architecture() -> dict[str, Any]:
     path = Path(__file__).resolve().parent / "fixtures" / "loopx_architecture.json"
     return json.loads(path.read_text(encoding="utf-8"))
@@ -311,18 +325,7 @@ def architecture() -> dict[str, Any]:
         "schema_version": ARCHITECTURE_SCHEMA,
         "status": "design_contract",
         "memory_classes": wire["memory_classes"],
-        "required_record_fields": [
-            "class_id",
-            "source",
-            "scope",
-            "authority",
-            "confidence",
-            "lifecycle_state",
-            "supersession",
-            "revocation",
-            "expiry",
-            "privacy",
-        ],
+        "required_record_fields": ["class_id", *RECORD_FIELDS],
         "precedence": list(LOOPX_PRECEDENCE),
         "lifecycle_states": list(LOOPX_LIFECYCLE_STATES),
         **{key: wire[key] for key in LOOPX_ARCHITECTURE_SECTIONS},
@@ -336,18 +339,7 @@ def architecture() -> dict[str, Any]:
             {"rank": i + 1, "layer": layer} for i, layer in enumerate(PRECEDENCE)
         ],
         "precedence_is_decision_table": False,
-        "record_contract": [
-            "memory_class",
-            "source",
-            "scope",
-            "authority",
-            "confidence",
-            "lifecycle_state",
-            "supersession",
-            "revocation",
-            "expiry",
-            "privacy",
-        ],
+        "record_contract": ["memory_class", *RECORD_FIELDS],
         "confidence_levels": list(CONFIDENCE_LEVELS),
         "confidence_raises_authority": False,
         "record_lifecycle_states": list(LIFECYCLE_STATES),

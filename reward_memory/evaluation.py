@@ -36,18 +36,6 @@ CASE_IDS = (
     "candidate_ranking_influence",
     "large_edge_case_patch_protection",
 )
-SUMMED_METRICS = (
-    "assertion_count",
-    "latency_ms",
-    "model_tokens",
-    "public_evidence_bytes",
-    "storage_write_bytes",
-    "provider_write_count",
-    "external_write_count",
-    "false_application_count",
-    "maintainer_interruption_count",
-    "user_gate_count",
-)
 ZERO_METRICS = (  # any of these nonzero holds the gate (LoopX's list)
     "storage_write_bytes",
     "provider_write_count",
@@ -56,6 +44,8 @@ ZERO_METRICS = (  # any of these nonzero holds the gate (LoopX's list)
     "maintainer_interruption_count",
     "user_gate_count",
 )
+SUMMED_METRICS = ("assertion_count", "latency_ms", "model_tokens", "public_evidence_bytes")
+SUMMED_METRICS += ZERO_METRICS  # LoopX's metric order
 # the shared application core the ranking case runs (LoopX names its own module)
 SHARED_CORE = "reward_memory.services.record_application"
 

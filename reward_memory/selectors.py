@@ -11,7 +11,7 @@ from django.db.models import Count, Q
 
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
-from reward_memory import authority, candidates, guards, providers, uris
+from reward_memory import authority, candidates, guards, models, providers, uris
 from reward_memory import contracts as c
 from reward_memory import experiment_config as cfg
 from reward_memory.errors import RewardMemoryError
@@ -20,11 +20,9 @@ from reward_memory.models import (
     AuthorityCheckpoint,
     Corpus,
     CorpusRoleBinding,
-    ExperimentBinding,
     IngestEvent,
     LineageClosure,
     MemoryRecord,
-    OperatorControl,
     PendingIngest,
     RecallReceipt,
     StandingPolicy,
@@ -693,7 +691,11 @@ def operator_control_facts(
 ) -> dict[str, Any]:
     """A stored operator control (``operator-control --execute``) of a corpus the caller
     may read; unknown or foreign → ``operator_control_not_found``."""
-    row = OperatorControl.objects.select_related("corpus").filter(control_id=control_id).first()
+    row = (
+        models.OperatorControl.objects.select_related("corpus")
+        .filter(control_id=control_id)
+        .first()
+    )
     if row is None or (viewer is not None and not may_read_corpus(row.corpus, *viewer)):
         raise RewardMemoryError(
             "operator_control_not_found",
@@ -744,12 +746,14 @@ class ExperimentRoute:
 
 def experiment_binding(goal_id: str, agent_id: str):
     """The (Goal, Agent)'s own registry row (one per Agent), or ``None``."""
-    return ExperimentBinding.objects.filter(goal__goal_id=goal_id, agent__agent_id=agent_id).first()
+    return models.ExperimentBinding.objects.filter(
+        goal__goal_id=goal_id, agent__agent_id=agent_id
+    ).first()
 
 
 def goal_experiment_bindings(goal_id: str):
     """Every Agent's registry row of the Goal (one per Agent)."""
-    return ExperimentBinding.objects.filter(goal__goal_id=goal_id).select_related("agent")
+    return models.ExperimentBinding.objects.filter(goal__goal_id=goal_id).select_related("agent")
 
 
 def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) -> ExperimentRoute:

@@ -42,11 +42,11 @@ def evaluation(
     *, cases: list[dict[str, Any]], metrics: dict[str, Any], reasons: list[str]
 ) -> dict[str, Any]:
     """``reward_memory_evaluation_v0`` in LoopX's layout (``ok`` is the verdict)."""
-    passed = not reasons
+    verdict = "failed" if reasons else "passed"
     return {
-        "ok": passed,
+        "ok": verdict == "passed",
         "schema_version": EVALUATION_SCHEMA,
-        "status": "passed" if passed else "failed",
+        "status": verdict,
         "suite": "stage4_provider_neutral_contract",
         "runner": "loopx_reward_memory_evaluation",
         "executes_real_core": True,
