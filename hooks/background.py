@@ -92,12 +92,8 @@ def execute_admitted_intents(
     """Execute admitted intents through ``executor``, one claimed intent at a time (its
     per-run budget bounds a sweep)."""
     spec = executors.get(executor) if isinstance(executor, str) else None
-    if spec is None:
-        raise error(
-            "unknown_executor",
-            f"executor must be one of {', '.join(sorted(executors.EXECUTORS))}",
-            field="executor",
-        )
+    if spec is None:  # the service's own refusal (unknown_executor), before any row
+        services.execute_intents(executor=executor)
     budget = spec.max_intents_per_run if limit is None else min(_bounded(limit), MAX_SWEEP)
     admitted = HookIntent.objects.filter(status=HookIntent.Status.ADMITTED)
     due = list(admitted.order_by("created_at", "pk").values_list("pk", "intent_id")[:budget])
