@@ -175,7 +175,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=102
 # Throttle counters (loopx_site.core.api.throttles) are shared by every server process:
 # LOOPX_THROTTLE_STORE=database (default) counts in the database with one atomic upsert;
 # =cache counts in the default cache with add + incr, which must be atomic there: Redis
-# (CACHE_URL=redis://host:6379/0, needs the `redis` package) or Memcached. The cache
+# (CACHE_URL=redis://host:6379/0: Django's RedisCache) or Memcached. The cache
 # itself defaults to local memory (per process; nothing shared depends on it).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://loopx")}
 if CACHES["default"]["BACKEND"].startswith("django_redis."):
