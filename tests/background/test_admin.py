@@ -80,3 +80,14 @@ def test_the_run_journal_is_read_only_in_the_admin(client):
     change = reverse("admin:core_backgroundrun_change", args=[run.pk])
     assert client.post(change, {"outcome": "failed"}).status_code == 403
     assert BackgroundRun.objects.get().outcome == "ok"
+
+
+def test_the_schedule_pages_render_for_an_operator(admin_client):
+    for model in ("periodictask", "intervalschedule", "crontabschedule"):
+        for view in ("changelist", "add"):
+            url = reverse(f"admin:django_celery_beat_{model}_{view}")
+            assert admin_client.get(url).status_code == 200, url
+    index = admin_client.get(reverse("admin:index")).content.decode()
+    assert "Background runs" in index
+    assert "Periodic tasks" in index
+    assert "Solar" not in index  # not used by LoopX
