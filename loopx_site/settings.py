@@ -54,6 +54,9 @@ INSTALLED_APPS = [
     "reward_memory",
     "hooks",
     "turn_recall",
+    # Periodic schedules of the background tasks (docs/background-work.md), edited in the
+    # admin; only `celery beat` reads them.
+    "django_celery_beat",
 ]
 
 MIDDLEWARE = [
@@ -182,6 +185,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=102
 # (CACHE_URL=redis://host:6379/0, needs the `redis` package) or Memcached. The cache
 # itself defaults to local memory (per process; nothing shared depends on it).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://loopx")}
+if CACHES["default"]["BACKEND"].startswith("django_redis."):
+    # redis:// always selects Django's own RedisCache (atomic INCR), whatever else is
+    # installed.
+    CACHES["default"]["BACKEND"] = "django.core.cache.backends.redis.RedisCache"
 LOOPX_THROTTLE_STORE = env.str("LOOPX_THROTTLE_STORE", default="database")
 if LOOPX_THROTTLE_STORE not in ("database", "cache"):
     from django.core.exceptions import ImproperlyConfigured
@@ -279,6 +286,40 @@ LOOPX_DEMO_LOADERS = [
     "hooks.demo.load",
     "turn_recall.demo.load",
 ]
+
+# Background work on Celery (loopx_site/celery.py, docs/background-work.md). Unset broker ⇒
+# the in-process memory transport: nothing leaves the process and nothing schedules, so
+# `make run` needs no Redis; the management commands stay for operators.
+CELERY_BROKER_URL = env.str("LOOPX_CELERY_BROKER_URL", default="") or "memory://"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task is acknowledged after it ran, and re-queued when its worker process dies, so a
+# killed worker's task runs again elsewhere (every task is idempotent); one task at a time
+# per worker process.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True  # what a run did is its core.BackgroundRun row
+CELERY_TASK_DEFAULT_QUEUE = "loopx"
+CELERY_TIMEZONE = "UTC"
+CELERY_ENABLE_UTC = True
+# Default limits of a task (each task also declares its own): the soft limit raises in
+# the task, the hard limit kills the worker process (then the task is re-queued).
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("LOOPX_CELERY_SOFT_TIME_LIMIT", default=240)
+CELERY_TASK_TIME_LIMIT = env.int("LOOPX_CELERY_TIME_LIMIT", default=300)
+# Redis redelivers a task not acknowledged within this many seconds: above every hard
+# time limit, so a running task is never handed to a second worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("LOOPX_CELERY_VISIBILITY_TIMEOUT", default=900)
+}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # keep the LOGGING below
+CELERY_TASK_ALWAYS_EAGER = env.bool("LOOPX_CELERY_ALWAYS_EAGER", default=False)
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# The hook phase of a committed receipt is recovered by a worker only once the settle
+# that committed it had this long to run the phase itself.
+LOOPX_RECOVERY_GRACE_SECONDS = env.int("LOOPX_RECOVERY_GRACE_SECONDS", default=60)
 
 # One line per event (key=value, or JSON with LOG_FORMAT=json) carrying the request id
 # (loopx_site.core.logging). Django's own 4xx request warnings are dropped in favour of
