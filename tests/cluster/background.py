@@ -3,11 +3,14 @@ replays it), and one app instance + one worker SIGKILLed mid-traffic."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
 import time
 
 from tests.cluster import scenarios
 from tests.cluster.client import Client
+from tests.cluster.topology import PYTHON, ROOT
 
 
 def _dispatch_ids(topo, turn: str) -> list[str]:
@@ -67,6 +70,20 @@ def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
         d["dispatch_id"] for d in again.body.get("hook_phase", {}).get("dispatches", [])
     )
     final = _dispatch_ids(topo, turn)
+    claimed = scenarios.count(
+        topo,
+        "SELECT coalesce(sum((counts->>'claimed')::int), 0) FROM core_backgroundrun "
+        "WHERE task = 'loopx.hooks.recover_dispatches'",
+    )
+    pids = {str(p.pid): p.name for p in topo.procs.values()}
+    workers = [
+        pids.get(w.rsplit(":", 1)[-1], w)
+        for w in topo.psql(
+            "SELECT DISTINCT worker FROM core_backgroundrun WHERE task = "
+            "'loopx.hooks.recover_dispatches' AND (counts->>'claimed')::int > 0",
+            db="loopx",
+        ).split()
+    ]
     ok = (
         run.returncode == -9
         and committed == 1
@@ -74,6 +91,7 @@ def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
         and replayed != []
         and after_wait == replayed == final == retried
         and len(set(final)) == len(final)
+        and claimed == 1
     )
     return ok, {
         "settle_exit": run.returncode,
@@ -83,6 +101,8 @@ def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
         "dispatch_rows": len(final),
         "retry_same_ids": retried == final and bool(final),
         "retry_status": again.status,
+        "receipts_claimed_by_workers": claimed,
+        "recovery_runs_by": workers,
     }
 
 
@@ -95,19 +115,20 @@ def instance_and_worker_killed(topo, tokens, ids, seconds=12):
     runner = threading.Thread(
         target=traffic.run, kwargs={"clients": 4, "requests": 400, "seconds": seconds}
     )
-    enqueued = enqueue_tasks(topo, 6) if topo.celery else 0
     runner.start()
     time.sleep(seconds / 3)
+    task_ids = enqueue_tasks(topo, 8) if topo.celery else []  # both workers take these
     killed_at = time.monotonic()
     killed = {"app2": topo.kill("app2")}
     if topo.celery:
         killed["worker2"] = topo.kill("worker2")
+        task_ids += enqueue_tasks(topo, 8)  # only the survivor is left to run these
     served_before = dict(traffic.served)
     runner.join()
     survivor = topo.served_by(6)
     missing = traffic.readback()
     late_errors = [s for t, s in traffic.errors_after if t > killed_at + 3.0]
-    drained, queue_left = wait_drained(topo, 60) if topo.celery else (True, 0)
+    drained, broker = wait_drained(topo, task_ids, 60) if topo.celery else (True, {})
     acked = {k: len(v) for k, v in traffic.acked.items()}
     ok = (
         sum(missing.values()) == 0
@@ -127,14 +148,55 @@ def instance_and_worker_killed(topo, tokens, ids, seconds=12):
         "served_by_before_kill": served_before,
         "served_by_after": sorted(survivor),
         "statuses": dict(traffic.statuses),
-        "tasks_enqueued": enqueued,
-        "queue_left": queue_left,
+        "tasks_enqueued": len(task_ids),
+        **broker,
     }
 
 
-def enqueue_tasks(topo, n: int) -> int:  # replaced once the Celery app is wired in
-    return 0
+SEND = (
+    "import json, sys; from loopx_site.celery import app; "
+    "print(json.dumps([app.send_task('loopx.hooks.recover_dispatches', "
+    "kwargs={'limit': 50}).id for _ in range(int(sys.argv[1]))]))"
+)
 
 
-def wait_drained(topo, seconds: float) -> tuple[bool, int]:
-    return True, 0
+def enqueue_tasks(topo, n: int) -> list[str]:
+    """``n`` recovery tasks on the broker (as beat would send them); their Celery ids."""
+    run = subprocess.run(
+        [PYTHON, "-c", SEND, str(n)],
+        cwd=ROOT,
+        env=topo.app_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if run.returncode:
+        raise RuntimeError(f"could not enqueue tasks: {run.stderr[-300:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def wait_drained(topo, task_ids: list[str], seconds: float) -> tuple[bool, dict]:
+    """Every enqueued task ran to ``ok`` (its ``core.BackgroundRun`` row) and the broker
+    holds nothing: the ``loopx`` queue is empty and no message is left unacknowledged."""
+    listed = "','".join(task_ids)
+    deadline = time.monotonic() + seconds
+    figures: dict = {}
+    while True:
+        done = scenarios.count(
+            topo,
+            "SELECT count(DISTINCT task_id) FROM core_backgroundrun WHERE outcome = 'ok' "
+            f"AND task_id IN ('{listed}')",
+        )
+        queued = int(topo.redis_cli("-n", "0", "LLEN", "loopx") or 0)
+        unacked = int(topo.redis_cli("-n", "0", "HLEN", "unacked") or 0)
+        figures = {"tasks_ran": done, "queued": queued, "unacked": unacked}
+        if (done == len(task_ids) and queued == 0 and unacked == 0) or (
+            time.monotonic() > deadline
+        ):
+            break
+        time.sleep(0.5)
+    figures["runs_left_running"] = scenarios.count(
+        topo, "SELECT count(*) FROM core_backgroundrun WHERE outcome = 'running'"
+    )  # a run the SIGKILL interrupted: its task ran again elsewhere (tasks_ran)
+    return done == len(task_ids) and queued == 0 and unacked == 0, figures

@@ -38,6 +38,7 @@ def main() -> int:
             segment_ref="seg-cl",
             execute=True,
         )
+    _fast_recovery()
     tokens = {
         "cluster": core.create_token(goal_id="cluster", label="cluster-leg").secret,
         "author": core.create_token(goal_id="demo", agent_id="author", label="leg").secret,
@@ -45,6 +46,22 @@ def main() -> int:
     }
     print(json.dumps(tokens))
     return 0
+
+
+def _fast_recovery() -> None:
+    """The hook-recovery schedule every 2 s (what an operator would edit in the admin):
+    the leg waits seconds, not the default minute, for a worker to replay a settle."""
+    from django.apps import apps
+
+    if not apps.is_installed("django_celery_beat"):
+        return
+    from django_celery_beat.models import IntervalSchedule, PeriodicTask, PeriodicTasks
+
+    every, _ = IntervalSchedule.objects.get_or_create(every=2, period=IntervalSchedule.SECONDS)
+    PeriodicTask.objects.filter(task="loopx.hooks.recover_dispatches").update(
+        interval=every, enabled=True
+    )
+    PeriodicTasks.update_changed()  # a bulk update sends no signal: tell beat
 
 
 if __name__ == "__main__":

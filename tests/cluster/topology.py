@@ -346,6 +346,12 @@ class Topology:
             "CACHE_URL": f"{redis}/1",
             "LOOPX_THROTTLE_STORE": "cache",
             "LOOPX_CELERY_BROKER_URL": f"{redis}/0",
+            # The leg's clock is seconds, not minutes: a committed receipt without its hook
+            # phase is due for recovery after 3 s (the schedule runs every 2 s, set by
+            # tests/cluster/seed.py), and a killed worker's unacknowledged task is handed
+            # to another worker after 10 s (production: 60 s and 900 s).
+            "LOOPX_RECOVERY_GRACE_SECONDS": "3",
+            "LOOPX_CELERY_VISIBILITY_TIMEOUT": "10",
             # One token carries each scenario's traffic: only the throttle scenario's
             # scope (doctor) keeps a limit, the one the issue measured (12/min).
             "LOOPX_THROTTLE_WRITE": "off",
@@ -461,46 +467,18 @@ class Topology:
         return proc
 
     def start_worker(self, name: str) -> Proc:
-        return self.spawn(
-            name,
-            [
-                PYTHON,
-                "-m",
-                "celery",
-                "-A",
-                "loopx_site",
-                "worker",
-                "--pool",
-                "solo",
-                "--hostname",
-                f"{name}@cluster-leg",
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-            ],
-            env=self.app_env(),
-        )
+        """One Celery worker on the ``loopx`` queue, solo pool: one process to SIGKILL."""
+        argv = [PYTHON, "-m", "celery", "-A", "loopx_site.celery", "worker"]
+        argv += ["--queues", "loopx", "--pool", "solo", "--hostname", f"{name}@cluster-leg"]
+        argv += ["--loglevel", "INFO", "--without-gossip", "--without-mingle"]
+        return self.spawn(name, argv, env=self.app_env())
 
     def start_beat(self) -> Proc:
-        return self.spawn(
-            "beat",
-            [
-                PYTHON,
-                "-m",
-                "celery",
-                "-A",
-                "loopx_site",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--scheduler",
-                "django_celery_beat.schedulers:DatabaseScheduler",
-                "--pidfile",
-                "",
-            ],
-            env=self.app_env(),
-        )
+        """``celery beat`` on django-celery-beat's DatabaseScheduler (the admin's rows)."""
+        argv = [PYTHON, "-m", "celery", "-A", "loopx_site.celery", "beat", "--loglevel", "INFO"]
+        argv += ["--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"]
+        argv += ["--pidfile", str(self.scratch / "logs" / "beat.pid")]
+        return self.spawn("beat", argv, env=self.app_env())
 
     def redis_cli(self, *args: str) -> str:
         run = subprocess.run(
