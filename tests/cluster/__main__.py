@@ -79,10 +79,12 @@ def main(argv=None) -> int:
         migrate = topo.manage("migrate", "--noinput", "-v0")
         if migrate.returncode:
             raise RuntimeError(f"migrate failed: {migrate.stderr[-800:]}")
-        seed = topo.manage_module("tests.cluster.seed", str(TODOS))
+        seed = topo.python("-m", "tests.cluster.seed", str(TODOS))
         if seed.returncode:
             raise RuntimeError(f"seeding failed: {seed.stderr[-800:]}")
-        tokens = json.loads(seed.stdout.strip().splitlines()[-1])
+        seeded = json.loads(seed.stdout.strip().splitlines()[-1])
+        tokens = seeded["tokens"]
+        scenarios.EVENT_TEMPLATE.update(seeded["event"])
         apps = [topo.start_app("app1"), topo.start_app("app2")]
         for app in apps:
             if not wait_port(app.port, 60, app.popen):

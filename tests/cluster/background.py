@@ -4,13 +4,11 @@ replays it), and one app instance + one worker SIGKILLed mid-traffic."""
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 import time
 
 from tests.cluster import scenarios
 from tests.cluster.client import Client
-from tests.cluster.topology import PYTHON, ROOT
 
 
 def _dispatch_ids(topo, turn: str) -> list[str]:
@@ -162,15 +160,7 @@ SEND = (
 
 def enqueue_tasks(topo, n: int) -> list[str]:
     """``n`` recovery tasks on the broker (as beat would send them); their Celery ids."""
-    run = subprocess.run(
-        [PYTHON, "-c", SEND, str(n)],
-        cwd=ROOT,
-        env=topo.app_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    run = topo.python("-c", SEND, str(n))
     if run.returncode:
         raise RuntimeError(f"could not enqueue tasks: {run.stderr[-300:]}")
     return json.loads(run.stdout.strip().splitlines()[-1])

@@ -6,6 +6,7 @@ figures)`` where ``figures`` is a flat dict printed on the scenario's one line.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
@@ -17,7 +18,6 @@ PREFS = "/api/v1/goals/{goal}/agents/{agent}/preferences/"
 INGEST = "/api/v1/reward-memory/ingest/"
 SETTLE = "/api/v1/turns/settle/"
 DOCTOR = "/api/v1/semantic-preferences/doctor/"
-OBSERVED = "2025-06-01T10:00:00Z"
 
 
 class Counters:
@@ -37,36 +37,18 @@ class Counters:
             return f"cl-ev-{next(self.events)}"
 
 
+#: The demo's turn-admission event (``reward_memory.demo``), printed by the seed.
+EVENT_TEMPLATE: dict = {}
+
+
 def ingest_body(event_id: str) -> dict:
-    """A soft-preference event the demo's standing policy admits (turn-admission corpus)."""
-    return {
-        "goal_id": "demo",
-        "agent_id": "author",
-        "execute": True,
-        "event": {
-            "schema_version": "scoped_feedback_reward_memory_event_v0",
-            "event_id": event_id,
-            "corpus_id": "loopx-demo-turn-admission",
-            "target_class": "soft_preference",
-            "source": {
-                "kind": "operator_choice",
-                "actor": "user:demo-operator",
-                "actor_role": "operator",
-                "evidence_ref": f"feedback:loopx-demo/turn-admission/{event_id}",
-                "observed_at": OBSERVED,
-            },
-            "scope": {
-                "workspace": "loopx",
-                "project": "loopx-demo",
-                "surface": "agent_workflow.turn_admission",
-            },
-            "content_summary": f"Cluster leg preference {event_id}: re-read the Todo first.",
-            "reasoning_summary": "The operator chose this in the cluster leg.",
-            "confidence": {"level": "medium", "basis": "repeated explicit operator choice"},
-            "requested_action_scopes": [],
-            "conflicts": [],
-        },
-    }
+    """A soft-preference event the demo's standing policy admits (turn-admission corpus):
+    the demo's own event shape with this event id, evidence and summary."""
+    event = json.loads(json.dumps(EVENT_TEMPLATE))
+    event["event_id"] = event_id
+    event["source"]["evidence_ref"] = f"feedback:loopx-demo/turn-admission/{event_id}"
+    event["content_summary"] = f"Cluster leg preference {event_id}: re-read the Todo first."
+    return {"goal_id": "demo", "agent_id": "author", "execute": True, "event": event}
 
 
 def settle_body(todo_id: str, turn: str) -> dict:

@@ -5,8 +5,9 @@
 The demo (``loopx_demo``: Goal ``demo`` with Agents ``author`` / ``reviewer``, the
 Reward Memory corpora and standing policies), Goal ``cluster`` with Agents ``c0``…``c15``,
 ``TODOS`` Todos ``cl-0``… of Goal ``demo`` (no validator) for the settles, and three host
-tokens. Prints one JSON line: ``{"cluster": <Goal-wide token>, "author": <demo/author
-token>, "throttle": <a token of its own for the throttle scenario>}``.
+tokens. Prints one JSON line for the harness (captured, never shown): ``tokens`` —
+``cluster`` (Goal-wide), ``author`` (demo/author), ``throttle`` (the throttle scenario's
+own) — and ``event``, the demo's turn-admission event (the shape the harness ingests).
 """
 
 import json
@@ -44,7 +45,10 @@ def main() -> int:
         "author": core.create_token(goal_id="demo", agent_id="author", label="leg").secret,
         "throttle": core.create_token(goal_id="cluster", label="cluster-throttle").secret,
     }
-    print(json.dumps(tokens))
+    from reward_memory.demo import _turn_event
+
+    event = _turn_event("cl-template", "template", "The operator chose this in the cluster leg.")
+    print(json.dumps({"tokens": tokens, "event": event}))
     return 0
 
 

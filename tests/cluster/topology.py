@@ -167,23 +167,8 @@ class Topology:
                         os.kill(child, signal.SIGKILL)
             self._pidfile(name).unlink(missing_ok=True)
         if self.pg_data is not None and self.pg_bin:
-            stop = subprocess.run(
-                [
-                    *self._as_pg(),
-                    f"{self.pg_bin}/pg_ctl",
-                    "-D",
-                    str(self.pg_data),
-                    "-m",
-                    "immediate",
-                    "-w",
-                    "-t",
-                    "30",
-                    "stop",
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            pg_ctl = [*self._as_pg(), f"{self.pg_bin}/pg_ctl", "-D", str(self.pg_data)]
+            stop = _run([*pg_ctl, *["-m", "immediate", "-w", "-t", "30", "stop"]])
             if stop.returncode == 0:
                 self._pidfile("postgres").unlink(missing_ok=True)
             else:  # the script's trap stops it by the recorded PID
@@ -199,24 +184,8 @@ class Topology:
             shutil.chown(self.scratch, "postgres")
             shutil.chown(base, "postgres")
         data = base / "data"
-        run = subprocess.run(
-            [
-                *self._as_pg(),
-                f"{self.pg_bin}/initdb",
-                "-D",
-                str(data),
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "-E",
-                "UTF8",
-                "--no-sync",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        initdb = [*self._as_pg(), f"{self.pg_bin}/initdb", "-D", str(data)]
+        run = _run([*initdb, *["-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]])
         if run.returncode:
             raise RuntimeError(f"initdb failed: {run.stderr[-400:]}")
         port = self.ports["postgres"] = free_port()
@@ -224,24 +193,9 @@ class Topology:
             f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=100 "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c timezone=UTC"
         )
-        run = subprocess.run(
-            [
-                *self._as_pg(),
-                f"{self.pg_bin}/pg_ctl",
-                "-D",
-                str(data),
-                "-l",
-                str(base / "server.log"),
-                "-w",
-                "-t",
-                "60",
-                "start",
-                "-o",
-                opts,
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+        pg_ctl = [*self._as_pg(), f"{self.pg_bin}/pg_ctl", "-D", str(data)]
+        run = _run(
+            [*pg_ctl, "-l", str(base / "server.log"), *["-w", "-t", "60", "start", "-o"], opts]
         )
         if run.returncode:
             raise RuntimeError(f"PostgreSQL did not start: {run.stderr[-400:]}")
@@ -251,26 +205,8 @@ class Topology:
         self.psql("CREATE DATABASE loopx")
 
     def psql(self, sql: str, db: str = "postgres") -> str:
-        run = subprocess.run(
-            [
-                f"{self.pg_bin}/psql",
-                "-X",
-                "-At",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(self.ports["postgres"]),
-                "-U",
-                "postgres",
-                "-d",
-                db,
-                "-c",
-                sql,
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        where = ["-h", "127.0.0.1", "-p", str(self.ports["postgres"]), "-U", "postgres"]
+        run = _run([f"{self.pg_bin}/psql", "-X", "-At", *where, "-d", db, "-c", sql])
         if run.returncode:
             raise RuntimeError(f"psql failed: {run.stderr.strip()[-300:]}")
         return run.stdout.strip()
@@ -306,25 +242,9 @@ class Topology:
 
     def start_redis(self) -> None:
         port = self.ports["redis"] = free_port()
-        proc = self.spawn(
-            "redis",
-            [
-                find_binary("redis-server"),
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.scratch),
-                "--protected-mode",
-                "yes",
-            ],
-            port=port,
-        )
+        argv = [find_binary("redis-server"), "--bind", "127.0.0.1", "--port", str(port)]
+        argv += ["--save", "", "--appendonly", "no", "--dir", str(self.scratch)]
+        proc = self.spawn("redis", argv, port=port)
         if not wait_port(port, 15, proc.popen):
             raise RuntimeError(f"Redis did not start:\n{proc.tail()}")
 
@@ -364,9 +284,11 @@ class Topology:
         env.update(extra)
         return env
 
-    def manage(self, *args: str, env_extra: dict | None = None, timeout: float = 180):
+    def python(self, *argv: str, env_extra: dict | None = None, timeout: float = 180):
+        """Our Python with the cluster's settings: ``python("manage.py", "migrate")``,
+        ``python("-m", "tests.cluster.seed")``, ``python("-c", code)``."""
         return subprocess.run(
-            [PYTHON, "manage.py", *args],
+            [PYTHON, *argv],
             cwd=ROOT,
             env=self.app_env(**(env_extra or {})),
             capture_output=True,
@@ -375,16 +297,8 @@ class Topology:
             check=False,
         )
 
-    def manage_module(self, module: str, *args: str, timeout: float = 180):
-        return subprocess.run(
-            [PYTHON, "-m", module, *args],
-            cwd=ROOT,
-            env=self.app_env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+    def manage(self, *args: str, env_extra: dict | None = None):
+        return self.python("manage.py", *args, env_extra=env_extra)
 
     def served_by(self, tries: int = 6) -> set[str]:
         """The instances HAProxy routes ``tries`` front-page requests to."""
@@ -415,29 +329,14 @@ class Topology:
 
     def start_app(self, name: str) -> Proc:
         port = self.ports[name] = free_port()
-        proc = self.spawn(
-            name,
-            [
-                PYTHON,
-                "-m",
-                "gunicorn",
-                "loopx_site.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "1",
-                "--threads",
-                "4",
-                "--timeout",
-                "60",
-                "--graceful-timeout",
-                "5",
-                "--log-level",
-                "warning",
-            ],
-            env=self.app_env(),
-            port=port,
-        )
+        argv = [PYTHON, "-m", "gunicorn", "loopx_site.wsgi:application"]
+        argv += [
+            "--bind",
+            f"127.0.0.1:{port}",
+            *["--workers", "1", "--threads", "4", "--timeout", "60"],
+        ]
+        argv += ["--graceful-timeout", "5", "--log-level", "warning"]
+        proc = self.spawn(name, argv, env=self.app_env(), port=port)
         return proc
 
     def start_haproxy(self) -> Proc:
@@ -481,20 +380,13 @@ class Topology:
         return self.spawn("beat", argv, env=self.app_env())
 
     def redis_cli(self, *args: str) -> str:
-        run = subprocess.run(
-            [
-                find_binary("redis-cli") or "redis-cli",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(self.ports["redis"]),
-                *args,
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        where = ["-h", "127.0.0.1", "-p", str(self.ports["redis"])]
+        run = _run([find_binary("redis-cli") or "redis-cli", *where, *args])
         return run.stdout.strip()
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
 
 
 def _children(pid: int) -> list[int]:
