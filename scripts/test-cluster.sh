@@ -74,7 +74,12 @@ if ! .venv/bin/python -c 'import redis' >/dev/null 2>&1; then
   skip_or_fail "the redis package is not installed in .venv (make setup)"
 fi
 
-LOOPX_CLUSTER_SCRATCH="$SCRATCH" .venv/bin/python -m tests.cluster ${LOOPX_CLUSTER_ARGS:-}
+# In the background, so a signal to this script is handled at once: it is passed on to
+# the harness (which stops its processes), then the trap stops whatever is left.
+LOOPX_CLUSTER_SCRATCH="$SCRATCH" .venv/bin/python -m tests.cluster ${LOOPX_CLUSTER_ARGS:-} &
+harness=$!
+trap 'kill -TERM "$harness" 2>/dev/null; wait "$harness"; exit 130' INT TERM
+wait "$harness"
 status=$?
 echo "cluster leg finished in $(( $(date +%s) - started ))s (status $status)"
 exit $status

@@ -127,6 +127,9 @@ def main(argv=None) -> int:
     except Exception as exc:
         print(f"   FAIL set-up: {exc}", flush=True)
         failed.append("set-up")
+    except (KeyboardInterrupt, SystemExit):
+        print("   interrupted: stopping every process by its PID", flush=True)
+        raise
     finally:
         topo.stop_all()
     total = time.monotonic() - started
