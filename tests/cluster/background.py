@@ -9,6 +9,7 @@ import time
 
 from tests.cluster import scenarios
 from tests.cluster.client import Client
+from tests.cluster.topology import wait_port
 
 
 def _dispatch_ids(topo, turn: str) -> list[str]:
@@ -21,39 +22,41 @@ def _dispatch_ids(topo, turn: str) -> list[str]:
     return [line for line in out.splitlines() if line]
 
 
-def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
-    """``turn settle --execute`` SIGKILLed between its primary commit and its hook phase
-    (the hooks app's ``LOOPX_HOOKS_FAULT=after_primary_commit:kill``): nothing dispatched.
-    A worker's periodic replay task then dispatches it; the host's own retry of the
-    settle returns the same receipt and the same dispatch ids, each row once."""
-    todo = ids.todo()
-    turn = f"turn-killed-{todo}"
-    run = topo.manage(
-        "turn",
-        "settle",
-        "--goal-id",
-        "demo",
-        "--agent-id",
-        "author",
-        "--todo-id",
-        todo,
-        "--turn-instance-id",
-        turn,
-        "--event-kind",
-        "todo_completed",
-        "--execute",
-        env_extra={"LOOPX_HOOKS_FAULT": "after_primary_commit:kill"},
-    )
+FAULT = {"LOOPX_HOOKS_FAULT": "after_primary_commit:kill"}
+
+
+def _settle_cli(topo, todo: str, turn: str) -> int:
+    """``turn settle --execute`` that SIGKILLs itself after its primary commit."""
+    where = ["--goal-id", "demo", "--agent-id", "author", "--todo-id", todo]
+    what = ["--turn-instance-id", turn, "--event-kind", "todo_completed", "--execute"]
+    return topo.manage("turn", "settle", *where, *what, env_extra=FAULT).returncode
+
+
+def _settle_api(topo, tokens, todo: str, turn: str) -> int:
+    """The settle sent to an app instance whose gunicorn worker SIGKILLs itself after the
+    primary commit: the host gets no answer (0). The instance is stopped afterwards."""
+    app = topo.start_app("app3", **FAULT)
+    try:
+        if not wait_port(app.port, 60, app.popen):
+            raise RuntimeError(f"app3 did not start:\n{app.tail()}")
+        answer = Client(app.port, tokens["author"], "app3").post(
+            scenarios.SETTLE, scenarios.settle_body(todo, turn)
+        )
+    finally:
+        topo.kill("app3")
+    return answer.status
+
+
+def _replayed_by_a_worker(topo, tokens, todo: str, turn: str, seconds: float) -> dict:
     committed = scenarios.count(
         topo,
         "SELECT count(*) FROM hooks_durablewritebackreceipt r JOIN hooks_turnsettlement s ON "
         f"r.settlement_id = s.id WHERE s.turn_instance_id = '{turn}' AND r.state = 'committed'",
     )
     before = _dispatch_ids(topo, turn)
-    deadline = time.monotonic() + seconds
     t0 = time.monotonic()
     replayed = []
-    while time.monotonic() < deadline:
+    while time.monotonic() < t0 + seconds:
         replayed = _dispatch_ids(topo, turn)
         if replayed:
             break
@@ -68,6 +71,34 @@ def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
         d["dispatch_id"] for d in again.body.get("hook_phase", {}).get("dispatches", [])
     )
     final = _dispatch_ids(topo, turn)
+    ok = committed == 1 and before == [] and replayed != []
+    ok &= after_wait == replayed == final == retried and len(set(final)) == len(final)
+    return {
+        "ok": ok,
+        "committed_receipts": committed,
+        "dispatches_before": len(before),
+        "replayed_by_worker_after_s": round(waited, 1) if replayed else None,
+        "dispatch_rows": len(final),
+        "retry_same_ids": retried == final and bool(final),
+    }
+
+
+def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
+    """A settle killed between its primary commit and its hook phase (the hooks app's
+    ``LOOPX_HOOKS_FAULT=after_primary_commit:kill``) — once as ``turn settle --execute``
+    (the CLI process SIGKILLed), once through the API (the gunicorn worker of an extra
+    instance, app3, SIGKILLed: the host got no answer): nothing dispatched. A worker's
+    periodic recovery task dispatches it; the host's later retry of the settle returns
+    the same dispatch ids; every row once, each receipt claimed by one worker once."""
+    cases = {}
+    todo = ids.todo()
+    exit_status = _settle_cli(topo, todo, f"turn-killed-{todo}")
+    cases["cli"] = {"exit": exit_status, **_replayed_by_a_worker(
+        topo, tokens, todo, f"turn-killed-{todo}", seconds)}  # fmt: skip
+    todo = ids.todo()
+    status = _settle_api(topo, tokens, todo, f"turn-killed-{todo}")
+    cases["api"] = {"answer": status, **_replayed_by_a_worker(
+        topo, tokens, todo, f"turn-killed-{todo}", seconds)}  # fmt: skip
     claimed = scenarios.count(
         topo,
         "SELECT coalesce(sum((counts->>'claimed')::int), 0) FROM core_backgroundrun "
@@ -82,26 +113,9 @@ def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
             db="loopx",
         ).split()
     ]
-    ok = (
-        run.returncode == -9
-        and committed == 1
-        and before == []
-        and replayed != []
-        and after_wait == replayed == final == retried
-        and len(set(final)) == len(final)
-        and claimed == 1
-    )
-    return ok, {
-        "settle_exit": run.returncode,
-        "committed_receipts": committed,
-        "dispatches_before": len(before),
-        "replayed_by_worker_after_s": round(waited, 1) if replayed else None,
-        "dispatch_rows": len(final),
-        "retry_same_ids": retried == final and bool(final),
-        "retry_status": again.status,
-        "receipts_claimed_by_workers": claimed,
-        "recovery_runs_by": workers,
-    }
+    ok = cases["cli"].pop("ok") and cases["api"].pop("ok")
+    ok &= cases["cli"]["exit"] == -9 and cases["api"]["answer"] == 0 and claimed == 2
+    return ok, {**cases, "receipts_claimed_by_workers": claimed, "recovery_runs_by": workers}
 
 
 def instance_and_worker_killed(topo, tokens, ids, seconds=12):

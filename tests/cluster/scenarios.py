@@ -21,11 +21,12 @@ DOCTOR = "/api/v1/semantic-preferences/doctor/"
 
 
 class Counters:
-    """Todo and event ids handed out once across scenarios."""
+    """Todo, event and traffic-run ids handed out once across scenarios."""
 
     def __init__(self, todos: int):
         self.todos = iter(range(todos))
         self.events = iter(range(10**6))
+        self.runs = iter(range(1, 10**6))
         self.lock = threading.Lock()
 
     def todo(self) -> str:
@@ -35,6 +36,10 @@ class Counters:
     def event(self) -> str:
         with self.lock:
             return f"cl-ev-{next(self.events)}"
+
+    def run(self) -> int:
+        with self.lock:
+            return next(self.runs)
 
 
 #: The demo's turn-admission event (``reward_memory.demo``), printed by the seed.
@@ -113,6 +118,7 @@ class Traffic:
 
     def __init__(self, topo, tokens, ids: Counters):
         self.topo, self.tokens, self.ids = topo, tokens, ids
+        self.run_id = ids.run()  # operation ids unique across runs of the same Agents
         self.statuses: Counter = Counter()
         self.served: Counter = Counter()
         self.acked = {"remember": [], "ingest": [], "settle": []}
@@ -153,8 +159,8 @@ class Traffic:
                 if answer.ok:
                     revision = revision_of(answer.body)
             elif kind == "remember":
-                op = f"op-{agent}-{i}"
-                body = remember_body(f"k{i % 6}", f"{agent}-{i}", revision, op)
+                op = f"op-{self.run_id}-{agent}-{i}"
+                body = remember_body(f"k{i % 6}", f"{self.run_id}-{agent}-{i}", revision, op)
                 answer = self._send(prefs, base + "remember/", body)
                 if answer.ok:
                     revision = revision_of(answer.body)

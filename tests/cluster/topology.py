@@ -327,7 +327,7 @@ class Topology:
             time.sleep(0.3)
         return False
 
-    def start_app(self, name: str) -> Proc:
+    def start_app(self, name: str, **env_extra: str) -> Proc:
         port = self.ports[name] = free_port()
         argv = [PYTHON, "-m", "gunicorn", "loopx_site.wsgi:application"]
         argv += [
@@ -336,7 +336,7 @@ class Topology:
             *["--workers", "1", "--threads", "4", "--timeout", "60"],
         ]
         argv += ["--graceful-timeout", "5", "--log-level", "warning"]
-        proc = self.spawn(name, argv, env=self.app_env(), port=port)
+        proc = self.spawn(name, argv, env=self.app_env(**env_extra), port=port)
         return proc
 
     def start_haproxy(self) -> Proc:
