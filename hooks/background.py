@@ -38,6 +38,10 @@ OUTCOME_COUNTS = {
 }
 
 
+#: What executing one claimed intent can end as (``hooks.services.execute_intents``).
+EXECUTION_ACTIONS = ("executed", "rejected", "deduplicated")
+
+
 def _bounded(limit: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SWEEP:
         raise error("invalid_argument", f"limit must be 1-{MAX_SWEEP}", field="limit")
@@ -62,6 +66,7 @@ def recover_dispatches(*, limit: int = 100, grace_seconds: int | None = None) ->
         more = [pk for pk in failing.values_list("pk", flat=True)[:limit] if pk not in seen]
         pks += more[: limit - len(pks)]
     counts = Counter(candidates=len(pks), claimed=0, skipped=0, deferred=0)
+    counts.update(dict.fromkeys(OUTCOME_COUNTS.values(), 0))
     for pk in pks:
         with transaction.atomic():
             receipt = claim(DurableWritebackReceipt.objects.filter(pk=pk)).first()
@@ -87,16 +92,13 @@ def execute_admitted_intents(
     """Execute admitted intents through ``executor``, one claimed intent at a time (its
     per-run budget bounds a sweep)."""
     spec = executors.get(executor) if isinstance(executor, str) else None
-    if spec is None:
-        raise error(
-            "unknown_executor",
-            f"executor must be one of {', '.join(sorted(executors.EXECUTORS))}",
-            field="executor",
-        )
+    if spec is None:  # the service's own refusal (unknown_executor), before any row
+        services.execute_intents(executor=executor)
     budget = spec.max_intents_per_run if limit is None else min(_bounded(limit), MAX_SWEEP)
     admitted = HookIntent.objects.filter(status=HookIntent.Status.ADMITTED)
     due = list(admitted.order_by("created_at", "pk").values_list("pk", "intent_id")[:budget])
     counts = Counter(candidates=len(due), claimed=0, skipped=0)
+    counts.update(dict.fromkeys(EXECUTION_ACTIONS, 0))
     for pk, intent_id in due:
         with transaction.atomic():
             if claim(admitted.filter(pk=pk)).first() is None:

@@ -18,5 +18,6 @@ from celery import Celery
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopx_site.settings")
 
 app = Celery("loopx_site")
+app.set_default()  # also the app of threads that never imported this module (shared_task)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

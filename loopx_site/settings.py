@@ -6,6 +6,7 @@ for the local development server.
 """
 
 import logging.config
+import sys
 from pathlib import Path
 
 import environ
@@ -54,10 +55,23 @@ INSTALLED_APPS = [
     "reward_memory",
     "hooks",
     "turn_recall",
-    # Periodic schedules of the background tasks (docs/background-work.md), edited in the
-    # admin; only `celery beat` reads them.
-    "django_celery_beat",
 ]
+
+
+def _host_cli_call(argv: list[str]) -> bool:
+    """``manage.py <one of the apps' own commands>``: a host's per-turn CLI call."""
+    if len(argv) < 2 or Path(argv[0]).name not in ("manage.py", "django-admin"):
+        return False
+    commands = [*BASE_DIR.glob("*/management/commands/*.py")]
+    commands += BASE_DIR.glob("loopx_site/*/management/commands/*.py")
+    return argv[1] in {p.stem for p in commands if not p.stem.startswith("_")}
+
+
+# Periodic schedules of the background tasks (docs/background-work.md), edited in the
+# admin and read by `celery beat`. Every process has them except the apps' own CLI
+# commands, which never read them (the app imports Celery: ~0.1 s of each host call).
+if not _host_cli_call(sys.argv):
+    INSTALLED_APPS.append("django_celery_beat")
 
 MIDDLEWARE = [
     "loopx_site.core.logging.RequestIdMiddleware",  # request id + one log line per request
@@ -182,7 +196,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=102
 # Throttle counters (loopx_site.core.api.throttles) are shared by every server process:
 # LOOPX_THROTTLE_STORE=database (default) counts in the database with one atomic upsert;
 # =cache counts in the default cache with add + incr, which must be atomic there: Redis
-# (CACHE_URL=redis://host:6379/0, needs the `redis` package) or Memcached. The cache
+# (CACHE_URL=redis://host:6379/0: Django's RedisCache) or Memcached. The cache
 # itself defaults to local memory (per process; nothing shared depends on it).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://loopx")}
 if CACHES["default"]["BACKEND"].startswith("django_redis."):

@@ -39,6 +39,7 @@ def reconcile_ingests(*, limit_agents: int = 50) -> dict[str, int]:
         .distinct()[:limit_agents]
     )
     counts = Counter(agents=len(agents), claimed=0, skipped=0, automatic_ingest_off=0)
+    counts.update(dict.fromkeys(RECONCILE_COUNTS, 0))
     for agent_pk, goal_id, agent_id in agents:
         with transaction.atomic():
             held = list(claim(unresolved.filter(agent_id=agent_pk)).values_list("pk", flat=True))
