@@ -138,6 +138,7 @@ def instance_and_worker_killed(topo, tokens, ids, seconds=12):
     served_before = dict(traffic.served)
     runner.join()
     survivor = topo.served_by(6)
+    stats = topo.haproxy_stats()
     missing = traffic.readback()
     late_errors = [s for t, s in traffic.errors_after if t > killed_at + 3.0]
     drained, broker = wait_drained(topo, task_ids, 60) if topo.celery else (True, {})
@@ -145,6 +146,7 @@ def instance_and_worker_killed(topo, tokens, ids, seconds=12):
     ok = (
         sum(missing.values()) == 0
         and survivor == {"app1"}
+        and stats.get("app2", {}).get("status", "").startswith("DOWN")
         and not late_errors
         and drained
         and all(acked.values())
@@ -159,6 +161,11 @@ def instance_and_worker_killed(topo, tokens, ids, seconds=12):
         "errors_3s_after_kill": len(late_errors),
         "served_by_before_kill": served_before,
         "served_by_after": sorted(survivor),
+        "haproxy": {
+            "app2_status": stats.get("app2", {}).get("status"),
+            "retries": int(stats.get("BACKEND", {}).get("wretr") or 0),
+            "redispatches": int(stats.get("BACKEND", {}).get("wredis") or 0),
+        },
         "statuses": dict(traffic.statuses),
         "tasks_enqueued": len(task_ids),
         **broker,

@@ -319,6 +319,19 @@ class Topology:
                 conn.close()
         return names
 
+    def haproxy_stats(self) -> dict[str, dict[str, str]]:
+        """HAProxy's CSV statistics of the ``app`` backend, by server name (and
+        ``BACKEND``): ``status``, ``wretr`` (retries), ``wredis`` (redispatches) …"""
+        import csv
+        import io
+        import urllib.request
+
+        url = f"http://127.0.0.1:{self.ports['haproxy_stats']}/;csv"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            text = response.read().decode().lstrip("# ")
+        rows = csv.DictReader(io.StringIO(text))
+        return {r["svname"]: r for r in rows if r.get("pxname") == "app"}
+
     def wait_backends_up(self, seconds: float, expected=("app1", "app2")) -> bool:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
@@ -341,6 +354,7 @@ class Topology:
 
     def start_haproxy(self) -> Proc:
         port = self.ports["haproxy"] = free_port()
+        stats = self.ports["haproxy_stats"] = free_port()
         servers = "\n".join(
             f"  server {n} 127.0.0.1:{self.ports[n]} check inter 300ms fall 2 rise 2"
             for n in ("app1", "app2")
@@ -359,6 +373,8 @@ class Topology:
             "  option httpchk\n  http-check send meth GET uri / ver HTTP/1.1 hdr Host 127.0.0.1\n"
             "  http-check expect status 200\n"
             f"{servers}\n"
+            # What an operator watches: UP/DOWN, retries, redispatches (CSV at /;csv).
+            f"frontend stats\n  bind 127.0.0.1:{stats}\n  stats enable\n  stats uri /\n"
         )
         proc = self.spawn("haproxy", [find_binary("haproxy"), "-db", "-f", str(cfg)], port=port)
         if not wait_port(port, 15, proc.popen):
