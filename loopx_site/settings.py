@@ -148,6 +148,13 @@ else:
         DATABASES["default"].setdefault("OPTIONS", {}).update(
             {"server_side_binding": True, "prepare_threshold": 5}
         )
+    else:
+        # Behind PgBouncer in transaction pooling (docs/topology.md) consecutive
+        # transactions may run on different server connections: psycopg must never
+        # prepare (its own default prepares after 5 runs), and no cursor may outlive
+        # its transaction (named server-side cursors of .iterator()).
+        DATABASES["default"].setdefault("OPTIONS", {}).update({"prepare_threshold": None})
+        DATABASES["default"].setdefault("DISABLE_SERVER_SIDE_CURSORS", True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
