@@ -14,6 +14,7 @@ from django.db import DatabaseError, connection, transaction
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
 from turn_recall import contracts as c
+from turn_recall import documents
 
 
 # -- preferences: the participating turn-start hook ----------------------------------------
@@ -68,13 +69,12 @@ def _view_from_projection(projection: dict[str, Any]) -> dict[str, Any]:
     instructions = projection.get("instructions")
     if isinstance(instructions, list):
         instructions = " ".join(instructions)
-    return {
-        "schema_version": "agent_preferences_v1",
-        "revision": None if projection.get("revision") is None else str(projection["revision"]),
-        "authority": "advisory_only",
-        "items": items,
-        "instructions": instructions or "",
-    }
+    revision = projection.get("revision")
+    return documents.preference_view(
+        revision=None if revision is None else str(revision),
+        items=items,
+        instructions=instructions or "",
+    )
 
 
 def observe_preferences(goal: Goal, agent: Agent) -> PreferenceObservation:
@@ -112,6 +112,20 @@ def turn_admission_binding(
     if corpus is None or not rm.visible_to(corpus, viewer):
         return None
     return {"corpus_id": corpus_id, "project": corpus.project}
+
+
+def experiment_status(goal_id: str, agent_id: str) -> dict[str, Any]:
+    """Reward Memory's ``reward_memory_experiment_status_v1`` for this Agent (read-only),
+    which LoopX's ``disabled`` document carries as ``experiment``."""
+    from reward_memory import services as rm
+
+    return rm.experiment_status(goal_id=goal_id, agent_id=agent_id)
+
+
+def config_runtime_route(goal_id: str, agent_id: str) -> dict[str, Any]:
+    """The Agent's ``reward_memory_config_runtime_route_v0`` (read-only): where its
+    Reward Memory config is resolved from, which ``quota should-run`` prints."""
+    return dict(experiment_status(goal_id, agent_id)["config_runtime_route"])
 
 
 def reconcile_ingests(goal_id: str, agent_id: str) -> dict[str, Any]:

@@ -9,7 +9,8 @@ Shape (documented in the README):
 ``goal_id``, ``agent_id``, ``agent_identity``, ``project``, ``decision``
 (``run``/``idle``), ``should_run``, ``lifecycle_phase``, ``selected_todo`` ({todo_id,
 title, phase, target_key} or null), ``recent_outcomes`` (≤3 compact refs, newest
-first), ``next_intent``, ``interaction_state``, ``quota``, ``status_health_ok``,
+first), ``next_intent``, ``interaction_state``, ``quota``, ``config_runtime_route``
+(Reward Memory's, as LoopX prints it beside the quota), ``status_health_ok``,
 ``observed_at``; ``turn_start_hooks`` and ``turn_capsule`` only when present.
 """
 
@@ -19,7 +20,7 @@ from hooks import selectors as hook_selectors
 from hooks.models import HookIntent, QuotaSpend, Todo
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
-from turn_recall import adapters, turn_start
+from turn_recall import adapters, documents, turn_start
 from turn_recall import contracts as c
 
 
@@ -52,40 +53,23 @@ def should_run(*, goal_id: str, agent_id: str, area: str = c.AREA) -> dict[str, 
             "target_key": todo.segment_ref or None,
             "revision": todo.revision,
         }
-    open_count = Todo.objects.filter(goal=goal, state=Todo.State.OPEN).count()
-    spent = QuotaSpend.objects.filter(agent=agent).count()
-    pending = HookIntent.objects.filter(agent=agent, status=HookIntent.Status.PENDING).count()
     binding = adapters.turn_admission_binding(goal_id, agent_id)
-    decision = "run" if todo is not None else "idle"
     now = clock.iso(clock.now())
-    packet: dict[str, Any] = {
-        "ok": True,
-        "schema_version": c.QUOTA_SCHEMA,
-        "status": decision,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "agent_identity": {"goal_id": goal_id, "agent_id": agent_id},
-        "project": binding["project"] if binding else None,
-        "decision": decision,
-        "should_run": todo is not None,
-        "lifecycle_phase": phase,
-        "selected_todo": selected,
-        "recent_outcomes": _outcomes(goal_id, agent_id),
-        "next_intent": (
-            f"Complete Todo {todo.todo_id} and settle it with turn settle."
-            if todo is not None
-            else "No open Todo: wait for new work."
-        ),
-        "interaction_state": {
-            "user_prompt_included": False,
-            "user_gate": False,
-            "open_todos": open_count,
-            "pending_hook_intents": pending,
-        },
-        "quota": {"spent_units": spent, "basis": "primary_durable_writeback_receipt"},
-        "status_health_ok": True,
-        "observed_at": now,
-    }
+    packet = documents.quota_decision(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        project=binding["project"] if binding else None,
+        selected=selected,
+        phase=phase,
+        recent_outcomes=_outcomes(goal_id, agent_id),
+        open_todos=Todo.objects.filter(goal=goal, state=Todo.State.OPEN).count(),
+        pending_hook_intents=HookIntent.objects.filter(
+            agent=agent, status=HookIntent.Status.PENDING
+        ).count(),
+        spent_units=QuotaSpend.objects.filter(agent=agent).count(),
+        observed_at=now,
+        config_runtime_route=adapters.config_runtime_route(goal_id, agent_id),
+    )
     hooks = turn_start.dispatch(goal, agent)
     if hooks is not None:
         packet["turn_start_hooks"] = hooks

@@ -20,6 +20,7 @@ nothing, so the same turn can recall again once the cause is gone.
 """
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -29,7 +30,7 @@ from loopx_site.core import selectors as core_selectors
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.errors import DomainError
 from loopx_site.core.validation import require_text
-from turn_recall import adapters, quota, situation
+from turn_recall import adapters, documents, quota, situation
 from turn_recall import contracts as c
 from turn_recall.errors import as_recall_document, error
 from turn_recall.models import TurnRecallReceipt
@@ -57,34 +58,6 @@ def _live(guidance: list[dict], now) -> list[dict]:
     return kept
 
 
-def _document(status: str, sit: dict, **extra: Any) -> dict[str, Any]:
-    guidance = extra.pop("guidance", [])
-    preferences = extra.pop("preferences", None)
-    context = None
-    if status != c.DISABLED:
-        context = {"schema_version": c.CONTEXT_SCHEMA, "situation": sit, "guidance": guidance}
-        if preferences is not None:
-            context["preferences"] = preferences
-    doc = {
-        "ok": True,
-        "schema_version": c.RECALL_SCHEMA,
-        "status": status,
-        "reason_code": None,
-        "goal_id": sit["goal_id"],
-        "agent_id": sit["agent_id"],
-        "surface_id": c.SURFACE,
-        "turn_recall_id": sit["turn_recall_id"],
-        "situation_fingerprint": sit["situation_fingerprint"],
-        "situation": sit,
-        "context": context,
-        "provider_call_count": 0,
-        "same_turn_receipt_reused": False,
-        **c.BOUNDARY,
-    }
-    doc.update(extra)
-    return doc
-
-
 def _preferences(goal, agent) -> dict | None:
     """The participating preference hook's fresh view (never cached, never stored)."""
     seen = adapters.observe_preferences(goal, agent)
@@ -102,23 +75,50 @@ def agent_turn_recall(
     turn_instance_id: str,
     quota_decision: Any,
     execute: bool = False,
+    session_ref: str | None = None,
+    force_refresh: bool = False,
     viewer: tuple[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Run (or preview) the turn recall; errors carry ``agent_turn_recall_v0`` fields.
+
+    ``quota_decision`` is the packet, or a callable that reads it: as in LoopX, the
+    packet is read only once the surface is enabled (a bad or missing packet while
+    ``disabled`` is still ``disabled``, exit 0). ``session_ref`` joins the situation
+    (LoopX's ``--session-ref``); ``force_refresh`` ignores a stored same-turn receipt
+    and recalls again (LoopX's ``--force-refresh``; the receipt is replaced).
 
     ``viewer`` is the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
     ``None``: an operator or the shell): a corpus it may not read is treated exactly as
     an unregistered one (a Goal-wide token never reaches an Agent's private corpus)."""
     try:
         return _turn_recall(
-            goal_id, agent_id, turn_instance_id, quota_decision, execute, viewer=viewer
+            goal_id,
+            agent_id,
+            turn_instance_id,
+            quota_decision,
+            execute,
+            session_ref=session_ref,
+            force_refresh=force_refresh,
+            viewer=viewer,
         )
     except DomainError as exc:
-        raise as_recall_document(exc) from exc
+        raise as_recall_document(exc, goal_id=goal_id, agent_id=agent_id) from exc
+
+
+def _read_packet(quota_decision: Any | Callable[[], Any]) -> Any:
+    return quota_decision() if callable(quota_decision) else quota_decision
 
 
 def _turn_recall(
-    goal_id, agent_id, turn_instance_id, packet, execute, *, viewer=None
+    goal_id,
+    agent_id,
+    turn_instance_id,
+    quota_decision,
+    execute,
+    *,
+    session_ref=None,
+    force_refresh=False,
+    viewer=None,
 ) -> dict[str, Any]:
     require_text(turn_instance_id, "turn_instance_id", max_length=c.MAX_TURN_ID, area=c.AREA)
     if situation.compact(turn_instance_id, c.MAX_TURN_ID) != turn_instance_id:
@@ -127,24 +127,46 @@ def _turn_recall(
             "turn_instance_id must be one line without surrounding spaces",
             field="turn_instance_id",
         )
+    if session_ref is not None and situation.compact(session_ref, 200) != session_ref:
+        raise error(
+            "invalid_argument",
+            "session_ref must be one line without surrounding spaces",
+            field="session_ref",
+        )
     agent = core_selectors.get_agent(goal_id, agent_id, area=c.AREA)
-    situation.check_packet(packet, goal_id=goal_id, agent_id=agent_id)
-    sit = situation.build(
-        packet, goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id
-    )
     binding = adapters.turn_admission_binding(goal_id, agent_id, viewer=viewer)
-    if binding is None:
-        return _document(c.DISABLED, sit, reason_code="turn_admission_not_configured")
+    if binding is None:  # default-off, before the packet is even read (as LoopX)
+        return documents.disabled(
+            goal_id, agent_id, experiment=adapters.experiment_status(goal_id, agent_id)
+        )
+    packet = _read_packet(quota_decision)
+    situation.check_packet(
+        packet,
+        goal_id=goal_id,
+        agent_id=agent_id,
+        turn_instance_id=turn_instance_id,
+        project=binding["project"],
+    )
+    sit = situation.build(
+        packet,
+        goal_id=goal_id,
+        agent_id=agent_id,
+        turn_instance_id=turn_instance_id,
+        project=binding["project"],
+        session_ref=session_ref,
+    )
     text = situation.query(sit)
     evidence = situation.query_evidence(sit, text)
     if not execute:
-        return _document(c.PREVIEW, sit, query_evidence=evidence, execute_required_for_recall=True)
+        return documents.recall(
+            c.PREVIEW, sit, query_evidence=evidence, execute_required_for_recall=True
+        )
     goal_digest, agent_digest = scope_digests(goal_id, agent_id)
     now = clock.now()
     stored = TurnRecallReceipt.objects.filter(
         goal_digest=goal_digest, agent_digest=agent_digest, turn_recall_id=sit["turn_recall_id"]
     ).first()
-    if stored is not None:
+    if stored is not None and not force_refresh:
         return _replay(stored, sit, agent, evidence, now)
 
     reconciliation = adapters.reconcile_ingests(goal_id, agent_id)
@@ -165,34 +187,43 @@ def _turn_recall(
         logger.warning("turn recall degraded: %s", type(exc).__name__)
         return _degraded(sit, "application_error", reconciliation, evidence, agent)
 
-    guidance = _live(got.guidance, now)[: c.MAX_GUIDANCE]
     if got.status in DEGRADED_REASONS:
-        status, reason, guidance = c.DEGRADED, DEGRADED_REASONS[got.status], []
-    elif guidance:
-        status, reason = c.APPLIED, None
-    else:
-        status, reason = c.EMPTY, None
-    receipt = TurnRecallReceipt(
-        goal_digest=goal_digest,
-        agent_digest=agent_digest,
-        turn_recall_id=sit["turn_recall_id"],
-        goal_id=goal_id,
-        agent_id=agent_id,
-        situation_fingerprint=sit["situation_fingerprint"],
-        turn_instance_digest=digest_ref(turn_instance_id),
-        status=status,
-        reason_code=reason or "",
-        corpus_id=binding["corpus_id"],
-        guidance=guidance,
-        guidance_count=len(guidance),
-        provider_call_count=got.provider_calls,
-        reconciliation=reconciliation,
-        observed_at=now,
-        created_at=now,
-    )
+        # nothing is stored: once the provider is back the same turn recalls again
+        return _degraded(
+            sit,
+            DEGRADED_REASONS[got.status],
+            reconciliation,
+            evidence,
+            agent,
+            provider_call_count=got.provider_calls,
+            recall_reason_codes=got.reason_codes,
+        )
+    guidance = _live(got.guidance, now)[: c.MAX_GUIDANCE]
+    status = c.APPLIED if guidance else c.EMPTY
+    fields = {
+        "goal_digest": goal_digest,
+        "agent_digest": agent_digest,
+        "turn_recall_id": sit["turn_recall_id"],
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "situation_fingerprint": sit["situation_fingerprint"],
+        "turn_instance_digest": digest_ref(turn_instance_id),
+        "status": status,
+        "reason_code": "",
+        "corpus_id": binding["corpus_id"],
+        "guidance": guidance,
+        "guidance_count": len(guidance),
+        "provider_call_count": got.provider_calls,
+        "reconciliation": reconciliation,
+        "observed_at": now,
+        "created_at": now,
+    }
     try:
         with transaction.atomic():
-            receipt.save(force_insert=True)
+            if stored is not None:  # --force-refresh: this recall replaces the receipt
+                TurnRecallReceipt.objects.filter(pk=stored.pk).update(**fields)
+            else:
+                TurnRecallReceipt(**fields).save(force_insert=True)
     except IntegrityError:  # a racing execution of the same turn stored it first
         stored = TurnRecallReceipt.objects.filter(
             goal_digest=goal_digest,
@@ -202,10 +233,9 @@ def _turn_recall(
         if stored is None:  # not the race: a broken table; the adapter reports it
             raise
         return _replay(stored, sit, agent, evidence, now)
-    return _document(
+    return documents.recall(
         status,
         sit,
-        reason_code=reason,
         guidance=guidance,
         preferences=_preferences(agent.goal, agent),
         provider_call_count=got.provider_calls,
@@ -216,10 +246,11 @@ def _turn_recall(
     )
 
 
-def _degraded(sit, reason, reconciliation, evidence, agent) -> dict[str, Any]:
-    return _document(
+def _degraded(sit, reason, reconciliation, evidence, agent, **extra) -> dict[str, Any]:
+    return documents.recall(
         c.DEGRADED,
         sit,
+        **extra,
         reason_code=reason,
         preferences=_preferences(agent.goal, agent),
         outcome_ingest_reconciliation=reconciliation,
@@ -240,7 +271,7 @@ def _replay(stored: TurnRecallReceipt, sit, agent, evidence, now) -> dict[str, A
         guidance=list(stored.guidance or []),
         now=now,
     )
-    return _document(
+    return documents.recall(
         c.REPLAYED,
         sit,
         reason_code=stored.reason_code or None,
@@ -307,26 +338,12 @@ def run_once(
         quota_decision=packet,
         execute=execute,
     )
-    hooks = packet.get("turn_start_hooks") or {}
-    return {
-        "ok": True,
-        "schema_version": c.HOST_PACKET_SCHEMA,
-        "status": "ready" if packet["should_run"] else "idle",
-        "execute": execute,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "turn_instance_id": turn_instance_id,
-        "task": (
-            {
-                "todo_id": packet["selected_todo"]["todo_id"],
-                "body": _task_body(packet, recall),
-            }
-            if packet["should_run"]
-            else None
-        ),
-        "required_reads": hooks.get("required_reads", []),
-        "turn_capsule": packet.get("turn_capsule"),
-        "quota_decision": packet,
-        "agent_turn_recall": recall,
-        **c.BOUNDARY,
-    }
+    return documents.host_packet(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        turn_instance_id=turn_instance_id,
+        execute=execute,
+        packet=packet,
+        recall_document=recall,
+        body=_task_body(packet, recall) if packet["should_run"] else None,
+    )

@@ -16,7 +16,13 @@ class TurnRecallInput(serializers.Serializer):
     quota_decision = JsonObjectField(
         help_text="The exact loopx_quota_decision_v0 packet the host routed with."
     )
+    session_ref = serializers.CharField(
+        required=False, max_length=200, trim_whitespace=False, help_text="LoopX's --session-ref."
+    )
     execute = StrictBooleanField(required=False, default=False)
+    force_refresh = StrictBooleanField(
+        required=False, default=False, help_text="Ignore this turn's stored receipt."
+    )
 
 
 class TurnRecallOutput(serializers.Serializer):

@@ -52,6 +52,8 @@ class TurnRecallApi(APIView):
                 turn_instance_id=values["turn_instance_id"],
                 quota_decision=values["quota_decision"],
                 execute=values["execute"],
+                session_ref=values.get("session_ref"),
+                force_refresh=values["force_refresh"],
                 viewer=acting.viewer,
             )
         )
