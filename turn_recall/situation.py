@@ -54,9 +54,21 @@ def packet_identity(packet: Any) -> tuple[str, str]:
     return goal_id, agent_id
 
 
+def _claims(packet: dict) -> list[str]:
+    """The projects a packet claims (ours: ``project``; LoopX's form: ``project_ref``,
+    where ``repository:<name>`` names the project ``<name>``)."""
+    claims = []
+    for key in ("project", "project_ref"):
+        value = compact(packet.get(key), 160)
+        if value is not None:
+            claims.append(value.removeprefix("repository:"))
+    return claims
+
+
 def packet_project(packet: dict) -> str | None:
-    """The project a packet claims (ours: ``project``; LoopX's form: ``project_ref``)."""
-    return compact(packet.get("project") or packet.get("project_ref"), 128)
+    """The project a packet claims, if any."""
+    claims = _claims(packet)
+    return claims[0][:128] if claims else None
 
 
 def check_packet(
@@ -99,8 +111,7 @@ def check_packet(
         )
     if receipt is not None and receipt.get("status") not in c.HEARTBEAT_STATUSES:
         raise _invalid("The quota decision's heartbeat receipt is not committed.")
-    claimed = packet_project(packet)
-    if project is not None and claimed is not None and claimed != project:
+    if project is not None and any(claim != project for claim in _claims(packet)):
         raise error(
             "packet_mismatch",
             "The quota decision was built for another project.",

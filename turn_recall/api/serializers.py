@@ -63,3 +63,30 @@ class QuotaDecisionOutput(serializers.Serializer):
     quota = serializers.DictField()
     turn_start_hooks = serializers.DictField(required=False)
     turn_capsule = serializers.DictField(required=False)
+
+
+class CapsuleVerifyInput(serializers.Serializer):
+    goal_id = IdentifierField(
+        required=False, help_text="Operators only; a host token's Goal is its own."
+    )
+    agent_id = IdentifierField(
+        required=False, help_text="Operators and Goal-wide tokens; else the token's Agent."
+    )
+    capsule = JsonObjectField(help_text="The turn_capsule (loopx_turn_capsule_v0) as received.")
+
+
+class CapsuleVerifyOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    schema_version = serializers.CharField(default="loopx_turn_capsule_verification_v0")
+    status = serializers.CharField(help_text="valid | invalid")
+    valid = serializers.BooleanField()
+    reason = serializers.CharField(
+        allow_null=True, help_text="invalid only: malformed | tampered | expired | scope_mismatch"
+    )
+    goal_id = serializers.CharField()
+    agent_id = serializers.CharField()
+    capsule_goal_id = serializers.CharField(allow_null=True)
+    capsule_agent_id = serializers.CharField(allow_null=True)
+    expires_at = serializers.CharField(allow_null=True)
+    algorithm = serializers.CharField()
+    key_revealed = serializers.BooleanField()

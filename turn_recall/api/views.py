@@ -7,8 +7,8 @@ from hooks.api import serializers as hooks_serializers
 from hooks.errors import AREA as HOOKS_AREA
 from loopx_site.core import access
 from loopx_site.core.api.errors import to_domain_error
+from turn_recall import capsule, quota, services, settlement
 from turn_recall import contracts as c
-from turn_recall import quota, services, settlement
 from turn_recall.api import serializers as s
 from turn_recall.errors import as_recall_document
 
@@ -55,6 +55,34 @@ class TurnRecallApi(APIView):
                 session_ref=values.get("session_ref"),
                 force_refresh=values["force_refresh"],
                 viewer=acting.viewer,
+            )
+        )
+
+
+class CapsuleVerifyApi(APIView):
+    """``POST /api/v1/turn-capsules/verify/``: one call of ``capsule.verification``."""
+
+    error_area = c.AREA
+
+    @extend_schema(
+        operation_id="turn_recall_capsule_verify",
+        request=s.CapsuleVerifyInput,
+        responses=s.CapsuleVerifyOutput,
+        summary="Verify a signed Turn capsule for the caller's Goal/Agent (read-only)",
+        description=(
+            "`valid`, or `invalid` with `reason` (`malformed`, `tampered`, `expired`, "
+            "`scope_mismatch` for another Goal/Agent). The signing key and the expected "
+            "signature are never returned."
+        ),
+    )
+    def post(self, request):
+        data = s.CapsuleVerifyInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        acting = _acting(request, values)
+        return Response(
+            capsule.verification(
+                values["capsule"], goal_id=acting.goal_id, agent_id=acting.agent_id
             )
         )
 

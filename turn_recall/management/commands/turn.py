@@ -1,8 +1,10 @@
 from hooks.errors import AREA
 from hooks.models import EVENT_KINDS
 from hooks.registry import PROFILE_NAMES
+from loopx_site.core import access, files
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from reward_memory.inputs import read_json
+from turn_recall import contracts as c
 
 
 class Command(LoopxCommand):
@@ -47,6 +49,17 @@ class Command(LoopxCommand):
         once.add_argument("--agent-id", required=True)
         once.add_argument("--turn-instance-id", required=True)
         once.add_argument("--execute", action="store_true", help="Recall (default: preview).")
+        verify = sub.add(
+            "verify-capsule",
+            "Verify a signed Turn capsule for one Goal/Agent: valid, or invalid with a "
+            "reason (malformed, tampered, expired, scope_mismatch). Read-only; the key "
+            "never appears.",
+        )
+        verify.add_argument("--goal-id", required=True)
+        verify.add_argument("--agent-id", required=True)
+        verify.add_argument(
+            "--capsule-file", required=True, help="The turn_capsule JSON (a file, or - for stdin)."
+        )
 
     def run_settle(
         self,
@@ -87,7 +100,17 @@ class Command(LoopxCommand):
             goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id, execute=execute
         )
 
+    def run_verify_capsule(self, *, goal_id, agent_id, capsule_file, **_):
+        from turn_recall import capsule
+
+        # the operator's shell, through the same resolver as the API
+        acting = access.shell_operator().acting_for(goal_id, agent_id, area=c.AREA)
+        signed = files.read_json(capsule_file, option="capsule_file", area=c.AREA)
+        return capsule.verification(signed, goal_id=acting.goal_id, agent_id=acting.agent_id)
+
     def render_text(self, payload, *, subcommand=None):
+        if subcommand == "verify-capsule":
+            return format_mapping({k: payload[k] for k in ("status", "reason", "expires_at")})
         if subcommand == "run-once":
             task = payload.get("task") or {}
             head = format_mapping(
