@@ -125,9 +125,10 @@ def quota_decision(
     spent_units: int,
     observed_at: str,
     config_runtime_route: dict[str, Any],
+    turn_instance_id: str | None = None,
 ) -> dict[str, Any]:
     decision = "run" if selected is not None else "idle"
-    return {
+    doc = {
         "ok": True,
         "schema_version": c.QUOTA_SCHEMA,
         "mode": c.QUOTA_MODE,
@@ -157,6 +158,16 @@ def quota_decision(
         "status_health_ok": True,
         "observed_at": observed_at,
     }
+    if turn_instance_id is not None:
+        doc["turn_instance_id"] = turn_instance_id
+    return doc
+
+
+def admitted(packet: dict[str, Any], recall_document: dict[str, Any]) -> dict[str, Any]:
+    """The packet of an executing quota admission: the turn-start hooks already ran
+    into it; the turn's ``agent_turn_recall_v0`` rides beside them under LoopX's name
+    ``reward_memory_recall``."""
+    return {**packet, "execute": True, "reward_memory_recall": recall_document}
 
 
 # -- turn-start hooks ------------------------------------------------------------------------

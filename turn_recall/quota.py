@@ -38,7 +38,11 @@ def _outcomes(goal_id: str, agent_id: str) -> list[str]:
     return [f"{r['event_kind']}:todo:{r['todo_id']}" for r in rows]
 
 
-def should_run(*, goal_id: str, agent_id: str, area: str = c.AREA) -> dict[str, Any]:
+def should_run(
+    *, goal_id: str, agent_id: str, turn_instance_id: str | None = None, area: str = c.AREA
+) -> dict[str, Any]:
+    """The packet (read-only); with ``turn_instance_id`` it names the turn it was built
+    for, which ``agent_turn_recall`` then requires (as LoopX's heartbeat receipt)."""
     agent = core_selectors.get_agent(goal_id, agent_id, area=area)
     goal = agent.goal
     todo = _selected(goal)
@@ -69,6 +73,7 @@ def should_run(*, goal_id: str, agent_id: str, area: str = c.AREA) -> dict[str, 
         spent_units=QuotaSpend.objects.filter(agent=agent).count(),
         observed_at=now,
         config_runtime_route=adapters.config_runtime_route(goal_id, agent_id),
+        turn_instance_id=turn_instance_id,
     )
     hooks = turn_start.dispatch(goal, agent)
     if hooks is not None:

@@ -326,11 +326,43 @@ def _task_body(packet: dict, recall: dict) -> str | None:
     return "\n".join(lines)
 
 
+def admit(
+    *,
+    goal_id: str,
+    agent_id: str,
+    turn_instance_id: str | None = None,
+    execute: bool = False,
+    viewer: tuple[str, str | None] | None = None,
+) -> dict[str, Any]:
+    """``quota should-run``: the read-only packet; with ``execute`` the seed's executing
+    quota admission — the turn-start hooks run into the packet, then Agent Turn Recall
+    executes for this turn, and the host gets both (``reward_memory_recall``). Execution
+    needs the turn (``turn_instance_id``); no quota is spent either way."""
+    if execute and turn_instance_id is None:
+        raise error(
+            "invalid_argument",
+            "An executing quota admission needs the turn's turn_instance_id.",
+            field="turn_instance_id",
+        )
+    packet = quota.should_run(goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id)
+    if not execute:
+        return packet
+    recall = agent_turn_recall(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        turn_instance_id=turn_instance_id,
+        quota_decision=packet,
+        execute=True,
+        viewer=viewer,
+    )
+    return documents.admitted(packet, recall)
+
+
 def run_once(
     *, goal_id: str, agent_id: str, turn_instance_id: str, execute: bool = False
 ) -> dict[str, Any]:
     """quota should-run → agent turn recall → the host packet for one turn."""
-    packet = quota.should_run(goal_id=goal_id, agent_id=agent_id)
+    packet = quota.should_run(goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id)
     recall = agent_turn_recall(
         goal_id=goal_id,
         agent_id=agent_id,

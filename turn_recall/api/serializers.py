@@ -47,6 +47,13 @@ class TurnRecallOutput(serializers.Serializer):
     )
 
 
+class QuotaAdmitInput(serializers.Serializer):
+    turn_instance_id = serializers.CharField(
+        required=False, max_length=200, trim_whitespace=False, help_text="Required to execute."
+    )
+    execute = StrictBooleanField(required=False, default=False)
+
+
 class QuotaDecisionOutput(serializers.Serializer):
     ok = serializers.BooleanField()
     schema_version = serializers.CharField(default="loopx_quota_decision_v0")
@@ -61,8 +68,13 @@ class QuotaDecisionOutput(serializers.Serializer):
     next_intent = serializers.CharField()
     interaction_state = serializers.DictField()
     quota = serializers.DictField()
+    config_runtime_route = serializers.DictField()
     turn_start_hooks = serializers.DictField(required=False)
     turn_capsule = serializers.DictField(required=False)
+    turn_instance_id = serializers.CharField(required=False)
+    reward_memory_recall = serializers.DictField(
+        required=False, help_text="Executing admission only: the turn's agent_turn_recall_v0."
+    )
 
 
 class CapsuleVerifyInput(serializers.Serializer):

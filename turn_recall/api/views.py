@@ -7,7 +7,7 @@ from hooks.api import serializers as hooks_serializers
 from hooks.errors import AREA as HOOKS_AREA
 from loopx_site.core import access
 from loopx_site.core.api.errors import to_domain_error
-from turn_recall import capsule, quota, services, settlement
+from turn_recall import capsule, services, settlement
 from turn_recall import contracts as c
 from turn_recall.api import serializers as s
 from turn_recall.errors import as_recall_document
@@ -96,7 +96,34 @@ class QuotaShouldRunApi(APIView):
         summary="The quota decision packet for one Agent (read-only)",
     )
     def get(self, request, goal_id: str, agent_id: str):
-        return Response(quota.should_run(goal_id=goal_id, agent_id=agent_id))
+        return Response(services.admit(goal_id=goal_id, agent_id=agent_id))
+
+    @extend_schema(
+        operation_id="turn_recall_quota_admit",
+        request=s.QuotaAdmitInput,
+        responses=s.QuotaDecisionOutput,
+        summary="Quota admission for one turn (read-only unless execute)",
+        description=(
+            "With `execute: true` (and the turn's `turn_instance_id`): the executing quota "
+            "admission — the turn-start hooks run into the packet, then Agent Turn Recall "
+            "executes for this turn and rides beside it as `reward_memory_recall`. "
+            "Without it: the same read-only packet as GET. No quota is spent."
+        ),
+    )
+    def post(self, request, goal_id: str, agent_id: str):
+        data = s.QuotaAdmitInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        acting = _acting(request, {"goal_id": goal_id, "agent_id": agent_id})
+        return Response(
+            services.admit(
+                goal_id=acting.goal_id,
+                agent_id=acting.agent_id,
+                turn_instance_id=values.get("turn_instance_id"),
+                execute=values["execute"],
+                viewer=acting.viewer,
+            )
+        )
 
 
 class TurnSettleApi(APIView):

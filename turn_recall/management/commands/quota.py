@@ -1,6 +1,7 @@
+from loopx_site.core import access
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from turn_recall import contracts as c
-from turn_recall import quota
+from turn_recall import services
 
 
 class Command(LoopxCommand):
@@ -16,9 +17,27 @@ class Command(LoopxCommand):
         )
         run.add_argument("--goal-id", required=True)
         run.add_argument("--agent-id", required=True)
+        run.add_argument(
+            "--turn-instance-id",
+            help="The turn this packet is for (agent_turn_recall then requires it).",
+        )
+        run.add_argument(
+            "--execute",
+            action="store_true",
+            help="Executing admission: run the turn-start hooks and Agent Turn Recall "
+            "for --turn-instance-id (default: read-only).",
+        )
 
-    def run_should_run(self, *, goal_id, agent_id, **_):
-        return quota.should_run(goal_id=goal_id, agent_id=agent_id)
+    def run_should_run(self, *, goal_id, agent_id, turn_instance_id=None, execute=False, **_):
+        # the operator's shell, through the same resolver as the API
+        acting = access.shell_operator().acting_for(goal_id, agent_id, area=c.AREA)
+        return services.admit(
+            goal_id=acting.goal_id,
+            agent_id=acting.agent_id,
+            turn_instance_id=turn_instance_id,
+            execute=execute,
+            viewer=acting.viewer,
+        )
 
     def render_text(self, payload, *, subcommand=None):
         todo = payload.get("selected_todo") or {}
@@ -31,6 +50,7 @@ class Command(LoopxCommand):
                 "todo": todo.get("todo_id"),
                 "next_intent": payload["next_intent"],
                 "capsule": "signed" if payload.get("turn_capsule") else None,
+                "recall": (payload.get("reward_memory_recall") or {}).get("status"),
             }
         )
         hooks = payload.get("turn_start_hooks") or {}
