@@ -122,10 +122,36 @@ def experiment_status(goal_id: str, agent_id: str) -> dict[str, Any]:
     return rm.experiment_status(goal_id=goal_id, agent_id=agent_id)
 
 
-def config_runtime_route(goal_id: str, agent_id: str) -> dict[str, Any]:
-    """The Agent's ``reward_memory_config_runtime_route_v0`` (read-only): where its
-    Reward Memory config is resolved from, which ``quota should-run`` prints."""
-    return dict(experiment_status(goal_id, agent_id)["config_runtime_route"])
+#: The experiment-status fields LoopX's quota projects into
+#: ``goal_boundary.capabilities.reward_memory`` (``control_plane/quota/goal_boundary``).
+QUOTA_REWARD_MEMORY_FIELDS = (
+    "enabled",
+    "experimental",
+    "config_pointer_registered",
+    "automatic_ingest",
+    "automatic_recall",
+    "fail_open",
+    "reason_code",
+    "enablement_receipt_status",
+    "writability_verified",
+    "exact_readback_verified",
+    "config_schema_version",
+    "config_runtime_route",
+)
+
+
+def quota_reward_memory(goal_id: str, agent_id: str) -> dict[str, Any] | None:
+    """What ``quota should-run`` says about this Agent's Reward Memory experiment
+    (read-only), as LoopX does: only for an enabled experiment configured for the Agent,
+    its status and ``config_runtime_route`` (``reward_memory_config_runtime_route_v0``)."""
+    status = experiment_status(goal_id, agent_id)
+    if not (status.get("enabled") and status.get("configured_for_agent")):
+        return None
+    return {
+        "experiment_status": status.get("status"),
+        "experiment_available": status.get("available") is True,
+        **{k: status[k] for k in QUOTA_REWARD_MEMORY_FIELDS if k in status},
+    }
 
 
 def reconcile_ingests(goal_id: str, agent_id: str) -> dict[str, Any]:

@@ -124,7 +124,7 @@ def quota_decision(
     pending_hook_intents: int,
     spent_units: int,
     observed_at: str,
-    config_runtime_route: dict[str, Any],
+    reward_memory: dict[str, Any] | None,
     turn_instance_id: str | None = None,
 ) -> dict[str, Any]:
     decision = "run" if selected is not None else "idle"
@@ -154,7 +154,9 @@ def quota_decision(
             "pending_hook_intents": pending_hook_intents,
         },
         "quota": {"spent_units": spent_units, "basis": "primary_durable_writeback_receipt"},
-        "config_runtime_route": config_runtime_route,
+        "goal_boundary": {"capabilities": {"reward_memory": reward_memory}}
+        if reward_memory is not None
+        else {},
         "status_health_ok": True,
         "observed_at": observed_at,
     }

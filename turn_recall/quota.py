@@ -4,14 +4,16 @@ Built from the ``hooks`` app's primary state only — open Todos, the Agent's co
 settlements and quota spends — plus the turn-start hook dispatch of the participating
 capabilities (and the signed capsule when one of them failed). Nothing is written.
 
-Shape (documented in the README):
+Shape (built by ``documents.quota_decision``; documented in docs/turn-recall.md):
 
-``goal_id``, ``agent_id``, ``agent_identity``, ``project``, ``decision``
-(``run``/``idle``), ``should_run``, ``lifecycle_phase``, ``selected_todo`` ({todo_id,
-title, phase, target_key} or null), ``recent_outcomes`` (≤3 compact refs, newest
-first), ``next_intent``, ``interaction_state``, ``quota``, ``config_runtime_route``
-(Reward Memory's, as LoopX prints it beside the quota), ``status_health_ok``,
-``observed_at``; ``turn_start_hooks`` and ``turn_capsule`` only when present.
+``goal_id``, ``agent_id``, ``agent_identity``, ``mode`` (``should-run``), ``project``,
+``decision`` (``run``/``idle``), ``should_run``, ``lifecycle_phase``, ``selected_todo``
+({todo_id, title, phase, target_key} or null), ``recent_outcomes`` (≤3 compact refs,
+newest first), ``next_intent``, ``interaction_state``, ``quota``, ``goal_boundary``
+(with ``capabilities.reward_memory`` — status and ``config_runtime_route`` — when the
+Agent's experiment is enabled, where LoopX prints it), ``status_health_ok``,
+``observed_at``; ``turn_instance_id``, ``turn_start_hooks`` and ``turn_capsule`` only
+when present.
 """
 
 from typing import Any
@@ -72,7 +74,7 @@ def should_run(
         ).count(),
         spent_units=QuotaSpend.objects.filter(agent=agent).count(),
         observed_at=now,
-        config_runtime_route=adapters.config_runtime_route(goal_id, agent_id),
+        reward_memory=adapters.quota_reward_memory(goal_id, agent_id),
         turn_instance_id=turn_instance_id,
     )
     hooks = turn_start.dispatch(goal, agent)

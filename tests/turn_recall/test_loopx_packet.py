@@ -147,9 +147,15 @@ def test_a_degraded_turn_recalls_again_once_the_provider_is_back(
     assert run(packet(), turn="turn-1")["status"] == "replayed"
 
 
-def test_quota_should_run_prints_config_runtime_route(db, todo, turn_corpus):
+def test_quota_should_run_prints_config_runtime_route_where_loopx_does(db, todo, turn_corpus):
     doc = packet()
-    route = doc["config_runtime_route"]
+    memory = doc["goal_boundary"]["capabilities"]["reward_memory"]
+    route = memory["config_runtime_route"]
     assert route["schema_version"] == "reward_memory_config_runtime_route_v0"
     assert route["exact_readback_verified"] is True
+    assert (memory["enabled"], memory["experiment_available"]) == (True, True)
     assert doc["mode"] == "should-run"
+
+
+def test_without_an_enabled_experiment_quota_has_no_reward_memory_capability(db, todo):
+    assert packet()["goal_boundary"] == {}

@@ -68,7 +68,10 @@ class QuotaDecisionOutput(serializers.Serializer):
     next_intent = serializers.CharField()
     interaction_state = serializers.DictField()
     quota = serializers.DictField()
-    config_runtime_route = serializers.DictField()
+    goal_boundary = serializers.DictField(
+        help_text="capabilities.reward_memory (with config_runtime_route) when the Agent's "
+        "Reward Memory experiment is enabled, as LoopX prints it."
+    )
     turn_start_hooks = serializers.DictField(required=False)
     turn_capsule = serializers.DictField(required=False)
     turn_instance_id = serializers.CharField(required=False)
