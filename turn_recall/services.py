@@ -105,6 +105,15 @@ def agent_turn_recall(
         raise as_recall_document(exc, goal_id=goal_id, agent_id=agent_id) from exc
 
 
+def _one_line(value: Any, field: str, limit: int) -> None:
+    """An opaque host id: non-empty text of one line without surrounding spaces."""
+    require_text(value, field, max_length=limit, area=c.AREA)
+    if situation.compact(value, limit) != value:
+        raise error(
+            "invalid_argument", f"{field} must be one line without surrounding spaces", field=field
+        )
+
+
 def _read_packet(quota_decision: Any | Callable[[], Any]) -> Any:
     return quota_decision() if callable(quota_decision) else quota_decision
 
@@ -120,19 +129,9 @@ def _turn_recall(
     force_refresh=False,
     viewer=None,
 ) -> dict[str, Any]:
-    require_text(turn_instance_id, "turn_instance_id", max_length=c.MAX_TURN_ID, area=c.AREA)
-    if situation.compact(turn_instance_id, c.MAX_TURN_ID) != turn_instance_id:
-        raise error(
-            "invalid_argument",
-            "turn_instance_id must be one line without surrounding spaces",
-            field="turn_instance_id",
-        )
-    if session_ref is not None and situation.compact(session_ref, 200) != session_ref:
-        raise error(
-            "invalid_argument",
-            "session_ref must be one line without surrounding spaces",
-            field="session_ref",
-        )
+    _one_line(turn_instance_id, "turn_instance_id", c.MAX_TURN_ID)
+    if session_ref is not None:
+        _one_line(session_ref, "session_ref", c.MAX_SESSION_REF)
     agent = core_selectors.get_agent(goal_id, agent_id, area=c.AREA)
     binding = adapters.turn_admission_binding(goal_id, agent_id, viewer=viewer)
     if binding is None:  # default-off, before the packet is even read (as LoopX)
@@ -140,13 +139,7 @@ def _turn_recall(
             goal_id, agent_id, experiment=adapters.experiment_status(goal_id, agent_id)
         )
     packet = _read_packet(quota_decision)
-    situation.check_packet(
-        packet,
-        goal_id=goal_id,
-        agent_id=agent_id,
-        turn_instance_id=turn_instance_id,
-        project=binding["project"],
-    )
+    situation.check_packet(packet, goal_id, agent_id, turn_instance_id, binding["project"])
     sit = situation.build(
         packet,
         goal_id=goal_id,
@@ -326,6 +319,19 @@ def _task_body(packet: dict, recall: dict) -> str | None:
     return "\n".join(lines)
 
 
+def scope(acting) -> dict[str, Any]:
+    """The keyword arguments of a turn call made for an ``access.Acting`` (the one
+    caller resolver's answer): its Goal, Agent and own read scope."""
+    return {"goal_id": acting.goal_id, "agent_id": acting.agent_id, "viewer": acting.viewer}
+
+
+def _turn(goal_id, agent_id, turn_instance_id, *, execute, viewer=None):
+    """quota should-run for this turn → agent turn recall of that exact packet."""
+    ids = {"goal_id": goal_id, "agent_id": agent_id, "turn_instance_id": turn_instance_id}
+    packet = quota.should_run(**ids)
+    return packet, agent_turn_recall(**ids, quota_decision=packet, execute=execute, viewer=viewer)
+
+
 def admit(
     *,
     goal_id: str,
@@ -338,38 +344,26 @@ def admit(
     quota admission — the turn-start hooks run into the packet, then Agent Turn Recall
     executes for this turn, and the host gets both (``reward_memory_recall``). Execution
     needs the turn (``turn_instance_id``); no quota is spent either way."""
-    if execute and turn_instance_id is None:
+    if not execute:
+        return quota.should_run(
+            goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id
+        )
+    if turn_instance_id is None:
         raise error(
             "invalid_argument",
             "An executing quota admission needs the turn's turn_instance_id.",
             field="turn_instance_id",
         )
-    packet = quota.should_run(goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id)
-    if not execute:
-        return packet
-    recall = agent_turn_recall(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        turn_instance_id=turn_instance_id,
-        quota_decision=packet,
-        execute=True,
-        viewer=viewer,
+    return documents.admitted(
+        *_turn(goal_id, agent_id, turn_instance_id, execute=True, viewer=viewer)
     )
-    return documents.admitted(packet, recall)
 
 
 def run_once(
     *, goal_id: str, agent_id: str, turn_instance_id: str, execute: bool = False
 ) -> dict[str, Any]:
     """quota should-run → agent turn recall → the host packet for one turn."""
-    packet = quota.should_run(goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id)
-    recall = agent_turn_recall(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        turn_instance_id=turn_instance_id,
-        quota_decision=packet,
-        execute=execute,
-    )
+    packet, recall = _turn(goal_id, agent_id, turn_instance_id, execute=execute)
     return documents.host_packet(
         goal_id=goal_id,
         agent_id=agent_id,

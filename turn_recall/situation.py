@@ -38,6 +38,14 @@ def _invalid(message: str) -> Exception:
     return error("invalid_packet", message, field="quota_decision")
 
 
+def _mismatch(what: str) -> Exception:
+    return error(
+        "packet_mismatch",
+        f"The quota decision was built for another {what}.",
+        field="quota_decision",
+    )
+
+
 def packet_identity(packet: Any) -> tuple[str, str]:
     """(goal_id, agent_id) the packet was built for; malformed → ``invalid_packet``."""
     if not isinstance(packet, dict):
@@ -71,14 +79,7 @@ def packet_project(packet: dict) -> str | None:
     return claims[0][:128] if claims else None
 
 
-def check_packet(
-    packet: Any,
-    *,
-    goal_id: str,
-    agent_id: str,
-    turn_instance_id: str | None = None,
-    project: str | None = None,
-) -> dict:
+def check_packet(packet: Any, goal_id: str, agent_id: str, turn_id=None, project=None) -> dict:
     """Validate the packet's shape and that it was built for exactly this Goal, Agent,
     turn and project — before any provider call.
 
@@ -92,31 +93,19 @@ def check_packet(
         raise _invalid("The quota decision must be one quota should-run packet.")
     got_goal, got_agent = packet_identity(packet)
     if (got_goal, got_agent) != (goal_id, agent_id):
-        raise error(
-            "packet_mismatch",
-            "The quota decision was built for another Goal or Agent.",
-            field="quota_decision",
-        )
+        raise _mismatch("Goal or Agent")
     receipt = packet.get("heartbeat_receipt")
     if receipt is not None and not isinstance(receipt, dict):
         raise _invalid("heartbeat_receipt must be an object.")
     turns = [packet.get("turn_instance_id"), (receipt or {}).get("turn_instance_id")]
     if receipt is not None and turns[1] is None:
         raise _invalid("heartbeat_receipt has no turn_instance_id.")
-    if turn_instance_id is not None and any(t is not None and t != turn_instance_id for t in turns):
-        raise error(
-            "packet_mismatch",
-            "The quota decision was built for another turn.",
-            field="quota_decision",
-        )
+    if turn_id is not None and any(t is not None and t != turn_id for t in turns):
+        raise _mismatch("turn")
     if receipt is not None and receipt.get("status") not in c.HEARTBEAT_STATUSES:
         raise _invalid("The quota decision's heartbeat receipt is not committed.")
     if project is not None and any(claim != project for claim in _claims(packet)):
-        raise error(
-            "packet_mismatch",
-            "The quota decision was built for another project.",
-            field="quota_decision",
-        )
+        raise _mismatch("project")
     todo = packet.get("selected_todo")
     if todo is not None and not isinstance(todo, dict):
         raise _invalid("selected_todo must be an object or null.")

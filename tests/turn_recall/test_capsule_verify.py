@@ -10,14 +10,11 @@ import json
 
 import pytest
 from django.conf import settings
-from django.db import OperationalError
 
 from loopx_site.core.canonical import canonical_bytes
-from preferences import selectors as pref_selectors
 from tests.factories import AgentFactory
 from tests.helpers import run_cli
-from tests.turn_recall.conftest import packet
-from tests.turn_recall.test_turn_start import remember
+from tests.turn_recall.test_turn_start import _failed_packet
 from turn_recall import capsule
 from turn_recall import contracts as c
 
@@ -27,13 +24,7 @@ URL = "/api/v1/turn-capsules/verify/"
 @pytest.fixture
 def signed(db, todo, monkeypatch):
     AgentFactory(goal=todo.goal, agent_id="reviewer")
-    remember()
-    monkeypatch.setattr(
-        pref_selectors,
-        "read_state",
-        lambda **kwargs: (_ for _ in ()).throw(OperationalError("disk I/O error")),
-    )
-    return packet()["turn_capsule"]
+    return _failed_packet(db, monkeypatch)  # a preference store that cannot be read
 
 
 def _verify_cli(tmp_path, doc, agent_id="author"):

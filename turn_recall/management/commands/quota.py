@@ -1,7 +1,7 @@
-from loopx_site.core import access
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from turn_recall import contracts as c
 from turn_recall import services
+from turn_recall.cli import acting, add_scope
 
 
 class Command(LoopxCommand):
@@ -15,28 +15,18 @@ class Command(LoopxCommand):
             "Print loopx_quota_decision_v0 for one Agent: the selected Todo, recent "
             "outcomes, next intent and the turn-start hook dispatch.",
         )
-        run.add_argument("--goal-id", required=True)
-        run.add_argument("--agent-id", required=True)
-        run.add_argument(
-            "--turn-instance-id",
-            help="The turn this packet is for (agent_turn_recall then requires it).",
-        )
-        run.add_argument(
-            "--execute",
-            action="store_true",
-            help="Executing admission: run the turn-start hooks and Agent Turn Recall "
+        add_scope(
+            run,
+            turn=None,  # optional: the packet then names its turn (agent_turn_recall checks it)
+            execute="Executing admission: run the turn-start hooks and Agent Turn Recall "
             "for --turn-instance-id (default: read-only).",
         )
 
     def run_should_run(self, *, goal_id, agent_id, turn_instance_id=None, execute=False, **_):
-        # the operator's shell, through the same resolver as the API
-        acting = access.shell_operator().acting_for(goal_id, agent_id, area=c.AREA)
         return services.admit(
-            goal_id=acting.goal_id,
-            agent_id=acting.agent_id,
+            **services.scope(acting(goal_id, agent_id)),
             turn_instance_id=turn_instance_id,
             execute=execute,
-            viewer=acting.viewer,
         )
 
     def render_text(self, payload, *, subcommand=None):
