@@ -77,6 +77,7 @@ class CapsuleVerifyApi(APIView):
     """``POST /api/v1/turn-capsules/verify/``: one call of ``capsule.verification``."""
 
     error_area = c.AREA
+    throttle_scope = "turn_recall"  # per token: a verifier is not an oracle to hammer
 
     @_schema(
         "turn_recall_capsule_verify",
@@ -101,6 +102,7 @@ class CapsuleVerifyApi(APIView):
 
 class QuotaShouldRunApi(APIView):
     error_area = c.AREA
+    throttle_scope = "turn_recall"  # POST only (an executing admission calls providers)
 
     @_schema(
         "turn_recall_quota_should_run",

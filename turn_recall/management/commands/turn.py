@@ -83,8 +83,8 @@ class Command(LoopxCommand):
         )
 
     def run_verify_capsule(self, *, goal_id, agent_id, capsule_file, **_):
-        scope = acting(goal_id, agent_id)
         signed = files.read_json(capsule_file, option="capsule_file", area=c.AREA)
+        scope = acting(goal_id, agent_id)
         return capsule.verification(signed, goal_id=scope.goal_id, agent_id=scope.agent_id)
 
     def render_text(self, payload, *, subcommand=None):
