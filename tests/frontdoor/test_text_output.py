@@ -130,7 +130,7 @@ STDIN = {
             "query": "description sections",
             "limit": 3,
         }
-    )
+    ),
 }
 
 RAW = re.compile(r"\{'|\{\"|\[\{|\[\"|': ")
