@@ -1,22 +1,31 @@
-"""Agent Turn Recall: the one write path of the app, and ``run_once``.
+"""Agent Turn Recall: the one write path of the app, executing quota admission and
+``run_once``.
 
 ``agent_turn_recall`` prepares bounded guidance for an autonomous turn from the exact
-quota packet the host routed with:
+quota packet the host routed with (ours, or the one real ``loopx quota should-run``
+prints):
 
-1. validate the identities and the packet (``packet_mismatch`` / ``invalid_packet``);
+1. validate the identities (``invalid_argument``; unknown Goal/Agent);
 2. default-off: without an operator-registered corpus binding this Agent to
-   ``agent_workflow.turn_admission`` → ``disabled``, zero provider calls;
-3. preview (default) → situation, fingerprint, recall id and the query's digest;
-4. execute → an existing ``TurnRecallReceipt`` for (goal digest, agent digest,
+   ``agent_workflow.turn_admission`` → LoopX's ``disabled`` document, zero provider
+   calls — decided before the packet is read, as LoopX;
+3. check the packet before any provider call (``situation.check_packet``: ``mode``,
+   heartbeat turn, Goal, Agent, project → ``invalid_packet`` / ``packet_mismatch``);
+4. preview (default) → situation, fingerprint, recall id and the query's digest;
+5. execute → an existing ``TurnRecallReceipt`` for (goal digest, agent digest,
    turn_recall_id) replays (zero provider calls; its guidance re-read through Reward
-   Memory's readable-records selector, drops counted in ``replay_dropped``); otherwise
-   reconcile this exact Goal+Agent's pending ambiguous ingests, then one
-   function-boundary recall through ``reward_memory``; expired guidance is dropped; the
-   compact receipt is stored.
+   Memory's readable-records selector, drops counted in ``replay_dropped``) unless
+   ``force_refresh``; otherwise reconcile this exact Goal+Agent's pending ambiguous
+   ingests, then one function-boundary recall through ``reward_memory``; expired
+   guidance is dropped; the compact receipt is stored (replaced on ``force_refresh``).
 
 Failures (provider down, guard rejection, application error) → ``degraded`` with an
-empty base context: no user gate, no quota spend, no sink. An application error writes
-nothing, so the same turn can recall again once the cause is gone.
+empty base context: no user gate, no quota spend, no sink, and no receipt — the same
+turn recalls again once the cause is gone.
+
+``admit`` is ``quota should-run`` (read-only, or with ``execute`` the seed's executing
+quota admission: hooks, then this recall); ``run_once`` composes the host packet.
+Every document is built by ``turn_recall.documents``.
 """
 
 import logging
