@@ -10,12 +10,13 @@ goal_not_registered 404     unknown Goal (also reported by the registry)
 ==================  ======  =========================================================
 
 Every error of ``agent_turn_recall`` also carries LoopX's document fields
-(``schema_version: agent_turn_recall_v0``, ``provider_call_count: 0`` and the boundary
-flags) so a host parsing ``agent_turn_recall_v0`` reads the failure with the same code.
+(``schema_version: agent_turn_recall_v0``, the requested ``goal_id``/``agent_id``,
+``provider_call_count: 0`` and the boundary flags; ``documents.error_fields``) so a
+host parsing ``agent_turn_recall_v0`` reads the failure with the same code.
 """
 
 from loopx_site.core.errors import DomainError, declare
-from turn_recall import contracts
+from turn_recall import contracts, documents
 
 AREA = contracts.AREA
 
@@ -36,14 +37,10 @@ def error(code: str, message: str, *, field: str | None = None):
     return TurnRecallError(code, message, field=field)
 
 
-def as_recall_document(exc: DomainError) -> DomainError:
+def as_recall_document(
+    exc: DomainError, *, goal_id: str | None = None, agent_id: str | None = None
+) -> DomainError:
     """Give any error raised on the turn recall path LoopX's document fields."""
     exc.area = AREA
-    exc.extra.update(
-        {
-            "schema_version": contracts.RECALL_SCHEMA,
-            "provider_call_count": 0,
-            **contracts.BOUNDARY,
-        }
-    )
+    exc.extra.update(documents.error_fields(goal_id, agent_id))
     return exc
