@@ -147,6 +147,15 @@ def demo(db, host_client, operator_client):
         "reward_memory_record_supersede": {"by_record_ref": records[1]},
         "reward_memory_review_apply": {"execute": False},
         "semantic_preferences_doctor": {"config": "demo"},
+        "semantic_preferences_provider": {
+            "config": "demo",
+            "request": {
+                "schema_version": "semantic_preference_provider_request_v0",
+                "surface": "issue_fix.pr_description", "query": "PR description",
+                "limit": 3, "context": {},
+            },
+        },
+        "semantic_preferences_provider_doctor": {"config": "demo"},
         "semantic_preferences_maintenance_receipt": {
             "trigger": "explicit_feedback", "outcome": "verified", "corpus_ids": ["c1"],
             "scope_refs": ["scope:1"], "evidence_ref": "evidence-1",
