@@ -92,7 +92,7 @@ def config_root() -> Path:
 def relative_path(path: str) -> str:
     """The config path relative to ``config_root()`` (refused outside it)."""
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
-        raise config_error("reward_memory_config", "--reward-memory-config must be a path")
+        raise config_error("reward_memory_config", "`reward_memory_config` must be a path")
     root = config_root()
     absolute = Path(os.path.abspath(root / path))
     try:
@@ -100,10 +100,10 @@ def relative_path(path: str) -> str:
     except ValueError:
         raise config_error(
             "reward_memory_config",
-            "--reward-memory-config must be inside the project checkout",
+            "`reward_memory_config` must be inside the project checkout",
         ) from None
     if not relative.parts:
-        raise config_error("reward_memory_config", "--reward-memory-config must name a file")
+        raise config_error("reward_memory_config", "`reward_memory_config` must name a file")
     return relative.as_posix()
 
 

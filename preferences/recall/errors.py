@@ -17,7 +17,7 @@ AREA = "semantic_preference"
 CODES = declare(
     "preferences.recall",
     {
-        "invalid_context": (400, "A --context entry is not lower_snake=value."),
+        "invalid_context": (400, "A `context` entry is not lower_snake=value."),
         "unknown_surface": (400, "The surface is not configured."),
         "extension_not_found": (404, "No installed extension has this id."),
         "note_not_found": (404, "No such provider note."),
