@@ -11,7 +11,7 @@ from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
-from hooks import executors, selectors, services
+from hooks import documents, executors, selectors, services
 from hooks.errors import FAILURE_CODES, HookError
 from hooks.models import (
     CompletionValidator,
@@ -291,7 +291,7 @@ class HookRegistrationAdmin(admin.ModelAdmin):
         return self.has_view_permission(request)
 
     def changelist_view(self, request, extra_context=None):
-        payload = selectors.registrations_payload()
+        payload = documents.registration_list(selectors.registrations(operator=True))
         rows = [
             {**item, "registration_json": json.dumps(item["registration"], indent=2)}
             for item in payload["registrations"]

@@ -279,17 +279,14 @@ def validate_registration(packet: Any, *, intent_contracts: dict) -> dict:
     budget = _budget(reg["budget"], BUDGET_BOUNDS, "registration.budget", code)
     if reg["failure_policy"] != FAILURE_POLICY:
         _fail(code, "registration.failure_policy:must_be_isolate")
-    canonical = {
-        "schema_version": REGISTRATION_SCHEMA,
-        "hook_id": hook,
-        "capability_id": capability,
-        "phase": PHASE,
-        "event_kinds": event_kinds,
-        "intent_kinds": intent_kinds,
-        "requested_read_scope": read_scope,
-        "budget": budget,
-        "failure_policy": FAILURE_POLICY,
-    }
+    canonical = build_registration(
+        hook_id=hook,
+        capability_id=capability,
+        event_kinds=event_kinds,
+        intent_kinds=intent_kinds,
+        requested_read_scope=read_scope,
+        budget=budget,
+    )
     if len(canonical_bytes(canonical)) > MAX_REGISTRATION_BYTES:
         _fail(code, "registration:too_large")
     return canonical
@@ -487,6 +484,29 @@ def validate_intent(
         "failure_policy": FAILURE_POLICY,
         "grants_new_action_authority": False,
         "external_write_performed": False,
+    }
+
+
+def build_registration(
+    *,
+    hook_id: str,
+    capability_id: str,
+    intent_kinds: list[str],
+    requested_read_scope: list[str],
+    budget: dict,
+    event_kinds: list[str] | None = None,
+) -> dict:
+    """Helper for providers: a ``registration`` packet in the canonical field order."""
+    return {
+        "schema_version": REGISTRATION_SCHEMA,
+        "hook_id": hook_id,
+        "capability_id": capability_id,
+        "phase": PHASE,
+        "event_kinds": list(EVENT_KINDS if event_kinds is None else event_kinds),
+        "intent_kinds": list(intent_kinds),
+        "requested_read_scope": list(requested_read_scope),
+        "budget": dict(budget),
+        "failure_policy": FAILURE_POLICY,
     }
 
 

@@ -1,20 +1,14 @@
 from rest_framework import serializers
 
 from hooks.errors import FAILURE_CODES
-from hooks.models import EVENT_KINDS, HookDispatch, HookIntent
+from hooks.models import EVENT_KINDS, HookDispatch, HookIntent, Todo
 from hooks.registry import PROFILE_NAMES
-from loopx_site.core.api.fields import FullRegexField, StrictQuerySerializer
+from loopx_site.core.api.fields import (
+    FullRegexField,
+    StrictBooleanField,
+    StrictQuerySerializer,
+)
 from loopx_site.core.api.serializers import IdentifierField
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """Only JSON ``true``/``false`` (no "yes", 1 or "true" strings)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool):
-            return data
-        self.fail("invalid", input=data)
-        return None  # unreachable: fail() raises
 
 
 # -- Todos --------------------------------------------------------------------------------
@@ -50,6 +44,10 @@ class HookTodoAddOutput(serializers.Serializer):
     execute = serializers.BooleanField()
     created = serializers.BooleanField()
     todo = HookTodoOutput()
+
+
+class HookTodoListQuery(StrictQuerySerializer):
+    state = serializers.ChoiceField(choices=Todo.State.values, required=False)
 
 
 class HookTodoListOutput(serializers.Serializer):
