@@ -279,14 +279,7 @@ def validate_registration(packet: Any, *, intent_contracts: dict) -> dict:
     budget = _budget(reg["budget"], BUDGET_BOUNDS, "registration.budget", code)
     if reg["failure_policy"] != FAILURE_POLICY:
         _fail(code, "registration.failure_policy:must_be_isolate")
-    canonical = build_registration(
-        hook_id=hook,
-        capability_id=capability,
-        event_kinds=event_kinds,
-        intent_kinds=intent_kinds,
-        requested_read_scope=read_scope,
-        budget=budget,
-    )
+    canonical = build_registration(hook, capability, intent_kinds, read_scope, budget, event_kinds)
     if len(canonical_bytes(canonical)) > MAX_REGISTRATION_BYTES:
         _fail(code, "registration:too_large")
     return canonical
@@ -488,7 +481,6 @@ def validate_intent(
 
 
 def build_registration(
-    *,
     hook_id: str,
     capability_id: str,
     intent_kinds: list[str],

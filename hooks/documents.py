@@ -125,14 +125,13 @@ def settlement(
 
 
 def settlement_preview(
-    *,
     agent,
     todo_row,
+    profile,
     effect_id: str,
     receipt_id: str,
     event_kind: str,
     turn_instance_id: str,
-    profile,
     planned: list[dict],
 ) -> dict[str, Any]:
     """``loopx_turn_settlement_v0`` of a first settlement's preview: the receipt as it

@@ -53,25 +53,29 @@ class _JournalListApi(DocumentApi):
         return self.document(self.render(self.select(goal_ids=goal_ids, agent_id=agent_id, **q)))
 
 
-@extend_schema_view(
-    get=extend_schema(
-        operation_id="hooks_dispatches_list",
-        parameters=[s.HookDispatchListQuery],
-        responses=s.HookDispatchListOutput,
-        summary="The sidecar dispatch journal (scoped to the token's Goal)",
+def _listing(operation_id: str, query, output, summary: str):
+    return extend_schema_view(
+        get=extend_schema(
+            operation_id=operation_id, parameters=[query], responses=output, summary=summary
+        )
     )
+
+
+@_listing(
+    "hooks_dispatches_list",
+    s.HookDispatchListQuery,
+    s.HookDispatchListOutput,
+    "The sidecar dispatch journal (scoped to the token's Goal)",
 )
 class HookDispatchListApi(_JournalListApi):
     query = s.HookDispatchListQuery
 
 
-@extend_schema_view(
-    get=extend_schema(
-        operation_id="hooks_intents_list",
-        parameters=[s.HookIntentListQuery],
-        responses=s.HookIntentListOutput,
-        summary="The intent outbox (scoped to the token's Goal); filter with ?status=",
-    )
+@_listing(
+    "hooks_intents_list",
+    s.HookIntentListQuery,
+    s.HookIntentListOutput,
+    "The intent outbox (scoped to the token's Goal); filter with ?status=",
 )
 class HookIntentListApi(_JournalListApi):
     query = s.HookIntentListQuery

@@ -67,11 +67,11 @@ def settle(
     *,
     goal_id: str,
     agent_id: str,
-    todo_id: str,
     turn_instance_id: str,
+    todo_id: str,
     event_kind: str,
-    execute: bool = False,
     profile: str | None = None,
+    execute: bool = False,
 ) -> SettleResult:
     """Settle one Turn event; preview unless ``execute``. See the module docstring."""
     _validate(goal_id, agent_id, todo_id, turn_instance_id, event_kind, profile)
@@ -244,14 +244,7 @@ def _preview(agent, todo, effect, event_kind, turn_instance_id, chosen) -> Settl
             for h in hooks
         ]
     payload = documents.settlement_preview(
-        agent=agent,
-        todo_row=todo,
-        effect_id=effect,
-        receipt_id=receipt_id,
-        event_kind=event_kind,
-        turn_instance_id=turn_instance_id,
-        profile=chosen,
-        planned=planned,
+        agent, todo, chosen, effect, receipt_id, event_kind, turn_instance_id, planned
     )
     return SettleResult("preview", False, payload)
 

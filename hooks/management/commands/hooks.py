@@ -16,21 +16,15 @@ class Command(LoopxCommand):
         sub = self.add_subcommands(parser)
         sub.add("registrations", "Installed hook registrations and their validation status.")
 
-        dispatches = sub.add("dispatches", "The sidecar dispatch journal, newest first.")
-        dispatches.add_argument("--goal-id")
+        dispatches = _listing(sub, "dispatches", "The sidecar dispatch journal, newest first.")
         dispatches.add_argument("--status", choices=HookDispatch.Status.values)
         dispatches.add_argument("--failure-code", choices=FAILURE_CODES)
         dispatches.add_argument("--receipt-id")
         dispatches.add_argument("--hook-id")
-        dispatches.add_argument("--limit", type=int, default=100)
-        dispatches.add_argument("--after-cursor", type=int, dest="cursor")
 
-        intents = sub.add("intents", "The intent outbox, newest first.")
-        intents.add_argument("--goal-id")
+        intents = _listing(sub, "intents", "The intent outbox, newest first.")
         intents.add_argument("--status", choices=HookIntent.Status.values)
         intents.add_argument("--intent-kind")
-        intents.add_argument("--limit", type=int, default=100)
-        intents.add_argument("--after-cursor", type=int, dest="cursor")
 
         replay = sub.add(
             "replay",
@@ -107,6 +101,16 @@ class Command(LoopxCommand):
             head = format_mapping(payload, skip=("decisions",))
             return head + "\n\n" + format_table(rows, ["intent_id", "action", "reason", "decision"])
         return format_mapping(payload)
+
+
+def _listing(sub, name: str, help: str):
+    """A journal listing's subcommand: ``--goal-id``, ``--limit`` and ``--after-cursor``
+    (the API's ``goal_id``, ``limit`` and ``cursor``)."""
+    listing = sub.add(name, help)
+    listing.add_argument("--goal-id")
+    listing.add_argument("--limit", type=int, default=100)
+    listing.add_argument("--after-cursor", type=int, dest="cursor")
+    return listing
 
 
 def _journal(select, options):
