@@ -40,8 +40,8 @@ class TodoListAddApi(DocumentApi):
 
 
 class _JournalListApi(DocumentApi):
-    """A listing of the sidecar journal, scoped to what the caller may see."""
-
+    # A listing of the sidecar journal, scoped to what the caller may see. (No docstring:
+    # drf-spectacular would publish it as the operations' description.)
     error_area = AREA
     query: type
     select = staticmethod(selectors.list_dispatches)
