@@ -230,6 +230,18 @@ def _budget(value: Any, bounds: dict, where: str, code: str) -> dict:
 
 
 # -- registration ----------------------------------------------------------------------------
+def _registration_list(reg: dict, name: str, *, allowed=None, pattern=None, max_items=None):
+    """A registration's token list ``name`` (at most ``len(allowed)`` items by default)."""
+    return _token_list(
+        reg[name],
+        where=f"registration.{name}",
+        code=REGISTRATION_REJECTED,
+        pattern=pattern,
+        allowed=allowed,
+        max_items=len(allowed) if max_items is None else max_items,
+    )
+
+
 def validate_registration(packet: Any, *, intent_contracts: dict) -> dict:
     """Return the canonical registration or raise ``ContractViolation(registration_rejected)``.
 
@@ -247,19 +259,9 @@ def validate_registration(packet: Any, *, intent_contracts: dict) -> dict:
         _fail(code, "registration.hook_id:not_owned_by_capability")
     if reg["phase"] != PHASE:
         _fail(code, "registration.phase:unsupported")
-    event_kinds = _token_list(
-        reg["event_kinds"],
-        where="registration.event_kinds",
-        code=code,
-        allowed=EVENT_KINDS,
-        max_items=len(EVENT_KINDS),
-    )
-    intent_kinds = _token_list(
-        reg["intent_kinds"],
-        where="registration.intent_kinds",
-        code=code,
-        pattern=QUALIFIED_RE,
-        max_items=MAX_INTENT_KINDS,
+    event_kinds = _registration_list(reg, "event_kinds", allowed=EVENT_KINDS)
+    intent_kinds = _registration_list(
+        reg, "intent_kinds", pattern=QUALIFIED_RE, max_items=MAX_INTENT_KINDS
     )
     for index, kind in enumerate(intent_kinds):
         if not kind.startswith(capability + "."):
@@ -267,13 +269,7 @@ def validate_registration(packet: Any, *, intent_contracts: dict) -> dict:
         if not isinstance(intent_contracts, dict) or kind not in intent_contracts:
             _fail(code, f"registration.intent_kinds[{index}]:unknown_to_capability")
         _validate_intent_contract(intent_contracts[kind], f"intent_contracts.{kind}")
-    read_scope = _token_list(
-        reg["requested_read_scope"],
-        where="registration.requested_read_scope",
-        code=code,
-        allowed=READ_SCOPES,
-        max_items=len(READ_SCOPES),
-    )
+    read_scope = _registration_list(reg, "requested_read_scope", allowed=READ_SCOPES)
     if "settlement_identity" not in read_scope:
         _fail(code, "registration.requested_read_scope:settlement_identity_required")
     budget = _budget(reg["budget"], BUDGET_BOUNDS, "registration.budget", code)
