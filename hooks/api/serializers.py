@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from hooks import contracts, documents
 from hooks.errors import FAILURE_CODES
 from hooks.models import EVENT_KINDS, HookDispatch, HookIntent, Todo
 from hooks.registry import PROFILE_NAMES
@@ -39,7 +40,7 @@ class HookTodoOutput(serializers.Serializer):
 
 
 class HookTodoAddOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_todo_v0")
+    schema_version = serializers.CharField(default=documents.TODO_SCHEMA)
     status = serializers.CharField(help_text="preview | created | unchanged")
     execute = serializers.BooleanField()
     created = serializers.BooleanField()
@@ -51,7 +52,7 @@ class HookTodoListQuery(StrictQuerySerializer):
 
 
 class HookTodoListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_todo_list_v0")
+    schema_version = serializers.CharField(default=documents.TODO_LIST_SCHEMA)
     goal_id = serializers.CharField()
     todos = HookTodoOutput(many=True)
 
@@ -76,7 +77,7 @@ class TurnSettleInput(serializers.Serializer):
 
 
 class DurableWritebackReceiptOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_durable_writeback_receipt_v0")
+    schema_version = serializers.CharField(default=documents.RECEIPT_SCHEMA)
     receipt_id = serializers.CharField()
     effect_id = serializers.CharField()
     step_kind = serializers.CharField()
@@ -93,7 +94,7 @@ class DurableWritebackReceiptOutput(serializers.Serializer):
 
 
 class TurnQuotaSpendOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_quota_spend_v0")
+    schema_version = serializers.CharField(default=documents.QUOTA_SPEND_SCHEMA)
     spend_id = serializers.CharField()
     goal_id = serializers.CharField()
     agent_id = serializers.CharField()
@@ -104,7 +105,7 @@ class TurnQuotaSpendOutput(serializers.Serializer):
 
 
 class HookDispatchOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_dispatch_receipt_v0")
+    schema_version = serializers.CharField(default=contracts.DISPATCH_RECEIPT_SCHEMA)
     dispatch_id = serializers.CharField()
     hook_id = serializers.CharField()
     capability_id = serializers.CharField(allow_null=True)
@@ -165,7 +166,7 @@ class TurnSettlementIdentityOutput(serializers.Serializer):
 
 
 class TurnSettleOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_turn_settlement_v0")
+    schema_version = serializers.CharField(default=documents.SETTLEMENT_SCHEMA)
     ok = serializers.BooleanField()
     status = serializers.CharField(help_text="preview | committed | replayed")
     execute = serializers.BooleanField()
@@ -196,7 +197,7 @@ class HookIntentListQuery(_ListQuery):
 
 
 class HookDispatchListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_dispatch_list_v0")
+    schema_version = serializers.CharField(default=documents.DISPATCH_LIST_SCHEMA)
     dispatches = HookDispatchOutput(many=True)
     next_cursor = serializers.IntegerField(allow_null=True)
 
@@ -211,7 +212,7 @@ class HookIntentOutboxOutput(serializers.Serializer):
 
 
 class HookIntentOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_intent_v0")
+    schema_version = serializers.CharField(default=contracts.INTENT_SCHEMA)
     intent_id = serializers.CharField()
     hook_id = serializers.CharField()
     capability_id = serializers.CharField()
@@ -229,7 +230,7 @@ class HookIntentOutput(serializers.Serializer):
 
 
 class HookIntentListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_intent_list_v0")
+    schema_version = serializers.CharField(default=documents.INTENT_LIST_SCHEMA)
     intents = HookIntentOutput(many=True)
     next_cursor = serializers.IntegerField(allow_null=True)
 
@@ -247,7 +248,7 @@ class HookRegistrationOutput(serializers.Serializer):
 
 
 class HookRegistrationListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_registration_list_v0")
+    schema_version = serializers.CharField(default=documents.REGISTRATION_LIST_SCHEMA)
     registry_digest = serializers.CharField()
     profile = serializers.DictField()
     registrations = HookRegistrationOutput(many=True)
