@@ -57,7 +57,7 @@ def list_todos(goal_id: str, *, state: str | None = None) -> QuerySet[Todo]:
     if state is not None and state not in Todo.State.values:
         raise error(
             "invalid_argument",
-            f"state must be one of {', '.join(Todo.State.values)}",
+            f"`state` must be one of {', '.join(Todo.State.values)}",
             field="state",
         )
     qs = Todo.objects.select_related("goal", "validator").filter(goal__goal_id=goal_id)
@@ -176,7 +176,7 @@ def _scope(qs, goal_ids: list[str] | None, agent_id: str | None):
 
 def _page(qs, *, cursor: int | None, limit: int) -> Page:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise error("invalid_argument", f"limit must be 1-{MAX_LIMIT}", field="limit")
+        raise error("invalid_argument", f"`limit` must be 1-{MAX_LIMIT}", field="limit")
     if cursor is not None:
         qs = qs.filter(pk__lt=cursor)
     rows = list(qs.order_by("-pk")[: limit + 1])

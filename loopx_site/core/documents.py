@@ -2,7 +2,7 @@
 here once from service and selector results for the CLI and the API alike; the
 encoding (``loopx_site.core.encoding``) makes the same document the same bytes on both.
 
-The error envelope is ``loopx_site.core.errors``' (``DomainError.envelope``)."""
+``error_document`` is the error envelope every adapter prints (``DomainError.envelope``)."""
 
 from typing import Any
 
@@ -93,4 +93,21 @@ def demo(*, loaded: dict | None, operator: dict | None) -> dict[str, Any]:
         document["loaded"] = loaded
     if operator is not None:
         document["operator"] = operator
+    return document
+
+
+def error_document(err) -> dict[str, Any]:
+    """LoopX's error document for a ``DomainError``: ``error`` is the one-line message;
+    our ``code``, ``field`` and ``details`` sit beside it as extra top-level fields, then
+    the error's ``extra`` fields (e.g. ``current`` on a conflict)."""
+    document: dict[str, Any] = {
+        "ok": False,
+        "schema_version": f"{err.area}_error_v0",
+        "status": err.wire_status,
+        "error": err.message,
+        "code": err.code,
+        "field": err.field,
+        "details": err.details,
+    }
+    document.update(err.extra)
     return document

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from loopx_site.core import access
 from reward_memory import documents, loopx, principals, selectors, services
 from reward_memory.api import serializers as s
+from reward_memory.documents import registry
 from reward_memory.errors import AREA, invalid
 
 TAG = ["reward-memory"]
@@ -65,7 +66,7 @@ class CorpusListApi(RewardMemoryApi):
             {
                 "schema_version": "reward_memory_corpus_list_v0",
                 "corpora": [
-                    {**selectors.corpus_payload(c), "health": selectors.corpus_health(c)["health"]}
+                    {**registry.corpus_payload(c), "health": registry.corpus_health(c)["health"]}
                     for c in corpora
                 ],
             }
@@ -80,7 +81,7 @@ class CorpusHealthApi(RewardMemoryApi):
         summary="The corpus's five separate health states (read-only)",
     )
     def get(self, request, corpus_id: str):
-        return Response(selectors.corpus_health(_visible_corpus(request, corpus_id)))
+        return Response(registry.corpus_health(_visible_corpus(request, corpus_id)))
 
 
 class CandidateReviewApi(RewardMemoryApi):

@@ -6,7 +6,7 @@ the same operation is the same document wherever it is asked for.
 
 from typing import Any
 
-from reward_memory import selectors
+from reward_memory.documents import registry
 from reward_memory.models import MemoryRecord
 
 RECORD_OPERATION_SCHEMA = "reward_memory_record_operation_v0"
@@ -26,7 +26,7 @@ def record_operation(record: MemoryRecord, *, operation: str, executed: bool) ->
         "schema_version": RECORD_OPERATION_SCHEMA,
         "operation": operation,
         "executed": executed,
-        "record": selectors.record_public(record),
+        "record": registry.record_public(record),
     }
     if executed:
         document["readback"] = readback(record)

@@ -18,6 +18,7 @@ from loopx_site.core.models import HostToken
 from reward_memory import authority, candidates, principals, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
+from reward_memory.documents import registry
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import (
     AuthorityCheckpoint,
@@ -133,7 +134,7 @@ def grant_checkpoint(
         "executed": execute,
         "checkpoint_id": checkpoint_id,
     }
-    payload["checkpoint"] = selectors.checkpoint_payload(existing) if existing else None
+    payload["checkpoint"] = registry.checkpoint_payload(existing) if existing else None
     return payload
 
 
@@ -171,7 +172,7 @@ def revoke_checkpoint(
         "checkpoint_id": checkpoint_id,
         "derived_active_records": len(refs),
         "records_revoked": len(revoked),
-        "checkpoint": selectors.checkpoint_payload(row),
+        "checkpoint": registry.checkpoint_payload(row),
     }
 
 

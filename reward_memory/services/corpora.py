@@ -11,6 +11,7 @@ from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import providers, selectors, uris
 from reward_memory import validation as v
+from reward_memory.documents import registry
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import Corpus, StandingPolicy
 from reward_memory.principals import Principal
@@ -375,7 +376,7 @@ def _store_policies(corpus: Corpus, policies: list[dict], now) -> list[dict[str,
 
 
 def _registration_payload(status, definition, policy_digests, row, *, executed) -> dict[str, Any]:
-    corpus_payload = selectors.corpus_payload(row) if (row is not None and executed) else None
+    corpus_payload = registry.corpus_payload(row) if (row is not None and executed) else None
     return {
         "schema_version": REGISTRATION_SCHEMA,
         "status": status if executed else ("planned" if status != "unchanged" else "unchanged"),

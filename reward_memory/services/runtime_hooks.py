@@ -153,7 +153,7 @@ def _status(execute, want_recall, want_ingest, recall, ingest) -> str:
 
 
 def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[str, Any]:
-    from reward_memory.services.recall import recall_guidance
+    from reward_memory.services.recalls import recall_guidance
 
     limit = surface.recall_profile["limit"]
     calls, statuses = 0, []

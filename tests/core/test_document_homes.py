@@ -18,8 +18,6 @@ EXTERNAL_SCRIPTS = {
     "hooks/extensions/evidence_check.py",  # a completion validator
     "preferences/extensions/loopx_openviking.py",  # a semantic-preference provider
 }
-#: The error envelope is built once, by ``DomainError.envelope`` (the error registry).
-ERROR_ENVELOPE = {"loopx_site/core/errors.py"}
 
 
 def _is_home(relative: str) -> bool:
@@ -28,7 +26,7 @@ def _is_home(relative: str) -> bool:
         return True
     if path.name in CONTRACT_NAMES or "contracts" in path.parts[:-1]:
         return True
-    return relative in EXTERNAL_SCRIPTS or relative in ERROR_ENVELOPE
+    return relative in EXTERNAL_SCRIPTS
 
 
 def _schema_dicts(source: str) -> list[int]:

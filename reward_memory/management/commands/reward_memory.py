@@ -12,6 +12,7 @@ from reward_memory import (
     services,
     validation,
 )
+from reward_memory.documents import registry
 from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
 
@@ -237,7 +238,7 @@ class Command(LoopxCommand):
         return {
             "schema_version": "reward_memory_corpus_list_v0",
             "corpora": [
-                {**selectors.corpus_payload(c), "health": selectors.corpus_health(c)["health"]}
+                {**registry.corpus_payload(c), "health": registry.corpus_health(c)["health"]}
                 for c in rows
             ],
         }
@@ -312,7 +313,7 @@ class Command(LoopxCommand):
             rows = selectors.list_checkpoints(project=options.get("project"))
             return {
                 "schema_version": "reward_memory_checkpoint_list_v0",
-                "checkpoints": [selectors.checkpoint_payload(r) for r in rows],
+                "checkpoints": [registry.checkpoint_payload(r) for r in rows],
             }
         operator = principals.operator_account(
             options.get("actor"), field="actor", code="operator_required"
@@ -541,7 +542,7 @@ class Command(LoopxCommand):
                     "project": c["project"],
                     "surfaces": ",".join(c["surfaces"]),
                     "provider": c["provider"]["provider_id"],
-                    "health": selectors.health_summary({"health": c["health"]}),
+                    "health": registry.health_summary({"health": c["health"]}),
                 }
                 for c in payload["corpora"]
             ]
