@@ -11,7 +11,7 @@ from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
-from hooks import executors, selectors, services
+from hooks import documents, executors, selectors, services
 from hooks.errors import FAILURE_CODES, HookError
 from hooks.models import (
     CompletionValidator,
@@ -26,7 +26,12 @@ from hooks.models import (
     TurnSettlement,
 )
 from loopx_site.core.access import signed_in
-from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, ref_column
+from loopx_site.core.admin_base import (
+    ReadOnlyAdmin,
+    ReadOnlyTabularInline,
+    fields_then,
+    ref_column,
+)
 
 DEFAULT_EXECUTOR = "fake-scheduler"
 
@@ -183,9 +188,7 @@ class HookDispatchAdmin(ReadOnlyAdmin):
     list_filter = ("status", FailureCodeFilter, "hook_id", "event_kind")
     search_fields = ("dispatch_id", "hook_id", "receipt__receipt_id")
     exclude = ("result",)
-    readonly_fields = [f.name for f in HookDispatch._meta.fields if f.name != "result"] + [
-        "validated_result"
-    ]
+    readonly_fields = fields_then(HookDispatch, "validated_result", without="result")
 
     @admin.display(description="validated result")
     def validated_result(self, obj):
@@ -206,9 +209,7 @@ class HookIntentAdmin(ReadOnlyAdmin):
     list_filter = ("status", "intent_kind", "policy_version", "goal")
     search_fields = ("intent_id", "dispatch__dispatch_id", "intent_kind")
     exclude = ("payload",)
-    readonly_fields = [f.name for f in HookIntent._meta.fields if f.name != "payload"] + [
-        "payload_json"
-    ]
+    readonly_fields = fields_then(HookIntent, "payload_json", without="payload")
     actions = ["admit_selected", "reject_selected"]
 
     @admin.display(description="payload")
@@ -262,9 +263,7 @@ class IntentExecutionAdmin(ReadOnlyAdmin):
     list_filter = ("executor_id", "admission")
     search_fields = ("intent__intent_id",)
     exclude = ("decision",)
-    readonly_fields = [f.name for f in IntentExecution._meta.fields if f.name != "decision"] + [
-        "decision_json"
-    ]
+    readonly_fields = fields_then(IntentExecution, "decision_json", without="decision")
 
     @admin.display(description="decision")
     def decision_json(self, obj):
@@ -291,7 +290,7 @@ class HookRegistrationAdmin(admin.ModelAdmin):
         return self.has_view_permission(request)
 
     def changelist_view(self, request, extra_context=None):
-        payload = selectors.registrations_payload()
+        payload = documents.registration_list(selectors.registrations(operator=True))
         rows = [
             {**item, "registration_json": json.dumps(item["registration"], indent=2)}
             for item in payload["registrations"]

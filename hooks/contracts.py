@@ -230,6 +230,18 @@ def _budget(value: Any, bounds: dict, where: str, code: str) -> dict:
 
 
 # -- registration ----------------------------------------------------------------------------
+def _registration_list(reg: dict, name: str, *, allowed=None, pattern=None, max_items=None):
+    """A registration's token list ``name`` (at most ``len(allowed)`` items by default)."""
+    return _token_list(
+        reg[name],
+        where=f"registration.{name}",
+        code=REGISTRATION_REJECTED,
+        pattern=pattern,
+        allowed=allowed,
+        max_items=len(allowed) if max_items is None else max_items,
+    )
+
+
 def validate_registration(packet: Any, *, intent_contracts: dict) -> dict:
     """Return the canonical registration or raise ``ContractViolation(registration_rejected)``.
 
@@ -247,19 +259,9 @@ def validate_registration(packet: Any, *, intent_contracts: dict) -> dict:
         _fail(code, "registration.hook_id:not_owned_by_capability")
     if reg["phase"] != PHASE:
         _fail(code, "registration.phase:unsupported")
-    event_kinds = _token_list(
-        reg["event_kinds"],
-        where="registration.event_kinds",
-        code=code,
-        allowed=EVENT_KINDS,
-        max_items=len(EVENT_KINDS),
-    )
-    intent_kinds = _token_list(
-        reg["intent_kinds"],
-        where="registration.intent_kinds",
-        code=code,
-        pattern=QUALIFIED_RE,
-        max_items=MAX_INTENT_KINDS,
+    event_kinds = _registration_list(reg, "event_kinds", allowed=EVENT_KINDS)
+    intent_kinds = _registration_list(
+        reg, "intent_kinds", pattern=QUALIFIED_RE, max_items=MAX_INTENT_KINDS
     )
     for index, kind in enumerate(intent_kinds):
         if not kind.startswith(capability + "."):
@@ -267,29 +269,13 @@ def validate_registration(packet: Any, *, intent_contracts: dict) -> dict:
         if not isinstance(intent_contracts, dict) or kind not in intent_contracts:
             _fail(code, f"registration.intent_kinds[{index}]:unknown_to_capability")
         _validate_intent_contract(intent_contracts[kind], f"intent_contracts.{kind}")
-    read_scope = _token_list(
-        reg["requested_read_scope"],
-        where="registration.requested_read_scope",
-        code=code,
-        allowed=READ_SCOPES,
-        max_items=len(READ_SCOPES),
-    )
+    read_scope = _registration_list(reg, "requested_read_scope", allowed=READ_SCOPES)
     if "settlement_identity" not in read_scope:
         _fail(code, "registration.requested_read_scope:settlement_identity_required")
     budget = _budget(reg["budget"], BUDGET_BOUNDS, "registration.budget", code)
     if reg["failure_policy"] != FAILURE_POLICY:
         _fail(code, "registration.failure_policy:must_be_isolate")
-    canonical = {
-        "schema_version": REGISTRATION_SCHEMA,
-        "hook_id": hook,
-        "capability_id": capability,
-        "phase": PHASE,
-        "event_kinds": event_kinds,
-        "intent_kinds": intent_kinds,
-        "requested_read_scope": read_scope,
-        "budget": budget,
-        "failure_policy": FAILURE_POLICY,
-    }
+    canonical = build_registration(hook, capability, intent_kinds, read_scope, budget, event_kinds)
     if len(canonical_bytes(canonical)) > MAX_REGISTRATION_BYTES:
         _fail(code, "registration:too_large")
     return canonical
@@ -487,6 +473,28 @@ def validate_intent(
         "failure_policy": FAILURE_POLICY,
         "grants_new_action_authority": False,
         "external_write_performed": False,
+    }
+
+
+def build_registration(
+    hook_id: str,
+    capability_id: str,
+    intent_kinds: list[str],
+    requested_read_scope: list[str],
+    budget: dict,
+    event_kinds: list[str] | None = None,
+) -> dict:
+    """Helper for providers: a ``registration`` packet in the canonical field order."""
+    return {
+        "schema_version": REGISTRATION_SCHEMA,
+        "hook_id": hook_id,
+        "capability_id": capability_id,
+        "phase": PHASE,
+        "event_kinds": list(EVENT_KINDS if event_kinds is None else event_kinds),
+        "intent_kinds": list(intent_kinds),
+        "requested_read_scope": list(requested_read_scope),
+        "budget": dict(budget),
+        "failure_policy": FAILURE_POLICY,
     }
 
 

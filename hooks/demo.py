@@ -102,12 +102,12 @@ def load(*, log) -> dict:
         .first()
         for _, turn, _ in TURNS
     ]
-    dispatches = [d for r in receipts if r is not None for d in selectors.dispatch_payloads(r)]
+    dispatches = [d for r in receipts if r is not None for d in selectors.receipt_dispatches(r)]
     log(f"settled 2 Turns of Goal demo ({ledger.summary()}); {len(dispatches)} hook dispatch(es)")
     return ledger.document(
         validator=VALIDATOR_ID,
         todos=[todo_id for todo_id, _, _ in TODOS],
         receipts=[r.receipt_id for r in receipts if r is not None],
-        dispatches=[d["dispatch_id"] for d in dispatches],
-        intents=[i for d in dispatches for i in d["intent_ids"]],
+        dispatches=[d.dispatch_id for d, _ in dispatches],
+        intents=[i for _, intent_ids in dispatches for i in intent_ids],
     )

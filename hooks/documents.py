@@ -1,16 +1,299 @@
-"""The hooks app's documents, rendered once for the CLI and the API from service
-results (completion validators so far)."""
+"""The hooks app's documents: every ``schema_version`` document it emits, built here
+once from service and selector results, for the CLI and the API alike (the encoding is
+``loopx_site.core.encoding``: the same document is the same bytes on both).
+
+The wire packets of the hook protocol itself (registration, hook input, result,
+intent as a provider proposes it) are ``hooks.contracts``'; this module renders the
+journal, the outbox, Todos, settlements and validators.
+"""
 
 from typing import Any
 
-from hooks.models import CompletionValidator
+from hooks import contracts, dispatcher
+from hooks.models import CompletionValidator, DurableWritebackReceipt, HookDispatch, HookIntent
 from loopx_site.core import clock
 
+TODO_SCHEMA = "loopx_todo_v0"
+TODO_LIST_SCHEMA = "loopx_todo_list_v0"
+RECEIPT_SCHEMA = "loopx_durable_writeback_receipt_v0"
+QUOTA_SPEND_SCHEMA = "loopx_quota_spend_v0"
+SETTLEMENT_SCHEMA = "loopx_turn_settlement_v0"
+DISPATCH_LIST_SCHEMA = "loopx_post_writeback_dispatch_list_v0"
+INTENT_LIST_SCHEMA = "loopx_post_writeback_intent_list_v0"
+REGISTRATION_LIST_SCHEMA = "loopx_post_writeback_registration_list_v0"
+REPLAY_SCHEMA = "loopx_post_writeback_replay_v0"
+EXECUTION_SCHEMA = "loopx_post_writeback_intent_execution_v0"
 VALIDATOR_PROTOCOL = "loopx_completion_validator_v0"
+VALIDATOR_MANIFEST_SCHEMA = "loopx_completion_validator_manifest_v0"
+VALIDATOR_INPUT_SCHEMA = "loopx_completion_validator_input_v0"
 VALIDATOR_OPERATION_SCHEMA = "loopx_completion_validator_operation_v0"
 VALIDATOR_LIST_SCHEMA = "loopx_completion_validator_list_v0"
 
 
+# -- Todos ----------------------------------------------------------------------------------
+def todo(row) -> dict[str, Any]:
+    return {
+        "todo_id": row.todo_id,
+        "goal_id": row.goal.goal_id,
+        "title": row.title,
+        "state": row.state,
+        "segment_ref": row.segment_ref or None,
+        "validator": row.validator.validator_id if row.validator_id else None,
+        "revision": row.revision,
+        "replan_count": row.replan_count,
+        "created_at": clock.iso(row.created_at),
+        "updated_at": clock.iso(row.updated_at),
+        "completed_at": clock.iso(row.completed_at),
+    }
+
+
+def todo_add(result, *, execute: bool) -> dict[str, Any]:
+    """``loopx_todo_v0``: the one output of ``todo add`` (CLI and API)."""
+    return {
+        "schema_version": TODO_SCHEMA,
+        "status": result.status,
+        "execute": execute,
+        "created": result.created,
+        "todo": todo(result.todo),
+    }
+
+
+def todo_list(goal_id: str, rows) -> dict[str, Any]:
+    """``loopx_todo_list_v0`` (``todo list`` and ``GET /goals/{id}/todos/``)."""
+    return {
+        "schema_version": TODO_LIST_SCHEMA,
+        "goal_id": goal_id,
+        "todos": [todo(t) for t in rows],
+    }
+
+
+# -- receipts, quota spends, settlements ------------------------------------------------------
+def receipt(row: DurableWritebackReceipt) -> dict[str, Any]:
+    return {
+        "schema_version": RECEIPT_SCHEMA,
+        **dispatcher.receipt_core(row),
+        "checkpoint_digest": row.checkpoint_digest or None,
+    }
+
+
+def quota_spend(row: DurableWritebackReceipt, spend, eligibility: dict) -> dict[str, Any]:
+    settlement = row.settlement
+    return {
+        "schema_version": QUOTA_SPEND_SCHEMA,
+        "spend_id": spend.spend_id if spend else contracts.spend_id(receipt_id=row.receipt_id),
+        "goal_id": settlement.goal.goal_id,
+        "agent_id": settlement.agent.agent_id,
+        "units": spend.units if spend else 1,
+        "spent": spend is not None,
+        "spent_at": clock.iso(spend.spent_at) if spend else None,
+        "eligibility": eligibility,
+    }
+
+
+def settlement(
+    status: str, execute: bool, row, receipt_row, *, spend: dict, phase, dispatches, recovered
+) -> dict[str, Any]:
+    """``loopx_turn_settlement_v0`` of a committed or replayed settlement. ``phase`` is
+    the hook phase that ran (``None``: it did not run here, a preview of a replay)."""
+    return {
+        "schema_version": SETTLEMENT_SCHEMA,
+        "ok": True,
+        "status": status,
+        "execute": execute,
+        "settlement": {
+            "goal_id": row.goal.goal_id,
+            "agent_id": row.agent.agent_id,
+            "todo_id": row.todo.todo_id,
+            "turn_instance_id": row.turn_instance_id,
+            "event_kind": row.event_kind,
+            "effect_id": row.effect_id,
+            "profile": row.profile,
+            "post_writeback_hooks_enabled": row.post_writeback_hooks_enabled,
+            "hook_allowlist": row.hook_allowlist,
+        },
+        "receipt": receipt(receipt_row),
+        "quota_spend": spend,
+        "hook_phase": {
+            "enabled": row.post_writeback_hooks_enabled,
+            "status": "preview" if phase is None else phase.status,
+            "reason": None if phase is None else phase.reason,
+            "dispatches": dispatches,
+            "outcomes": [] if phase is None else [o.public() for o in phase.outcomes],
+            "recovered_receipt_ids": recovered,
+        },
+    }
+
+
+def settlement_preview(
+    agent,
+    todo_row,
+    profile,
+    effect_id: str,
+    receipt_id: str,
+    event_kind: str,
+    turn_instance_id: str,
+    planned: list[dict],
+) -> dict[str, Any]:
+    """``loopx_turn_settlement_v0`` of a first settlement's preview: the receipt as it
+    would be prepared, no quota spend, the planned dispatches."""
+    return {
+        "schema_version": SETTLEMENT_SCHEMA,
+        "ok": True,
+        "status": "preview",
+        "execute": False,
+        "settlement": {
+            "goal_id": agent.goal.goal_id,
+            "agent_id": agent.agent_id,
+            "todo_id": todo_row.todo_id,
+            "turn_instance_id": turn_instance_id,
+            "event_kind": event_kind,
+            "effect_id": effect_id,
+            **profile.public(),
+        },
+        "receipt": {
+            "schema_version": RECEIPT_SCHEMA,
+            "receipt_id": receipt_id,
+            "effect_id": effect_id,
+            "step_kind": contracts.STEP_KIND,
+            "event_kind": event_kind,
+            "state": DurableWritebackReceipt.State.PREPARED,
+            "state_revision": f"r{todo_row.revision + 1}",
+            "committed_at": None,
+        },
+        "quota_spend": None,
+        "hook_phase": {
+            "enabled": profile.post_writeback_hooks_enabled,
+            "status": "preview",
+            "planned": planned,
+            "dispatches": [],
+            "outcomes": [],
+        },
+    }
+
+
+# -- the sidecar journal and the outbox ------------------------------------------------------
+def dispatch(row: HookDispatch, intent_ids: list[str]) -> dict[str, Any]:
+    """``loopx_post_writeback_dispatch_receipt_v0``: one journalled dispatch."""
+    return {
+        "schema_version": contracts.DISPATCH_RECEIPT_SCHEMA,
+        "dispatch_id": row.dispatch_id,
+        "hook_id": row.hook_id,
+        "capability_id": row.capability_id or None,
+        "receipt_id": row.receipt.receipt_id,
+        "goal_id": row.goal.goal_id,
+        "agent_id": row.agent.agent_id,
+        "event_kind": row.event_kind,
+        "registration_schema_version": row.registration_schema_version,
+        "registration_digest": row.registration_digest or None,
+        "status": row.status,
+        "failure_code": row.failure_code,
+        "failure_reason": row.failure_reason or None,
+        "result_digest": row.result_digest or None,
+        "intent_ids": list(intent_ids),
+        "attempts": row.attempts,
+        "max_attempts": row.max_attempts,
+        "conflict_count": row.conflict_count,
+        "conflict_code": row.conflict_code,
+        "recorded_at": clock.iso(row.created_at),
+    }
+
+
+def dispatches(rows) -> list[dict[str, Any]]:
+    """Dispatch receipts of ``(dispatch, intent_ids)`` pairs, in the given order."""
+    return [dispatch(row, intent_ids) for row, intent_ids in rows]
+
+
+def intent(row: HookIntent) -> dict[str, Any]:
+    """The validated ``loopx_post_writeback_intent_v0`` packet plus its outbox state (what
+    a governed executor is given)."""
+    return {
+        "schema_version": contracts.INTENT_SCHEMA,
+        "intent_id": row.intent_id,
+        "hook_id": row.hook_id,
+        "capability_id": row.capability_id,
+        "source_dispatch_id": row.dispatch.dispatch_id,
+        "intent_kind": row.intent_kind,
+        "operation": row.operation,
+        "policy_version": row.policy_version,
+        "payload": row.payload,
+        "budget": row.budget,
+        "requested_write_scope": row.requested_write_scope,
+        "failure_policy": contracts.FAILURE_POLICY,
+        "grants_new_action_authority": False,
+        "external_write_performed": False,
+        "outbox": {
+            "status": row.status,
+            "status_reason": row.status_reason or None,
+            "goal_id": row.goal.goal_id,
+            "agent_id": row.agent.agent_id,
+            "created_at": clock.iso(row.created_at),
+            "updated_at": clock.iso(row.updated_at),
+        },
+    }
+
+
+def dispatch_list(page) -> dict[str, Any]:
+    """``loopx_post_writeback_dispatch_list_v0`` of a ``selectors.Page`` of pairs."""
+    return {
+        "schema_version": DISPATCH_LIST_SCHEMA,
+        "dispatches": dispatches(page.rows),
+        "next_cursor": page.next_cursor,
+    }
+
+
+def intent_list(page) -> dict[str, Any]:
+    """``loopx_post_writeback_intent_list_v0`` of a ``selectors.Page`` of intents."""
+    return {
+        "schema_version": INTENT_LIST_SCHEMA,
+        "intents": [intent(i) for i in page.rows],
+        "next_cursor": page.next_cursor,
+    }
+
+
+def registration_list(listing) -> dict[str, Any]:
+    """``loopx_post_writeback_registration_list_v0`` of ``selectors.registrations``: a
+    provider's installation path only where the listing may show it (operators)."""
+    rows = []
+    for hook, admitted in listing.hooks:
+        row = {**hook.public(), "admitted_by_profile": admitted}
+        if not listing.show_provider:
+            row.pop("provider", None)
+        rows.append(row)
+    return {
+        "schema_version": REGISTRATION_LIST_SCHEMA,
+        "registry_digest": listing.registry_digest,
+        "profile": listing.profile.public(),
+        "registrations": rows,
+    }
+
+
+def replay(*, execute: bool, items: list[dict]) -> dict[str, Any]:
+    """``loopx_post_writeback_replay_v0``: one item per receipt recovered (or planned)."""
+    return {
+        "schema_version": REPLAY_SCHEMA,
+        "execute": execute,
+        "receipts": items,
+        "count": len(items),
+    }
+
+
+def intent_execution(
+    *, executor, execute: bool, used: int, deferred: int, decisions
+) -> dict[str, Any]:
+    """``loopx_post_writeback_intent_execution_v0``: what one executor run decided."""
+    return {
+        "schema_version": EXECUTION_SCHEMA,
+        "executor": executor.executor_id,
+        "execute": execute,
+        "budget": {"max_intents_per_run": executor.max_intents_per_run, "used": used},
+        "deferred_by_budget": deferred,
+        "decisions": [d.public() for d in decisions],
+        "network_calls": 0,
+        "sink_calls": 0,
+    }
+
+
+# -- completion validators --------------------------------------------------------------------
 def validator_payload(row: CompletionValidator) -> dict[str, Any]:
     """Public projection: no argv, only the manifest digest."""
     return {
@@ -47,4 +330,52 @@ def validator_list(rows) -> dict[str, Any]:
         "ok": True,
         "schema_version": VALIDATOR_LIST_SCHEMA,
         "validators": [validator_payload(r) for r in rows],
+    }
+
+
+def validator_manifest(manifest) -> dict[str, Any]:
+    """The canonical ``loopx_completion_validator_manifest_v0`` of a validated manifest
+    (its digest identifies the installation)."""
+    return {
+        "schema_version": VALIDATOR_MANIFEST_SCHEMA,
+        "validator_id": manifest.validator_id,
+        "version": manifest.version,
+        "description": manifest.description,
+        "protocol": VALIDATOR_PROTOCOL,
+        "entrypoint": list(manifest.entrypoint),
+        "timeout_seconds": manifest.timeout_seconds,
+    }
+
+
+def validator_input(row, receipt_row, validator, reflection: dict[str, Any]) -> dict[str, Any]:
+    """``loopx_completion_validator_input_v0``: the one object a validator reads on stdin
+    (``row`` is the ``TurnSettlement``)."""
+    todo_row = row.todo
+    return {
+        "schema_version": VALIDATOR_INPUT_SCHEMA,
+        "validator_id": validator.validator_id,
+        "todo": {
+            "goal_id": row.goal.goal_id,
+            "todo_id": todo_row.todo_id,
+            "state": todo_row.state,
+            "revision": todo_row.revision,
+            "segment_ref": todo_row.segment_ref or None,
+        },
+        "settlement": {
+            "goal_id": row.goal.goal_id,
+            "agent_id": row.agent.agent_id,
+            "todo_id": todo_row.todo_id,
+            "turn_instance_id": row.turn_instance_id,
+            "event_kind": row.event_kind,
+            "effect_id": row.effect_id,
+            "receipt_id": receipt_row.receipt_id,
+            "receipt_state": receipt_row.state,
+            "state_revision": receipt_row.state_revision,
+        },
+        "reflection": {
+            "reflection_digest": reflection["reflection_digest"],
+            "surface_id": reflection["surface_id"],
+            "source_types": list(reflection["source_types"]),
+            "evidence_refs": list(reflection["evidence_refs"]),
+        },
     }

@@ -1,13 +1,16 @@
-"""Reads of the settlement seam and the hook sidecar, and their one output shape each.
+"""Reads of the settlement seam and the hook sidecar. They return rows and plain data;
+``hooks.documents`` renders them.
 
 The Todo/settlement reads here are the ones a quota packet builder needs
 (``list_todos``, ``recent_settlements``, ``quota_spend_eligibility``): they depend on
 primary records only, never on the hook sidecar.
 """
 
+from dataclasses import dataclass
+
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
-from hooks import contracts, dispatcher, registry
+from hooks import documents, registry
 from hooks.errors import error
 from hooks.models import (
     DurableWritebackReceipt,
@@ -17,15 +20,19 @@ from hooks.models import (
     Todo,
     TurnSettlement,
 )
-from loopx_site.core import clock
+from loopx_site.core import selectors as core_selectors
 from loopx_site.core.validation import require_identifier
 
 AREA = "post_writeback_hook"
 MAX_LIMIT = 500
 
-RECEIPT_SCHEMA = "loopx_durable_writeback_receipt_v0"
-QUOTA_SPEND_SCHEMA = "loopx_quota_spend_v0"
-TODO_SCHEMA = "loopx_todo_v0"
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a newest-first listing; ``next_cursor`` is an opaque integer."""
+
+    rows: list
+    next_cursor: int | None
 
 
 # -- Todos ----------------------------------------------------------------------------------
@@ -44,37 +51,19 @@ def get_todo(goal_id: str, todo_id: str) -> Todo:
 
 
 def list_todos(goal_id: str, *, state: str | None = None) -> QuerySet[Todo]:
+    """A registered Goal's Todos, oldest first (``goal_not_registered`` otherwise);
+    ``state`` (``open`` | ``completed``) filters — the CLI and the API alike."""
+    core_selectors.get_goal(goal_id, area=AREA)
+    if state is not None and state not in Todo.State.values:
+        raise error(
+            "invalid_argument",
+            f"`state` must be one of {', '.join(Todo.State.values)}",
+            field="state",
+        )
     qs = Todo.objects.select_related("goal", "validator").filter(goal__goal_id=goal_id)
     if state:
         qs = qs.filter(state=state)
     return qs.order_by("created_at", "todo_id")
-
-
-def todo_payload(todo: Todo) -> dict:
-    return {
-        "todo_id": todo.todo_id,
-        "goal_id": todo.goal.goal_id,
-        "title": todo.title,
-        "state": todo.state,
-        "segment_ref": todo.segment_ref or None,
-        "validator": todo.validator.validator_id if todo.validator_id else None,
-        "revision": todo.revision,
-        "replan_count": todo.replan_count,
-        "created_at": clock.iso(todo.created_at),
-        "updated_at": clock.iso(todo.updated_at),
-        "completed_at": clock.iso(todo.completed_at),
-    }
-
-
-def todo_add_payload(result, *, execute: bool) -> dict:
-    """The one output of ``todo add`` (CLI and API)."""
-    return {
-        "schema_version": TODO_SCHEMA,
-        "status": result.status,
-        "execute": execute,
-        "created": result.created,
-        "todo": todo_payload(result.todo),
-    }
 
 
 def segment_progress(goal_id: str, segment_ref: str) -> dict:
@@ -114,7 +103,8 @@ def get_receipt(receipt_id: str) -> DurableWritebackReceipt:
 
 
 def recent_settlements(goal_id: str, agent_id: str, *, limit: int = 10) -> list[dict]:
-    """The Agent's latest committed settlements, newest first (compact, public-safe)."""
+    """The Agent's latest committed settlements, newest first, as their public receipts
+    (``hooks.documents.receipt``: the quota packet's interface)."""
     receipts = (
         _receipts()
         .filter(
@@ -124,15 +114,7 @@ def recent_settlements(goal_id: str, agent_id: str, *, limit: int = 10) -> list[
         )
         .order_by("-committed_at", "-id")[: max(1, min(limit, MAX_LIMIT))]
     )
-    return [receipt_payload(r) for r in receipts]
-
-
-def receipt_payload(receipt: DurableWritebackReceipt) -> dict:
-    return {
-        "schema_version": RECEIPT_SCHEMA,
-        **dispatcher.receipt_core(receipt),
-        "checkpoint_digest": receipt.checkpoint_digest or None,
-    }
+    return [documents.receipt(r) for r in receipts]
 
 
 def quota_spend_eligibility(receipt: DurableWritebackReceipt) -> dict:
@@ -148,82 +130,14 @@ def quota_spend_eligibility(receipt: DurableWritebackReceipt) -> dict:
     }
 
 
-def quota_spend_payload(receipt: DurableWritebackReceipt, spend: QuotaSpend | None) -> dict:
-    settlement = receipt.settlement
-    return {
-        "schema_version": QUOTA_SPEND_SCHEMA,
-        "spend_id": spend.spend_id if spend else contracts.spend_id(receipt_id=receipt.receipt_id),
-        "goal_id": settlement.goal.goal_id,
-        "agent_id": settlement.agent.agent_id,
-        "units": spend.units if spend else 1,
-        "spent": spend is not None,
-        "spent_at": clock.iso(spend.spent_at) if spend else None,
-        "eligibility": quota_spend_eligibility(receipt),
-    }
-
-
 def quota_spend_for(receipt: DurableWritebackReceipt) -> QuotaSpend | None:
     return QuotaSpend.objects.filter(receipt=receipt).first()
 
 
 # -- dispatches and intents -----------------------------------------------------------------
-def dispatch_payload(dispatch: HookDispatch, intent_ids: list[str] | None = None) -> dict:
-    if intent_ids is None:
-        intent_ids = [i.intent_id for i in dispatch.intents.order_by("position")]
-    return {
-        "schema_version": contracts.DISPATCH_RECEIPT_SCHEMA,
-        "dispatch_id": dispatch.dispatch_id,
-        "hook_id": dispatch.hook_id,
-        "capability_id": dispatch.capability_id or None,
-        "receipt_id": dispatch.receipt.receipt_id,
-        "goal_id": dispatch.goal.goal_id,
-        "agent_id": dispatch.agent.agent_id,
-        "event_kind": dispatch.event_kind,
-        "registration_schema_version": dispatch.registration_schema_version,
-        "registration_digest": dispatch.registration_digest or None,
-        "status": dispatch.status,
-        "failure_code": dispatch.failure_code,
-        "failure_reason": dispatch.failure_reason or None,
-        "result_digest": dispatch.result_digest or None,
-        "intent_ids": intent_ids,
-        "attempts": dispatch.attempts,
-        "max_attempts": dispatch.max_attempts,
-        "conflict_count": dispatch.conflict_count,
-        "conflict_code": dispatch.conflict_code,
-        "recorded_at": clock.iso(dispatch.created_at),
-    }
-
-
-def intent_payload(intent: HookIntent) -> dict:
-    """The validated ``loopx_post_writeback_intent_v0`` packet plus its outbox state."""
-    return {
-        "schema_version": contracts.INTENT_SCHEMA,
-        "intent_id": intent.intent_id,
-        "hook_id": intent.hook_id,
-        "capability_id": intent.capability_id,
-        "source_dispatch_id": intent.dispatch.dispatch_id,
-        "intent_kind": intent.intent_kind,
-        "operation": intent.operation,
-        "policy_version": intent.policy_version,
-        "payload": intent.payload,
-        "budget": intent.budget,
-        "requested_write_scope": intent.requested_write_scope,
-        "failure_policy": contracts.FAILURE_POLICY,
-        "grants_new_action_authority": False,
-        "external_write_performed": False,
-        "outbox": {
-            "status": intent.status,
-            "status_reason": intent.status_reason or None,
-            "goal_id": intent.goal.goal_id,
-            "agent_id": intent.agent.agent_id,
-            "created_at": clock.iso(intent.created_at),
-            "updated_at": clock.iso(intent.updated_at),
-        },
-    }
-
-
-def dispatch_payloads(receipt: DurableWritebackReceipt) -> list[dict]:
-    """The dispatch receipts of one primary receipt, in ``hook_id`` order."""
+def receipt_dispatches(receipt: DurableWritebackReceipt) -> list[tuple[HookDispatch, list[str]]]:
+    """The journalled dispatches of one primary receipt with their intent ids, in
+    ``hook_id`` order (render with ``documents.dispatches``)."""
     dispatches = list(HookDispatch.objects.filter(receipt=receipt).order_by("hook_id", "pk"))
     intents: dict[int, list[str]] = {d.pk: [] for d in dispatches}
     if any(d.intent_count for d in dispatches):
@@ -233,7 +147,7 @@ def dispatch_payloads(receipt: DurableWritebackReceipt) -> list[dict]:
     settlement = receipt.settlement
     for d in dispatches:  # known already: no joins needed
         d.receipt, d.goal, d.agent = receipt, settlement.goal, settlement.agent
-    return [dispatch_payload(d, intents[d.pk]) for d in dispatches]
+    return [(d, intents[d.pk]) for d in dispatches]
 
 
 def intent_states(receipt: DurableWritebackReceipt) -> list[dict]:
@@ -260,14 +174,15 @@ def _scope(qs, goal_ids: list[str] | None, agent_id: str | None):
     return qs
 
 
-def _page(qs, *, after: int | None, limit: int):
-    limit = max(1, min(int(limit), MAX_LIMIT))
-    if after is not None:
-        qs = qs.filter(pk__lt=after)
+def _page(qs, *, cursor: int | None, limit: int) -> Page:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise error("invalid_argument", f"`limit` must be 1-{MAX_LIMIT}", field="limit")
+    if cursor is not None:
+        qs = qs.filter(pk__lt=cursor)
     rows = list(qs.order_by("-pk")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
-    return rows, (rows[-1].pk if more and rows else None)
+    return Page(rows, rows[-1].pk if more and rows else None)
 
 
 def failure_code_q(code: str) -> Q:
@@ -283,10 +198,10 @@ def list_dispatches(
     failure_code: str | None = None,
     receipt_id: str | None = None,
     hook_id: str | None = None,
-    after: int | None = None,
+    cursor: int | None = None,
     limit: int = 100,
-) -> dict:
-    """Newest first, cursor-paginated (``next_cursor`` is an opaque integer)."""
+) -> Page:
+    """Newest first, cursor-paginated: a ``Page`` of ``(dispatch, intent_ids)`` pairs."""
     qs = HookDispatch.objects.select_related("receipt", "goal", "agent").prefetch_related("intents")
     qs = _scope(qs, goal_ids, agent_id)
     if status:
@@ -297,15 +212,9 @@ def list_dispatches(
         qs = qs.filter(receipt__receipt_id=receipt_id)
     if hook_id:
         qs = qs.filter(hook_id=hook_id)
-    rows, cursor = _page(qs, after=after, limit=limit)
-    return {
-        "schema_version": "loopx_post_writeback_dispatch_list_v0",
-        "dispatches": [
-            dispatch_payload(d, [i.intent_id for i in sorted(d.intents.all(), key=_pos)])
-            for d in rows
-        ],
-        "next_cursor": cursor,
-    }
+    page = _page(qs, cursor=cursor, limit=limit)
+    pairs = [(d, [i.intent_id for i in sorted(d.intents.all(), key=_pos)]) for d in page.rows]
+    return Page(pairs, page.next_cursor)
 
 
 def list_intents(
@@ -315,9 +224,10 @@ def list_intents(
     status: str | None = None,
     intent_kind: str | None = None,
     dispatch_id: str | None = None,
-    after: int | None = None,
+    cursor: int | None = None,
     limit: int = 100,
-) -> dict:
+) -> Page:
+    """Newest first, cursor-paginated: a ``Page`` of outbox intents."""
     qs = HookIntent.objects.select_related("dispatch", "goal", "agent")
     qs = _scope(qs, goal_ids, agent_id)
     if status:
@@ -326,32 +236,34 @@ def list_intents(
         qs = qs.filter(intent_kind=intent_kind)
     if dispatch_id:
         qs = qs.filter(dispatch__dispatch_id=dispatch_id)
-    rows, cursor = _page(qs, after=after, limit=limit)
-    return {
-        "schema_version": "loopx_post_writeback_intent_list_v0",
-        "intents": [intent_payload(i) for i in rows],
-        "next_cursor": cursor,
-    }
+    return _page(qs, cursor=cursor, limit=limit)
 
 
-def registrations_payload() -> dict:
+@dataclass(frozen=True)
+class Registrations:
+    """The installed registrations, each with whether the default profile admits it."""
+
+    registry_digest: str
+    profile: registry.Profile
+    hooks: list[tuple[registry.InstalledHook, bool]]
+    #: installation paths are operator information
+    show_provider: bool
+
+
+def registrations(*, operator: bool) -> Registrations:
     reg = registry.installed()
     profile = registry.profile(None)
-    return {
-        "schema_version": "loopx_post_writeback_registration_list_v0",
-        "registry_digest": reg.digest,
-        "profile": profile.public(),
-        "registrations": [
-            {
-                **h.public(),
-                "admitted_by_profile": h.valid
-                and h.hook_id is not None
-                and profile.post_writeback_hooks_enabled
-                and (profile.hook_allowlist is None or h.hook_id in profile.hook_allowlist),
-            }
-            for h in reg.hooks
-        ],
-    }
+    admitted = [
+        (
+            h,
+            h.valid
+            and h.hook_id is not None
+            and profile.post_writeback_hooks_enabled
+            and (profile.hook_allowlist is None or h.hook_id in profile.hook_allowlist),
+        )
+        for h in reg.hooks
+    ]
+    return Registrations(reg.digest, profile, admitted, show_provider=operator)
 
 
 def receipts_missing_hook_checkpoint() -> QuerySet[DurableWritebackReceipt]:

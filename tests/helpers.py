@@ -88,3 +88,13 @@ def run_manage(*argv: str, timeout: float = 60, **popen) -> subprocess.Completed
         check=False,
         **popen,
     )
+
+
+def cli_document_bytes(*argv: str) -> bytes:
+    """The one JSON document ``manage.py <argv>`` printed, as bytes, without the line end
+    the shell adds (compare it with an API ``response.content``)."""
+    result = run_cli(*argv)
+    assert result.code == 0, result.stdout
+    assert result.stdout.endswith("\n")
+    assert not result.stdout.endswith("\n\n")
+    return result.stdout.removesuffix("\n").encode("utf-8")

@@ -1,20 +1,15 @@
 from rest_framework import serializers
 
+from hooks import contracts, documents
 from hooks.errors import FAILURE_CODES
-from hooks.models import EVENT_KINDS, HookDispatch, HookIntent
+from hooks.models import EVENT_KINDS, HookDispatch, HookIntent, Todo
 from hooks.registry import PROFILE_NAMES
-from loopx_site.core.api.fields import FullRegexField, StrictQuerySerializer
+from loopx_site.core.api.fields import (
+    FullRegexField,
+    StrictBooleanField,
+    StrictQuerySerializer,
+)
 from loopx_site.core.api.serializers import IdentifierField
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """Only JSON ``true``/``false`` (no "yes", 1 or "true" strings)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool):
-            return data
-        self.fail("invalid", input=data)
-        return None  # unreachable: fail() raises
 
 
 # -- Todos --------------------------------------------------------------------------------
@@ -45,15 +40,19 @@ class HookTodoOutput(serializers.Serializer):
 
 
 class HookTodoAddOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_todo_v0")
+    schema_version = serializers.CharField(default=documents.TODO_SCHEMA)
     status = serializers.CharField(help_text="preview | created | unchanged")
     execute = serializers.BooleanField()
     created = serializers.BooleanField()
     todo = HookTodoOutput()
 
 
+class HookTodoListQuery(StrictQuerySerializer):
+    state = serializers.ChoiceField(choices=Todo.State.values, required=False)
+
+
 class HookTodoListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_todo_list_v0")
+    schema_version = serializers.CharField(default=documents.TODO_LIST_SCHEMA)
     goal_id = serializers.CharField()
     todos = HookTodoOutput(many=True)
 
@@ -78,7 +77,7 @@ class TurnSettleInput(serializers.Serializer):
 
 
 class DurableWritebackReceiptOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_durable_writeback_receipt_v0")
+    schema_version = serializers.CharField(default=documents.RECEIPT_SCHEMA)
     receipt_id = serializers.CharField()
     effect_id = serializers.CharField()
     step_kind = serializers.CharField()
@@ -95,7 +94,7 @@ class DurableWritebackReceiptOutput(serializers.Serializer):
 
 
 class TurnQuotaSpendOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_quota_spend_v0")
+    schema_version = serializers.CharField(default=documents.QUOTA_SPEND_SCHEMA)
     spend_id = serializers.CharField()
     goal_id = serializers.CharField()
     agent_id = serializers.CharField()
@@ -106,7 +105,7 @@ class TurnQuotaSpendOutput(serializers.Serializer):
 
 
 class HookDispatchOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_dispatch_receipt_v0")
+    schema_version = serializers.CharField(default=contracts.DISPATCH_RECEIPT_SCHEMA)
     dispatch_id = serializers.CharField()
     hook_id = serializers.CharField()
     capability_id = serializers.CharField(allow_null=True)
@@ -167,7 +166,7 @@ class TurnSettlementIdentityOutput(serializers.Serializer):
 
 
 class TurnSettleOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_turn_settlement_v0")
+    schema_version = serializers.CharField(default=documents.SETTLEMENT_SCHEMA)
     ok = serializers.BooleanField()
     status = serializers.CharField(help_text="preview | committed | replayed")
     execute = serializers.BooleanField()
@@ -198,7 +197,7 @@ class HookIntentListQuery(_ListQuery):
 
 
 class HookDispatchListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_dispatch_list_v0")
+    schema_version = serializers.CharField(default=documents.DISPATCH_LIST_SCHEMA)
     dispatches = HookDispatchOutput(many=True)
     next_cursor = serializers.IntegerField(allow_null=True)
 
@@ -213,7 +212,7 @@ class HookIntentOutboxOutput(serializers.Serializer):
 
 
 class HookIntentOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_intent_v0")
+    schema_version = serializers.CharField(default=contracts.INTENT_SCHEMA)
     intent_id = serializers.CharField()
     hook_id = serializers.CharField()
     capability_id = serializers.CharField()
@@ -231,7 +230,7 @@ class HookIntentOutput(serializers.Serializer):
 
 
 class HookIntentListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_intent_list_v0")
+    schema_version = serializers.CharField(default=documents.INTENT_LIST_SCHEMA)
     intents = HookIntentOutput(many=True)
     next_cursor = serializers.IntegerField(allow_null=True)
 
@@ -249,7 +248,7 @@ class HookRegistrationOutput(serializers.Serializer):
 
 
 class HookRegistrationListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_post_writeback_registration_list_v0")
+    schema_version = serializers.CharField(default=documents.REGISTRATION_LIST_SCHEMA)
     registry_digest = serializers.CharField()
     profile = serializers.DictField()
     registrations = HookRegistrationOutput(many=True)

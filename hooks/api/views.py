@@ -1,39 +1,28 @@
-from drf_spectacular.utils import extend_schema
-from rest_framework.response import Response
-from rest_framework.views import APIView
+"""The hooks API: each view parses its input, calls one selector or service and answers
+one ``hooks.documents`` document."""
 
-from hooks import selectors, services
+from drf_spectacular.utils import extend_schema, extend_schema_view
+
+from hooks import documents, selectors, services
 from hooks.api import serializers as s
 from hooks.errors import AREA
-from loopx_site.core import access
-from loopx_site.core import selectors as core_selectors
+from loopx_site.core.api.base import DocumentApi
 
 
-def _caller(request) -> access.Caller:
-    """Who is calling (``loopx_site.core.access``: the one resolver)."""
-    return access.from_request(request, area=AREA)
-
-
-def _scope(request, goal_id: str | None) -> tuple[list[str] | None, str | None]:
-    """(goal_ids, agent_id) a listing may show: a host sees its token's scope only."""
-    return _caller(request).listing_scope(goal_id, area=AREA)
-
-
-class TodoListAddApi(APIView):
+class TodoListAddApi(DocumentApi):
     error_area = AREA
     throttle_scope = "write"  # POST only: reads are never throttled
 
-    @extend_schema(operation_id="hooks_todos_list", responses=s.HookTodoListOutput)
+    @extend_schema(
+        operation_id="hooks_todos_list",
+        parameters=[s.HookTodoListQuery],
+        responses=s.HookTodoListOutput,
+        summary="The Goal's Todos, oldest first; filter with ?state=",
+    )
     def get(self, request, goal_id: str):
-        core_selectors.get_goal(goal_id, area=AREA)
-        todos = selectors.list_todos(goal_id)
-        return Response(
-            {
-                "schema_version": "loopx_todo_list_v0",
-                "goal_id": goal_id,
-                "todos": [selectors.todo_payload(t) for t in todos],
-            }
-        )
+        q = self.parse(s.HookTodoListQuery, request.query_params)
+        todos = selectors.list_todos(goal_id, state=q.get("state"))
+        return self.document(documents.todo_list(goal_id, todos))
 
     @extend_schema(
         operation_id="hooks_todos_add",
@@ -43,72 +32,58 @@ class TodoListAddApi(APIView):
         "other content is 409)",
     )
     def post(self, request, goal_id: str):
-        data = s.HookTodoAddInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = self.parse(s.HookTodoAddInput, request.data)
         result = services.add_todo(goal_id=goal_id, **values)
-        return Response(
-            selectors.todo_add_payload(result, execute=values["execute"]),
-            status=201 if result.created else 200,
+        return self.document(
+            documents.todo_add(result, execute=values["execute"]), created=result.created
         )
 
 
-class HookDispatchListApi(APIView):
+class _JournalListApi(DocumentApi):
+    # A listing of the sidecar journal, scoped to what the caller may see. (No docstring:
+    # drf-spectacular would publish it as the operations' description.)
     error_area = AREA
+    query: type
+    select = staticmethod(selectors.list_dispatches)
+    render = staticmethod(documents.dispatch_list)
 
-    @extend_schema(
-        operation_id="hooks_dispatches_list",
-        parameters=[s.HookDispatchListQuery],
-        responses=s.HookDispatchListOutput,
-        summary="The sidecar dispatch journal (scoped to the token's Goal)",
-    )
     def get(self, request):
-        query = s.HookDispatchListQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        q = query.validated_data
-        goal_ids, agent_id = _scope(request, q.get("goal_id"))
-        return Response(
-            selectors.list_dispatches(
-                goal_ids=goal_ids,
-                agent_id=agent_id,
-                status=q.get("status"),
-                failure_code=q.get("failure_code"),
-                receipt_id=q.get("receipt_id"),
-                hook_id=q.get("hook_id"),
-                after=q.get("cursor"),
-                limit=q["limit"],
-            )
+        q = self.parse(self.query, request.query_params)
+        goal_ids, agent_id = self.caller(request).listing_scope(q.pop("goal_id", None), area=AREA)
+        return self.document(self.render(self.select(goal_ids=goal_ids, agent_id=agent_id, **q)))
+
+
+def _listing(operation_id: str, query, output, summary: str):
+    return extend_schema_view(
+        get=extend_schema(
+            operation_id=operation_id, parameters=[query], responses=output, summary=summary
         )
-
-
-class HookIntentListApi(APIView):
-    error_area = AREA
-
-    @extend_schema(
-        operation_id="hooks_intents_list",
-        parameters=[s.HookIntentListQuery],
-        responses=s.HookIntentListOutput,
-        summary="The intent outbox (scoped to the token's Goal); filter with ?status=",
     )
-    def get(self, request):
-        query = s.HookIntentListQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        q = query.validated_data
-        goal_ids, agent_id = _scope(request, q.get("goal_id"))
-        return Response(
-            selectors.list_intents(
-                goal_ids=goal_ids,
-                agent_id=agent_id,
-                status=q.get("status"),
-                intent_kind=q.get("intent_kind"),
-                dispatch_id=q.get("dispatch_id"),
-                after=q.get("cursor"),
-                limit=q["limit"],
-            )
-        )
 
 
-class HookRegistrationListApi(APIView):
+@_listing(
+    "hooks_dispatches_list",
+    s.HookDispatchListQuery,
+    s.HookDispatchListOutput,
+    "The sidecar dispatch journal (scoped to the token's Goal)",
+)
+class HookDispatchListApi(_JournalListApi):
+    query = s.HookDispatchListQuery
+
+
+@_listing(
+    "hooks_intents_list",
+    s.HookIntentListQuery,
+    s.HookIntentListOutput,
+    "The intent outbox (scoped to the token's Goal); filter with ?status=",
+)
+class HookIntentListApi(_JournalListApi):
+    query = s.HookIntentListQuery
+    select = staticmethod(selectors.list_intents)
+    render = staticmethod(documents.intent_list)
+
+
+class HookRegistrationListApi(DocumentApi):
     error_area = AREA
 
     @extend_schema(
@@ -117,8 +92,5 @@ class HookRegistrationListApi(APIView):
         summary="Installed post-writeback hook registrations",
     )
     def get(self, request):
-        payload = selectors.registrations_payload()
-        if not _caller(request).is_operator:  # installation paths are operator information
-            for item in payload["registrations"]:
-                item.pop("provider", None)
-        return Response(payload)
+        listing = selectors.registrations(operator=self.caller(request).is_operator)
+        return self.document(documents.registration_list(listing))

@@ -15,14 +15,14 @@ The hook core never imports this module; ``settings.LOOPX_POST_WRITEBACK_HOOKS``
 
 import datetime as dt
 
-from hooks.contracts import build_intent, build_result
+from hooks.capabilities import documents
+from hooks.contracts import build_intent, build_registration, build_result
 
 CAPABILITY_ID = "periodic_report"
 HOOK_ID = "periodic_report.runtime_trigger"
 INTENT_KIND = "periodic_report.trigger_evaluation"
 OPERATION = "evaluate_runtime_trigger"
 POLICY_VERSION = "weekly_v0"
-DECISION_SCHEMA = "periodic_report_trigger_decision_v0"
 TRANSITIONS = ("segment_completed", "replan_recorded")
 
 
@@ -39,22 +39,18 @@ class PeriodicReportRuntimeTrigger:
     #: A segment is eligible when this share of its Todos is completed.
     segment_completion_threshold = 1.0
 
-    registration = {
-        "schema_version": "loopx_post_writeback_capability_hook_registration_v0",
-        "hook_id": HOOK_ID,
-        "capability_id": CAPABILITY_ID,
-        "phase": "post_writeback",
-        "event_kinds": ["todo_completed", "replan_recorded"],
-        "intent_kinds": [INTENT_KIND],
-        "requested_read_scope": ["settlement_identity", "bounded_event_projection"],
-        "budget": {
+    registration = build_registration(
+        hook_id=HOOK_ID,
+        capability_id=CAPABILITY_ID,
+        intent_kinds=[INTENT_KIND],
+        requested_read_scope=["settlement_identity", "bounded_event_projection"],
+        budget={
             "max_invocations_per_dispatch": 1,
             "max_intents_per_dispatch": 1,
             "max_result_bytes": 16384,
             "timeout_ms": 1000,
         },
-        "failure_policy": "isolate",
-    }
+    )
 
     intent_contracts = {
         INTENT_KIND: {
@@ -130,16 +126,10 @@ def reduce_trigger(*, intent: dict, events: list[dict]) -> dict:
         if e.get("report_window") == window and e.get("decision") == "promote"
     )
     decision = "hold" if promoted else "promote"
-    return {
-        "schema_version": DECISION_SCHEMA,
-        "policy_version": intent["policy_version"],
-        "source_intent_id": intent["intent_id"],
-        "decision": decision,
-        "reason": "window_already_promoted" if promoted else f"{payload['transition']}_trigger",
-        "report_window": window,
-        "segment_ref": payload["segment_ref"],
-        "promoted_by": promoted[0] if promoted else None,
-        "next_stage": "compose_run_requires_separate_admission" if decision == "promote" else None,
-        "external_write_performed": False,
-        "sink_called": False,
-    }
+    return documents.trigger_decision(
+        intent,
+        decision=decision,
+        reason="window_already_promoted" if promoted else f"{payload['transition']}_trigger",
+        promoted_by=promoted[0] if promoted else None,
+        next_stage="compose_run_requires_separate_admission" if decision == "promote" else None,
+    )

@@ -5,26 +5,22 @@ benchmark): ``synthetic.inert`` always answers ``not_applicable``; ``synthetic.e
 proposes one ``synthetic.receipt_seen`` intent naming the source receipt.
 """
 
-from hooks.contracts import build_intent, build_result
+from hooks.contracts import build_intent, build_registration, build_result
 
 
 def _registration(hook_id: str, intent_kinds: list[str]) -> dict:
-    return {
-        "schema_version": "loopx_post_writeback_capability_hook_registration_v0",
-        "hook_id": hook_id,
-        "capability_id": "synthetic",
-        "phase": "post_writeback",
-        "event_kinds": ["todo_completed", "replan_recorded"],
-        "intent_kinds": intent_kinds,
-        "requested_read_scope": ["settlement_identity"],
-        "budget": {
+    return build_registration(
+        hook_id=hook_id,
+        capability_id="synthetic",
+        intent_kinds=intent_kinds,
+        requested_read_scope=["settlement_identity"],
+        budget={
             "max_invocations_per_dispatch": 1,
             "max_intents_per_dispatch": 1,
             "max_result_bytes": 4096,
             "timeout_ms": 500,
         },
-        "failure_policy": "isolate",
-    }
+    )
 
 
 RECEIPT_SEEN = {

@@ -11,14 +11,13 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
-from hooks import executors, selectors
+from hooks import documents, executors
 from hooks.errors import AREA, HookError, error
 from hooks.models import HookIntent, IntentExecution
 from loopx_site.core import access, clock, progress
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.validation import require_identifier
 
-EXECUTION_SCHEMA = "loopx_post_writeback_intent_execution_v0"
 MAX_EVENTS = 200
 OPEN = (HookIntent.Status.PENDING, HookIntent.Status.ADMITTED)
 
@@ -105,7 +104,7 @@ def _process(executor, intent_pk: int, *, run: bool) -> Decision:
             .select_related("dispatch", "goal", "agent")
             .get(pk=intent_pk)
         )
-        packet = selectors.intent_payload(intent)
+        packet = documents.intent(intent)
         if intent.status not in OPEN:
             done = IntentExecution.objects.filter(
                 executor_id=executor.executor_id, intent=intent
@@ -129,7 +128,7 @@ def _process(executor, intent_pk: int, *, run: bool) -> Decision:
 
 
 def _preview(executor, intent: HookIntent) -> Decision:
-    packet = selectors.intent_payload(intent)
+    packet = documents.intent(intent)
     reason = executor.admission(packet)
     if reason:
         return Decision(intent.intent_id, "would_reject", reason, None)
@@ -166,16 +165,13 @@ def execute_intents(
         decisions = [_process(spec, i.pk, run=True) for i in admitted]
     else:
         decisions = [_preview(spec, i) for i in batch]
-    return {
-        "schema_version": EXECUTION_SCHEMA,
-        "executor": spec.executor_id,
-        "execute": execute,
-        "budget": {"max_intents_per_run": spec.max_intents_per_run, "used": len(batch)},
-        "deferred_by_budget": max(0, open_count - len(batch)),
-        "decisions": [d.public() for d in decisions],
-        "network_calls": 0,
-        "sink_calls": 0,
-    }
+    return documents.intent_execution(
+        executor=spec,
+        execute=execute,
+        used=len(batch),
+        deferred=max(0, open_count - len(batch)),
+        decisions=decisions,
+    )
 
 
 def _locked_ids(intent_ids: list[str]) -> list[HookIntent]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 
-from hooks import contracts, dispatcher, registry, selectors
+from hooks import contracts, dispatcher, documents, registry
 from hooks import errors as codes
 from hooks.dispatcher import Outcome
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, HookPhaseCheckpoint
@@ -177,7 +177,7 @@ def _insert_batch(
     for intent in intents:
         by_dispatch[intent.dispatch.dispatch_id].append(intent.intent_id)
     ordered = sorted(dispatches, key=lambda d: (d.hook_id, d.pk))
-    return [selectors.dispatch_payload(d, by_dispatch[d.dispatch_id]) for d in ordered]
+    return documents.dispatches((d, by_dispatch[d.dispatch_id]) for d in ordered)
 
 
 def _merge(existing: HookDispatch, outcome: Outcome, now) -> Journalled:

@@ -11,13 +11,12 @@ state of its intents now (an intent executed or rejected since says so); a repla
 writes a second dispatch, intent or checkpoint.
 """
 
-from hooks import dispatcher, registry, selectors
+from hooks import dispatcher, documents, registry, selectors
 from hooks.errors import AREA, error
 from hooks.services.phase import run_hook_phase
 from loopx_site.core import progress
 from loopx_site.core.validation import require_identifier
 
-REPLAY_SCHEMA = "loopx_post_writeback_replay_v0"
 MAX_REPLAY = 500
 
 
@@ -60,7 +59,7 @@ def replay(
             item["phase_status"] = phase.status
             item["phase_reason"] = phase.reason
             item["outcomes"] = [o.public() for o in phase.outcomes]
-            item["dispatches"] = selectors.dispatch_payloads(receipt)
+            item["dispatches"] = documents.dispatches(selectors.receipt_dispatches(receipt))
             item["intent_states"] = selectors.intent_states(receipt)
         else:
             settlement = receipt.settlement
@@ -69,9 +68,4 @@ def replay(
             item["planned_dispatch_ids"] = [dispatcher.dispatch_id_for(receipt, h) for h in hooks]
             item["intent_states"] = selectors.intent_states(receipt)
         items.append(item)
-    return {
-        "schema_version": REPLAY_SCHEMA,
-        "execute": execute,
-        "receipts": items,
-        "count": len(items),
-    }
+    return documents.replay(execute=execute, items=items)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
-from hooks import contracts, dispatcher, registry, selectors
+from hooks import contracts, dispatcher, documents, registry, selectors
 from hooks.errors import AREA, error
 from hooks.faults import fault_point
 from hooks.models import (
@@ -31,7 +31,6 @@ from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
 from loopx_site.core.validation import require_identifier
 
-SETTLEMENT_SCHEMA = "loopx_turn_settlement_v0"
 RECOVERY_SWEEP_LIMIT = 4
 
 
@@ -68,11 +67,11 @@ def settle(
     *,
     goal_id: str,
     agent_id: str,
-    todo_id: str,
     turn_instance_id: str,
+    todo_id: str,
     event_kind: str,
-    execute: bool = False,
     profile: str | None = None,
+    execute: bool = False,
 ) -> SettleResult:
     """Settle one Turn event; preview unless ``execute``. See the module docstring."""
     _validate(goal_id, agent_id, todo_id, turn_instance_id, event_kind, profile)
@@ -244,79 +243,30 @@ def _preview(agent, todo, effect, event_kind, turn_instance_id, chosen) -> Settl
             }
             for h in hooks
         ]
-    payload = {
-        "schema_version": SETTLEMENT_SCHEMA,
-        "ok": True,
-        "status": "preview",
-        "execute": False,
-        "settlement": {
-            "goal_id": agent.goal.goal_id,
-            "agent_id": agent.agent_id,
-            "todo_id": todo.todo_id,
-            "turn_instance_id": turn_instance_id,
-            "event_kind": event_kind,
-            "effect_id": effect,
-            **chosen.public(),
-        },
-        "receipt": {
-            "schema_version": selectors.RECEIPT_SCHEMA,
-            "receipt_id": receipt_id,
-            "effect_id": effect,
-            "step_kind": contracts.STEP_KIND,
-            "event_kind": event_kind,
-            "state": DurableWritebackReceipt.State.PREPARED,
-            "state_revision": f"r{todo.revision + 1}",
-            "committed_at": None,
-        },
-        "quota_spend": None,
-        "hook_phase": {
-            "enabled": chosen.post_writeback_hooks_enabled,
-            "status": "preview",
-            "planned": planned,
-            "dispatches": [],
-            "outcomes": [],
-        },
-    }
+    payload = documents.settlement_preview(
+        agent, todo, chosen, effect, receipt_id, event_kind, turn_instance_id, planned
+    )
     return SettleResult("preview", False, payload)
 
 
 def _payload(status, execute, settlement, receipt, phase: PhaseResult | None, recovered):
-    if phase is None:
-        phase_status, reason, outcomes = "preview", None, []
-    else:
-        phase_status, reason = phase.status, phase.reason
-        outcomes = [o.public() for o in phase.outcomes]
-    return {
-        "schema_version": SETTLEMENT_SCHEMA,
-        "ok": True,
-        "status": status,
-        "execute": execute,
-        "settlement": {
-            "goal_id": settlement.goal.goal_id,
-            "agent_id": settlement.agent.agent_id,
-            "todo_id": settlement.todo.todo_id,
-            "turn_instance_id": settlement.turn_instance_id,
-            "event_kind": settlement.event_kind,
-            "effect_id": settlement.effect_id,
-            "profile": settlement.profile,
-            "post_writeback_hooks_enabled": settlement.post_writeback_hooks_enabled,
-            "hook_allowlist": settlement.hook_allowlist,
-        },
-        "receipt": selectors.receipt_payload(receipt),
-        "quota_spend": selectors.quota_spend_payload(receipt, selectors.quota_spend_for(receipt)),
-        "hook_phase": {
-            "enabled": settlement.post_writeback_hooks_enabled,
-            "status": phase_status,
-            "reason": reason,
-            "dispatches": (
-                phase.dispatches
-                if phase is not None and phase.dispatches is not None
-                else selectors.dispatch_payloads(receipt)
-            ),
-            "outcomes": outcomes,
-            "recovered_receipt_ids": recovered,
-        },
-    }
+    known = phase.dispatches if phase is not None else None
+    return documents.settlement(
+        status,
+        execute,
+        settlement,
+        receipt,
+        spend=documents.quota_spend(
+            receipt, selectors.quota_spend_for(receipt), selectors.quota_spend_eligibility(receipt)
+        ),
+        phase=phase,
+        dispatches=(
+            known
+            if known is not None
+            else documents.dispatches(selectors.receipt_dispatches(receipt))
+        ),
+        recovered=recovered,
+    )
 
 
 def recover_pending(*, agent, exclude: DurableWritebackReceipt | None = None) -> list[str]:

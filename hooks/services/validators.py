@@ -55,9 +55,8 @@ from hooks.models import CompletionValidator, DurableWritebackReceipt, TurnSettl
 from loopx_site.core import clock, files, sandbox
 from loopx_site.core.canonical import canonical_bytes, digest_ref
 
-MANIFEST_SCHEMA = "loopx_completion_validator_manifest_v0"
+MANIFEST_SCHEMA = documents.VALIDATOR_MANIFEST_SCHEMA
 PROTOCOL = documents.VALIDATOR_PROTOCOL
-INPUT_SCHEMA = "loopx_completion_validator_input_v0"
 #: The document a validator prints (the seed's name; Reward Memory consumes it).
 VALIDATION_SCHEMA = "reward_memory_reflection_validation_v0"
 
@@ -113,20 +112,9 @@ class Manifest:
     version: str = ""
     description: str = ""
 
-    def as_document(self) -> dict[str, Any]:
-        return {
-            "schema_version": MANIFEST_SCHEMA,
-            "validator_id": self.validator_id,
-            "version": self.version,
-            "description": self.description,
-            "protocol": PROTOCOL,
-            "entrypoint": list(self.entrypoint),
-            "timeout_seconds": self.timeout_seconds,
-        }
-
     @property
     def digest(self) -> str:
-        return digest_ref(self.as_document())
+        return digest_ref(documents.validator_manifest(self))
 
 
 def _resolve(argv: list[str], base_dir: Path | None) -> tuple[str, ...]:
@@ -317,38 +305,6 @@ class ValidatorRun:
         }
 
 
-def validator_input(settlement, receipt, validator, reflection: dict[str, Any]) -> dict:
-    todo = settlement.todo
-    return {
-        "schema_version": INPUT_SCHEMA,
-        "validator_id": validator.validator_id,
-        "todo": {
-            "goal_id": settlement.goal.goal_id,
-            "todo_id": todo.todo_id,
-            "state": todo.state,
-            "revision": todo.revision,
-            "segment_ref": todo.segment_ref or None,
-        },
-        "settlement": {
-            "goal_id": settlement.goal.goal_id,
-            "agent_id": settlement.agent.agent_id,
-            "todo_id": todo.todo_id,
-            "turn_instance_id": settlement.turn_instance_id,
-            "event_kind": settlement.event_kind,
-            "effect_id": settlement.effect_id,
-            "receipt_id": receipt.receipt_id,
-            "receipt_state": receipt.state,
-            "state_revision": receipt.state_revision,
-        },
-        "reflection": {
-            "reflection_digest": reflection["reflection_digest"],
-            "surface_id": reflection["surface_id"],
-            "source_types": list(reflection["source_types"]),
-            "evidence_refs": list(reflection["evidence_refs"]),
-        },
-    }
-
-
 def judge_output(stdout: bytes, *, reflection_digest: str, evidence_refs: list[str]):
     """(status, failure_kind, checks) of a validator's stdout after a clean exit 0."""
     try:
@@ -400,7 +356,7 @@ def run_for_settlement(
     }
     if not validator.active or receipt.state != DurableWritebackReceipt.State.COMMITTED:
         return ValidatorRun(**base, status=FAILED, failure_kind="validator_unavailable")
-    request = canonical_bytes(validator_input(settlement, receipt, validator, reflection))
+    request = canonical_bytes(documents.validator_input(settlement, receipt, validator, reflection))
     run = sandbox.run(
         list(validator.entrypoint_argv),
         request=request + b"\n",

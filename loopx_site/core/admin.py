@@ -95,7 +95,7 @@ class GoalAdmin(admin.ModelAdmin):
         )
         obj.pk = result.goal.pk
         obj.refresh_from_db()
-        for warning in services.scope_warnings(result.changes):
+        for warning in result.warnings:
             self.message_user(request, warning, messages.WARNING)
 
 

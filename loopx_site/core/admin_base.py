@@ -30,6 +30,12 @@ class ReadOnlyTabularInline(ReadOnlyPermissions, admin.TabularInline):
     can_delete = False
 
 
+def fields_then(model, *shown: str, without: str) -> list[str]:
+    """Every field of ``model`` but ``without`` (a raw JSON field), then the ``shown``
+    admin methods that display it readably: a read-only admin's ``readonly_fields``."""
+    return [f.name for f in model._meta.fields if f.name != without] + list(shown)
+
+
 # -- list columns an operator can read at 1280 px ---------------------------------------
 #: Characters of an opaque ref shown in a list: its prefix and the first hex digits,
 #: enough to tell rows apart; the whole ref is on hover (and on the detail page).

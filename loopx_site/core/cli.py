@@ -18,6 +18,7 @@ returning a payload dict, or, with subcommands made by ``add_subcommands``, one
 """
 
 import argparse
+import inspect
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -142,6 +143,16 @@ def render_payload(payload: dict[str, Any], *, skip: Iterable[str] = (), indent:
 def format_mapping(payload: dict[str, Any], *, skip: Iterable[str] = ()) -> str:
     """``key: value`` lines (nested values as sections and tables) — ``render_payload``."""
     return render_payload(payload, skip=skip)
+
+
+def call_with_options(service: Callable[..., Any], options: dict[str, Any], **given: Any) -> Any:
+    """Call ``service`` with the parsed options its signature names (plus ``given``,
+    which win): a command whose option dests are the service's keywords passes them
+    through without restating each one. Options the service does not name (``format``,
+    ``verbosity`` …) stay behind."""
+    names = inspect.signature(service).parameters
+    kwargs = {name: options[name] for name in names if name in options}
+    return service(**{**kwargs, **given})
 
 
 Handler = Callable[..., dict[str, Any]]

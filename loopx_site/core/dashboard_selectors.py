@@ -14,13 +14,16 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Max
 from loopx_site.core.models import Agent
 from loopx_site.core.selectors import live_scope_q
 
-HEALTH_STATES = (
-    "corpus_present",
-    "index_present",
-    "retrieval_query_succeeded",
-    "result_readback_verified",
-    "memory_applied_with_receipt",
-)
+#: Each health state of a corpus, in LoopX's order, and the annotated column that
+#: answers it here (``None``: needs a provider preflight, not probed by the dashboard).
+HEALTH_COLUMNS = {
+    "corpus_present": "active",
+    "index_present": None,
+    "retrieval_query_succeeded": "queried",
+    "result_readback_verified": "verified",
+    "memory_applied_with_receipt": "applied",
+}
+HEALTH_STATES = tuple(HEALTH_COLUMNS)
 
 
 def _by_goal(rows, key="goal_id") -> dict[str, list[dict[str, Any]]]:
@@ -148,11 +151,8 @@ def corpus_health_matrix() -> list[dict[str, Any]]:
                 "active_records": row["active_records"],
                 "goal_ids": sorted({_allowed_goal(a) for a in allow} - {None}),
                 "health": {
-                    "corpus_present": row["active"],
-                    "index_present": None,
-                    "retrieval_query_succeeded": row["queried"],
-                    "result_readback_verified": row["verified"],
-                    "memory_applied_with_receipt": row["applied"],
+                    state: None if column is None else row[column]
+                    for state, column in HEALTH_COLUMNS.items()
                 },
             }
         )

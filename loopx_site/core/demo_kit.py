@@ -15,8 +15,17 @@ Adding a demo object is one call::
                   create=lambda: services.add_todo(..., execute=True))
 """
 
+import inspect
+import secrets
 from collections.abc import Callable
 from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils.module_loading import import_string
+
+from loopx_site.core import progress
 
 CREATED = "created"
 KEPT = "kept"
@@ -59,3 +68,54 @@ class Ledger:
 
     def document(self, **fields: Any) -> dict[str, Any]:
         return {"status": self.status, **fields, "objects": dict(self.objects)}
+
+
+# -- ``manage.py loopx_demo`` ------------------------------------------------------------
+def _label(dotted: str) -> str:
+    """``hooks.demo.load`` → ``hooks``; ``preferences.demo_recall.load`` →
+    ``preferences.demo_recall`` (one key per loader, none overwritten)."""
+    module = dotted.rsplit(".", 1)[0]
+    return module.removesuffix(".demo")
+
+
+def load_all(*, log: Callable[[str], None], operator: str | None = None) -> dict[str, Any]:
+    """Run every loader of ``settings.LOOPX_DEMO_LOADERS``, each in its own transaction.
+    A loader that takes ``operator`` makes that account the holder of the demo's operator
+    authority (Reward Memory: the corpus owner)."""
+    loaded = {}
+    for dotted in progress.track(list(settings.LOOPX_DEMO_LOADERS), desc="demo", unit="loader"):
+        loader = import_string(dotted)
+        kwargs: dict[str, Any] = {"log": log}
+        if "operator" in inspect.signature(loader).parameters:
+            kwargs["operator"] = operator
+        with transaction.atomic():
+            loaded[_label(dotted)] = loader(**kwargs)
+    return loaded
+
+
+def operator_account(username: str, *, reset: bool) -> dict[str, Any]:
+    """Create the local operator (a superuser) once with a fresh password; later calls
+    keep it and its password unless ``reset`` sets a new one. The password is returned
+    only when it was just set."""
+    user_model = get_user_model()
+    with transaction.atomic():
+        user, created = user_model.objects.get_or_create(
+            username=username, defaults={"is_staff": True, "is_superuser": True}
+        )
+        if not (created or reset):
+            return {
+                "username": username,
+                "status": "kept",
+                "password": None,
+                "hint": "password unchanged; `make reset-operator-password` sets a new one",
+            }
+        password = secrets.token_urlsafe(12)
+        user.is_staff = user.is_superuser = True
+        user.set_password(password)
+        user.save()
+    return {
+        "username": username,
+        "status": "created" if created else "password_reset",
+        "password": password,
+        "hint": "shown once; keep it",
+    }

@@ -52,20 +52,6 @@ def list_goals(*, goal_ids: list[str] | None = None) -> QuerySet[Goal]:
     return qs
 
 
-def goal_payload(goal: Goal) -> dict:
-    """The one output shape of a Goal (CLI and API)."""
-    from loopx_site.core import clock
-
-    return {
-        "goal_id": goal.goal_id,
-        "state_ref": goal.state_ref or None,
-        "instance_id": goal.instance_id or None,
-        "agents": sorted(a.agent_id for a in goal.agents.all()),
-        "created_at": clock.iso(goal.created_at),
-        "updated_at": clock.iso(goal.updated_at),
-    }
-
-
 @dataclass(frozen=True)
 class TokenCredential:
     """A live host token as authentication needs it: its id, prefix and scope."""

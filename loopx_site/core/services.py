@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from loopx_site.core import access, clock
+from loopx_site.core import access, clock, selectors
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal, HostToken
 from loopx_site.core.validation import require_identifier, require_text
@@ -54,6 +54,20 @@ class GoalRegistration:
     agent_ids: list[str] = field(default_factory=list)
     state_ref: str | None = None
     instance_id: str | None = None
+
+    @property
+    def status(self) -> str:
+        """``preview``, ``registered`` (something was created, added or changed) or
+        ``unchanged``."""
+        if not self.executed:
+            return "preview"
+        if self.created or self.added_agents or self.changes:
+            return "registered"
+        return "unchanged"
+
+    @property
+    def warnings(self) -> list[str]:
+        return scope_warnings(self.changes)
 
 
 def _validate_registration(goal_id, agent_ids, state_ref, instance_id) -> None:
@@ -146,44 +160,6 @@ def register_goal(
     )
 
 
-def registration_payload(result: GoalRegistration) -> dict:
-    """The one output document of a registration or its preview (CLI and API)."""
-    from loopx_site.core import selectors
-
-    if result.goal is not None and (result.executed or not result.created):
-        goal = selectors.goal_payload(result.goal)
-        if not result.executed:  # show the Goal as it would be
-            goal["agents"] = sorted(set(goal["agents"]) | set(result.added_agents))
-            for name, change in result.changes.items():
-                goal[name] = change["to"]
-    else:
-        goal = {
-            "goal_id": result.goal_id,
-            "state_ref": result.state_ref or None,
-            "instance_id": result.instance_id or None,
-            "agents": result.agent_ids,
-            "created_at": None,
-            "updated_at": None,
-        }
-    if not result.executed:
-        status = "preview"
-    elif result.created or result.added_agents or result.changes:
-        status = "registered"
-    else:
-        status = "unchanged"
-    payload = {
-        "schema_version": "loopx_goal_registration_v0",
-        "status": status,
-        "execute": result.executed,
-        "created": result.created,
-        "added_agents": result.added_agents,
-        "changes": result.changes,
-        "warnings": scope_warnings(result.changes),
-        "goal": goal,
-    }
-    return payload
-
-
 def digest_token(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
@@ -196,8 +172,6 @@ class IssuedToken:
 
 def check_token_request(*, goal_id: str, agent_id: str | None = None, label: str = ""):
     """The (Goal, Agent or None) a token would be scoped to; raises what issuing would."""
-    from loopx_site.core import selectors
-
     if agent_id is not None:
         agent = selectors.get_agent(goal_id, agent_id)
         goal = agent.goal
@@ -225,6 +199,29 @@ def create_token(*, goal_id: str, agent_id: str | None = None, label: str = "") 
         created_at=clock.now(),
     )
     return IssuedToken(token=token, secret=secret)
+
+
+@dataclass(frozen=True)
+class TokenIssue:
+    """What ``issue_token`` did: ``issued`` is ``None`` in a preview."""
+
+    goal_id: str
+    agent_id: str | None
+    label: str
+    issued: IssuedToken | None
+
+
+def issue_token(
+    *, goal_id: str, agent_id: str | None = None, label: str = "", execute: bool = False
+) -> TokenIssue:
+    """``create_token`` with ``execute``; without it, the same checks and nothing
+    written (preview)."""
+    if execute:
+        issued = create_token(goal_id=goal_id, agent_id=agent_id, label=label)
+    else:
+        check_token_request(goal_id=goal_id, agent_id=agent_id, label=label)
+        issued = None
+    return TokenIssue(goal_id=goal_id, agent_id=agent_id, label=label, issued=issued)
 
 
 def revoke_token(*, token: HostToken, operator: access.Operator) -> None:

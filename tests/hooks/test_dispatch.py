@@ -1,6 +1,6 @@
 import pytest
 
-from hooks import dispatcher, registry, selectors, services
+from hooks import dispatcher, documents, registry, selectors, services
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, QuotaSpend, Todo
 from tests.hooks import providers
 from tests.hooks.factories import TodoFactory, settle
@@ -13,7 +13,7 @@ def _by_hook(payload) -> dict:
 def _primary_unchanged(payload):
     receipt = DurableWritebackReceipt.objects.get(receipt_id=payload["receipt"]["receipt_id"])
     assert receipt.state == "committed"
-    assert selectors.receipt_payload(receipt) == payload["receipt"]
+    assert documents.receipt(receipt) == payload["receipt"]
     assert QuotaSpend.objects.filter(receipt=receipt).count() == 1
     assert selectors.quota_spend_eligibility(receipt)["eligible"] is True
     assert Todo.objects.get(todo_id=payload["settlement"]["todo_id"]).state == "completed"
@@ -217,18 +217,21 @@ def test_same_dispatch_with_a_different_result_is_an_intent_conflict_keeping_the
     assert row.conflict_count == 1
     assert row.last_conflict_digest == outcome.result_digest
     assert [i.payload["variant"] for i in HookIntent.objects.all()] == ["v1"]
-    assert selectors.dispatch_payloads(receipt)[0]["intent_ids"] == original["intent_ids"]
+    assert (
+        documents.dispatches(selectors.receipt_dispatches(receipt))[0]["intent_ids"]
+        == original["intent_ids"]
+    )
 
 
 def test_same_dispatch_with_the_same_result_is_a_no_op(todo, install):
     install("Proposer")
     settle()
     receipt = DurableWritebackReceipt.objects.get()
-    before = selectors.dispatch_payloads(receipt)
+    before = documents.dispatches(selectors.receipt_dispatches(receipt))
     outcome = dispatcher.evaluate(receipt, registry.installed().hooks[0])
     journalled = services.record_outcome(receipt, outcome)
     assert journalled.outcome == "replayed"
-    assert selectors.dispatch_payloads(receipt) == before
+    assert documents.dispatches(selectors.receipt_dispatches(receipt)) == before
     assert HookIntent.objects.count() == 1
 
 

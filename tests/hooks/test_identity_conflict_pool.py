@@ -7,7 +7,7 @@ import threading
 import pytest
 from django.urls import reverse
 
-from hooks import dispatcher, registry, selectors, services
+from hooks import dispatcher, documents, registry, selectors, services
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, QuotaSpend
 from tests.helpers import run_cli
 from tests.hooks import providers
@@ -92,7 +92,9 @@ def conflicted(todo, install):
 
 
 def test_intent_conflict_is_stored_and_filterable_in_the_selector(conflicted):
-    listed = selectors.list_dispatches(failure_code="intent_conflict")["dispatches"]
+    listed = documents.dispatch_list(selectors.list_dispatches(failure_code="intent_conflict"))[
+        "dispatches"
+    ]
     assert [d["dispatch_id"] for d in listed] == [conflicted.dispatch_id]
     assert listed[0]["conflict_code"] == "intent_conflict"
     assert listed[0]["status"] == "accepted"  # the original is kept

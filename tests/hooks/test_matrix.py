@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 from django.db import DatabaseError
 
-from hooks import selectors, services
+from hooks import documents, selectors, services
 from hooks.models import (
     DurableWritebackReceipt,
     HookDispatch,
@@ -135,7 +135,10 @@ def test_matrix_same_identity_different_payload_is_rejected_and_original_kept(to
         receipt, dispatcher.evaluate(receipt, registry.installed().hooks[0])
     )
     assert conflict.code == "intent_conflict"
-    assert selectors.dispatch_payloads(receipt)[0]["result_digest"] == original["result_digest"]
+    assert (
+        documents.dispatches(selectors.receipt_dispatches(receipt))[0]["result_digest"]
+        == original["result_digest"]
+    )
     assert HookIntent.objects.count() == 1
 
 
@@ -157,7 +160,7 @@ def test_matrix_provider_failure_leaves_primary_receipt_and_spend_eligibility(
     assert (dispatch["status"], dispatch["failure_code"]) == ("failed", code)
     assert len(dispatch["failure_reason"]) <= 200
     receipt = DurableWritebackReceipt.objects.get()
-    assert selectors.receipt_payload(receipt) == payload["receipt"]
+    assert documents.receipt(receipt) == payload["receipt"]
     assert selectors.quota_spend_eligibility(receipt)["eligible"] is True
     assert QuotaSpend.objects.count() == 1
 
@@ -193,7 +196,7 @@ def test_matrix_intent_requesting_scope_is_recorded_only(todo, install):
     intent = HookIntent.objects.get()
     assert intent.requested_write_scope == ["periodic_report.sink:deliver"]
     assert intent.status == "pending"
-    packet = selectors.intent_payload(intent)
+    packet = documents.intent(intent)
     assert packet["grants_new_action_authority"] is False
     assert packet["external_write_performed"] is False
     result = services.execute_intents(executor="fake-scheduler", execute=True)
@@ -294,8 +297,8 @@ def test_matrix_public_boundary_scan_of_every_output(agent, install, caplog):
         settle().payload,
         settle().payload,
         settle(todo_id="t2", turn="turn-2", event_kind="replan_recorded").payload,
-        selectors.list_dispatches(),
-        selectors.list_intents(),
+        documents.dispatch_list(selectors.list_dispatches()),
+        documents.intent_list(selectors.list_intents()),
         services.replay(execute=True),
         services.execute_intents(executor="fake-scheduler", execute=True),
     ]

@@ -1,7 +1,8 @@
-from hooks import executors, selectors, services
-from hooks.errors import AREA, FAILURE_CODES, error
+from hooks import documents, executors, selectors, services
+from hooks.errors import AREA, FAILURE_CODES
 from hooks.models import HookDispatch, HookIntent
-from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
+from loopx_site.core import access
+from loopx_site.core.cli import LoopxCommand, call_with_options, format_mapping, format_table
 
 
 class Command(LoopxCommand):
@@ -15,21 +16,15 @@ class Command(LoopxCommand):
         sub = self.add_subcommands(parser)
         sub.add("registrations", "Installed hook registrations and their validation status.")
 
-        dispatches = sub.add("dispatches", "The sidecar dispatch journal, newest first.")
-        dispatches.add_argument("--goal-id")
+        dispatches = _listing(sub, "dispatches", "The sidecar dispatch journal, newest first.")
         dispatches.add_argument("--status", choices=HookDispatch.Status.values)
         dispatches.add_argument("--failure-code", choices=FAILURE_CODES)
         dispatches.add_argument("--receipt-id")
         dispatches.add_argument("--hook-id")
-        dispatches.add_argument("--limit", type=int, default=100)
-        dispatches.add_argument("--after-cursor", type=int)
 
-        intents = sub.add("intents", "The intent outbox, newest first.")
-        intents.add_argument("--goal-id")
+        intents = _listing(sub, "intents", "The intent outbox, newest first.")
         intents.add_argument("--status", choices=HookIntent.Status.values)
         intents.add_argument("--intent-kind")
-        intents.add_argument("--limit", type=int, default=100)
-        intents.add_argument("--after-cursor", type=int)
 
         replay = sub.add(
             "replay",
@@ -56,47 +51,19 @@ class Command(LoopxCommand):
         execute.add_argument("--execute", action="store_true")
 
     def run_registrations(self, **_):
-        return selectors.registrations_payload()
+        return documents.registration_list(selectors.registrations(operator=True))
 
-    def run_dispatches(
-        self, *, goal_id, status, failure_code, receipt_id, hook_id, limit, after_cursor, **_
-    ):
-        return selectors.list_dispatches(
-            goal_ids=[goal_id] if goal_id else None,
-            status=status,
-            failure_code=failure_code,
-            receipt_id=receipt_id,
-            hook_id=hook_id,
-            after=after_cursor,
-            limit=_limit(limit),
-        )
+    def run_dispatches(self, **options):
+        return documents.dispatch_list(_journal(selectors.list_dispatches, options))
 
-    def run_intents(self, *, goal_id, status, intent_kind, limit, after_cursor, **_):
-        return selectors.list_intents(
-            goal_ids=[goal_id] if goal_id else None,
-            status=status,
-            intent_kind=intent_kind,
-            after=after_cursor,
-            limit=_limit(limit),
-        )
+    def run_intents(self, **options):
+        return documents.intent_list(_journal(selectors.list_intents, options))
 
-    def run_replay(self, *, goal_id, receipt_id, limit, retry_failed, execute, **_):
-        return services.replay(
-            goal_id=goal_id,
-            receipt_id=receipt_id,
-            limit=limit,
-            retry_failed=retry_failed,
-            execute=execute,
-        )
+    def run_replay(self, **options):
+        return call_with_options(services.replay, options)
 
-    def run_execute_intents(self, *, executor, goal_id, intent_ids, limit, execute, **_):
-        return services.execute_intents(
-            executor=executor,
-            execute=execute,
-            limit=limit,
-            intent_ids=intent_ids,
-            goal_id=goal_id,
-        )
+    def run_execute_intents(self, **options):
+        return call_with_options(services.execute_intents, options)
 
     def render_text(self, payload, *, subcommand=None):
         if subcommand == "registrations":
@@ -136,7 +103,17 @@ class Command(LoopxCommand):
         return format_mapping(payload)
 
 
-def _limit(value: int) -> int:
-    if value is None or not 1 <= value <= selectors.MAX_LIMIT:
-        raise error("invalid_argument", f"limit must be 1-{selectors.MAX_LIMIT}", field="limit")
-    return value
+def _listing(sub, name: str, help: str):
+    """A journal listing's subcommand: ``--goal-id``, ``--limit`` and ``--after-cursor``
+    (the API's ``goal_id``, ``limit`` and ``cursor``)."""
+    listing = sub.add(name, help)
+    listing.add_argument("--goal-id")
+    listing.add_argument("--limit", type=int, default=100)
+    listing.add_argument("--after-cursor", type=int, dest="cursor")
+    return listing
+
+
+def _journal(select, options):
+    """A journal listing from the operator's shell (``access``: the one scope rule)."""
+    goal_ids, agent_id = access.shell_operator().listing_scope(options["goal_id"], area=AREA)
+    return call_with_options(select, options, goal_ids=goal_ids, agent_id=agent_id)

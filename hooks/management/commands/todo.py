@@ -1,8 +1,7 @@
-from hooks import selectors, services
+from hooks import documents, selectors, services
 from hooks.errors import AREA
 from hooks.services import validators
-from loopx_site.core import selectors as core_selectors
-from loopx_site.core.cli import LoopxCommand, format_table
+from loopx_site.core.cli import LoopxCommand, call_with_options, format_table
 
 
 class Command(LoopxCommand):
@@ -38,40 +37,26 @@ class Command(LoopxCommand):
             toggle.add_argument("--execute", action="store_true")
         sub.add("validator-list", "List the installed completion validators.")
 
-    def run_add(self, *, goal_id, todo_id, title, segment_ref, validator, execute, **_):
-        result = services.add_todo(
-            goal_id=goal_id,
-            todo_id=todo_id,
-            title=title,
-            segment_ref=segment_ref,
-            validator=validator,
-            execute=execute,
-        )
-        return selectors.todo_add_payload(result, execute=execute)
+    def run_add(self, **options):
+        result = call_with_options(services.add_todo, options)
+        return documents.todo_add(result, execute=options["execute"])
+
+    def run_list(self, *, goal_id, state, **_):
+        return documents.todo_list(goal_id, selectors.list_todos(goal_id, state=state))
 
     def run_validator_install(self, *, manifest, execute, **_):
         return services.install_validator(
             validators.read_manifest_file(manifest), installed_by="operator_shell", execute=execute
         )
 
-    def run_validator_enable(self, *, validator_id, execute, **_):
-        return services.set_validator_active(validator_id, active=True, execute=execute)
+    def run_validator_enable(self, **options):
+        return call_with_options(services.set_validator_active, options, active=True)
 
-    def run_validator_disable(self, *, validator_id, execute, **_):
-        return services.set_validator_active(validator_id, active=False, execute=execute)
+    def run_validator_disable(self, **options):
+        return call_with_options(services.set_validator_active, options, active=False)
 
     def run_validator_list(self, **_):
         return services.list_validators()
-
-    def run_list(self, *, goal_id, state, **_):
-        core_selectors.get_goal(goal_id, area=AREA)
-        return {
-            "schema_version": "loopx_todo_list_v0",
-            "goal_id": goal_id,
-            "todos": [
-                selectors.todo_payload(t) for t in selectors.list_todos(goal_id, state=state)
-            ],
-        }
 
     def render_text(self, payload, *, subcommand=None):
         if subcommand == "validator-list":

@@ -33,6 +33,16 @@ class FullRegexField(serializers.CharField):
         )
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """Only JSON ``true``/``false`` (no "yes", 1 or "true" strings)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            return data
+        self.fail("invalid", input=data)
+        return None  # unreachable: fail() raises
+
+
 class StrictQuerySerializer(serializers.Serializer):
     """Query-string parameters where an empty value is an error, not an omission.
 

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from loopx_site.core import documents
 from loopx_site.core.api.fields import FullRegexField
 from loopx_site.core.validation import IDENTIFIER_RE
 
@@ -27,7 +28,7 @@ class GoalOutput(serializers.Serializer):
 
 
 class GoalListOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_goal_list_v0")
+    schema_version = serializers.CharField(default=documents.GOAL_LIST_SCHEMA)
     goals = GoalOutput(many=True)
 
 
@@ -37,7 +38,7 @@ class GoalPlannedOutput(GoalOutput):
 
 
 class GoalRegistrationOutput(serializers.Serializer):
-    schema_version = serializers.CharField(default="loopx_goal_registration_v0")
+    schema_version = serializers.CharField(default=documents.GOAL_REGISTRATION_SCHEMA)
     status = serializers.ChoiceField(["preview", "registered", "unchanged"])
     execute = serializers.BooleanField()
     created = serializers.BooleanField()

@@ -1,9 +1,10 @@
-from drf_spectacular.utils import extend_schema
-from rest_framework.response import Response
-from rest_framework.views import APIView
+"""The registry API: parse, one selector or service call, one ``core.documents``
+document."""
 
-from loopx_site.core import selectors, services
-from loopx_site.core.api.permissions import require_operator, visible_goal_ids
+from drf_spectacular.utils import extend_schema
+
+from loopx_site.core import documents, selectors, services
+from loopx_site.core.api.base import DocumentApi
 from loopx_site.core.api.serializers import (
     GoalListOutput,
     GoalOutput,
@@ -12,8 +13,7 @@ from loopx_site.core.api.serializers import (
 )
 
 
-class GoalListCreateApi(APIView):
-    error_area = "loopx"
+class GoalListCreateApi(DocumentApi):
     throttle_scope = "write"  # POST only: reads are never throttled
 
     @extend_schema(
@@ -22,13 +22,8 @@ class GoalListCreateApi(APIView):
         summary="List the Goals this caller may see",
     )
     def get(self, request):
-        goals = selectors.list_goals(goal_ids=visible_goal_ids(request))
-        return Response(
-            {
-                "schema_version": "loopx_goal_list_v0",
-                "goals": [selectors.goal_payload(g) for g in goals],
-            }
-        )
+        goals = selectors.list_goals(goal_ids=self.caller(request).visible_goal_ids())
+        return self.document(documents.goal_list(goals))
 
     @extend_schema(
         operation_id="goals_register",
@@ -39,19 +34,16 @@ class GoalListCreateApi(APIView):
         "tokens get 403. 201 when an executed registration created the Goal.",
     )
     def post(self, request):
-        require_operator(request)
-        data = GoalRegisterInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = services.register_goal(**data.validated_data)
-        payload = services.registration_payload(result)
-        return Response(payload, status=201 if result.executed and result.created else 200)
+        self.caller(request).require_operator(area=self.error_area)
+        result = services.register_goal(**self.parse(GoalRegisterInput, request.data))
+        return self.document(
+            documents.goal_registration(result), created=result.executed and result.created
+        )
 
 
-class GoalDetailApi(APIView):
-    error_area = "loopx"
-
+class GoalDetailApi(DocumentApi):
     @extend_schema(
         operation_id="goals_retrieve", responses=GoalOutput, summary="One Goal with its Agents"
     )
     def get(self, request, goal_id: str):
-        return Response(selectors.goal_payload(selectors.get_goal(goal_id)))
+        return self.document(documents.goal(selectors.get_goal(goal_id)))

@@ -1,5 +1,5 @@
-from loopx_site.core import selectors, services
-from loopx_site.core.cli import LoopxCommand, format_table
+from loopx_site.core import documents, selectors, services
+from loopx_site.core.cli import LoopxCommand, call_with_options, format_table
 
 
 class Command(LoopxCommand):
@@ -32,21 +32,11 @@ class Command(LoopxCommand):
         )
         sub.add("list", "List registered Goals with their Agents.")
 
-    def run_register(self, *, goal_id, agent_ids, state_ref, instance_id, execute, **_):
-        result = services.register_goal(
-            goal_id=goal_id,
-            agent_ids=agent_ids,
-            state_ref=state_ref,
-            instance_id=instance_id,
-            execute=execute,
-        )
-        return services.registration_payload(result)
+    def run_register(self, **options):
+        return documents.goal_registration(call_with_options(services.register_goal, options))
 
     def run_list(self, **_):
-        return {
-            "schema_version": "loopx_goal_list_v0",
-            "goals": [selectors.goal_payload(g) for g in selectors.list_goals()],
-        }
+        return documents.goal_list(selectors.list_goals())
 
     def render_text(self, payload, *, subcommand=None):
         goals = payload["goals"] if subcommand == "list" else [payload["goal"]]

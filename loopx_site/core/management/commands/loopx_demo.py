@@ -1,19 +1,5 @@
-import inspect
-import secrets
-
-from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.db import transaction
-from django.utils.module_loading import import_string
-
+from loopx_site.core import demo_kit, documents
 from loopx_site.core.cli import LoopxCommand, render_payload
-
-
-def _label(dotted: str) -> str:
-    """``hooks.demo.load`` → ``hooks``; ``preferences.demo_recall.load`` →
-    ``preferences.demo_recall`` (one key per loader, none overwritten)."""
-    module = dotted.rsplit(".", 1)[0]
-    return module.removesuffix(".demo")
 
 
 class Command(LoopxCommand):
@@ -39,50 +25,11 @@ class Command(LoopxCommand):
         )
 
     def run(self, *, operator, reset_password=False, **_):
-        payload = {"schema_version": "loopx_demo_v0"}
         # The operator account first: a loader that takes ``operator`` makes it the
         # holder of the demo's operator authority (Reward Memory: the corpus owner).
-        account = self._operator(operator, reset=reset_password) if operator else None
-        if not reset_password:
-            loaded = {}
-            loaders = list(settings.LOOPX_DEMO_LOADERS)
-            with self.progress_bar(total=len(loaders), desc="demo", unit="loader") as bar:
-                for dotted in loaders:
-                    loader = import_string(dotted)
-                    kwargs = {"log": self.progress}
-                    if "operator" in inspect.signature(loader).parameters:
-                        kwargs["operator"] = operator
-                    with transaction.atomic():
-                        loaded[_label(dotted)] = loader(**kwargs)
-                    bar.update(1)
-            payload["loaded"] = loaded
-        if account is not None:
-            payload["operator"] = account
-        return payload
-
-    def _operator(self, username: str, *, reset: bool) -> dict:
-        user_model = get_user_model()
-        with transaction.atomic():
-            user, created = user_model.objects.get_or_create(
-                username=username, defaults={"is_staff": True, "is_superuser": True}
-            )
-            if not (created or reset):
-                return {
-                    "username": username,
-                    "status": "kept",
-                    "password": None,
-                    "hint": "password unchanged; `make reset-operator-password` sets a new one",
-                }
-            password = secrets.token_urlsafe(12)
-            user.is_staff = user.is_superuser = True
-            user.set_password(password)
-            user.save()
-        return {
-            "username": username,
-            "status": "created" if created else "password_reset",
-            "password": password,
-            "hint": "shown once; keep it",
-        }
+        account = demo_kit.operator_account(operator, reset=reset_password) if operator else None
+        loaded = None if reset_password else demo_kit.load_all(log=self.progress, operator=operator)
+        return documents.demo(loaded=loaded, operator=account)
 
     def render_text(self, payload, *, subcommand=None):
         parts = []

@@ -1,5 +1,5 @@
-from loopx_site.core import clock, services
-from loopx_site.core.cli import LoopxCommand
+from loopx_site.core import documents, services
+from loopx_site.core.cli import LoopxCommand, call_with_options
 
 
 class Command(LoopxCommand):
@@ -17,28 +17,5 @@ class Command(LoopxCommand):
             "--execute", action="store_true", help="Issue the token; without it nothing is written."
         )
 
-    def run_create(self, *, goal_id, agent_id, label, execute, **_):
-        if not execute:
-            services.check_token_request(goal_id=goal_id, agent_id=agent_id, label=label)
-            return {
-                "schema_version": "loopx_host_token_v0",
-                "status": "preview",
-                "execute": False,
-                "goal_id": goal_id,
-                "agent_id": agent_id,
-                "label": label,
-                "note": "Preview only: nothing written. Add --execute to issue the token.",
-            }
-        issued = services.create_token(goal_id=goal_id, agent_id=agent_id, label=label)
-        return {
-            "schema_version": "loopx_host_token_v0",
-            "status": "issued",
-            "execute": True,
-            "token": issued.secret,
-            "prefix": issued.token.prefix,
-            "goal_id": goal_id,
-            "agent_id": agent_id,
-            "label": label,
-            "created_at": clock.iso(issued.token.created_at),
-            "note": "Shown once; only its sha256 is stored. Send as 'Authorization: Bearer …'.",
-        }
+    def run_create(self, **options):
+        return documents.host_token(call_with_options(services.issue_token, options))
