@@ -29,7 +29,8 @@ from loopx_site.core.admin_base import (
     ref_column,
 )
 from loopx_site.core.errors import DomainError
-from reward_memory import documents, principals, selectors, services
+from reward_memory import principals, selectors, services
+from reward_memory.documents import records as record_documents
 from reward_memory.models import (
     ApplicationReceipt,
     AuthorityCheckpoint,
@@ -326,7 +327,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
 
 def _performed(admin_obj, request, record, verb: str) -> None:
     """One performed record operation: what was done, and the write read back."""
-    back = documents.readback(record)
+    back = record_documents.readback(record)
     recall = "still recallable" if back["recallable"] else "no longer recallable"
     admin_obj.message_user(
         request,

@@ -8,8 +8,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from loopx_site.core import access
-from reward_memory import documents, loopx, principals, selectors, services
+from reward_memory import loopx, principals, selectors, services
 from reward_memory.api import serializers as s
+from reward_memory.documents import corpora as corpus_documents
 from reward_memory.errors import AREA, invalid
 
 TAG = ["reward-memory"]
@@ -61,15 +62,7 @@ class CorpusListApi(RewardMemoryApi):
             if viewer is None
             else selectors.list_corpora(goal_id=viewer[0], agent_id=viewer[1])
         )
-        return Response(
-            {
-                "schema_version": "reward_memory_corpus_list_v0",
-                "corpora": [
-                    {**selectors.corpus_payload(c), "health": selectors.corpus_health(c)["health"]}
-                    for c in corpora
-                ],
-            }
-        )
+        return Response(corpus_documents.corpus_list(corpora))
 
 
 class CorpusHealthApi(RewardMemoryApi):
@@ -128,17 +121,32 @@ class ReviewApplyApi(RewardMemoryApi):
 
 
 class _RecordOperationApi(RewardMemoryApi):
+    """One lifecycle operation on a record the caller may see (``services.record_operation``)."""
+
     throttle_scope = "review"  # revoke, supersede
-    input_serializer = s.ExecuteInput
+    operation = ""
+    input_serializer: type = s.ExecuteInput
 
-    def _record(self, request, record_ref: str):
-        return selectors.get_record(record_ref, viewer=_viewer(request))  # unseen = absent
-
-    def _done(self, record, *, execute: bool, operation: str):
-        return Response(documents.record_operation(record, operation=operation, executed=execute))
+    def post(self, request, record_ref: str):
+        data = self.input_serializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        arguments = dict(data.validated_data)
+        return Response(
+            services.record_operation(
+                self.operation,
+                record_ref=record_ref,
+                principal=principals.from_request(request),
+                execute=arguments.pop("execute"),
+                viewer=_viewer(request),  # unseen = absent
+                **arguments,
+            )
+        )
 
 
 class RecordRevokeApi(_RecordOperationApi):
+    operation = "revoke"
+    input_serializer = s.RevokeInput
+
     @extend_schema(
         operation_id="reward_memory_record_revoke",
         request=s.RevokeInput,
@@ -147,23 +155,13 @@ class RecordRevokeApi(_RecordOperationApi):
         summary="Revoke an active record (corpus authority source or owner, authenticated)",
     )
     def post(self, request, record_ref: str):
-        data = s.RevokeInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        record = self._record(request, record_ref)
-        principal = principals.from_request(request)
-        values = data.validated_data
-        if values["execute"]:
-            record = services.revoke_record(
-                record_ref=record_ref,
-                principal=principal,
-                revocation_ref=values["revocation_ref"],
-            )
-        else:
-            services.check_record_operation(record, principal=principal, operation="revoke")
-        return self._done(record, execute=values["execute"], operation="revoke")
+        return super().post(request, record_ref)
 
 
 class RecordSupersedeApi(_RecordOperationApi):
+    operation = "supersede"
+    input_serializer = s.SupersedeInput
+
     @extend_schema(
         operation_id="reward_memory_record_supersede",
         request=s.SupersedeInput,
@@ -172,21 +170,7 @@ class RecordSupersedeApi(_RecordOperationApi):
         summary="Supersede an active record by another of its corpus and surface (owner)",
     )
     def post(self, request, record_ref: str):
-        data = s.SupersedeInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        record = self._record(request, record_ref)
-        principal = principals.from_request(request)
-        values = data.validated_data
-        if values["execute"]:
-            record = services.supersede_record(
-                record_ref=record_ref,
-                by_record_ref=values["by_record_ref"],
-                principal=principal,
-                viewer=_viewer(request),
-            )
-        else:
-            services.check_record_operation(record, principal=principal, operation="supersede")
-        return self._done(record, execute=values["execute"], operation="supersede")
+        return super().post(request, record_ref)
 
 
 class IngestApi(RewardMemoryApi):

@@ -16,6 +16,7 @@ from reward_memory.services.authority import (
 from reward_memory.services.corpora import (
     parse_corpus,
     parse_standing_policy,
+    register_corpora,
     register_corpus,
     set_corpus_active,
 )
@@ -37,6 +38,7 @@ from reward_memory.services.records import (
     check_record_operation,
     expire_due_records,
     mark_experience,
+    record_operation,
     retire_record,
     revoke_record,
     supersede_record,
@@ -72,7 +74,9 @@ __all__ = [
     "recall_guidance",
     "reconcile_pending_ingests",
     "record_application",
+    "record_operation",
     "record_validation",
+    "register_corpora",
     "register_corpus",
     "reopen_lineage",
     "retire_record",

@@ -15,18 +15,18 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.models import HostToken
-from reward_memory import authority, candidates, principals, selectors
+from reward_memory import authority, principals, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import (
     AuthorityCheckpoint,
-    Corpus,
     CorpusRoleBinding,
     LineageClosure,
     MemoryRecord,
 )
 from reward_memory.principals import Principal
+from reward_memory.services import records
 
 
 def require_operator(principal: Principal | None, operation: str) -> Principal:
@@ -142,8 +142,6 @@ def revoke_checkpoint(
 ) -> dict[str, Any]:
     """Revoke a checkpoint and, in the same transaction, every active record derived
     from it (``revoked``, reason ``checkpoint_revoked``): it leaves recall at once."""
-    from reward_memory.services import records
-
     require_operator(operator, "revoke_checkpoint")
     row = selectors.get_checkpoint(checkpoint_id)
     derived = MemoryRecord.objects.filter(authority_checkpoint=row, lifecycle_state=c.ACTIVE)
@@ -211,37 +209,6 @@ def unbind_role(*, binding: CorpusRoleBinding, operator: Principal) -> None:
 
 
 # -- lineage closures ----------------------------------------------------------------------------
-def close_lineage(
-    *,
-    corpus: Corpus,
-    candidate: dict[str, Any] | None,
-    candidate_ref: str,
-    reason: str,
-    actor: str,
-    reference: str = "",
-    now: dt.datetime,
-) -> None:
-    """Close a candidate's lineage (idempotent). Call inside the deciding transaction."""
-    if LineageClosure.objects.filter(
-        corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True
-    ).exists():
-        return
-    digest = candidates.lineage_digest(candidate or {})
-    try:
-        with transaction.atomic():
-            LineageClosure.objects.create(
-                corpus=corpus,
-                candidate_ref=candidate_ref,
-                content_digest=digest,
-                reason=reason,
-                reference=reference[:128],
-                closed_by=actor,
-                closed_at=now,
-            )
-    except IntegrityError:
-        pass  # closed concurrently by the same decision
-
-
 def reopen_lineage(
     *, corpus_id: str, candidate_ref: str, operator: Principal, execute: bool = False
 ) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from django.db.models import F, Q
 from loopx_site.core import clock, progress
 from loopx_site.core.canonical import digest_ref, prefixed_id
 from loopx_site.core.selectors import get_agent
-from reward_memory import candidates, guards, selectors, uris
+from reward_memory import candidates, guards, principals, selectors, uris
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
@@ -38,6 +38,7 @@ from reward_memory.guards import Reason
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
 from reward_memory.principals import Principal
 from reward_memory.services import activation
+from reward_memory.services.authority import require_operator
 
 SETUP_GUIDANCE = (
     "The corpus provider is not reachable; the event is kept for a retry at the next "
@@ -424,8 +425,6 @@ def _submitter(row: IngestEvent) -> Principal | None:
     """The principal that first executed ``row``, for its retry: its host token (role
     bindings re-read from the present, so a revoked token or binding no longer binds),
     or its operator account; ``None`` when none was recorded."""
-    from reward_memory import principals
-
     if row.submitted_token_id is not None:
         token = row.submitted_token
         return Principal(principals.HOST, token.prefix, token.pk)
@@ -440,8 +439,6 @@ def _submitter(row: IngestEvent) -> Principal | None:
 def retry_pending_ingests(*, goal_id: str, agent_id: str, operator) -> dict[str, Any]:
     """An operator's retry of one Agent's pending ingests (the admin action): the
     operator account must hold ``reward_memory.change_pendingingest``."""
-    from reward_memory.services.authority import require_operator
-
     require_operator(operator, "retry_pending_ingest")
     return reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
 

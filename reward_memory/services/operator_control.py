@@ -24,6 +24,7 @@ from reward_memory import authority, guards, principals, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
+from reward_memory.models import OperatorControl
 from reward_memory.principals import Principal
 from reward_memory.services import records
 
@@ -181,8 +182,6 @@ def operator_control(
 def _store(document: dict[str, Any], record, execute: bool) -> dict[str, Any]:
     """Store the decision (idempotent on ``control_id``): the stored document is the
     answer of every repeat."""
-    from reward_memory.models import OperatorControl
-
     if not execute:
         return document
     stored = {**document, "recorded": True}

@@ -15,9 +15,12 @@ from django.db.models import Max, Q
 from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory import principals, providers, selectors
+from reward_memory import validation as v
+from reward_memory.documents import records as record_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
 from reward_memory.principals import Principal
+from reward_memory.services.lineage import close_lineage
 
 logger = logging.getLogger("reward_memory")
 
@@ -202,13 +205,44 @@ def check_record_operation(record: MemoryRecord, *, principal: Principal, operat
     authorize_record_operation(principal, record.corpus, operation)
 
 
+def record_operation(
+    operation: str,
+    *,
+    record_ref: str,
+    principal: Principal,
+    execute: bool = False,
+    viewer: selectors.Viewer = None,
+    **arguments: Any,
+) -> dict[str, Any]:
+    """Preview or perform one lifecycle operation (``revoke``, ``supersede``, ``retire``,
+    ``mark``) and return its ``reward_memory_record_operation_v0``.
+
+    The record is looked up as ``viewer`` sees it (one it may not see is
+    ``record_not_found``). A preview checks only that ``principal`` may perform it (no
+    write); ``execute`` performs it with ``arguments`` (``revocation_ref``,
+    ``by_record_ref``, ``reason_summary``, ``state`` + ``source_truth_ref``)."""
+    record = selectors.get_record(record_ref, viewer=viewer)
+    name = f"mark_{arguments['state']}" if operation == "mark" else operation
+    if not execute:
+        check_record_operation(record, principal=principal, operation=operation)
+        return record_documents.record_operation(record, operation=name, executed=False)
+    if operation == "supersede":
+        arguments["viewer"] = viewer
+    perform = {
+        "revoke": revoke_record,
+        "supersede": supersede_record,
+        "retire": retire_record,
+        "mark": mark_experience,
+    }[operation]
+    record = perform(record_ref=record_ref, principal=principal, **arguments)
+    return record_documents.record_operation(record, operation=name, executed=True)
+
+
 def retire_record(
     *, record_ref: str, principal: Principal, reason_summary: str | None = None
 ) -> MemoryRecord:
     """Close an active (or still pending) record and its candidate lineage. Only the
     corpus's declared ``retirement_authority`` or owner (authenticated) may retire."""
-    from reward_memory.services.authority import close_lineage
-
     record = selectors.get_record(record_ref)
     corpus = record.corpus
     authorize_record_operation(principal, corpus, "retire")
@@ -243,8 +277,6 @@ def retire_record(
 def revoke_record(*, record_ref: str, principal: Principal, revocation_ref: str) -> MemoryRecord:
     """Revoke an active record and close its lineage (the corpus's authority source or
     owner, authenticated)."""
-    from reward_memory.services.authority import close_lineage
-
     record = selectors.get_record(record_ref)
     corpus = record.corpus
     authorize_record_operation(principal, corpus, "revoke")
@@ -301,14 +333,13 @@ def mark_experience(
     or ``refuted`` (the corpus owner or retirement authority, authenticated). Recall
     only returns active records, so the mark takes effect at once; ``refuted`` closes
     the lineage like a retire."""
-    from reward_memory.services.authority import close_lineage
-
     if state not in c.EXPERIENCE_MARKS:
         raise RewardMemoryError(
             "invalid_argument",
             f"state must be one of {', '.join(c.EXPERIENCE_MARKS)}",
             field="state",
         )
+    v.ref(source_truth_ref, "source_truth_ref")
     record = selectors.get_record(record_ref)
     if record.memory_class != c.PROCEDURAL_EXPERIENCE:
         raise RewardMemoryError(
@@ -404,9 +435,4 @@ def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -
                 continue  # closed concurrently
             _deindex(record)
             expired.append(record.record_ref)
-    return {
-        "schema_version": "reward_memory_expiry_sweep_v0",
-        "executed": execute,
-        "due": len(refs),
-        "expired": len(expired),
-    }
+    return record_documents.expiry_sweep(executed=execute, due=len(refs), expired=len(expired))

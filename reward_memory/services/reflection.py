@@ -40,6 +40,7 @@ from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import ReflectionCandidate
 from reward_memory.principals import Principal
+from reward_memory.services.ingest import ingest_event
 
 RESULT_SCHEMA = "turn_reward_memory_reflection_result_v0"
 logger = logging.getLogger("loopx.reward_memory")
@@ -117,8 +118,6 @@ def prepare_reflection(
     if surface is not None:
         # The event is checked now by the ingest pipeline's own plan (no write, no provider
         # call), so a malformed event can never fail the reflection after the settlement.
-        from reward_memory.services.ingest import ingest_event
-
         try:
             ingest_event(
                 event={**parsed["event"], "corpus_id": surface.ingest_corpus_id},
@@ -225,8 +224,6 @@ def _finalize(row: ReflectionCandidate, route, surface):
         or not route.automation["automatic_ingest"]
     ):
         return receipt, 0
-    from reward_memory.services.ingest import ingest_event
-
     event = {**row.reflection["event"], "corpus_id": surface.ingest_corpus_id}
     try:
         receipt = ingest_event(

@@ -29,6 +29,8 @@ from reward_memory import contracts as c
 from reward_memory import loopx, selectors
 from reward_memory import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
+from reward_memory.services.ingest import ingest_event
+from reward_memory.services.recall import recall_guidance
 
 HOOK_SCHEMA = "reward_memory_runtime_hook_v0"
 HOOK_RECEIPT_SCHEMA = "reward_memory_hook_application_receipt_v0"
@@ -153,8 +155,6 @@ def _status(execute, want_recall, want_ingest, recall, ingest) -> str:
 
 
 def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[str, Any]:
-    from reward_memory.services.recall import recall_guidance
-
     limit = surface.recall_profile["limit"]
     calls, statuses = 0, []
     for corpus_id in surface.corpus_ids:  # configured order; the first exact hit stops
@@ -202,8 +202,6 @@ def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[
 
 
 def _ingest(goal_id, agent_id, surface, event, viewer=None) -> dict[str, Any]:
-    from reward_memory.services.ingest import ingest_event
-
     compact = loopx.unwrap(
         {"event": event} if "schema_version" in event else event,
         routed=True,
