@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from loopx_site.core import access
-from reward_memory import loopx, principals, selectors, services
+from reward_memory import principals, selectors, services
 from reward_memory.api import serializers as s
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.errors import AREA, invalid
@@ -198,22 +198,13 @@ class IngestApi(RewardMemoryApi):
                 acting.agent_id,
                 acting.viewer,
             )
-        elif not caller.is_operator and values.get("execute"):
-            raise invalid("goal_id", "execute requires goal_id and agent_id")
-        wrapper = {"event": values.pop("event")}
-        for key in ("adapter", "observed_at"):
-            if key in values:
-                wrapper[key] = values.pop(key)
-        goal_id, agent_id = values.get("goal_id"), values.get("agent_id")
-        event = loopx.unwrap(
-            wrapper,
-            routed=True,
-            route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
-        )
+        document = {
+            key: values.pop(key) for key in ("adapter", "event", "observed_at") if key in values
+        }
         return Response(
-            services.ingest_event(
+            services.submit_event(
                 **values,
-                event=event,
+                document=document,
                 viewer=viewer,
                 principal=principals.from_caller(caller),  # the role bindings' subject
             )

@@ -25,6 +25,7 @@ from reward_memory.services.ingest import (
     ingest_event,
     reconcile_pending_ingests,
     retry_pending_ingests,
+    submit_event,
 )
 from reward_memory.services.operator_control import operator_control
 from reward_memory.services.recall import (
@@ -88,6 +89,7 @@ __all__ = [
     "run_boundary_hook",
     "set_corpus_active",
     "settle_reflection",
+    "submit_event",
     "supersede_record",
     "unbind_role",
     "validation_from_run",

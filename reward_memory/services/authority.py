@@ -18,6 +18,7 @@ from loopx_site.core.models import HostToken
 from reward_memory import authority, principals, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
+from reward_memory.documents import authority as authority_documents
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import (
     AuthorityCheckpoint,
@@ -127,14 +128,9 @@ def grant_checkpoint(
                 "The checkpoint was granted concurrently.",
                 field="checkpoint_id",
             ) from None
-    payload = {
-        "schema_version": "reward_memory_checkpoint_grant_v0",
-        "status": status,
-        "executed": execute,
-        "checkpoint_id": checkpoint_id,
-    }
-    payload["checkpoint"] = selectors.checkpoint_payload(existing) if existing else None
-    return payload
+    return authority_documents.checkpoint_grant(
+        status=status, executed=execute, checkpoint_id=checkpoint_id, row=existing
+    )
 
 
 def revoke_checkpoint(
@@ -162,15 +158,13 @@ def revoke_checkpoint(
                     revoked.append(record.record_ref)
         status = "revoked" if changed else "unchanged"
         row.refresh_from_db()
-    return {
-        "schema_version": "reward_memory_checkpoint_revocation_v0",
-        "status": status,
-        "executed": execute,
-        "checkpoint_id": checkpoint_id,
-        "derived_active_records": len(refs),
-        "records_revoked": len(revoked),
-        "checkpoint": selectors.checkpoint_payload(row),
-    }
+    return authority_documents.checkpoint_revocation(
+        status=status,
+        executed=execute,
+        row=row,
+        derived_active_records=len(refs),
+        records_revoked=len(revoked),
+    )
 
 
 # -- role bindings of host tokens ---------------------------------------------------------------
@@ -226,11 +220,6 @@ def reopen_lineage(
         LineageClosure.objects.filter(pk=closure.pk, reopened_at__isnull=True).update(
             reopened_at=clock.now(), reopened_by=operator.actor_ref
         )
-    return {
-        "schema_version": "reward_memory_lineage_reopen_v0",
-        "status": "reopened" if execute else "planned",
-        "executed": execute,
-        "corpus_id": corpus.corpus_id,
-        "candidate_ref": candidate_ref,
-        "closed_reason": closure.reason,
-    }
+    return authority_documents.lineage_reopen(
+        executed=execute, closure=closure, corpus_id=corpus.corpus_id
+    )

@@ -4,13 +4,13 @@ from loopx_site.core import access
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from reward_memory import (
     contracts,
-    loopx,
     principals,
     routing,
     selectors,
     services,
     validation,
 )
+from reward_memory.documents import authority as authority_documents
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
@@ -285,10 +285,7 @@ class Command(LoopxCommand):
     def run_checkpoint(self, *, action, execute=False, **options):
         if action == "list":
             rows = selectors.list_checkpoints(project=options.get("project"))
-            return {
-                "schema_version": "reward_memory_checkpoint_list_v0",
-                "checkpoints": [selectors.checkpoint_payload(r) for r in rows],
-            }
+            return authority_documents.checkpoint_list(rows)
         operator = principals.operator_account(
             options.get("actor"), field="actor", code="operator_required"
         )
@@ -415,18 +412,11 @@ class Command(LoopxCommand):
         self, *, input, goal_id=None, agent_id=None, execute=False, actor=None, **_
     ):
         principal = principals.operator_account(actor, field="actor") if actor else None
-        routed = bool(goal_id or agent_id)
         if goal_id and agent_id:  # the operator's shell, through the same resolver as the API
             acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
             goal_id, agent_id = acting.goal_id, acting.agent_id
-        return services.ingest_event(
-            event=loopx.unwrap(
-                read_json(input),
-                routed=routed,
-                route_corpus_id=lambda surface: selectors.route_corpus_id(
-                    goal_id, agent_id, surface
-                ),
-            ),
+        return services.submit_event(
+            document=read_json(input),
             goal_id=goal_id,
             agent_id=agent_id,
             execute=execute,
