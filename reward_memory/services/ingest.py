@@ -47,27 +47,20 @@ def submit_event(
     goal_id: str | None = None,
     agent_id: str | None = None,
     execute: bool = False,
-    viewer: tuple[str, str | None] | None = None,
-    principal: Principal | None = None,
+    **caller: Any,
 ) -> dict[str, Any]:
     """What a host or an operator submits (CLI and API alike): a compact event, LoopX's
     wrapper (``adapter``, ``event``, ``observed_at``) or LoopX's packet, unwrapped and
     routed once (``loopx.unwrap``: routed when a Goal or Agent is named, the surface's
-    corpus from the (Goal, Agent)'s allowlisted corpora), then ``ingest_event``."""
+    corpus from the (Goal, Agent)'s allowlisted corpora), then ``ingest_event`` with the
+    ``caller``'s ``viewer`` and ``principal``."""
     _require_route_names(goal_id, agent_id, execute)
     event = loopx.unwrap(
         document,
         routed=bool(goal_id or agent_id),
         route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
     )
-    return ingest_event(
-        event=event,
-        goal_id=goal_id,
-        agent_id=agent_id,
-        execute=execute,
-        viewer=viewer,
-        principal=principal,
-    )
+    return ingest_event(event=event, goal_id=goal_id, agent_id=agent_id, execute=execute, **caller)
 
 
 def _require_route_names(goal_id: str | None, agent_id: str | None, execute: bool) -> None:

@@ -238,71 +238,79 @@ def record_operation(
     return record_documents.record_operation(record, operation=name, executed=True)
 
 
+def _close(
+    record: MemoryRecord,
+    *,
+    to_state: str,
+    reason: str,
+    actor: str,
+    now: dt.datetime,
+    reference: str = "",
+    lineage: tuple[str, str] | None = None,
+    **updates: Any,
+) -> MemoryRecord:
+    """One operator-driven transition and, when ``lineage`` is ``(reason, reference)``,
+    the closing of the record's candidate lineage, in one transaction; then the best
+    effort provider de-index."""
+    with transaction.atomic():
+        record = _transition(
+            record,
+            to_state=to_state,
+            reason=reason,
+            actor=actor,
+            reference=reference,
+            now=now,
+            **updates,
+        )
+        if lineage is not None:
+            close_lineage(
+                corpus=record.corpus,
+                candidate=_candidate_of(record),
+                candidate_ref=record.candidate_ref,
+                reason=lineage[0],
+                actor=actor,
+                reference=lineage[1],
+                now=now,
+            )
+    _deindex(record)
+    return record
+
+
 def retire_record(
     *, record_ref: str, principal: Principal, reason_summary: str | None = None
 ) -> MemoryRecord:
     """Close an active (or still pending) record and its candidate lineage. Only the
     corpus's declared ``retirement_authority`` or owner (authenticated) may retire."""
     record = selectors.get_record(record_ref)
-    corpus = record.corpus
-    authorize_record_operation(principal, corpus, "retire")
-    actor = principal.actor_ref
-    now = clock.now()
-    with transaction.atomic():
-        record = _transition(
-            record,
-            to_state=c.RETIRED,
-            reason="retired",
-            actor=actor,
-            now=now,
-            retirement={
-                "actor": actor,
-                "at": clock.iso(now),
-                "reason_summary": reason_summary,
-            },
-        )
-        close_lineage(
-            corpus=corpus,
-            candidate=_candidate_of(record),
-            candidate_ref=record.candidate_ref,
-            reason="retire",
-            actor=actor,
-            reference=record.record_ref,
-            now=now,
-        )
-    _deindex(record)
-    return record
+    authorize_record_operation(principal, record.corpus, "retire")
+    actor, now = principal.actor_ref, clock.now()
+    return _close(
+        record,
+        to_state=c.RETIRED,
+        reason="retired",
+        actor=actor,
+        now=now,
+        lineage=("retire", record.record_ref),
+        retirement={"actor": actor, "at": clock.iso(now), "reason_summary": reason_summary},
+    )
 
 
 def revoke_record(*, record_ref: str, principal: Principal, revocation_ref: str) -> MemoryRecord:
     """Revoke an active record and close its lineage (the corpus's authority source or
     owner, authenticated)."""
     record = selectors.get_record(record_ref)
-    corpus = record.corpus
-    authorize_record_operation(principal, corpus, "revoke")
-    actor = principal.actor_ref
-    now = clock.now()
-    with transaction.atomic():
-        record = _transition(
-            record,
-            to_state=c.REVOKED,
-            reason="revoked",
-            actor=actor,
-            reference=revocation_ref,
-            now=now,
-            revocation={"revocation_ref": revocation_ref, "actor": actor, "at": clock.iso(now)},
-        )
-        close_lineage(
-            corpus=corpus,
-            candidate=_candidate_of(record),
-            candidate_ref=record.candidate_ref,
-            reason="revoke",
-            actor=actor,
-            reference=record.record_ref,
-            now=now,
-        )
-    _deindex(record)
-    return record
+    authorize_record_operation(principal, record.corpus, "revoke")
+    actor, now = principal.actor_ref, clock.now()
+    return _close(
+        record,
+        to_state=c.REVOKED,
+        reason="revoked",
+        actor=actor,
+        now=now,
+        reference=revocation_ref,
+        lineage=("revoke", record.record_ref),
+        revocation={"revocation_ref": revocation_ref, "actor": actor, "at": clock.iso(now)},
+    )
 
 
 def close_for_checkpoint(record: MemoryRecord, *, checkpoint_id: str, now: dt.datetime) -> None:
@@ -347,30 +355,16 @@ def mark_experience(
             "Only procedural_experience records are marked by new source truth.",
             field="record_ref",
         )
-    corpus = record.corpus
-    authorize_record_operation(principal, corpus, "mark")
-    now = clock.now()
-    with transaction.atomic():
-        record = _transition(
-            record,
-            to_state=state,
-            reason=f"source_truth_{state}",
-            actor=principal.actor_ref,
-            reference=source_truth_ref,
-            now=now,
-        )
-        if state == c.REFUTED:
-            close_lineage(
-                corpus=corpus,
-                candidate=_candidate_of(record),
-                candidate_ref=record.candidate_ref,
-                reason="refute",
-                actor=principal.actor_ref,
-                reference=source_truth_ref,
-                now=now,
-            )
-    _deindex(record)
-    return record
+    authorize_record_operation(principal, record.corpus, "mark")
+    return _close(
+        record,
+        to_state=state,
+        reason=f"source_truth_{state}",
+        actor=principal.actor_ref,
+        now=clock.now(),
+        reference=source_truth_ref,
+        lineage=("refute", source_truth_ref) if state == c.REFUTED else None,
+    )
 
 
 def supersede_record(
@@ -398,19 +392,15 @@ def supersede_record(
             "A record is superseded only by another active record of its corpus and surface.",
             field="by_record_ref",
         )
-    now = clock.now()
-    with transaction.atomic():
-        record = _transition(
-            record,
-            to_state=c.SUPERSEDED,
-            reason="superseded",
-            actor=principal.actor_ref,
-            reference=successor.record_ref,
-            now=now,
-            superseded_by=successor,
-        )
-    _deindex(record)
-    return record
+    return _close(
+        record,
+        to_state=c.SUPERSEDED,
+        reason="superseded",
+        actor=principal.actor_ref,
+        now=clock.now(),
+        reference=successor.record_ref,
+        superseded_by=successor,
+    )
 
 
 def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -> dict[str, Any]:
