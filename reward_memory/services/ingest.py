@@ -51,16 +51,24 @@ def submit_event(
 ) -> dict[str, Any]:
     """What a host or an operator submits (CLI and API alike): a compact event, LoopX's
     wrapper (``adapter``, ``event``, ``observed_at``) or LoopX's packet, unwrapped and
-    routed once (``loopx.unwrap``: routed when a Goal or Agent is named, the surface's
+    routed once (its ``observed_at`` in any of LoopX's timezone forms, kept as the same
+    instant in UTC ``…Z``; ``loopx.unwrap``: routed when a Goal or Agent is named, the surface's
     corpus from the (Goal, Agent)'s allowlisted corpora), then ``ingest_event`` with the
     ``caller``'s ``viewer`` and ``principal``."""
     _require_route_names(goal_id, agent_id, execute)
+    if _is_wrapper(document) and document.get("observed_at") is not None:
+        document = {**document, "observed_at": v.observed_at(document["observed_at"])}
     event = loopx.unwrap(
         document,
         routed=bool(goal_id or agent_id),
         route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
     )
     return ingest_event(event=event, goal_id=goal_id, agent_id=agent_id, execute=execute, **caller)
+
+
+def _is_wrapper(document: Any) -> bool:
+    """LoopX's wrapper (or packet) around a compact event, not the event itself."""
+    return isinstance(document, dict) and "event" in document and "schema_version" not in document
 
 
 def _require_route_names(goal_id: str | None, agent_id: str | None, execute: bool) -> None:

@@ -447,6 +447,35 @@ def test_ingest_accepts_loopx_scoped_feedback_event_on_the_operator_route(db, co
     assert result.json["corpus_id"] == "prefs"
 
 
+def test_ingest_accepts_loopx_observed_at_with_an_offset_as_the_same_utc_instant(
+    db, corpus, wrapper
+):
+    # loopx/capabilities/reward_memory/application.py (_observed_at: any ISO timestamp
+    # with a timezone); the leg's `reward.ingest-event/observed-at-offset-form`
+    offset = {
+        "adapter": "scoped_feedback",
+        "event": _loopx_event(),
+        "observed_at": "2026-11-30T10:00:00+01:00",
+    }
+    result = _cli("ingest-event", "--input", wrapper(offset), *ROUTE, "--execute")
+    assert result.code == 0, result.stdout
+    assert result.json["status"] == "activated"
+    zulu = {**offset, "observed_at": OBSERVED}
+    again = _cli("ingest-event", "--input", wrapper(zulu), *ROUTE, "--execute")
+    # the same instant is the same event: a replay of the stored receipt
+    assert (again.json["receipt_id"], again.json["replayed"]) == (result.json["receipt_id"], True)
+    plain = {**offset, "observed_at": "2026-07-16T00:30:00+00:00", "event": f.scoped_event()}
+    planned = _cli("ingest-event", "--input", wrapper(plain), *ROUTE)
+    assert (planned.code, planned.json["status"]) == (0, "planned"), planned.stdout
+
+
+@pytest.mark.parametrize("value", ["2026-07-16T00:30:00", "2026-07-16", "yesterday"])
+def test_ingest_refuses_an_observed_at_without_a_timezone(db, corpus, wrapper, value):
+    document = {"adapter": "scoped_feedback", "event": f.scoped_event(), "observed_at": value}
+    result = _cli("ingest-event", "--input", wrapper(document), *ROUTE)
+    assert (result.code, result.json["field"]) == (2, "observed_at")
+
+
 def test_loopx_event_unsupported_field_is_invalid_request_naming_it(db, corpus, wrapper):
     # loopx/capabilities/reward_memory/scoped_feedback.py (_strict_object: "contains
     # unsupported fields")
