@@ -35,6 +35,9 @@ ARCHITECTURE_EXTRAS = [
     "guard_reason_codes",
 ]
 REVIEW_EXTRAS = ["adapter_id", "guard", "next_step"]
+# docs/loopx-hosts.md, experiment-status: the effective flags as one object, and (when
+# available) the surface count and recall profile ids.
+EXPERIMENT_STATUS_EXTRAS = ["automation", "surface_count", "recall_profile_ids"]
 
 
 @dataclass
@@ -982,6 +985,7 @@ GROUPS: list[Group] = [
                 "author",
             ),
         ],
+        extras=EXPERIMENT_STATUS_EXTRAS,
     ),
     Group(
         "reward.ingest-event",
