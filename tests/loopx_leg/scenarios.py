@@ -34,7 +34,25 @@ ARCHITECTURE_EXTRAS = [
     "stages",
     "guard_reason_codes",
 ]
-REVIEW_EXTRAS = ["adapter_id", "guard", "next_step"]
+# docs/loopx-hosts.md, candidate-review: our decision record beside LoopX's fields.
+REVIEW_EXTRAS = [
+    "adapter_id",
+    "guard",
+    "next_step",
+    "review_id",
+    "corpus_id",
+    "candidate_ref",
+    "candidate_digest",
+    "candidate",
+    "target_class",
+    "reviewer",
+    "revised_candidate",
+    "target_record_ref",
+    "writes_provider",
+    "recorded",
+    "adapter.adapter_id",
+    "adapter.shared_candidate_ref",
+]
 # docs/loopx-hosts.md, experiment-status: the effective flags as one object, and (when
 # available) the surface count and recall profile ids.
 EXPERIMENT_STATUS_EXTRAS = ["automation", "surface_count", "recall_profile_ids"]

@@ -7,6 +7,7 @@ document builder it is built from.
 """
 
 import json
+import re
 
 import pytest
 
@@ -129,6 +130,39 @@ def test_candidate_review_default_case_is_an_active_decision(db):
     assert doc["adapter"]["shared_candidate_ref"] == doc["candidate_ref"]
 
 
+def test_candidate_review_speaks_loopx_record_adapter_and_review_layout(db):
+    # the leg's reward.candidate-review: LoopX's record layout (source_*/*_ref names,
+    # surface_ids, reasoning, guard_context, privacy, candidate:<hex>), the adapter's
+    # shared_candidate and fields, and the review object
+    doc = _review().json
+    record = doc["record"]
+    assert set(record["source"]) == {"source_kind", "source_ref", "actor_ref", "actor_role"}
+    assert record["scope"]["surface_ids"] == ["issue_fix.patch_planning"]
+    assert set(record["scope"]) <= {"workspace_ref", "project_ref", "surface_ids", "revision_ref"}
+    assert set(record["reasoning"]) == {"summary", "confidence"}
+    assert record["guard_context"] == {
+        "source_freshness": "current",
+        "conflict_state": "clear",
+        "current_artifact_verified": True,
+    }
+    assert record["privacy"] == {"raw_content_captured": False}
+    assert re.fullmatch(r"candidate:[0-9a-f]{20}", record["candidate_ref"])
+    adapter = doc["adapter"]
+    assert (adapter["ok"], adapter["surface_id"], adapter["raw_content_captured"]) == (
+        True,
+        "issue_fix.patch_planning",
+        False,
+    )
+    assert adapter["issue_ref"] == "issue:example-org/example-repo#1042"
+    assert adapter["fresh_execution_context_source"] == "existing_loopx_control_plane"
+    shared = adapter["shared_candidate"]
+    assert (shared["status"], shared["candidate_persisted"]) == ("review_ready", False)
+    assert shared["candidate"]["candidate_ref"] == record["candidate_ref"]
+    assert shared["candidate"]["lifecycle"]["state"] == "candidate"
+    assert set(doc["review"]) == {"reviewer_ref", "review_ref", "reasoning_summary"}
+    assert doc["review"]["review_ref"] == doc["review_id"]
+
+
 def test_candidate_review_reject_retires_the_record_without_a_write_step(db):
     # loopx/capabilities/reward_memory/candidate_review.py (reject → rejected,
     # retired_reason rejected_in_review, persistence_next_step none)
@@ -146,9 +180,10 @@ def test_candidate_review_edit_uses_the_fixture_edit_and_supersedes_the_old_ref(
     accept = _review("accept").json
     doc = _review("edit").json
     assert doc["status"] == "review_ready"
-    assert doc["record"]["lifecycle"]["supersedes_refs"] == [accept["candidate_ref"]]
+    # LoopX's refs (candidate:<hex>): the edit supersedes the accepted candidate's
+    assert doc["record"]["lifecycle"]["supersedes_refs"] == [accept["record"]["candidate_ref"]]
     assert doc["record"]["content_summary"].startswith("Keep focused fixes within the affected")
-    assert doc["record"]["candidate_ref"] != accept["candidate_ref"]
+    assert doc["record"]["candidate_ref"] != accept["record"]["candidate_ref"]
     assert doc["persistence_next_step"] == "none"
 
 
