@@ -32,27 +32,23 @@ def _control(
     }
 
 
-def retire_prepared(**base: Any) -> dict[str, Any]:
-    """A retire decision (performed later with ``retire-record``)."""
-    record_ref = base["record"].record_ref
-    return {
-        **_control(**base),
-        "status": "retire_prepared",
-        "decision": {"decision": "retire", "record_ref": record_ref},
-        "replacement_candidate": None,
-        "next_step": {"action": "retire_record", "performed_by": "retirement_authority"},
-    }
+# the action's prepared status, and who performs its next step
+NEXT_STEPS = {
+    "retire": ("retire_prepared", "retire_record", "retirement_authority"),
+    "edit": ("edit_prepared", "candidate_review", "corpus_reviewer"),
+}
 
 
-def edit_prepared(*, candidate: dict[str, Any], **base: Any) -> dict[str, Any]:
-    """An edit decision: the replacement candidate goes through review."""
-    record_ref = base["record"].record_ref
+def prepared(*, candidate: dict[str, Any] | None = None, **base: Any) -> dict[str, Any]:
+    """A prepared decision: a retire (performed later with ``retire-record``) or an edit
+    (its replacement ``candidate`` goes through review)."""
+    status, action, performed_by = NEXT_STEPS[base["action"]]
     return {
         **_control(**base),
-        "status": "edit_prepared",
-        "decision": {"decision": "edit", "record_ref": record_ref},
+        "status": status,
+        "decision": {"decision": base["action"], "record_ref": base["record"].record_ref},
         "replacement_candidate": candidate,
-        "next_step": {"action": "candidate_review", "performed_by": "corpus_reviewer"},
+        "next_step": {"action": action, "performed_by": performed_by},
     }
 
 

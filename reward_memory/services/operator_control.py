@@ -121,13 +121,13 @@ def operator_control(
         "reasoning": reasoning,
     }
     if action == "retire":
-        return _store(control_documents.retire_prepared(**base), record, execute)
+        return _store(control_documents.prepared(**base), record, execute)
     if edited_content_summary is None:
         raise invalid("edited_content_summary", "an edit needs the edited content summary")
     candidate = control_documents.replacement_candidate(
         record, edited=edited, reasoning=reasoning, facts=facts, control_ref=control_ref
     )
-    document = control_documents.edit_prepared(**base, candidate=candidate)
+    document = control_documents.prepared(**base, candidate=candidate)
     return _store(document, record, execute)
 
 
