@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 OPERATOR ?= operator
 
-.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking test-loopx lint format serve bench bench-peers soak clean
+.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking test-loopx test-cluster lint format serve bench bench-peers soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,14 @@ test-openviking: setup
 ## Prints SKIPPED and succeeds when LoopX can't install (fails under CI=true).
 test-loopx: setup
 	scripts/test-loopx.sh
+
+## Cluster leg (issue 25; docs/topology.md): PostgreSQL behind PgBouncer (transaction
+## pooling), Redis, two gunicorn instances behind HAProxy, Celery workers + beat, all on
+## loopback; racing writers, throttles, replay by a worker, SIGKILLed instance/worker.
+## Installs redis-server/pgbouncer/haproxy with apt as root; prints SKIPPED and succeeds
+## when they can't be installed (fails under CI=true).
+test-cluster: setup
+	scripts/test-cluster.sh
 
 ## make run with the openviking provider configured against a real loopback server
 ## (falls back to make run when the package is not installed).

@@ -18,7 +18,8 @@ Two families:
   todo_not_open               409     the Todo is already completed; primary validation failed
   settlement_conflict         409     same Turn instance settled with different identities
   intent_not_pending          409     the intent was already admitted, rejected or executed
-  invalid_manifest            400     a completion validator manifest is malformed
+  invalid_manifest            400     a completion validator manifest is malformed (core)
+  manifest_not_found          404     the manifest file does not exist (core)
   validator_not_found         404     no installed (enabled) completion validator has this id
   validator_conflict          409     the validator id is installed with another manifest
   ==========================  ======  =====================================================
@@ -27,7 +28,7 @@ Two families:
   dispatch receipt records (RFC section 10). They never fail the primary settlement.
 """
 
-from loopx_site.core.errors import DomainError
+from loopx_site.core.errors import DomainError, declare
 
 AREA = "post_writeback_hook"
 
@@ -36,24 +37,25 @@ class HookError(DomainError):
     area = AREA
 
 
-STATUS = {
-    "todo_not_found": 404,
-    "receipt_not_found": 404,
-    "intent_not_found": 404,
-    "unknown_executor": 400,
-    "todo_conflict": 409,
-    "todo_not_open": 409,
-    "settlement_conflict": 409,
-    "intent_not_pending": 409,
-    "invalid_manifest": 400,
-    "not_found": 404,
-    "validator_not_found": 404,
-    "validator_conflict": 409,
-}
+CODES = declare(
+    "hooks",
+    {
+        "todo_not_found": (404, "No such Todo in that Goal."),
+        "receipt_not_found": (404, "No such durable-writeback receipt."),
+        "intent_not_found": (404, "No such outbox intent."),
+        "unknown_executor": (400, "No governed executor has this name."),
+        "todo_conflict": (409, "The Todo id was added with another title or segment."),
+        "todo_not_open": (409, "The Todo is already completed."),
+        "settlement_conflict": (409, "The Turn instance was settled with other identities."),
+        "intent_not_pending": (409, "The intent was already admitted, rejected or executed."),
+        "validator_not_found": (404, "No installed, enabled completion validator has this id."),
+        "validator_conflict": (409, "The validator id is installed with another manifest."),
+    },
+)
 
 
 def error(code: str, message: str, *, field: str | None = None, **details) -> HookError:
-    return HookError(code, message, field=field, details=details, status=STATUS.get(code))
+    return HookError(code, message, field=field, details=details)
 
 
 REGISTRATION_REJECTED = "registration_rejected"

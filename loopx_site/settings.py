@@ -6,6 +6,7 @@ for the local development server.
 """
 
 import logging.config
+import sys
 from pathlib import Path
 
 import environ
@@ -55,6 +56,22 @@ INSTALLED_APPS = [
     "hooks",
     "turn_recall",
 ]
+
+
+def _host_cli_call(argv: list[str]) -> bool:
+    """``manage.py <one of the apps' own commands>``: a host's per-turn CLI call."""
+    if len(argv) < 2 or Path(argv[0]).name not in ("manage.py", "django-admin"):
+        return False
+    commands = [*BASE_DIR.glob("*/management/commands/*.py")]
+    commands += BASE_DIR.glob("loopx_site/*/management/commands/*.py")
+    return argv[1] in {p.stem for p in commands if not p.stem.startswith("_")}
+
+
+# Periodic schedules of the background tasks (docs/background-work.md), edited in the
+# admin and read by `celery beat`. Every process has them except the apps' own CLI
+# commands, which never read them (the app imports Celery: ~0.1 s of each host call).
+if not _host_cli_call(sys.argv):
+    INSTALLED_APPS.append("django_celery_beat")
 
 MIDDLEWARE = [
     "loopx_site.core.logging.RequestIdMiddleware",  # request id + one log line per request
@@ -131,6 +148,13 @@ else:
         DATABASES["default"].setdefault("OPTIONS", {}).update(
             {"server_side_binding": True, "prepare_threshold": 5}
         )
+    else:
+        # Behind PgBouncer in transaction pooling (docs/topology.md) consecutive
+        # transactions may run on different server connections: psycopg must never
+        # prepare (its own default prepares after 5 runs), and no cursor may outlive
+        # its transaction (named server-side cursors of .iterator()).
+        DATABASES["default"].setdefault("OPTIONS", {}).update({"prepare_threshold": None})
+        DATABASES["default"].setdefault("DISABLE_SERVER_SIDE_CURSORS", True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -172,9 +196,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=102
 # Throttle counters (loopx_site.core.api.throttles) are shared by every server process:
 # LOOPX_THROTTLE_STORE=database (default) counts in the database with one atomic upsert;
 # =cache counts in the default cache with add + incr, which must be atomic there: Redis
-# (CACHE_URL=redis://host:6379/0, needs the `redis` package) or Memcached. The cache
+# (CACHE_URL=redis://host:6379/0: Django's RedisCache) or Memcached. The cache
 # itself defaults to local memory (per process; nothing shared depends on it).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://loopx")}
+if CACHES["default"]["BACKEND"].startswith("django_redis."):
+    # redis:// always selects Django's own RedisCache (atomic INCR), whatever else is
+    # installed.
+    CACHES["default"]["BACKEND"] = "django.core.cache.backends.redis.RedisCache"
 LOOPX_THROTTLE_STORE = env.str("LOOPX_THROTTLE_STORE", default="database")
 if LOOPX_THROTTLE_STORE not in ("database", "cache"):
     from django.core.exceptions import ImproperlyConfigured
@@ -272,6 +300,40 @@ LOOPX_DEMO_LOADERS = [
     "hooks.demo.load",
     "turn_recall.demo.load",
 ]
+
+# Background work on Celery (loopx_site/celery.py, docs/background-work.md). Unset broker ⇒
+# the in-process memory transport: nothing leaves the process and nothing schedules, so
+# `make run` needs no Redis; the management commands stay for operators.
+CELERY_BROKER_URL = env.str("LOOPX_CELERY_BROKER_URL", default="") or "memory://"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task is acknowledged after it ran, and re-queued when its worker process dies, so a
+# killed worker's task runs again elsewhere (every task is idempotent); one task at a time
+# per worker process.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True  # what a run did is its core.BackgroundRun row
+CELERY_TASK_DEFAULT_QUEUE = "loopx"
+CELERY_TIMEZONE = "UTC"
+CELERY_ENABLE_UTC = True
+# Default limits of a task (each task also declares its own): the soft limit raises in
+# the task, the hard limit kills the worker process (then the task is re-queued).
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("LOOPX_CELERY_SOFT_TIME_LIMIT", default=240)
+CELERY_TASK_TIME_LIMIT = env.int("LOOPX_CELERY_TIME_LIMIT", default=300)
+# Redis redelivers a task not acknowledged within this many seconds: above every hard
+# time limit, so a running task is never handed to a second worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("LOOPX_CELERY_VISIBILITY_TIMEOUT", default=900)
+}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # keep the LOGGING below
+CELERY_TASK_ALWAYS_EAGER = env.bool("LOOPX_CELERY_ALWAYS_EAGER", default=False)
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# The hook phase of a committed receipt is recovered by a worker only once the settle
+# that committed it had this long to run the phase itself.
+LOOPX_RECOVERY_GRACE_SECONDS = env.int("LOOPX_RECOVERY_GRACE_SECONDS", default=60)
 
 # One line per event (key=value, or JSON with LOG_FORMAT=json) carrying the request id
 # (loopx_site.core.logging). Django's own 4xx request warnings are dropped in favour of

@@ -31,6 +31,7 @@ from loopx_site.core.admin_base import (
 from loopx_site.core.errors import DomainError
 from reward_memory import principals, selectors, services
 from reward_memory.documents import records as record_documents
+from reward_memory.documents import registry
 from reward_memory.models import (
     ApplicationReceipt,
     AuthorityCheckpoint,
@@ -131,7 +132,7 @@ class CorpusAdmin(ReadOnlyAdmin):
 
     @admin.display(description="health (separate states)")
     def health(self, obj):
-        return selectors.health_summary(selectors.corpus_health(obj))
+        return registry.health_summary(registry.corpus_health(obj))
 
     def get_urls(self):
         probe = path(
@@ -149,13 +150,13 @@ class CorpusAdmin(ReadOnlyAdmin):
         corpus = self.get_object(request, object_id)
         if corpus is None or not self.has_view_permission(request, corpus):
             raise PermissionDenied
-        health = selectors.corpus_health(corpus)
+        health = registry.corpus_health(corpus)
         index = health["health"]["index_present"]
         level = messages.SUCCESS if index["value"] else messages.WARNING
         why = f" ({index['failure_kind']})" if index.get("failure_kind") else ""
         self.message_user(
             request,
-            f"{corpus.corpus_id} probed: {selectors.health_summary(health)}{why}",
+            f"{corpus.corpus_id} probed: {registry.health_summary(health)}{why}",
             level,
         )
         return HttpResponseRedirect(reverse("loopx-dashboard") + f"#corpus-{corpus.pk}")

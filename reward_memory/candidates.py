@@ -51,14 +51,14 @@ def identity_fields(candidate: dict[str, Any]) -> dict[str, Any]:
     requested = candidate.get("requested_action_scopes") or []
     if isinstance(requested, list) and all(isinstance(s, str) for s in requested):
         requested = sorted(set(requested))
-    ident = {
-        "schema_version": c.CANDIDATE_SCHEMA,
-        "target_class": candidate.get("target_class"),
-        "content_summary": candidate.get("content_summary"),
-        "source": {k: source.get(k) for k in ("kind", "actor", "actor_role", "evidence_ref")},
-        "scope": candidate.get("scope"),
-        "requested_action_scopes": requested,
-    }
+    ident = c.instance(
+        c.CANDIDATE_SCHEMA,
+        target_class=candidate.get("target_class"),
+        content_summary=candidate.get("content_summary"),
+        source={k: source.get(k) for k in ("kind", "actor", "actor_role", "evidence_ref")},
+        scope=candidate.get("scope"),
+        requested_action_scopes=requested,
+    )
     if candidate.get("working_context_kind") is not None:
         ident["working_context_kind"] = candidate["working_context_kind"]
     if candidate.get("lineage") is not None:
@@ -175,7 +175,7 @@ def evaluate(
     document = nfc(document)
     ref = candidate_ref(document)
     digest = candidate_digest(document)
-    shape = guards.scan(document, guards.CANDIDATE_SHAPE)
+    shape = guards.scan(document, c.CANDIDATE_SHAPE)
     if shape:
         return CandidateEvaluation(None, ref, digest, _mapped(shape, field_map))
     try:
@@ -254,10 +254,10 @@ def adapt_issue_fix(event: dict[str, Any]) -> dict[str, Any]:
     """
     contributor = event.get("contributor")
     contributor = contributor if isinstance(contributor, dict) else {}
-    candidate = {
-        "schema_version": c.CANDIDATE_SCHEMA,
-        "target_class": event.get("target_class"),
-        "source": _drop_none(
+    candidate = c.instance(
+        c.CANDIDATE_SCHEMA,
+        target_class=event.get("target_class"),
+        source=_drop_none(
             {
                 "kind": event.get("feedback_kind"),
                 "actor": contributor.get("actor"),
@@ -266,7 +266,7 @@ def adapt_issue_fix(event: dict[str, Any]) -> dict[str, Any]:
                 "observed_at": contributor.get("observed_at"),
             }
         ),
-        "scope": _drop_none(
+        scope=_drop_none(
             {
                 "workspace": event.get("workspace"),
                 "project": event.get("repository"),
@@ -275,13 +275,13 @@ def adapt_issue_fix(event: dict[str, Any]) -> dict[str, Any]:
                 "subject_ref": event.get("issue_ref"),
             }
         ),
-        "freshness": _drop_none(
+        freshness=_drop_none(
             {
                 "source_revision": event.get("repository_revision"),
                 "current_revision": event.get("current_revision"),
             }
         ),
-    }
+    )
     candidate.update({k: event[k] for k in _COMMON if event.get(k) is not None})
     return _drop_none(candidate)
 
@@ -289,7 +289,7 @@ def adapt_issue_fix(event: dict[str, Any]) -> dict[str, Any]:
 def adapt_scoped_feedback(event: dict[str, Any]) -> dict[str, Any]:
     """``scoped_feedback_reward_memory_event_v0`` → ``reward_memory_candidate_v0``."""
     keys = ("target_class", "working_context_kind", "source", "scope", "freshness", *_COMMON)
-    candidate = {"schema_version": c.CANDIDATE_SCHEMA}
+    candidate = c.instance(c.CANDIDATE_SCHEMA)
     candidate.update({k: event[k] for k in keys if event.get(k) is not None})
     return candidate
 
@@ -305,12 +305,12 @@ class Adapter:
 ADAPTERS = {
     c.ISSUE_FIX_ADAPTER_SCHEMA: Adapter(
         "issue_fix_maintainer_feedback",
-        guards.ISSUE_FIX_SHAPE,
+        c.ISSUE_FIX_SHAPE,
         adapt_issue_fix,
         ISSUE_FIX_FIELD_MAP,
     ),
     c.SCOPED_FEEDBACK_EVENT_SCHEMA: Adapter(
-        "scoped_feedback", guards.SCOPED_FEEDBACK_SHAPE, adapt_scoped_feedback, None
+        "scoped_feedback", c.SCOPED_FEEDBACK_SHAPE, adapt_scoped_feedback, None
     ),
 }
 

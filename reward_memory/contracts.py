@@ -5,6 +5,9 @@ Core idea (seed 003): keep feedback evidence, policy content and action authorit
 Content may be derived; authority never is.
 """
 
+import copy
+import json
+from pathlib import Path
 from typing import Any
 
 # -- schema versions (exact names from the seed / spec) --------------------------------
@@ -275,38 +278,59 @@ CLASS_AUTHORITY = {
 }
 
 
+# every record's fields after its class (``class_id`` in LoopX's list, ``memory_class`` in ours)
+RECORD_FIELDS = (
+    "source",
+    "scope",
+    "authority",
+    "confidence",
+    "lifecycle_state",
+    "supersession",
+    "revocation",
+    "expiry",
+    "privacy",
+)
+
+
+def _loopx_architecture() -> dict[str, Any]:
+    path = Path(__file__).resolve().parent / "fixtures" / "loopx_architecture.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# LoopX's design-contract sections, served as LoopX 2.1.1 prints them (per-class
+# ``memory_classes`` fields, field and routing contracts, conflict resolution, safety
+# invariants, capability reuse, provider alignment, pilot/meta delegation, stages).
+LOOPX_ARCHITECTURE = _loopx_architecture()
+LOOPX_ARCHITECTURE_SECTIONS = (
+    "field_contracts",
+    "routing_contract",
+    "conflict_resolution",
+    "safety_invariants",
+    "existing_capability_reuse",
+    "provider_alignment",
+    "pilot_meta_delegation",
+    "stage_boundaries",
+)
+
+
 def architecture() -> dict[str, Any]:
     """The machine-readable contract printed by ``reward_memory architecture``: LoopX's
-    ``reward_memory_architecture_v0`` document (``status: design_contract``,
-    ``memory_classes[].class_id``, ``precedence`` ids, design ``lifecycle_states``) with
-    this project's detail beside it under names LoopX does not use."""
+    ``reward_memory_architecture_v0`` document (``status: design_contract``, its
+    ``memory_classes`` and design sections from ``fixtures/loopx_architecture.json``,
+    ``precedence`` ids, design ``lifecycle_states``) with this project's detail beside
+    it under names LoopX does not use (listed in docs/loopx-hosts.md)."""
+    wire = copy.deepcopy(LOOPX_ARCHITECTURE)
     return {
         "ok": True,
         "schema_version": ARCHITECTURE_SCHEMA,
         "status": "design_contract",
-        "memory_classes": [
-            {
-                "class_id": c,
-                "authority": CLASS_AUTHORITY[c],
-                "purpose": CLASS_CONTRACT[c]["source_scope"],
-            }
-            for c in MEMORY_CLASSES
-        ],
-        "required_record_fields": [
-            "class_id",
-            "source",
-            "scope",
-            "authority",
-            "confidence",
-            "lifecycle_state",
-            "supersession",
-            "revocation",
-            "expiry",
-            "privacy",
-        ],
+        "memory_classes": wire["memory_classes"],
+        "required_record_fields": ["class_id", *RECORD_FIELDS],
         "precedence": list(LOOPX_PRECEDENCE),
         "lifecycle_states": list(LOOPX_LIFECYCLE_STATES),
+        **{key: wire[key] for key in LOOPX_ARCHITECTURE_SECTIONS},
         "external_writes_performed": False,
+        "raw_memory_captured": False,
         "core_boundary": "feedback evidence, policy content and action authority stay "
         "apart; content may be derived, authority never is",
         "classes": [{"memory_class": c, **CLASS_CONTRACT[c]} for c in MEMORY_CLASSES],
@@ -315,18 +339,7 @@ def architecture() -> dict[str, Any]:
             {"rank": i + 1, "layer": layer} for i, layer in enumerate(PRECEDENCE)
         ],
         "precedence_is_decision_table": False,
-        "record_contract": [
-            "memory_class",
-            "source",
-            "scope",
-            "authority",
-            "confidence",
-            "lifecycle_state",
-            "supersession",
-            "revocation",
-            "expiry",
-            "privacy",
-        ],
+        "record_contract": ["memory_class", *RECORD_FIELDS],
         "confidence_levels": list(CONFIDENCE_LEVELS),
         "confidence_raises_authority": False,
         "record_lifecycle_states": list(LIFECYCLE_STATES),
@@ -383,3 +396,140 @@ def architecture() -> dict[str, Any]:
         "provider_interface": ["preflight", "write", "recall", "readback", "retire", "canary"],
         "user_gates": 0,
     }
+
+
+# -- shapes ------------------------------------------------------------------------------
+# A shape maps each modelled key to None (a leaf) or a nested shape (an object).
+def _leaves(*names: str) -> dict[str, None]:
+    return dict.fromkeys(names)
+
+
+SOURCE_SHAPE = _leaves("kind", "actor", "actor_role", "evidence_ref", "observed_at")
+SCOPE_SHAPE = _leaves(
+    "workspace", "project", "surface", "repository_revision", "subject_ref", "session_revision"
+)
+CONFIDENCE_SHAPE = {"level": None, "basis": None}
+FRESHNESS_SHAPE = {"source_revision": None, "current_revision": None}
+ARTIFACT_SHAPE = _leaves("required", "verified", "artifact_ref", "artifact_digest")
+CHECKPOINT_SHAPE = _leaves(
+    "checkpoint_ref", "verified", "actor", "role", "project", "action_scopes"
+)
+COMMON_CANDIDATE_KEYS = {
+    "content_summary": None,
+    "reasoning_summary": None,
+    "confidence": CONFIDENCE_SHAPE,
+    "requested_action_scopes": None,
+    "conflicts": None,
+    "artifact_proof": ARTIFACT_SHAPE,
+    "authority_checkpoint": CHECKPOINT_SHAPE,
+    "expires_at": None,
+}
+CANDIDATE_SHAPE = {
+    "schema_version": None,
+    "target_class": None,
+    "working_context_kind": None,
+    "source": SOURCE_SHAPE,
+    "scope": SCOPE_SHAPE,
+    "freshness": FRESHNESS_SHAPE,
+    "lineage": {"prior_candidate_ref": None},
+    **COMMON_CANDIDATE_KEYS,
+}
+SCOPED_FEEDBACK_SHAPE = {
+    "schema_version": None,
+    "event_id": None,
+    "corpus_id": None,
+    "target_class": None,
+    "working_context_kind": None,
+    "source": SOURCE_SHAPE,
+    "scope": SCOPE_SHAPE,
+    "freshness": FRESHNESS_SHAPE,
+    **COMMON_CANDIDATE_KEYS,
+}
+ISSUE_FIX_SHAPE = {
+    "schema_version": None,
+    "event_id": None,
+    "corpus_id": None,
+    "target_class": None,
+    "issue_ref": None,
+    "workspace": None,
+    "repository": None,
+    "repository_revision": None,
+    "current_revision": None,
+    "surface": None,
+    "feedback_kind": None,
+    "contributor": {"actor": None, "role": None, "evidence_ref": None, "observed_at": None},
+    **COMMON_CANDIDATE_KEYS,
+}
+RECALL_SHAPE = {
+    "schema_version": None,
+    "goal_id": None,
+    "agent_id": None,
+    "corpus_id": None,
+    "project": None,
+    "surface": None,
+    "mode": None,
+    "queries": None,
+    "limit": None,
+    "read_authority": {
+        "checkpoint_ref": None,
+        "verified": None,
+        "corpus_id": None,
+        "project": None,
+        "surface": None,
+        "scope": None,
+    },
+    "freshness": {"observed_at": None, "corpus_revision": None},
+    "conflicts": None,
+    "provider_binding_ref": None,
+    "actor_peer_id": None,
+    "request_id": None,
+}
+APPLICATION_SHAPE = {
+    "schema_version": None,
+    "recall_id": None,
+    "decision": None,
+    "memory_refs": None,
+    "reasoning_summary": None,
+    "artifact_verification": {"artifact_ref": None, "artifact_digest": None, "verified": None},
+}
+
+
+# -- input documents built by code (LoopX mapping, in-process callers, evaluation) ----------
+def instance(schema: str, **fields: Any) -> dict[str, Any]:
+    """One input document of ``schema`` (``schema_version`` first, then ``fields``)."""
+    return {"schema_version": schema, **fields}
+
+
+def recall_request(
+    *,
+    goal_id: Any,
+    agent_id: Any,
+    corpus_id: Any,
+    project: Any,
+    surface: Any,
+    mode: Any,
+    queries: Any,
+    limit: Any,
+    read_authority: dict[str, Any],
+    observed_at: Any,
+    corpus_revision: Any,
+    conflicts: list[str],
+    provider_binding_ref: Any,
+) -> dict[str, Any]:
+    """Our flat ``reward_memory_recall_request_v0`` (``read_authority`` always carries
+    ``scope: read``)."""
+    return instance(
+        RECALL_REQUEST_SCHEMA,
+        goal_id=goal_id,
+        agent_id=agent_id,
+        corpus_id=corpus_id,
+        project=project,
+        surface=surface,
+        mode=mode,
+        queries=queries,
+        limit=limit,
+        read_authority={**read_authority, "scope": "read"},
+        freshness={"observed_at": observed_at, "corpus_revision": corpus_revision},
+        conflicts=conflicts,
+        provider_binding_ref=provider_binding_ref,
+    )

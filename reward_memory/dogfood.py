@@ -28,14 +28,15 @@ from typing import Any
 
 from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
+from reward_memory import evaluation as stage4
 from reward_memory import guards, selectors
 from reward_memory import validation as v
+from reward_memory.documents import dogfood as documents
+from reward_memory.documents.dogfood import (
+    DISPOSITIONS,
+)
 from reward_memory.errors import RewardMemoryError, invalid
 
-RECEIPT_SCHEMA = "reward_memory_dogfood_receipt_v1"
-BATCH_SCHEMA = "reward_memory_dogfood_batch_v1"
-UTILITY_SCHEMA = "memory_utility_observation_v0"
-DISPOSITIONS = ("applied", "not_applied", "refuted")
 NOT_APPLIED_OUTCOMES = ("ignored", "failed", "not_available", "available_not_applied")
 DOMAIN_FAMILIES = ("issue_fix", "loopx")
 OPERATOR_ACTIONS = ("edit", "retire")
@@ -101,7 +102,7 @@ def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any
             raise invalid(f"{aw}.{flag}", f"an application receipt never has {flag}")
     facts = stored_facts(receipt_id, f"{aw}.application_receipt_id", viewer=viewer)
     outcome = _outcome(app, facts, aw)
-    disposition = outcome if outcome in ("applied", "refuted") else "not_applied"
+    disposition = documents.disposition(outcome)
     readback = facts["result_readback_verified"]
     current = facts["current_artifact_verified"]
     digests = facts["memory_ref_digests"]
@@ -138,44 +139,21 @@ def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any
     cost = v.obj(o.get("cost"), f"{where}.cost")
     intervention = v.obj(o.get("intervention"), f"{where}.intervention")
     count = _counter(intervention.get("count"), f"{where}.intervention.count")
-    receipt = {
-        "ok": True,
-        "schema_version": RECEIPT_SCHEMA,
-        "domain_family": family,
-        "domain_id": domain_id,
-        "application_receipt_id": receipt_id,
-        "artifact_ref": artifact_ref,
-        "corpus_id": facts["corpus_id"],
-        "surface_id": facts["surface_id"],
-        "recall_id": facts["recall_id"],
-        "application_outcome": outcome,
-        "application_disposition": disposition,
-        "memory_ref_digests": sorted(digests),
-        "module_outcome": {
-            "verified": True,
-            "outcome_ref": v.ref(module.get("outcome_ref"), f"{mw}.outcome_ref"),
-            "outcome_status": v.token(module.get("outcome_status"), f"{mw}.outcome_status"),
-            "summary": _safe(module.get("summary"), f"{mw}.summary"),
-        },
-        "verification": {
-            "result_readback_verified": readback,
-            "current_artifact_verified": current,
-            "source": "stored_application_receipt",
-        },
-        "cost": {
-            k: _counter(cost.get(k), f"{where}.cost.{k}")
-            for k in ("latency_ms", "model_tokens", "provider_call_count")
-        },
-        "intervention": {
-            "count": count,
-            "summary": _safe(intervention.get("summary"), f"{where}.intervention.summary")
-            if count
-            else None,
-        },
-        "grants_new_action_authority": False,
-        "raw_content_captured": False,
-        "external_writes_performed": False,
+    outcome_doc = {
+        "verified": True,
+        "outcome_ref": v.ref(module.get("outcome_ref"), f"{mw}.outcome_ref"),
+        "outcome_status": v.token(module.get("outcome_status"), f"{mw}.outcome_status"),
+        "summary": _safe(module.get("summary"), f"{mw}.summary"),
     }
+    costs = {
+        k: _counter(cost.get(k), f"{where}.cost.{k}")
+        for k in ("latency_ms", "model_tokens", "provider_call_count")
+    }
+    summary = _safe(intervention.get("summary"), f"{where}.intervention.summary") if count else None
+    settled = documents.Settlement(family, domain_id, receipt_id, artifact_ref, outcome)
+    receipt = documents.receipt(
+        settled, facts, outcome_doc, costs, {"count": count, "summary": summary}
+    )
     identity = {
         k: receipt[k] for k in ("schema_version", "application_receipt_id", "application_outcome")
     } | {
@@ -254,23 +232,18 @@ def build_utility(proposal: Any, receipt: dict[str, Any], where: str) -> dict[st
         "evaluator_id": evaluator,
         "evaluation_version": version,
     }
-    return {
-        "schema_version": UTILITY_SCHEMA,
-        "observation_id": digest_ref(identity),
-        "label": label,
-        "evidence": {
-            "basis": basis,
-            "strength": "strong"
-            if basis in STRONG_EVIDENCE
-            else ("weak" if basis == "evaluator_inference" else "lineage_only"),
-            "evidence_ref": evidence_ref,
-        },
-        "attribution": "set" if len(receipt["memory_ref_digests"]) > 1 else "single",
-        "memory_ref_digests": receipt["memory_ref_digests"],
-        "evaluator_id": evaluator,
-        "evaluation_version": version,
-        "grants_new_action_authority": False,
-    }
+    return documents.utility_observation(
+        observation_id=digest_ref(identity),
+        label=label,
+        basis=basis,
+        strength="strong"
+        if basis in STRONG_EVIDENCE
+        else ("weak" if basis == "evaluator_inference" else "lineage_only"),
+        evidence_ref=evidence_ref,
+        memory_ref_digests=receipt["memory_ref_digests"],
+        evaluator=evaluator,
+        version=version,
+    )
 
 
 def evaluate_batch(
@@ -335,8 +308,6 @@ def evaluate_batch(
         controls.append(stored)
 
     if evaluation is None:
-        from reward_memory import evaluation as stage4
-
         evaluation = stage4.evaluate()
     gate_ready = evaluation["release_gate"]["status"] == "ready_for_bounded_dogfood"
     issue_fix = sum(r["domain_family"] == "issue_fix" for r in receipts)
@@ -354,31 +325,11 @@ def evaluate_batch(
         f"application_disposition_missing:{x}" for x in DISPOSITIONS if x not in dispositions
     ]
     reasons += [f"operator_control_missing:{a}" for a in OPERATOR_ACTIONS if a not in actions]
-    ready = not reasons
-    return {
-        "ok": True,
-        "schema_version": BATCH_SCHEMA,
-        "status": "ready_for_bounded_issue_fix_pilot" if ready else "not_ready",
-        "ready": ready,
-        "reason_codes": reasons,
-        "stage4_release_gate": evaluation["release_gate"]["status"],
-        "receipts": receipts,
-        "operator_controls": controls,
-        "totals": {
-            "receipt_count": len(receipts),
-            "issue_fix_result_count": issue_fix,
-            "loopx_domain_ids": loopx_domains,
-            "dispositions": {
-                x: sum(r["application_disposition"] == x for r in receipts) for x in DISPOSITIONS
-            },
-            "latency_ms": sum(r["cost"]["latency_ms"] for r in receipts),
-            "model_tokens": sum(r["cost"]["model_tokens"] for r in receipts),
-            "provider_call_count": sum(r["cost"]["provider_call_count"] for r in receipts),
-            "intervention_count": sum(r["intervention"]["count"] for r in receipts),
-            "utility_observation_count": sum(1 for r in receipts if r["utility_observation"]),
-        },
-        "utility_counts_toward_readiness": False,
-        "semantic_uplift_claim_allowed": False,
-        "production_rollout_allowed": False,
-        "external_writes_performed": False,
-    }
+    return documents.batch(
+        reasons=reasons,
+        gate_status=evaluation["release_gate"]["status"],
+        receipts=receipts,
+        controls=controls,
+        issue_fix=issue_fix,
+        loopx_domains=loopx_domains,
+    )

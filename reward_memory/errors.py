@@ -13,6 +13,7 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | goal_not_registered / agent_not_registered | 404 | unknown Goal / Agent |
 | corpus_not_found | 404 | no corpus with that id (or not visible to the caller) |
 | review_not_found / record_not_found / recall_not_found | 404 | unknown ref (or not visible) |
+| reflection_not_found | 404 | no reflection candidate has that digest |
 | corpus_class_immutable | 409 | re-registering a corpus with another memory class |
 | revision_conflict | 409 | ``expected_revision`` is not the corpus's current revision |
 | operation_conflict | 409 | an ingest ``event_id`` already stored with other content |
@@ -20,6 +21,7 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | invalid_transition | 409 | a lifecycle transition the record's state does not allow |
 | review_not_actionable | 409 | applying a review whose effective decision has no next step |
 | review_already_applied | 409 | (reserved) |
+| already_reviewed / not_accepted | 409 | review queue: decided already / not accepted |
 | not_authorized | 403 | the actor lacks the corpus authority the operation needs |
 | reviewer_not_authorized | 403 | recording a review by someone who is not the corpus reviewer |
 | owner_not_authorized | 403 | applying an accepted review by someone who is not the corpus owner |
@@ -45,65 +47,55 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | operator_control_mismatch | 409 | dogfood: a control entry differs from the stored row |
 | scope_forbidden | 403 | outside the host token's scope |
 
-Every 403 code above answers LoopX's ``status: forbidden`` (``core.errors.wire_status``).
+Every 403 code above answers LoopX's ``status: forbidden`` (``loopx_site.core.errors``).
 """
 
 from typing import Any
 
-from loopx_site.core.errors import DomainError
+from loopx_site.core.errors import DomainError, declare
 
 AREA = "reward_memory"
 
-STATUS = {
-    "invalid_input_file": 400,
-    "unsupported_schema": 400,
-    "corpus_not_found": 404,
-    "review_not_found": 404,
-    "record_not_found": 404,
-    "recall_not_found": 404,
-    "corpus_class_immutable": 409,
-    "standing_policy_conflict": 409,
-    "invalid_transition": 409,
-    "review_not_actionable": 409,
-    "review_already_applied": 409,
-    "not_authorized": 403,
-    "reviewer_not_authorized": 403,
-    "owner_not_authorized": 403,
-    "operator_required": 403,
-    "permission_required": 403,
-    "forbidden_action_scope": 400,
-    "checkpoint_not_found": 404,
-    "closure_not_found": 404,
-    "checkpoint_conflict": 409,
-    "operator_checkpoint_refused": 403,
-    "agent_not_allowlisted": 403,
-    "config_invalid": 400,
-    "config_schema_unsupported": 400,
-    "config_not_found": 404,
-    "config_not_ignored": 400,
-    "config_binds_one_agent": 409,
-    "experiment_route_unavailable": 403,
-    "duplicate_receipt": 409,
-    "utility_observation_conflict": 409,
-    "application_receipt_not_found": 404,
-    "operator_control_not_found": 404,
-    "application_receipt_mismatch": 409,
-    "operator_control_mismatch": 409,
-}
+CODES = declare(
+    "reward_memory",
+    {
+        "corpus_not_found": (404, "No corpus has this id."),
+        "review_not_found": (404, "No review has this id."),
+        "record_not_found": (404, "No record has this ref."),
+        "recall_not_found": (404, "No recall has this id."),
+        "reflection_not_found": (404, "No reflection candidate has this digest."),
+        "corpus_class_immutable": (409, "A corpus keeps its memory class."),
+        "standing_policy_conflict": (409, "The standing policy does not match its corpus."),
+        "invalid_transition": (409, "The record's state does not allow this transition."),
+        "review_not_actionable": (409, "The review's effective decision has no next step."),
+        "review_already_applied": (409, "The review was already applied."),
+        "already_reviewed": (409, "This replacement was already decided."),
+        "not_accepted": (409, "Only an accepted replacement can be applied."),
+        "not_authorized": (403, "The actor lacks the corpus authority this needs."),
+        "reviewer_not_authorized": (403, "Only the corpus reviewer records a review."),
+        "owner_not_authorized": (403, "Only the corpus owner applies an accepted review."),
+        "operator_required": (403, "Only an operator may do this."),
+        "forbidden_action_scope": (400, "The authority family named is forbidden."),
+        "checkpoint_not_found": (404, "No checkpoint has this id."),
+        "closure_not_found": (404, "No open closure matches."),
+        "checkpoint_conflict": (409, "The checkpoint id was granted with other facts."),
+        "operator_checkpoint_refused": (403, "The checkpoint does not authorise this control."),
+        "agent_not_allowlisted": (403, "The corpus does not allowlist this Agent."),
+        "config_schema_unsupported": (400, "Not reward_memory_experiment_config_v1."),
+        "config_binds_one_agent": (409, "A private config already binds another Agent."),
+        "experiment_route_unavailable": (403, "The Agent has no enabled experiment route."),
+        "duplicate_receipt": (409, "The batch repeats an application receipt or control."),
+        "utility_observation_conflict": (409, "Two judgements under one observation id."),
+        "application_receipt_not_found": (404, "No stored application receipt has this id."),
+        "operator_control_not_found": (404, "No stored operator control has this id."),
+        "application_receipt_mismatch": (409, "An observation differs from the stored row."),
+        "operator_control_mismatch": (409, "A control entry differs from the stored row."),
+    },
+)
 
 
 class RewardMemoryError(DomainError):
     area = AREA
-
-    def __init__(
-        self,
-        code: str,
-        message: str,
-        *,
-        field: str | None = None,
-        details: dict[str, Any] | None = None,
-    ):
-        super().__init__(code, message, field=field, details=details, status=STATUS.get(code))
 
 
 def invalid(field: str | None, message: str, **details: Any) -> RewardMemoryError:

@@ -13,11 +13,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from loopx_site.core import clock
+from loopx_site.core.encoding import dumps
+from reward_memory import candidates, principals, providers, routing, selectors, services
+from reward_memory import contracts as c
 from reward_memory import evaluation_fixtures as fx
-from reward_memory import principals, routing, services
+from reward_memory.documents import evaluation as documents
+from reward_memory.documents import recall as recall_documents
+from reward_memory.documents import registry
+from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
+from reward_memory.providers.double import ProviderDouble
+from reward_memory.services import activation
+from reward_memory.services.ingest import _Context, ingest_event
 
-EVALUATION_SCHEMA = "reward_memory_evaluation_v0"
-GATE_SCHEMA = "reward_memory_release_gate_v0"
 CASE_IDS = (
     "compact_restart_survival",
     "project_module_scope_isolation",
@@ -28,13 +36,18 @@ CASE_IDS = (
     "candidate_ranking_influence",
     "large_edge_case_patch_protection",
 )
-ZERO_METRICS = (
-    "storage_write_count",
+ZERO_METRICS = (  # any of these nonzero holds the gate (LoopX's list)
+    "storage_write_bytes",
     "provider_write_count",
+    "external_write_count",
     "false_application_count",
     "maintainer_interruption_count",
     "user_gate_count",
 )
+SUMMED_METRICS = ("assertion_count", "latency_ms", "model_tokens", "public_evidence_bytes")
+SUMMED_METRICS += ZERO_METRICS  # LoopX's metric order
+# the shared application core the ranking case runs (LoopX names its own module)
+SHARED_CORE = "reward_memory.services.record_application"
 
 
 class _Check:
@@ -80,8 +93,6 @@ def _setup() -> dict[str, Any]:
             ],
             execute=True,
         )
-    from reward_memory.models import Corpus
-
     for row in Corpus.objects.filter(corpus_id__in=[fx.ADVICE_CORPUS, fx.POLICY_CORPUS]):
         rows[row.corpus_id] = row
     services.grant_checkpoint(  # the advice events' maintainer: a role binding only
@@ -108,11 +119,6 @@ def _setup() -> dict[str, Any]:
 # -- the eight cases ------------------------------------------------------------------------
 def _activate(event) -> dict[str, Any]:
     """Setup: activate one advice record (standing policy → provider → exact readback)."""
-    from loopx_site.core import clock
-    from reward_memory import candidates, selectors
-    from reward_memory.services import activation
-    from reward_memory.services.ingest import _Context
-
     corpus = selectors.get_corpus(event["corpus_id"])
     roles = selectors.source_role_bindings(corpus)
     adapted = candidates.adapt_and_evaluate(
@@ -132,20 +138,34 @@ def _recall(corpus, query, **overrides) -> dict[str, Any]:
     return services.recall(request=fx.recall_request(corpus, query, **overrides), execute=True)
 
 
-def case_compact_restart_survival(check: _Check, rows) -> None:
-    from reward_memory import providers
-    from reward_memory.providers.double import ProviderDouble
+def _loopx_status(result: dict[str, Any]) -> str:
+    """The recall status in LoopX's word (``completed`` for ours ``ok``)."""
+    return recall_documents.LOOPX_STATUS.get(result["status"], result["status"])
 
+
+def _codes(document: dict[str, Any]) -> list[str]:
+    return [r["code"] for r in document["guard"]["reasons"]]
+
+
+def case_compact_restart_survival(check: _Check, rows) -> None:
     record = _activate(fx.event("restart-1", "Lead summaries with the user-visible effect."))
+    envelope = registry.record_envelope(selectors.get_record(record["record_ref"]))
     restarted = ProviderDouble()  # a new process: only the provider's storage survives
     restarted.documents = dict(check.double.documents)
     with providers.use("double", restarted):
         result = _recall(rows[fx.ADVICE_CORPUS], "summaries user-visible effect")
-    refs = [i["memory_ref"] for i in result["items"]]
-    check.that(record["status"] == "activated")
-    check.that(result["status"] == "ok")
-    check.that(refs == [record["record_ref"]])
-    check.evidence = {"recall_status": result["status"], "result_count": len(refs)}
+    readback = [i["memory_ref"] for i in result["items"]] == [record["record_ref"]]
+    check.that(
+        record["status"] == "activated" and envelope["schema_version"] == c.ACTIVE_RECORD_SCHEMA
+    )
+    check.that(_loopx_status(result) == "completed")
+    check.that(readback)
+    check.that(result["provider_calls"] == 1)
+    check.evidence = {
+        "serialized_bytes": len(dumps(envelope).encode("utf-8")),
+        "recall_status": _loopx_status(result),
+        "readback_verified": readback,
+    }
 
 
 def case_project_module_scope_isolation(check: _Check, rows) -> None:
@@ -162,13 +182,16 @@ def case_project_module_scope_isolation(check: _Check, rows) -> None:
     )  # fmt: skip
     calls = check.double.call_count - before
     check.that(project["status"] == "guard_blocked")
+    check.that("project_mismatch" in _codes(project))
     check.that(surface["status"] == "guard_blocked")
+    check.that("surface_mismatch" in _codes(surface))
     check.that(calls == 0)
     check.false_applications += len(project["items"]) + len(surface["items"])
     check.evidence = {
         "project_status": project["status"],
         "surface_status": surface["status"],
         "provider_call_count": calls,
+        "false_application_observed": calls > 0,
     }
 
 
@@ -184,24 +207,37 @@ def case_supersede_revoke_rejection(check: _Check, rows) -> None:
     )
     result = check.checked(_recall, rows[fx.ADVICE_CORPUS], "summaries risks questions")
     refs = {i["memory_ref"] for i in result["items"]}
-    check.that(old["record_ref"] not in refs)
-    check.that(new["record_ref"] not in refs)
-    check.that(result["status"] in ("empty", "ok"))
+    check.that(_loopx_status(result) == "empty")
+    check.that(not refs)
+    check.that(not refs & {old["record_ref"], new["record_ref"]})  # nothing read back
     check.false_applications += len(refs & {old["record_ref"], new["record_ref"]})
-    check.evidence = {"recall_status": result["status"], "accepted_result_count": len(refs)}
+    check.evidence = {
+        "recall_status": _loopx_status(result),
+        "accepted_result_count": len(refs),
+        "false_application_observed": bool(refs),
+    }
 
 
 def case_stale_source_rejection(check: _Check, rows) -> None:
-    from reward_memory.services.ingest import ingest_event
-
     stale = fx.event("stale-1", "Old advice.", days_ago=fx.MAX_AGE_DAYS + 5)
     before = check.double.call_count
     receipt = check.checked(ingest_event, event=stale, execute=False)
-    codes = [r["code"] for r in receipt["guard"]["reasons"]]
-    check.that(receipt["status"] == "guard_blocked")
-    check.that("source_stale" in codes)
-    check.that(check.double.call_count == before)
-    check.evidence = {"status": receipt["status"], "reason_codes": codes}
+    result = check.checked(
+        _recall, rows[fx.ADVICE_CORPUS], "old advice",
+        freshness={"corpus_revision": 0, "observed_at": fx.observed(days_ago=1)},
+    )  # fmt: skip
+    calls = check.double.call_count - before
+    codes = sorted(_codes(result))
+    check.that(result["status"] == "guard_blocked")
+    check.that("revision_mismatch" in codes)
+    check.that("freshness_stale" in codes and "source_stale" in _codes(receipt))
+    check.that(calls == 0)
+    check.evidence = {
+        "recall_status": result["status"],
+        "reason_codes": codes,
+        "provider_call_count": calls,
+        "false_application_observed": calls > 0,
+    }
 
 
 def case_multi_person_authority_conditions(check: _Check, rows) -> None:
@@ -209,60 +245,81 @@ def case_multi_person_authority_conditions(check: _Check, rows) -> None:
     other = services.review_candidate(
         candidate=fx.policy_candidate(actor=fx.OTHER_ACTOR), decision="accept"
     )
-    codes = [r["code"] for r in other["guard"]["reasons"]]
+    codes = _codes(other)
     check.that(matching["guard"]["status"] == "passed")
     check.that(other["guard"]["status"] == "guard_blocked")
     check.that("checkpoint_actor_mismatch" in codes)
     check.evidence = {
-        "matching_actor_guard": matching["guard"]["status"],
-        "mismatched_actor_guard": other["guard"]["status"],
+        "matching_actor_guard": matching["guard"]["status"] == "passed",
+        "mismatched_actor_guard": other["guard"]["status"] == "passed",
         "reason_codes": codes,
     }
 
 
+def _apply(recall: dict[str, Any], *, verified: bool) -> dict[str, Any]:
+    """A preview application of every result of ``recall`` (nothing is recorded)."""
+    return services.record_application(
+        document=c.instance(
+            c.APPLICATION_SCHEMA,
+            recall_id=recall["recall_id"],
+            decision="apply",
+            memory_refs=[i["memory_ref"] for i in recall["items"]],
+            reasoning_summary="The focused fix matches the recalled advice.",
+            artifact_verification={
+                "artifact_ref": "patch:eval/1",
+                "artifact_digest": "sha256:" + "a" * 64 if verified else None,
+                "verified": verified,
+            },
+        ),
+        execute=False,
+    )
+
+
 def case_gate_non_override(check: _Check, rows) -> None:
+    """An applied memory never widens authority: a candidate asking for scopes beyond its
+    checkpoint is ``no_write``, and an application that is applied grants nothing."""
     wider = fx.policy_candidate(scopes=[*fx.SCOPES, "eval_module.merge"])
     review = services.review_candidate(candidate=wider, decision="accept")
-    check.that(review["guard"]["status"] == "guard_blocked")
-    check.that(review["effective_decision"] == "no_write")
-    check.that(review.get("grants_new_action_authority") is not True)
-    if review["effective_decision"] != "no_write":
+    _activate(fx.event("gate-1", "Prefer the focused fix over a broad refactor."))
+    applied = _apply(
+        check.checked(_recall, rows[fx.ADVICE_CORPUS], "focused fix broad refactor"),
+        verified=True,
+    )
+    grants = review.get("grants_new_action_authority") is True or (
+        review["effective_decision"] != "no_write"
+    )
+    verified = applied["artifact_verification"]["verified"] is True
+    check.that(applied["status"] == "applied")
+    check.that(review["guard"]["status"] == "guard_blocked" and not grants)
+    check.that(verified)
+    check.that(applied["user_gate"] is False and applied["recorded"] is False)
+    if grants:
         check.false_applications += 1
-    check.evidence = {"effective_decision": review["effective_decision"]}
+    check.evidence = {
+        "application_status": applied["status"],
+        "grants_new_action_authority": grants,
+        "current_artifact_verified": verified,
+        "false_application_observed": grants,
+    }
 
 
 def case_candidate_ranking_influence(check: _Check, rows) -> None:
     record = _activate(fx.event("rank-1", "Prefer the focused fix over a broad refactor."))
     result = check.checked(_recall, rows[fx.ADVICE_CORPUS], "focused fix broad refactor")
     refs = [i["memory_ref"] for i in result["items"]]
-
-    def apply(verified: bool) -> dict[str, Any]:
-        return services.record_application(
-            document={
-                "schema_version": "reward_memory_application_v0",
-                "recall_id": result["recall_id"],
-                "decision": "apply",
-                "memory_refs": refs,
-                "reasoning_summary": "The focused fix matches the recalled advice.",
-                "artifact_verification": {
-                    "artifact_ref": "patch:eval/1",
-                    "artifact_digest": "sha256:" + "a" * 64 if verified else None,
-                    "verified": verified,
-                },
-            },
-            execute=False,
-        )
-
-    unverified = apply(False)
-    verified = apply(True)
-    check.that(refs == [record["record_ref"]])
-    check.that(unverified["status"] == "not_applied")  # no influence before verification
+    unverified = _apply(result, verified=False)
+    verified = _apply(result, verified=True)
+    top = "focused_fix" if refs[:1] == [record["record_ref"]] else "broad_refactor"
+    check.that(top == "focused_fix")
     check.that(verified["status"] == "applied")
+    check.that(unverified["status"] == "not_applied")  # no influence before verification
+    check.that(bool(verified["memory_ref_digests"]))
     if unverified["status"] == "applied":
         check.false_applications += 1
     check.evidence = {
-        "unverified_status": unverified["status"],
-        "verified_status": verified["status"],
+        "top_candidate": top,
+        "application_status": verified["status"],
+        "shared_core": SHARED_CORE,
     }
 
 
@@ -272,9 +329,16 @@ def case_large_edge_case_patch_protection(check: _Check, rows) -> None:
     check.that(route["pilot_authorized"] is False)
     check.that(route["memory_patch_authority"] is False)
     check.that(set(route["missing_required_evidence"]) == {"effect", "ux", "performance"})
-    if route["pilot_authorized"] or route["memory_patch_authority"]:
+    observed = route["pilot_authorized"] or route["memory_patch_authority"]
+    if observed:
         check.false_applications += 1
-    check.evidence = {"decision": route["decision"]}
+    check.evidence = {
+        "decision": route["decision"],
+        "pilot_authorized": route["pilot_authorized"],
+        "memory_patch_authority": route["memory_patch_authority"],
+        "missing_required_evidence": route["missing_required_evidence"],
+        "false_application_observed": observed,
+    }
 
 
 CASES: dict[str, Callable[[_Check, dict], None]] = {
@@ -292,6 +356,7 @@ CASES: dict[str, Callable[[_Check, dict], None]] = {
 def _run_case(case_id: str) -> dict[str, Any]:
     started = time.perf_counter_ns()
     failure = None
+    before = _storage_rows()
     with fx.sandbox() as double:
         check = _Check(double)
         try:
@@ -299,7 +364,7 @@ def _run_case(case_id: str) -> dict[str, Any]:
             CASES[case_id](check, rows)
         except Exception as exc:  # a case that raises fails; the harness goes on
             failure = type(exc).__name__
-    latency_ms = (time.perf_counter_ns() - started) / 1_000_000
+    latency_ms = max(0, (time.perf_counter_ns() - started) // 1_000_000)
     evidence = json.dumps(check.evidence, sort_keys=True, separators=(",", ":"))
     passed = failure is None and check.passed
     return {
@@ -307,10 +372,12 @@ def _run_case(case_id: str) -> dict[str, Any]:
         "passed": passed,
         "assertion_count": len(check.assertions),
         "failure_kind": failure or (None if passed else "assertion_failed"),
-        "latency_ms": round(latency_ms, 3),
+        "latency_ms": latency_ms,
         "public_evidence_bytes": len(evidence.encode("utf-8")),
         "model_tokens": 0,
+        "storage_write_bytes": _storage_bytes_since(before),
         "provider_write_count": check.provider_writes,
+        "external_write_count": 0,  # the provider is the double; nothing else is reached
         "false_application_count": check.false_applications,
         "maintainer_interruption_count": 0,
         "user_gate_count": 0,
@@ -318,14 +385,25 @@ def _run_case(case_id: str) -> dict[str, Any]:
     }
 
 
-def _storage_rows() -> int:
-    from reward_memory.models import LocalProviderDocument, MemoryRecord
+def _storage_rows() -> dict[str, set]:
+    """The primary keys of the persistent rows a case could leave behind."""
+    return {
+        model.__name__: set(model.objects.values_list("pk", flat=True))
+        for model in (LocalProviderDocument, MemoryRecord)
+    }
 
-    return LocalProviderDocument.objects.count() + MemoryRecord.objects.count()
+
+def _storage_bytes_since(before: dict[str, set]) -> int:
+    """Bytes (canonical JSON of each row) of the rows added since ``before``."""
+    total = 0
+    for model in (LocalProviderDocument, MemoryRecord):
+        added = set(model.objects.values_list("pk", flat=True)) - before[model.__name__]
+        for row in model.objects.filter(pk__in=added).values():
+            total += len(dumps(row).encode("utf-8"))
+    return total
 
 
 def evaluate(*, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    before = _storage_rows()
     cases = []
     for index, case_id in enumerate(CASE_IDS, start=1):
         if progress:
@@ -336,36 +414,8 @@ def evaluate(*, progress: Callable[[str], None] | None = None) -> dict[str, Any]
         "case_count": len(cases),
         "passed_case_count": len(cases) - len(failed),
         "failed_case_count": len(failed),
-        "assertion_count": sum(c["assertion_count"] for c in cases),
-        "latency_ms": round(sum(c["latency_ms"] for c in cases), 3),
-        "model_tokens": 0,
-        "public_evidence_bytes": sum(c["public_evidence_bytes"] for c in cases),
-        "storage_write_count": _storage_rows() - before,
-        "provider_write_count": sum(c["provider_write_count"] for c in cases),
-        "false_application_count": sum(c["false_application_count"] for c in cases),
-        "maintainer_interruption_count": 0,
-        "user_gate_count": 0,
+        **{key: sum(c[key] for c in cases) for key in SUMMED_METRICS},
     }
     reasons = [f"case_failed:{case_id}" for case_id in failed]
     reasons += [f"nonzero:{m}" for m in ZERO_METRICS if metrics[m]]
-    passed = not reasons
-    return {
-        "ok": True,
-        "schema_version": EVALUATION_SCHEMA,
-        "status": "passed" if passed else "failed",
-        "suite": "stage4_provider_neutral_contract",
-        "executes_real_core": True,
-        "cases": cases,
-        "metrics": metrics,
-        "release_gate": {
-            "schema_version": GATE_SCHEMA,
-            "status": "ready_for_bounded_dogfood" if passed else "hold",
-            "decision": "advance_stage_5" if passed else "repair_stage_4",
-            "reason_codes": reasons,
-            "claim_scope": "core_contract_invariants_only",
-            "semantic_uplift_claim_allowed": False,
-            "production_rollout_allowed": False,
-        },
-        "external_writes_performed": False,
-        "user_gate": False,
-    }
+    return documents.evaluation(cases=cases, metrics=metrics, reasons=reasons)

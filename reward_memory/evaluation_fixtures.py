@@ -9,14 +9,17 @@ as provider ``double``, so the evaluation leaves no row and no provider document
 import contextlib
 import copy
 import datetime as dt
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from loopx_site.core import clock
 from loopx_site.core.models import Agent, Goal
-from reward_memory import principals, providers
+from reward_memory import contracts as c
+from reward_memory import principals, providers, routing
 from reward_memory.providers.double import ProviderDouble
 
 GOAL = "eval-goal"
@@ -37,6 +40,9 @@ SCOPES = ["eval_module.request_reproduction"]
 ADVICE_CORPUS = "eval-advice"
 POLICY_CORPUS = "eval-policy"
 MAX_AGE_DAYS = 30
+_TEMPLATES = json.loads(
+    (Path(__file__).resolve().parent / "fixtures" / "evaluation_documents.json").read_text()
+)
 
 
 class _Rollback(Exception):
@@ -66,38 +72,29 @@ def identities() -> None:
         principals.grant_operator_permissions(user)
 
 
+def _template(name: str) -> dict:
+    """A fresh copy of one input document of ``fixtures/evaluation_documents.json``
+    (``null`` fields are filled in by the builder below)."""
+    return copy.deepcopy(_TEMPLATES[name])
+
+
 def corpus(corpus_id: str, *, memory_class: str, surface: str) -> dict:
-    return {
-        "schema_version": "reward_memory_corpus_v0",
-        "corpus_id": corpus_id,
-        "memory_class": memory_class,
-        "owner": OWNER,
-        "reviewer": REVIEWER,
-        "authority_source": AUTHORITY,
-        "maintenance": {"retirement_authority": RETIRER},
-        "project": PROJECT,
-        "surfaces": [surface],
-        "freshness": {"max_source_age_days": MAX_AGE_DAYS, "require_current_revision": True},
-        "privacy": {"visibility": "project", "retention_class": "standard"},
-        "provider_binding": {"provider_id": "double", "scope_ref": f"double:{corpus_id}"},
-        "agent_allowlist": [{"goal_id": GOAL, "agent_id": AGENT}],
-    }
+    document = _template("corpus")
+    document.update(
+        corpus_id=corpus_id,
+        memory_class=memory_class,
+        surfaces=[surface],
+        provider_binding={"provider_id": "double", "scope_ref": f"double:{corpus_id}"},
+    )
+    return document
 
 
 def standing_policy(corpus_id: str, *, memory_class: str, surface: str, scopes=()) -> dict:
-    return {
-        "schema_version": "reward_memory_standing_policy_v0",
-        "corpus_id": corpus_id,
-        "owner": OWNER,
-        "reviewer": REVIEWER,
-        "authority_source": AUTHORITY,
-        "project": PROJECT,
-        "surface": surface,
-        "memory_class": memory_class,
-        "allowed_source_kinds": ["maintainer_feedback"],
-        "verified_actor_roles": ["maintainer", "core_contributor"],
-        "action_scopes": list(scopes),
-    }
+    document = _template("standing_policy")
+    document.update(
+        corpus_id=corpus_id, surface=surface, memory_class=memory_class, action_scopes=list(scopes)
+    )
+    return document
 
 
 def observed(days_ago: int = 1) -> str:
@@ -106,75 +103,44 @@ def observed(days_ago: int = 1) -> str:
 
 def event(event_id: str, summary: str, *, days_ago: int = 1) -> dict:
     """A compact scoped-feedback event for the advice corpus."""
-    return {
-        "schema_version": "scoped_feedback_reward_memory_event_v0",
-        "event_id": event_id,
-        "corpus_id": ADVICE_CORPUS,
-        "target_class": "soft_preference",
-        "content_summary": summary,
-        "reasoning_summary": "Two maintainers asked for the same change.",
-        "source": {
-            "kind": "maintainer_feedback",
-            "actor": ACTOR,
-            "actor_role": "maintainer",
-            "evidence_ref": f"feedback:eval-project/{event_id}",
-            "observed_at": observed(days_ago),
-        },
-        "scope": {"workspace": "eval", "project": PROJECT, "surface": SURFACE},
-        "confidence": {"level": "medium", "basis": "two consistent comments"},
-        "requested_action_scopes": [],
-        "conflicts": [],
-    }
+    document = _template("event")
+    document.update(event_id=event_id, content_summary=summary)
+    document["source"].update(
+        evidence_ref=f"feedback:eval-project/{event_id}", observed_at=observed(days_ago)
+    )
+    return document
 
 
 def policy_candidate(*, actor: str = ACTOR, scopes=None) -> dict:
     """A hard_policy candidate naming the evaluation checkpoint."""
-    return {
-        "schema_version": "reward_memory_candidate_v0",
-        "target_class": "hard_policy",
-        "content_summary": "Request a reproduction test before patching a storage contract.",
-        "reasoning_summary": "A verified core contributor corrected two storage patches.",
-        "source": {
-            "kind": "maintainer_feedback",
-            "actor": actor,
-            "actor_role": "core_contributor",
-            "evidence_ref": "feedback:eval-project/policy-1",
-            "observed_at": observed(),
-        },
-        "scope": {"workspace": "eval", "project": PROJECT, "surface": POLICY_SURFACE},
-        "confidence": {"level": "high", "basis": "explicit core-contributor correction"},
-        "requested_action_scopes": list(SCOPES if scopes is None else scopes),
-        "authority_checkpoint": {"checkpoint_ref": CHECKPOINT},
-        "conflicts": [],
-    }
+    document = _template("policy_candidate")
+    document["source"].update(actor=actor, observed_at=observed())
+    document["requested_action_scopes"] = list(SCOPES if scopes is None else scopes)
+    return document
 
 
 def recall_request(corpus_row, query: str, **overrides) -> dict:
-    request = {
-        "schema_version": "reward_memory_recall_request_v0",
-        "goal_id": GOAL,
-        "agent_id": AGENT,
-        "corpus_id": corpus_row.corpus_id,
-        "project": corpus_row.project,
-        "surface": SURFACE,
-        "mode": "function_boundary",
-        "queries": [query],
-        "limit": 4,
-        "read_authority": {
+    request = c.recall_request(
+        goal_id=GOAL,
+        agent_id=AGENT,
+        corpus_id=corpus_row.corpus_id,
+        project=corpus_row.project,
+        surface=SURFACE,
+        mode=c.FUNCTION_BOUNDARY,
+        queries=[query],
+        limit=4,
+        read_authority={
             "checkpoint_ref": f"allowlist:{GOAL}/{AGENT}",
             "verified": True,
             "corpus_id": corpus_row.corpus_id,
             "project": corpus_row.project,
             "surface": SURFACE,
-            "scope": "read",
         },
-        "freshness": {
-            "observed_at": clock.iso(clock.now()),
-            "corpus_revision": corpus_row.revision,
-        },
-        "conflicts": [],
-        "provider_binding_ref": corpus_row.provider_binding_ref,
-    }
+        observed_at=clock.iso(clock.now()),
+        corpus_revision=corpus_row.revision,
+        conflicts=[],
+        provider_binding_ref=corpus_row.provider_binding_ref,
+    )
     for key, value in overrides.items():
         if isinstance(value, dict):
             request[key] = {**request[key], **value}
@@ -185,6 +151,4 @@ def recall_request(corpus_row, query: str, **overrides) -> dict:
 
 def pr_3237_case() -> dict:
     """The named Issue Fix regression (OpenViking PR #3237) from the route fixtures."""
-    from reward_memory import routing
-
     return routing.CASES["pr-3237"]

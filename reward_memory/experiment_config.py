@@ -36,6 +36,9 @@ from reward_memory import contracts as c
 from reward_memory import uris
 from reward_memory import validation as v
 from reward_memory.errors import RewardMemoryError
+from reward_memory.models import Corpus
+from reward_memory.peers import binding_peer
+from reward_memory.providers import binding_ref
 
 CONFIG_SCHEMA = "reward_memory_experiment_config_v1"
 MAX_CONFIG_BYTES = 256 * 1024
@@ -343,9 +346,6 @@ def check_registered(config: ExperimentConfig) -> dict[str, Any]:
     """Exact checks against the registered corpora (see the module doc; the actor peer
     of a peer-scoped ref is checked by ``check_peers`` and again by every ingest); returns
     ``{corpus_id: Corpus}``. Raises ``config_invalid`` naming the first mismatch."""
-    from reward_memory.models import Corpus
-    from reward_memory.providers import binding_ref
-
     rows = {row.corpus_id: row for row in Corpus.objects.filter(corpus_id__in=config.corpus_ids)}
     for corpus_id in config.corpus_ids:
         row = rows.get(corpus_id)
@@ -387,10 +387,8 @@ def is_private(rows: dict[str, Any]) -> bool:
 
 def check_peers(rows: dict[str, Any], *, goal_id: str, agent_id: str) -> None:
     """A peer-scoped corpus scope must belong to this (Goal, Agent)'s configured peer."""
-    from reward_memory import selectors
-
     for corpus_id, row in rows.items():
-        peer = selectors.binding_peer(row, goal_id, agent_id)
+        peer = binding_peer(row, goal_id, agent_id)
         if not uris.peer_matches(row.provider_scope_ref, peer):
             raise config_error(
                 "project_provider_binding.corpus_scopes",

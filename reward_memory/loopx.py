@@ -13,9 +13,11 @@ and any authority — LoopX derives a hard_policy checkpoint from its standing p
 here a hard_policy still needs an operator-granted checkpoint.
 """
 
+import datetime as dt
 import re
 from typing import Any
 
+from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory import validation as v
 from reward_memory.errors import invalid
@@ -80,7 +82,7 @@ def from_loopx_event(event: dict[str, Any], *, corpus_id: str, observed_at: Any)
         scoped = _scoped(
             {
                 **{k: val for k, val in event.items() if k not in ("issue_ref", "repository_ref")},
-                "schema_version": c.SCOPED_FEEDBACK_EVENT_SCHEMA,
+                **c.instance(c.SCOPED_FEEDBACK_EVENT_SCHEMA),
                 **_renamed(event, {"issue_ref": "feedback_ref", "repository_ref": "project_ref"}),
             },
             corpus_id=corpus_id,
@@ -98,30 +100,30 @@ def _renamed(event: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
 
 def _issue_fix_input(scoped: dict[str, Any]) -> dict[str, Any]:
     source, scope = scoped["source"], scoped["scope"]
-    document = {
-        "schema_version": c.ISSUE_FIX_ADAPTER_SCHEMA,
-        "event_id": scoped["event_id"],
-        "corpus_id": scoped["corpus_id"],
-        "target_class": scoped["target_class"],
-        "issue_ref": scoped["event_id"],
-        "workspace": scope.get("workspace"),
-        "repository": scope.get("project"),
-        "repository_revision": scope.get("repository_revision"),
-        "current_revision": "newer" if scoped["freshness"] else scope.get("repository_revision"),
-        "surface": scope.get("surface"),
-        "feedback_kind": source["kind"],
-        "contributor": {
+    document = c.instance(
+        c.ISSUE_FIX_ADAPTER_SCHEMA,
+        event_id=scoped["event_id"],
+        corpus_id=scoped["corpus_id"],
+        target_class=scoped["target_class"],
+        issue_ref=scoped["event_id"],
+        workspace=scope.get("workspace"),
+        repository=scope.get("project"),
+        repository_revision=scope.get("repository_revision"),
+        current_revision="newer" if scoped["freshness"] else scope.get("repository_revision"),
+        surface=scope.get("surface"),
+        feedback_kind=source["kind"],
+        contributor={
             "actor": source["actor"],
             "role": source["actor_role"],
             "evidence_ref": source["evidence_ref"],
             "observed_at": source["observed_at"],
         },
-        "content_summary": scoped["content_summary"],
-        "reasoning_summary": scoped["reasoning_summary"],
-        "confidence": scoped["confidence"],
-        "requested_action_scopes": scoped["requested_action_scopes"],
-        "conflicts": scoped["conflicts"],
-    }
+        content_summary=scoped["content_summary"],
+        reasoning_summary=scoped["reasoning_summary"],
+        confidence=scoped["confidence"],
+        requested_action_scopes=scoped["requested_action_scopes"],
+        conflicts=scoped["conflicts"],
+    )
     return {k: val for k, val in document.items() if val is not None}
 
 
@@ -144,19 +146,19 @@ def _scoped(
         raise invalid("observed_at", "a LoopX event needs the immutable observed_at")
     v.timestamp(observed_at, "observed_at")
     stale = guard.get("source_freshness") != "current"
-    return {
-        "schema_version": c.SCOPED_FEEDBACK_EVENT_SCHEMA,
-        "event_id": raw.get("feedback_ref"),
-        "corpus_id": corpus_id,
-        "target_class": raw.get("target_class"),
-        "source": {
+    return c.instance(
+        c.SCOPED_FEEDBACK_EVENT_SCHEMA,
+        event_id=raw.get("feedback_ref"),
+        corpus_id=corpus_id,
+        target_class=raw.get("target_class"),
+        source={
             "kind": source.get("source_kind"),
             "actor": source.get("actor_ref"),
             "actor_role": source.get("actor_role"),
             "evidence_ref": source.get("source_ref"),
             "observed_at": observed_at,
         },
-        "scope": {
+        scope={
             k: val
             for k, val in {
                 "workspace": raw.get("workspace_ref"),
@@ -166,18 +168,16 @@ def _scoped(
             }.items()
             if val is not None
         },
-        "freshness": (
-            {"source_revision": "observed", "current_revision": "newer"} if stale else {}
-        ),
-        "content_summary": raw.get("content_summary"),
-        "reasoning_summary": reasoning.get("summary"),
-        "confidence": {
+        freshness=({"source_revision": "observed", "current_revision": "newer"} if stale else {}),
+        content_summary=raw.get("content_summary"),
+        reasoning_summary=reasoning.get("summary"),
+        confidence={
             "level": reasoning.get("confidence"),
             "basis": "the reasoning confidence of the LoopX event",
         },
-        "requested_action_scopes": raw.get("requested_action_scopes") or [],
-        "conflicts": [] if guard.get("conflict_state") == "clear" else ["conflict:unresolved"],
-    }
+        requested_action_scopes=raw.get("requested_action_scopes") or [],
+        conflicts=[] if guard.get("conflict_state") == "clear" else ["conflict:unresolved"],
+    )
 
 
 def unwrap(document: dict[str, Any], *, routed: bool, route_corpus_id=None) -> dict[str, Any]:
@@ -216,3 +216,71 @@ def unwrap(document: dict[str, Any], *, routed: bool, route_corpus_id=None) -> d
     if not isinstance(corpus_id, str):
         raise invalid("corpus", "no registered corpus routes this event's surface")
     return from_loopx_event(event, corpus_id=corpus_id, observed_at=document.get("observed_at"))
+
+
+# -- LoopX's recall request packet ------------------------------------------------------------
+def is_loopx_packet(document: Any) -> bool:
+    """LoopX builds ``reward_memory_recall_request_v0`` as a packet with ``corpus``,
+    ``request`` and ``read_authority_checkpoint`` objects (ours is flat)."""
+    return (
+        isinstance(document, dict)
+        and document.get("schema_version") == c.RECALL_REQUEST_SCHEMA
+        and isinstance(document.get("request"), dict)
+        and isinstance(document.get("corpus"), dict)
+    )
+
+
+def utc_z(value: Any) -> Any:
+    """LoopX writes UTC timestamps in the offset form (``2026-07-16T00:30:00+00:00``); ours
+    is ``…Z``. A UTC-offset timestamp is rewritten to ours; anything else is passed on
+    unchanged for the guard to judge (``freshness_stale``)."""
+    if not isinstance(value, str) or not value.endswith("+00:00"):
+        return value
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if parsed.utcoffset() != dt.timedelta(0):
+        return value
+    return clock.iso(parsed)
+
+
+def packet_corpus_id(document: dict[str, Any]) -> Any:
+    return document["corpus"].get("corpus_id")
+
+
+def from_loopx_packet(
+    document: dict[str, Any], *, goal_id: Any, agent_id: Any, corpus: Any
+) -> dict[str, Any]:
+    """Map LoopX's packet onto our request. The Goal/Agent come from the caller's
+    verified scope (token or command flags), never from the packet; the packet's own
+    ``guard`` verdict is ignored (we guard again). LoopX has no corpus revision or
+    binding digest: those of ``corpus`` (the registered row the packet names, or
+    ``None``) are used, every other guard still applies."""
+    inner = document["request"]
+    checkpoint = document.get("read_authority_checkpoint")
+    checkpoint = checkpoint if isinstance(checkpoint, dict) else {}
+    queries = inner.get("queries")
+    return c.recall_request(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        corpus_id=packet_corpus_id(document),
+        project=inner.get("project_ref"),
+        surface=inner.get("surface_id"),
+        mode=inner.get("mode"),
+        queries=[q.get("query") if isinstance(q, dict) else q for q in queries]
+        if isinstance(queries, list)
+        else queries,
+        limit=inner.get("limit", 4),
+        read_authority={
+            "checkpoint_ref": checkpoint.get("source_ref"),
+            "verified": checkpoint.get("verified"),
+            "corpus_id": checkpoint.get("corpus_id"),
+            "project": checkpoint.get("project_ref"),
+            "surface": checkpoint.get("surface_id"),
+        },
+        observed_at=utc_z(inner.get("observed_at")),
+        corpus_revision=corpus.revision if corpus else None,
+        conflicts=[] if inner.get("conflict_state") == "clear" else ["conflict_state"],
+        provider_binding_ref=corpus.provider_binding_ref if corpus else None,
+    )

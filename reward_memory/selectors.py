@@ -1,4 +1,4 @@
-"""Reads and output shapes of Reward Memory (never write).
+"""Reads of Reward Memory (never write); ``reward_memory.documents`` renders them.
 
 Public payloads never carry a provider scope ref, a resource ref, a query text or an
 evidence quote: providers appear as ``provider_id`` + ``binding_ref`` (a digest).
@@ -11,9 +11,9 @@ from django.db.models import Count, Q
 
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
-from loopx_site.core.canonical import digest_ref
-from reward_memory import authority, guards, providers, uris
+from reward_memory import authority, candidates, guards, models, providers, uris
 from reward_memory import contracts as c
+from reward_memory import experiment_config as cfg
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import (
     ApplicationReceipt,
@@ -27,6 +27,7 @@ from reward_memory.models import (
     RecallReceipt,
     StandingPolicy,
 )
+from reward_memory.peers import agent_key, binding_peer
 from reward_memory.principals import Principal
 
 CORPUS_NOT_FOUND = "No corpus with that id is registered."
@@ -39,10 +40,6 @@ PROJECT = "project"
 VISIBILITIES = (PRIVATE, GOAL_SHARED, PROJECT)
 
 Viewer = tuple[str, str | None] | None  # ``loopx_site.core.access.Viewer``
-
-
-def agent_key(goal_id: str, agent_id: str) -> str:
-    return f"{goal_id}/{agent_id}"
 
 
 def is_allowlisted(corpus: Corpus, goal_id: str, agent_id: str) -> bool:
@@ -303,21 +300,6 @@ def route_corpus_id(goal_id: str | None, agent_id: str | None, surface: Any) -> 
 
 
 # -- peers ---------------------------------------------------------------------------------
-def binding_peer(corpus: Corpus, goal_id: str | None, agent_id: str | None) -> str | None:
-    """The actor peer of the operator-configured binding for this (Goal, Agent): the
-    allowlist row's ``actor_peer_id``, else what the corpus's provider derives for the
-    pair (``Provider.actor_peer_for``). Never read from a URI or a request."""
-    if not goal_id or not agent_id:
-        return None
-    configured = (corpus.agent_peers or {}).get(agent_key(goal_id, agent_id))
-    if configured:
-        return configured
-    try:
-        return providers.get(corpus.provider_id).actor_peer_for(goal_id, agent_id)
-    except providers.ProviderUnavailable:
-        return None
-
-
 def owner_write_peer(corpus: Corpus) -> str | None:
     """The peer an owner's write (apply review) uses on a peer-scoped corpus: the
     configured peer of an allowlisted Agent equal to the scope's peer, if any."""
@@ -484,24 +466,6 @@ def get_checkpoint(checkpoint_id: str) -> AuthorityCheckpoint:
     return row
 
 
-def checkpoint_payload(row: AuthorityCheckpoint, *, now=None) -> dict[str, Any]:
-    facts = checkpoint_facts(row.checkpoint_id, now=now)
-    return {
-        "schema_version": "reward_memory_authority_checkpoint_v0",
-        "checkpoint_id": row.checkpoint_id,
-        "project": row.project,
-        "actor": row.actor,
-        "role": row.role,
-        "action_scopes": list(row.action_scopes or []),
-        "verified_by": row.verified_by,
-        "verified_at": clock.iso(row.verified_at),
-        "expires_at": clock.iso(row.expires_at),
-        "revoked_at": clock.iso(row.revoked_at),
-        "revoked_by": row.revoked_by or None,
-        "state": facts.state if facts else "unknown",
-    }
-
-
 def list_checkpoints(*, project: str | None = None) -> list[AuthorityCheckpoint]:
     rows = AuthorityCheckpoint.objects.order_by("checkpoint_id")
     return list(rows.filter(project=project) if project else rows)
@@ -512,8 +476,6 @@ def open_closure(corpus: Corpus, candidate: dict[str, Any], candidate_ref: str):
 
     Matched on the candidate identity or its content digest; a candidate whose
     ``lineage.prior_candidate_ref`` names the closed candidate is a new decision."""
-    from reward_memory import candidates
-
     digest = candidates.lineage_digest(candidate)
     prior = (candidate.get("lineage") or {}).get("prior_candidate_ref")
     closures = LineageClosure.objects.filter(corpus=corpus, reopened_at__isnull=True).filter(
@@ -547,49 +509,13 @@ def active_policy(corpus: Corpus, surface: str) -> StandingPolicy | None:
     return StandingPolicy.objects.filter(corpus=corpus, surface=surface, active=True).first()
 
 
-def policy_payload(policy: StandingPolicy) -> dict[str, Any]:
-    return {
-        "surface": policy.surface,
-        "policy_digest": policy.policy_digest,
-        "active": policy.active,
-        "created_at": clock.iso(policy.created_at),
-    }
-
-
-def corpus_payload(corpus: Corpus) -> dict[str, Any]:
-    """The public registry row of a corpus (``reward_memory_corpus_v0``)."""
-    return {
-        "schema_version": c.CORPUS_SCHEMA,
-        "corpus_id": corpus.corpus_id,
-        "memory_class": corpus.memory_class,
-        "owner": corpus.owner,
-        "reviewer": corpus.reviewer,
-        "authority_source": corpus.authority_source,
-        "maintenance": {"retirement_authority": corpus.retirement_authority},
-        "project": corpus.project,
-        "surfaces": list(corpus.surfaces or []),
-        "freshness": dict(corpus.freshness_policy or {}),
-        "privacy": dict(corpus.privacy or {}),
-        "provider": {"provider_id": corpus.provider_id, "binding_ref": corpus.provider_binding_ref},
-        "allowlisted_agents": len(corpus.agent_allowlist or []),
-        "standing_policies": [
-            policy_payload(p)
-            for p in sorted(corpus.policies.all(), key=lambda p: (p.surface, p.created_at))
-            if p.active
-        ],
-        "revision": corpus.revision,
-        "active": corpus.active,
-        "created_at": clock.iso(corpus.created_at),
-        "updated_at": clock.iso(corpus.updated_at),
-    }
-
-
 def _state(value: bool, observed_at=None, **extra) -> dict[str, Any]:
     return {"value": bool(value), "observed_at": clock.iso(observed_at), **extra}
 
 
-def corpus_health(corpus: Corpus) -> dict[str, Any]:
-    """The five health states, each observed separately and never merged.
+def health_facts(corpus: Corpus) -> dict[str, Any]:
+    """The five health states, each observed separately and never merged (rendered by
+    ``reward_memory.documents.registry.corpus_health``).
 
     ``index_present`` asks the provider's read-only preflight; the other four read
     LoopX's own receipts. Stateless: nothing is written, no provider write happens.
@@ -624,7 +550,6 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         .values_list("lifecycle_state", "n")
     )
     return {
-        "schema_version": c.CORPUS_HEALTH_SCHEMA,
         "corpus_id": corpus.corpus_id,
         "revision": corpus.revision,
         "health": {
@@ -636,19 +561,6 @@ def corpus_health(corpus: Corpus) -> dict[str, Any]:
         },
         "records": {state: counts.get(state, 0) for state in c.LIFECYCLE_STATES},
     }
-
-
-def health_summary(health: dict[str, Any]) -> str:
-    """Compact one-line rendering for admin and text output (states stay separate)."""
-    marks = []
-    for key in c.HEALTH_STATES:
-        label = key.split("_")[0] if key != "memory_applied_with_receipt" else "applied"
-        if key == "result_readback_verified":
-            label = "readback"
-        elif key == "retrieval_query_succeeded":
-            label = "query"
-        marks.append(f"{label}:{'yes' if health['health'][key]['value'] else 'no'}")
-    return " ".join(marks)
 
 
 # -- records -------------------------------------------------------------------------------
@@ -669,56 +581,6 @@ def get_record(
         lambda record: visible_to(record.corpus, viewer),
         lambda: RewardMemoryError("record_not_found", "No such record.", field=field),
     )
-
-
-def record_envelope(record: MemoryRecord) -> dict[str, Any]:
-    """``reward_memory_active_record_v0``: the provider content plus current lifecycle.
-
-    Private (it carries the summary); public projections use ``record_public``.
-    """
-    content = record.content or {}
-    supersedes = list(record.supersedes.values_list("record_ref", flat=True))
-    return {
-        "schema_version": c.ACTIVE_RECORD_SCHEMA,
-        "record_ref": record.record_ref,
-        "corpus_id": record.corpus.corpus_id,
-        "memory_class": record.memory_class,
-        "candidate_ref": record.candidate_ref,
-        "content_digest": record.content_digest,
-        "summary": record.summary,
-        "source": content.get("source"),
-        "scope": content.get("scope"),
-        "authority": content.get("authority"),
-        "confidence": content.get("confidence"),
-        "activation": content.get("activation"),
-        "lifecycle_state": record.lifecycle_state,
-        "supersession": {
-            "supersedes": sorted(supersedes),
-            "superseded_by": record.superseded_by.record_ref if record.superseded_by else None,
-        },
-        "revocation": record.revocation,
-        "retirement": record.retirement,
-        "expiry": {"expires_at": clock.iso(record.expires_at)},
-        "privacy": content.get("privacy"),
-        "readback_verified_at": clock.iso(record.readback_verified_at),
-        "activated_at": clock.iso(record.activated_at),
-    }
-
-
-def record_public(record: MemoryRecord) -> dict[str, Any]:
-    return {
-        "memory_ref_digest": digest_ref(record.record_ref),
-        "provider_ref_digest": record.provider_ref_digest,
-        "memory_class": record.memory_class,
-        "surface": record.surface,
-        "lifecycle_state": record.lifecycle_state,
-        "lineage": {
-            "candidate_ref": record.candidate_ref,
-            "activation_basis": record.activation_basis,
-            "basis_ref": record.policy_digest
-            or (record.review.review_id if record.review else None),
-        },
-    }
 
 
 def soft_preference_documents(
@@ -829,9 +691,11 @@ def operator_control_facts(
 ) -> dict[str, Any]:
     """A stored operator control (``operator-control --execute``) of a corpus the caller
     may read; unknown or foreign → ``operator_control_not_found``."""
-    from reward_memory.models import OperatorControl
-
-    row = OperatorControl.objects.select_related("corpus").filter(control_id=control_id).first()
+    row = (
+        models.OperatorControl.objects.select_related("corpus")
+        .filter(control_id=control_id)
+        .first()
+    )
     if row is None or (viewer is not None and not may_read_corpus(row.corpus, *viewer)):
         raise RewardMemoryError(
             "operator_control_not_found",
@@ -882,16 +746,14 @@ class ExperimentRoute:
 
 def experiment_binding(goal_id: str, agent_id: str):
     """The (Goal, Agent)'s own registry row (one per Agent), or ``None``."""
-    from reward_memory.models import ExperimentBinding
-
-    return ExperimentBinding.objects.filter(goal__goal_id=goal_id, agent__agent_id=agent_id).first()
+    return models.ExperimentBinding.objects.filter(
+        goal__goal_id=goal_id, agent__agent_id=agent_id
+    ).first()
 
 
 def goal_experiment_bindings(goal_id: str):
     """Every Agent's registry row of the Goal (one per Agent)."""
-    from reward_memory.models import ExperimentBinding
-
-    return ExperimentBinding.objects.filter(goal__goal_id=goal_id).select_related("agent")
+    return models.ExperimentBinding.objects.filter(goal__goal_id=goal_id).select_related("agent")
 
 
 def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) -> ExperimentRoute:
@@ -904,8 +766,6 @@ def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) ->
     corpora, ingest corpus and recall profile of one surface. ``surface`` (optional)
     narrows ``status`` to ``surface_not_configured`` when that surface is not declared.
     """
-    from reward_memory import experiment_config as cfg
-
     binding = experiment_binding(goal_id, agent_id)
     base = {"goal_id": goal_id, "agent_id": agent_id, "binding": binding}
     if binding is None:  # another Agent's binding never routes this one

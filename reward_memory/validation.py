@@ -18,7 +18,9 @@ from reward_memory.errors import RewardMemoryError, invalid
 REF_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,256}$")
 TOKEN_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 SURFACE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
-PROJECT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
+# a project id, optionally in LoopX's ``<kind>:<name>`` form (``repository:example``); a
+# URL never passes (the part after the kind starts with a letter or digit)
+PROJECT_RE = re.compile(r"^(?:[a-z][a-z0-9_]{0,31}:)?[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 ACTION_SCOPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 IDENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

@@ -110,5 +110,16 @@ LOOPX_LEG_BIN="$VENV/bin/loopx" LOOPX_LEG_NODE_DIR="$(dirname "$NODE")" \
   LOOPX_LEG_SCRATCH="$SCRATCH" \
   .venv/bin/python -m tests.loopx_leg ${LOOPX_LEG_ARGS:-}
 status=$?
+# LoopX uses this service as its provider: real LoopX installs the shipped TOML
+# extensions and recalls through them against a running server (skipped when the run is
+# narrowed to some groups with LOOPX_LEG_ARGS).
+if [ -z "${LOOPX_LEG_ARGS:-}" ] || [ -n "${LOOPX_LEG_PROVIDER_CHECK:-}" ]; then
+  echo "== LoopX uses LoopX Memory as its semantic preference provider"
+  LOOPX_LEG_BIN="$VENV/bin/loopx" LOOPX_LEG_NODE_DIR="$(dirname "$NODE")" \
+    LOOPX_LEG_SCRATCH="$SCRATCH" \
+    .venv/bin/python -m tests.loopx_leg.provider_check
+  check=$?
+  [ "$status" -eq 0 ] && status=$check
+fi
 echo "LoopX leg finished in $(( $(date +%s) - started ))s (status $status)"
 exit $status

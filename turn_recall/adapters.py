@@ -14,6 +14,7 @@ from django.db import DatabaseError, connection, transaction
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
 from turn_recall import contracts as c
+from turn_recall import documents
 
 
 # -- preferences: the participating turn-start hook ----------------------------------------
@@ -68,13 +69,12 @@ def _view_from_projection(projection: dict[str, Any]) -> dict[str, Any]:
     instructions = projection.get("instructions")
     if isinstance(instructions, list):
         instructions = " ".join(instructions)
-    return {
-        "schema_version": "agent_preferences_v1",
-        "revision": None if projection.get("revision") is None else str(projection["revision"]),
-        "authority": "advisory_only",
-        "items": items,
-        "instructions": instructions or "",
-    }
+    revision = projection.get("revision")
+    return documents.preference_view(
+        revision=None if revision is None else str(revision),
+        items=items,
+        instructions=instructions or "",
+    )
 
 
 def observe_preferences(goal: Goal, agent: Agent) -> PreferenceObservation:
@@ -112,6 +112,46 @@ def turn_admission_binding(
     if corpus is None or not rm.visible_to(corpus, viewer):
         return None
     return {"corpus_id": corpus_id, "project": corpus.project}
+
+
+def experiment_status(goal_id: str, agent_id: str) -> dict[str, Any]:
+    """Reward Memory's ``reward_memory_experiment_status_v1`` for this Agent (read-only),
+    which LoopX's ``disabled`` document carries as ``experiment``."""
+    from reward_memory import services as rm
+
+    return rm.experiment_status(goal_id=goal_id, agent_id=agent_id)
+
+
+#: The experiment-status fields LoopX's quota projects into
+#: ``goal_boundary.capabilities.reward_memory`` (``control_plane/quota/goal_boundary``).
+QUOTA_REWARD_MEMORY_FIELDS = (
+    "enabled",
+    "experimental",
+    "config_pointer_registered",
+    "automatic_ingest",
+    "automatic_recall",
+    "fail_open",
+    "reason_code",
+    "enablement_receipt_status",
+    "writability_verified",
+    "exact_readback_verified",
+    "config_schema_version",
+    "config_runtime_route",
+)
+
+
+def quota_reward_memory(goal_id: str, agent_id: str) -> dict[str, Any] | None:
+    """What ``quota should-run`` says about this Agent's Reward Memory experiment
+    (read-only), as LoopX does: only for an enabled experiment configured for the Agent,
+    its status and ``config_runtime_route`` (``reward_memory_config_runtime_route_v0``)."""
+    status = experiment_status(goal_id, agent_id)
+    if not (status.get("enabled") and status.get("configured_for_agent")):
+        return None
+    return {
+        "experiment_status": status.get("status"),
+        "experiment_available": status.get("available") is True,
+        **{k: status[k] for k in QUOTA_REWARD_MEMORY_FIELDS if k in status},
+    }
 
 
 def reconcile_ingests(goal_id: str, agent_id: str) -> dict[str, Any]:

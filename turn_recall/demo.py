@@ -10,43 +10,12 @@ reflection's settlement) exists it is kept — the turn is not run (settled) aga
 
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.demo_kit import Ledger
-from turn_recall import services, settlement
+from turn_recall import documents, services, settlement
 from turn_recall.models import TurnRecallReceipt
 
 TURN = "demo-turn-recall-1"
 REFLECTION_TODO = "demo-review-pr-notes"
 REFLECTION_TURN = "demo-turn-reflect-1"
-
-
-def _reflection() -> dict:
-    return {
-        "schema_version": "turn_reward_memory_reflection_v0",
-        "surface_id": "issue_fix.pr_description",
-        "source_types": ["real", "engineering"],
-        "evidence_refs": ["validation:demo-turn-reflect-1/tests", "pr:loopx-demo#3"],
-        "event": {
-            "schema_version": "scoped_feedback_reward_memory_event_v0",
-            "event_id": "reflection-0001",
-            "target_class": "soft_preference",
-            "source": {
-                "kind": "maintainer_feedback",
-                "actor": "user:demo-maintainer",
-                "actor_role": "maintainer",
-                "evidence_ref": "feedback:loopx-demo/pr-description/0003",
-                "observed_at": "2025-06-03T10:00:00Z",
-            },
-            "scope": {
-                "workspace": "loopx",
-                "project": "loopx-demo",
-                "surface": "issue_fix.pr_description",
-            },
-            "content_summary": "Name the validation command and its result in the PR body.",
-            "reasoning_summary": "The settled turn's reviewer asked where the test run was.",
-            "confidence": {"level": "medium", "basis": "one maintainer comment, one turn"},
-            "requested_action_scopes": [],
-            "conflicts": [],
-        },
-    }
 
 
 def _settle_with_reflection(ledger: Ledger, log) -> dict:
@@ -70,7 +39,7 @@ def _settle_with_reflection(ledger: Ledger, log) -> dict:
             turn_instance_id=REFLECTION_TURN,
             event_kind="todo_completed",
             execute=True,
-            reflection=_reflection(),
+            reflection=documents.demo_reflection(),
         ),
     )
     row = ReflectionCandidate.objects.filter(

@@ -10,32 +10,37 @@ goal_not_registered 404     unknown Goal (also reported by the registry)
 ==================  ======  =========================================================
 
 Every error of ``agent_turn_recall`` also carries LoopX's document fields
-(``schema_version: agent_turn_recall_v0``, ``provider_call_count: 0`` and the boundary
-flags) so a host parsing ``agent_turn_recall_v0`` reads the failure with the same code.
+(``schema_version: agent_turn_recall_v0``, the requested ``goal_id``/``agent_id``,
+``provider_call_count: 0`` and the boundary flags; ``documents.error_fields``) so a
+host parsing ``agent_turn_recall_v0`` reads the failure with the same code.
 """
 
-from loopx_site.core.errors import DomainError
-from turn_recall import contracts
+from loopx_site.core.errors import DomainError, declare
+from turn_recall import contracts, documents
 
 AREA = contracts.AREA
+
+CODES = declare(
+    "turn_recall",
+    {
+        "invalid_packet": (400, "The quota decision packet is not a valid JSON object."),
+        "packet_mismatch": (400, "The packet's Goal or Agent differ from the arguments."),
+    },
+)
 
 
 class TurnRecallError(DomainError):
     area = AREA
 
 
-def error(code: str, message: str, *, field: str | None = None, status: int | None = None):
-    return TurnRecallError(code, message, field=field, status=status)
+def error(code: str, message: str, *, field: str | None = None):
+    return TurnRecallError(code, message, field=field)
 
 
-def as_recall_document(exc: DomainError) -> DomainError:
+def as_recall_document(
+    exc: DomainError, *, goal_id: str | None = None, agent_id: str | None = None
+) -> DomainError:
     """Give any error raised on the turn recall path LoopX's document fields."""
     exc.area = AREA
-    exc.extra.update(
-        {
-            "schema_version": contracts.RECALL_SCHEMA,
-            "provider_call_count": 0,
-            **contracts.BOUNDARY,
-        }
-    )
+    exc.extra.update(documents.error_fields(goal_id, agent_id))
     return exc

@@ -1,25 +1,35 @@
-"""Agent Turn Recall: the one write path of the app, and ``run_once``.
+"""Agent Turn Recall: the one write path of the app, executing quota admission and
+``run_once``.
 
 ``agent_turn_recall`` prepares bounded guidance for an autonomous turn from the exact
-quota packet the host routed with:
+quota packet the host routed with (ours, or the one real ``loopx quota should-run``
+prints):
 
-1. validate the identities and the packet (``packet_mismatch`` / ``invalid_packet``);
+1. validate the identities (``invalid_argument``; unknown Goal/Agent);
 2. default-off: without an operator-registered corpus binding this Agent to
-   ``agent_workflow.turn_admission`` → ``disabled``, zero provider calls;
-3. preview (default) → situation, fingerprint, recall id and the query's digest;
-4. execute → an existing ``TurnRecallReceipt`` for (goal digest, agent digest,
+   ``agent_workflow.turn_admission`` → LoopX's ``disabled`` document, zero provider
+   calls — decided before the packet is read, as LoopX;
+3. check the packet before any provider call (``situation.check_packet``: ``mode``,
+   heartbeat turn, Goal, Agent, project → ``invalid_packet`` / ``packet_mismatch``);
+4. preview (default) → situation, fingerprint, recall id and the query's digest;
+5. execute → an existing ``TurnRecallReceipt`` for (goal digest, agent digest,
    turn_recall_id) replays (zero provider calls; its guidance re-read through Reward
-   Memory's readable-records selector, drops counted in ``replay_dropped``); otherwise
-   reconcile this exact Goal+Agent's pending ambiguous ingests, then one
-   function-boundary recall through ``reward_memory``; expired guidance is dropped; the
-   compact receipt is stored.
+   Memory's readable-records selector, drops counted in ``replay_dropped``) unless
+   ``force_refresh``; otherwise reconcile this exact Goal+Agent's pending ambiguous
+   ingests, then one function-boundary recall through ``reward_memory``; expired
+   guidance is dropped; the compact receipt is stored (replaced on ``force_refresh``).
 
 Failures (provider down, guard rejection, application error) → ``degraded`` with an
-empty base context: no user gate, no quota spend, no sink. An application error writes
-nothing, so the same turn can recall again once the cause is gone.
+empty base context: no user gate, no quota spend, no sink, and no receipt — the same
+turn recalls again once the cause is gone.
+
+``admit`` is ``quota should-run`` (read-only, or with ``execute`` the seed's executing
+quota admission: hooks, then this recall); ``run_once`` composes the host packet.
+Every document is built by ``turn_recall.documents``.
 """
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -29,7 +39,7 @@ from loopx_site.core import selectors as core_selectors
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.errors import DomainError
 from loopx_site.core.validation import require_text
-from turn_recall import adapters, quota, situation
+from turn_recall import adapters, documents, quota, situation
 from turn_recall import contracts as c
 from turn_recall.errors import as_recall_document, error
 from turn_recall.models import TurnRecallReceipt
@@ -57,34 +67,6 @@ def _live(guidance: list[dict], now) -> list[dict]:
     return kept
 
 
-def _document(status: str, sit: dict, **extra: Any) -> dict[str, Any]:
-    guidance = extra.pop("guidance", [])
-    preferences = extra.pop("preferences", None)
-    context = None
-    if status != c.DISABLED:
-        context = {"schema_version": c.CONTEXT_SCHEMA, "situation": sit, "guidance": guidance}
-        if preferences is not None:
-            context["preferences"] = preferences
-    doc = {
-        "ok": True,
-        "schema_version": c.RECALL_SCHEMA,
-        "status": status,
-        "reason_code": None,
-        "goal_id": sit["goal_id"],
-        "agent_id": sit["agent_id"],
-        "surface_id": c.SURFACE,
-        "turn_recall_id": sit["turn_recall_id"],
-        "situation_fingerprint": sit["situation_fingerprint"],
-        "situation": sit,
-        "context": context,
-        "provider_call_count": 0,
-        "same_turn_receipt_reused": False,
-        **c.BOUNDARY,
-    }
-    doc.update(extra)
-    return doc
-
-
 def _preferences(goal, agent) -> dict | None:
     """The participating preference hook's fresh view (never cached, never stored)."""
     seen = adapters.observe_preferences(goal, agent)
@@ -102,49 +84,91 @@ def agent_turn_recall(
     turn_instance_id: str,
     quota_decision: Any,
     execute: bool = False,
+    session_ref: str | None = None,
+    force_refresh: bool = False,
     viewer: tuple[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Run (or preview) the turn recall; errors carry ``agent_turn_recall_v0`` fields.
+
+    ``quota_decision`` is the packet, or a callable that reads it: as in LoopX, the
+    packet is read only once the surface is enabled (a bad or missing packet while
+    ``disabled`` is still ``disabled``, exit 0). ``session_ref`` joins the situation
+    (LoopX's ``--session-ref``); ``force_refresh`` ignores a stored same-turn receipt
+    and recalls again (LoopX's ``--force-refresh``; the receipt is replaced).
 
     ``viewer`` is the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
     ``None``: an operator or the shell): a corpus it may not read is treated exactly as
     an unregistered one (a Goal-wide token never reaches an Agent's private corpus)."""
     try:
         return _turn_recall(
-            goal_id, agent_id, turn_instance_id, quota_decision, execute, viewer=viewer
+            goal_id,
+            agent_id,
+            turn_instance_id,
+            quota_decision,
+            execute,
+            session_ref=session_ref,
+            force_refresh=force_refresh,
+            viewer=viewer,
         )
     except DomainError as exc:
-        raise as_recall_document(exc) from exc
+        raise as_recall_document(exc, goal_id=goal_id, agent_id=agent_id) from exc
+
+
+def _one_line(value: Any, field: str, limit: int) -> None:
+    """An opaque host id: non-empty text of one line without surrounding spaces."""
+    require_text(value, field, max_length=limit, area=c.AREA)
+    if situation.compact(value, limit) != value:
+        raise error(
+            "invalid_argument", f"{field} must be one line without surrounding spaces", field=field
+        )
+
+
+def _read_packet(quota_decision: Any | Callable[[], Any]) -> Any:
+    return quota_decision() if callable(quota_decision) else quota_decision
 
 
 def _turn_recall(
-    goal_id, agent_id, turn_instance_id, packet, execute, *, viewer=None
+    goal_id,
+    agent_id,
+    turn_instance_id,
+    quota_decision,
+    execute,
+    *,
+    session_ref=None,
+    force_refresh=False,
+    viewer=None,
 ) -> dict[str, Any]:
-    require_text(turn_instance_id, "turn_instance_id", max_length=c.MAX_TURN_ID, area=c.AREA)
-    if situation.compact(turn_instance_id, c.MAX_TURN_ID) != turn_instance_id:
-        raise error(
-            "invalid_argument",
-            "turn_instance_id must be one line without surrounding spaces",
-            field="turn_instance_id",
-        )
+    _one_line(turn_instance_id, "turn_instance_id", c.MAX_TURN_ID)
+    if session_ref is not None:
+        _one_line(session_ref, "session_ref", c.MAX_SESSION_REF)
     agent = core_selectors.get_agent(goal_id, agent_id, area=c.AREA)
-    situation.check_packet(packet, goal_id=goal_id, agent_id=agent_id)
-    sit = situation.build(
-        packet, goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id
-    )
     binding = adapters.turn_admission_binding(goal_id, agent_id, viewer=viewer)
-    if binding is None:
-        return _document(c.DISABLED, sit, reason_code="turn_admission_not_configured")
+    if binding is None:  # default-off, before the packet is even read (as LoopX)
+        return documents.disabled(
+            goal_id, agent_id, experiment=adapters.experiment_status(goal_id, agent_id)
+        )
+    packet = _read_packet(quota_decision)
+    situation.check_packet(packet, goal_id, agent_id, turn_instance_id, binding["project"])
+    sit = situation.build(
+        packet,
+        goal_id=goal_id,
+        agent_id=agent_id,
+        turn_instance_id=turn_instance_id,
+        project=binding["project"],
+        session_ref=session_ref,
+    )
     text = situation.query(sit)
     evidence = situation.query_evidence(sit, text)
     if not execute:
-        return _document(c.PREVIEW, sit, query_evidence=evidence, execute_required_for_recall=True)
+        return documents.recall(
+            c.PREVIEW, sit, query_evidence=evidence, execute_required_for_recall=True
+        )
     goal_digest, agent_digest = scope_digests(goal_id, agent_id)
     now = clock.now()
     stored = TurnRecallReceipt.objects.filter(
         goal_digest=goal_digest, agent_digest=agent_digest, turn_recall_id=sit["turn_recall_id"]
     ).first()
-    if stored is not None:
+    if stored is not None and not force_refresh:
         return _replay(stored, sit, agent, evidence, now)
 
     reconciliation = adapters.reconcile_ingests(goal_id, agent_id)
@@ -165,34 +189,43 @@ def _turn_recall(
         logger.warning("turn recall degraded: %s", type(exc).__name__)
         return _degraded(sit, "application_error", reconciliation, evidence, agent)
 
-    guidance = _live(got.guidance, now)[: c.MAX_GUIDANCE]
     if got.status in DEGRADED_REASONS:
-        status, reason, guidance = c.DEGRADED, DEGRADED_REASONS[got.status], []
-    elif guidance:
-        status, reason = c.APPLIED, None
-    else:
-        status, reason = c.EMPTY, None
-    receipt = TurnRecallReceipt(
-        goal_digest=goal_digest,
-        agent_digest=agent_digest,
-        turn_recall_id=sit["turn_recall_id"],
-        goal_id=goal_id,
-        agent_id=agent_id,
-        situation_fingerprint=sit["situation_fingerprint"],
-        turn_instance_digest=digest_ref(turn_instance_id),
-        status=status,
-        reason_code=reason or "",
-        corpus_id=binding["corpus_id"],
-        guidance=guidance,
-        guidance_count=len(guidance),
-        provider_call_count=got.provider_calls,
-        reconciliation=reconciliation,
-        observed_at=now,
-        created_at=now,
-    )
+        # nothing is stored: once the provider is back the same turn recalls again
+        return _degraded(
+            sit,
+            DEGRADED_REASONS[got.status],
+            reconciliation,
+            evidence,
+            agent,
+            provider_call_count=got.provider_calls,
+            recall_reason_codes=got.reason_codes,
+        )
+    guidance = _live(got.guidance, now)[: c.MAX_GUIDANCE]
+    status = c.APPLIED if guidance else c.EMPTY
+    fields = {
+        "goal_digest": goal_digest,
+        "agent_digest": agent_digest,
+        "turn_recall_id": sit["turn_recall_id"],
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "situation_fingerprint": sit["situation_fingerprint"],
+        "turn_instance_digest": digest_ref(turn_instance_id),
+        "status": status,
+        "reason_code": "",
+        "corpus_id": binding["corpus_id"],
+        "guidance": guidance,
+        "guidance_count": len(guidance),
+        "provider_call_count": got.provider_calls,
+        "reconciliation": reconciliation,
+        "observed_at": now,
+        "created_at": now,
+    }
     try:
         with transaction.atomic():
-            receipt.save(force_insert=True)
+            if stored is not None:  # --force-refresh: this recall replaces the receipt
+                TurnRecallReceipt.objects.filter(pk=stored.pk).update(**fields)
+            else:
+                TurnRecallReceipt(**fields).save(force_insert=True)
     except IntegrityError:  # a racing execution of the same turn stored it first
         stored = TurnRecallReceipt.objects.filter(
             goal_digest=goal_digest,
@@ -202,10 +235,9 @@ def _turn_recall(
         if stored is None:  # not the race: a broken table; the adapter reports it
             raise
         return _replay(stored, sit, agent, evidence, now)
-    return _document(
+    return documents.recall(
         status,
         sit,
-        reason_code=reason,
         guidance=guidance,
         preferences=_preferences(agent.goal, agent),
         provider_call_count=got.provider_calls,
@@ -216,10 +248,11 @@ def _turn_recall(
     )
 
 
-def _degraded(sit, reason, reconciliation, evidence, agent) -> dict[str, Any]:
-    return _document(
+def _degraded(sit, reason, reconciliation, evidence, agent, **extra) -> dict[str, Any]:
+    return documents.recall(
         c.DEGRADED,
         sit,
+        **extra,
         reason_code=reason,
         preferences=_preferences(agent.goal, agent),
         outcome_ingest_reconciliation=reconciliation,
@@ -240,7 +273,7 @@ def _replay(stored: TurnRecallReceipt, sit, agent, evidence, now) -> dict[str, A
         guidance=list(stored.guidance or []),
         now=now,
     )
-    return _document(
+    return documents.recall(
         c.REPLAYED,
         sit,
         reason_code=stored.reason_code or None,
@@ -295,38 +328,57 @@ def _task_body(packet: dict, recall: dict) -> str | None:
     return "\n".join(lines)
 
 
+def scope(acting) -> dict[str, Any]:
+    """The keyword arguments of a turn call made for an ``access.Acting`` (the one
+    caller resolver's answer): its Goal, Agent and own read scope."""
+    return {"goal_id": acting.goal_id, "agent_id": acting.agent_id, "viewer": acting.viewer}
+
+
+def _turn(goal_id, agent_id, turn_instance_id, *, execute, viewer=None):
+    """quota should-run for this turn → agent turn recall of that exact packet."""
+    ids = {"goal_id": goal_id, "agent_id": agent_id, "turn_instance_id": turn_instance_id}
+    packet = quota.should_run(**ids)
+    return packet, agent_turn_recall(**ids, quota_decision=packet, execute=execute, viewer=viewer)
+
+
+def admit(
+    *,
+    goal_id: str,
+    agent_id: str,
+    turn_instance_id: str | None = None,
+    execute: bool = False,
+    viewer: tuple[str, str | None] | None = None,
+) -> dict[str, Any]:
+    """``quota should-run``: the read-only packet; with ``execute`` the seed's executing
+    quota admission — the turn-start hooks run into the packet, then Agent Turn Recall
+    executes for this turn, and the host gets both (``reward_memory_recall``). Execution
+    needs the turn (``turn_instance_id``); no quota is spent either way."""
+    if not execute:
+        return quota.should_run(
+            goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id
+        )
+    if turn_instance_id is None:
+        raise error(
+            "invalid_argument",
+            "An executing quota admission needs the turn's turn_instance_id.",
+            field="turn_instance_id",
+        )
+    return documents.admitted(
+        *_turn(goal_id, agent_id, turn_instance_id, execute=True, viewer=viewer)
+    )
+
+
 def run_once(
     *, goal_id: str, agent_id: str, turn_instance_id: str, execute: bool = False
 ) -> dict[str, Any]:
     """quota should-run → agent turn recall → the host packet for one turn."""
-    packet = quota.should_run(goal_id=goal_id, agent_id=agent_id)
-    recall = agent_turn_recall(
+    packet, recall = _turn(goal_id, agent_id, turn_instance_id, execute=execute)
+    return documents.host_packet(
         goal_id=goal_id,
         agent_id=agent_id,
         turn_instance_id=turn_instance_id,
-        quota_decision=packet,
         execute=execute,
+        packet=packet,
+        recall_document=recall,
+        body=_task_body(packet, recall) if packet["should_run"] else None,
     )
-    hooks = packet.get("turn_start_hooks") or {}
-    return {
-        "ok": True,
-        "schema_version": c.HOST_PACKET_SCHEMA,
-        "status": "ready" if packet["should_run"] else "idle",
-        "execute": execute,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "turn_instance_id": turn_instance_id,
-        "task": (
-            {
-                "todo_id": packet["selected_todo"]["todo_id"],
-                "body": _task_body(packet, recall),
-            }
-            if packet["should_run"]
-            else None
-        ),
-        "required_reads": hooks.get("required_reads", []),
-        "turn_capsule": packet.get("turn_capsule"),
-        "quota_decision": packet,
-        "agent_turn_recall": recall,
-        **c.BOUNDARY,
-    }

@@ -27,27 +27,15 @@ from reward_memory import services as reward_memory
 
 
 def settle_turn(
-    *,
-    goal_id: str,
-    agent_id: str,
-    todo_id: str,
-    turn_instance_id: str,
-    event_kind: str,
-    execute: bool = False,
-    profile: str | None = None,
-    reflection: Any = None,
-    caller_validation_supplied: bool = False,
+    *, reflection: Any = None, caller_validation_supplied: bool = False, **settlement: Any
 ) -> SettleResult:
-    """See the module docstring. Returns the settlement's result, with
+    """See the module docstring. ``settlement`` are ``hooks.services.settle``'s own
+    arguments (``goal_id``, ``agent_id``, ``todo_id``, ``turn_instance_id``,
+    ``event_kind``, ``execute``, ``profile``). Returns the settlement's result, with
     ``reward_memory_reflection`` beside it when a reflection was given."""
-    arguments = {
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "todo_id": todo_id,
-        "turn_instance_id": turn_instance_id,
-        "event_kind": event_kind,
-        "profile": profile,
-    }
+    goal_id, agent_id = settlement["goal_id"], settlement["agent_id"]
+    turn_instance_id = settlement["turn_instance_id"]
+    execute = bool(settlement.get("execute", False))
     prepared = None
     if reflection is not None:  # checked completely before the primary transaction
         prepared = reward_memory.prepare_reflection(
@@ -56,7 +44,7 @@ def settle_turn(
             turn_instance_id=turn_instance_id,
             reflection=reflection,
         )
-    result = hooks_services.settle(**arguments, execute=execute)
+    result = hooks_services.settle(**settlement)
     payload = result.payload
     if caller_validation_supplied:
         payload["caller_validation_ignored"] = True
@@ -65,12 +53,12 @@ def settle_turn(
     runs: list[dict] = []
 
     def validate() -> dict | None:
-        settlement = hooks_selectors.find_settlement(
+        row = hooks_selectors.find_settlement(
             agent=prepared.agent, turn_instance_id=turn_instance_id
         )
-        receipt = hooks_selectors.receipt_for(settlement)
+        receipt = hooks_selectors.receipt_for(row)
         run = hooks_services.run_for_settlement(
-            settlement=settlement, receipt=receipt, reflection=prepared.validator_view()
+            settlement=row, receipt=receipt, reflection=prepared.validator_view()
         ).public()
         runs.append(run)
         return reward_memory.validation_from_run(prepared, run)

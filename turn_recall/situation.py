@@ -18,6 +18,7 @@ from typing import Any
 
 from loopx_site.core.canonical import digest_ref, prefixed_id, text_digest_ref
 from turn_recall import contracts as c
+from turn_recall import documents
 from turn_recall.errors import error
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
@@ -37,6 +38,14 @@ def _invalid(message: str) -> Exception:
     return error("invalid_packet", message, field="quota_decision")
 
 
+def _mismatch(what: str) -> Exception:
+    return error(
+        "packet_mismatch",
+        f"The quota decision was built for another {what}.",
+        field="quota_decision",
+    )
+
+
 def packet_identity(packet: Any) -> tuple[str, str]:
     """(goal_id, agent_id) the packet was built for; malformed → ``invalid_packet``."""
     if not isinstance(packet, dict):
@@ -53,15 +62,50 @@ def packet_identity(packet: Any) -> tuple[str, str]:
     return goal_id, agent_id
 
 
-def check_packet(packet: Any, *, goal_id: str, agent_id: str) -> dict:
-    """Validate the packet's shape and that it was built for exactly this Goal/Agent."""
+def _claims(packet: dict) -> list[str]:
+    """The projects a packet claims (ours: ``project``; LoopX's form: ``project_ref``,
+    where ``repository:<name>`` names the project ``<name>``)."""
+    claims = []
+    for key in ("project", "project_ref"):
+        value = compact(packet.get(key), 160)
+        if value is not None:
+            claims.append(value.removeprefix("repository:"))
+    return claims
+
+
+def packet_project(packet: dict) -> str | None:
+    """The project a packet claims, if any."""
+    claims = _claims(packet)
+    return claims[0][:128] if claims else None
+
+
+def check_packet(packet: Any, goal_id: str, agent_id: str, turn_id=None, project=None) -> dict:
+    """Validate the packet's shape and that it was built for exactly this Goal, Agent,
+    turn and project — before any provider call.
+
+    Both our ``loopx_quota_decision_v0`` and the packet real ``loopx quota should-run``
+    prints are accepted: a ``mode`` other than ``should-run`` is ``invalid_packet``; a
+    ``heartbeat_receipt`` (LoopX) or ``turn_instance_id`` (ours, when asked for one
+    turn) naming another turn, or a project other than the turn-admission corpus's, is
+    ``packet_mismatch``; a heartbeat receipt that is not committed is ``invalid_packet``.
+    """
+    if isinstance(packet, dict) and "mode" in packet and packet["mode"] != c.QUOTA_MODE:
+        raise _invalid("The quota decision must be one quota should-run packet.")
     got_goal, got_agent = packet_identity(packet)
     if (got_goal, got_agent) != (goal_id, agent_id):
-        raise error(
-            "packet_mismatch",
-            "The quota decision was built for another Goal or Agent.",
-            field="quota_decision",
-        )
+        raise _mismatch("Goal or Agent")
+    receipt = packet.get("heartbeat_receipt")
+    if receipt is not None and not isinstance(receipt, dict):
+        raise _invalid("heartbeat_receipt must be an object.")
+    turns = [packet.get("turn_instance_id"), (receipt or {}).get("turn_instance_id")]
+    if receipt is not None and turns[1] is None:
+        raise _invalid("heartbeat_receipt has no turn_instance_id.")
+    if turn_id is not None and any(t is not None and t != turn_id for t in turns):
+        raise _mismatch("turn")
+    if receipt is not None and receipt.get("status") not in c.HEARTBEAT_STATUSES:
+        raise _invalid("The quota decision's heartbeat receipt is not committed.")
+    if project is not None and any(claim != project for claim in _claims(packet)):
+        raise _mismatch("project")
     todo = packet.get("selected_todo")
     if todo is not None and not isinstance(todo, dict):
         raise _invalid("selected_todo must be an object or null.")
@@ -99,20 +143,29 @@ def _outcomes(packet: dict) -> list[str]:
     return refs
 
 
-def build(packet: dict, *, goal_id: str, agent_id: str, turn_instance_id: str) -> dict:
-    """``agent_turn_situation_v0`` with its fingerprint and turn recall id."""
+def build(
+    packet: dict,
+    *,
+    goal_id: str,
+    agent_id: str,
+    turn_instance_id: str,
+    project: str | None = None,
+    session_ref: str | None = None,
+) -> dict:
+    """``agent_turn_situation_v0`` with its fingerprint and turn recall id. ``project``
+    is the turn-admission corpus's (as LoopX takes it from the corpus scope); without
+    one, the packet's own claim."""
     selected = _selected(packet)
-    material = {
-        "schema_version": c.SITUATION_SCHEMA,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "project": compact(packet.get("project"), 128),
-        "selected_todo": selected,
-        "phase": compact(packet.get("lifecycle_phase") or selected.get("phase"), 120),
-        "recent_outcomes": _outcomes(packet),
-        "next_intent": compact(packet.get("next_intent") or packet.get("recommended_action")),
-        "user_prompt_included": False,
-    }
+    material = documents.situation(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        project=project if project is not None else packet_project(packet),
+        selected_todo=selected,
+        phase=compact(packet.get("lifecycle_phase") or selected.get("phase"), 120),
+        recent_outcomes=_outcomes(packet),
+        next_intent=compact(packet.get("next_intent") or packet.get("recommended_action")),
+        session_ref=session_ref,
+    )
     fingerprint = digest_ref(material)
     return {
         **material,

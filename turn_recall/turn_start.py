@@ -24,7 +24,7 @@ from typing import Any
 
 from loopx_site.core.canonical import canonical_size
 from loopx_site.core.models import Agent, Goal
-from turn_recall import adapters, capsule
+from turn_recall import adapters, capsule, documents
 from turn_recall import contracts as c
 
 logger = logging.getLogger("loopx.turn_recall")
@@ -52,22 +52,7 @@ def shell_command(argv: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
-def _result(hook_id: str, capability_id: str, status: str, count: int, code: str | None) -> dict:
-    return {
-        "schema_version": c.TURN_START_RESULT_SCHEMA,
-        "hook_id": hook_id,
-        "capability_id": capability_id,
-        "phase": "turn_start",
-        "status": status,
-        "observation_count": count,
-        "agent_read_required": status == c.OBSERVED,
-        "external_reads_performed": False,
-        "external_writes_performed": False,
-        "local_private_state_mutated": False,
-        "private_content_returned": False,
-        "provider_payload_returned": False,
-        "error_code": code,
-    }
+_result = documents.hook_result
 
 
 def preference_hook(goal: Goal, agent: Agent) -> Contribution | None:
@@ -139,17 +124,13 @@ def dispatch(goal: Goal, agent: Agent, *, max_bytes: int = c.MAX_DISPATCH_BYTES)
                     ),
                 }
             )
-    out = {
-        "schema_version": c.TURN_START_DISPATCH_SCHEMA,
-        "phase": "turn_start",
-        "registered_count": len(TURN_START_HOOKS),
-        "invoked_count": len(contributions),
-        "results": results,
-        "required_reads": reads,
-        "failures": failures,
-        "contexts": contexts,
-        "trimmed_hook_ids": [],
-    }
+    out = documents.dispatch(
+        registered_count=len(TURN_START_HOOKS),
+        results=results,
+        required_reads=reads,
+        failures=failures,
+        contexts=contexts,
+    )
     return trim(out, max_bytes=max_bytes)
 
 

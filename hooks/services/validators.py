@@ -197,7 +197,7 @@ def read_manifest_file(path: str | os.PathLike) -> Manifest:
         area=AREA,
         max_bytes=MAX_MANIFEST_BYTES,
         code="invalid_manifest",
-        not_found_code="not_found",
+        not_found_code="manifest_not_found",
     )
     raw = files.loads_json(data, option="manifest", area=AREA, code="invalid_manifest")
     return validate_manifest(raw, base_dir=absolute.parent)

@@ -47,7 +47,7 @@ T = TypeVar("T")
 
 
 def _forbidden(message: str, area: str) -> DomainError:
-    return DomainError("scope_forbidden", message, status=403, area=area)
+    return DomainError("scope_forbidden", message, area=area)
 
 
 def _optional_id(value: Any, field: str, area: str) -> str | None:
@@ -165,7 +165,6 @@ class Acting:
             raise DomainError(
                 "scope_forbidden",
                 f"{what} reaches the Agent's own memory: use the Agent's own token.",
-                status=403,
                 field=field,
                 area=area,
             )

@@ -3,7 +3,11 @@ import re
 from django import forms
 from django.contrib import admin, messages
 
-from loopx_site.core import access, services
+from loopx_site.core import (
+    access,
+    admin_background,  # noqa: F401  (background runs, schedules)
+    services,
+)
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal, HostToken
 from loopx_site.core.validation import require_identifier

@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser, handle_default_options
-from django.db import DatabaseError, DataError, connections
+from django.db import DatabaseError, connections
 
 from loopx_site.core.encoding import dumps
-from loopx_site.core.errors import DomainError
+from loopx_site.core.errors import DomainError, from_database_error, name_fields
 from loopx_site.core.files import is_utf8_text
 from loopx_site.core.progress import bar as progress_bar
 from loopx_site.core.progress import enabled as progress_enabled
@@ -259,23 +259,9 @@ class LoopxCommand(BaseCommand):
         except DomainError as exc:
             self._emit_error(exc, fmt)
             code = 2
-        except DataError as exc:  # a value the database refuses (e.g. NUL): bad input
-            self.stderr.write(f"database refused a value: {type(exc).__name__}")
-            err = DomainError(
-                "invalid_argument",
-                "A value cannot be stored or compared; nothing was written.",
-                area=self.error_area,
-            )
-            self._emit_error(err, fmt)
-            code = 2
         except DatabaseError as exc:
             self.stderr.write(f"database error: {type(exc).__name__}")
-            err = DomainError(
-                "database_unavailable",
-                "The database is unavailable; nothing was written.",
-                area=self.error_area,
-            )
-            self._emit_error(err, fmt)
+            self._emit_error(from_database_error(exc, area=self.error_area), fmt)
             code = 2
         except Exception:
             if "--traceback" in argv:
@@ -311,6 +297,10 @@ class LoopxCommand(BaseCommand):
     def run(self, **options: Any) -> dict[str, Any]:
         raise NotImplementedError
 
+    def flag_of(self, field: str) -> str:
+        """The flag a person types for a service field (``corpus_id`` → ``--corpus-id``)."""
+        return "--" + self.field_options.get(field, field).replace("_", "-")
+
     # -- output -----------------------------------------------------------------
     def emit(self, payload: dict[str, Any], *, subcommand: str | None = None) -> None:
         if self.output_format == "text":
@@ -341,6 +331,8 @@ class LoopxCommand(BaseCommand):
     def _emit_error(self, err: DomainError, fmt: str) -> None:
         if err.field in self.field_options:
             err.field = self.field_options[err.field]
+        # The message names the caller's input as the flag they typed.
+        err.message = name_fields(err.message, self.flag_of)
         if fmt == "text":
             field = f" (field: {err.field})" if err.field else ""
             line = f"error: {err.code}{field}: {err.message}"

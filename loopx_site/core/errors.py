@@ -1,66 +1,138 @@
-"""The error envelope shared by every adapter.
+"""The error registry and the envelope shared by every adapter.
+
+Every error code this service emits is declared **once**, here or in one app's
+``errors.py`` table (``declare``), with its HTTP status, LoopX's ``status`` word and a
+default message. A code declared twice — by two apps, or with two statuses — fails at
+import, so ``not_found`` cannot mean 409 in one place and 404 in another.
 
 Services raise ``DomainError`` (or an app subclass that sets ``area``); the CLI base
 command prints ``envelope()`` and exits 2, the DRF exception handler renders the same
-object with ``http_status``. Codes are lower_snake and stable.
+object with ``http_status``. There is one constructor signature —
+``DomainError(code, message=None, *, field=None, details=None, area=None)`` — and the
+status comes from the registry, never from the call site.
+
+Messages name the caller's input by its field name in backticks (``"needs
+`corpus_id`"``); the CLI shows the flag a person typed (``--corpus-id``,
+``LoopxCommand.field_options``), the API the field name (``corpus_id``). Database
+failures are translated in one place, ``from_database_error``.
 """
 
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-# Default HTTP status of the codes shared across areas; an app may pass ``status``.
-STATUS_BY_CODE = {
-    "invalid_argument": 400,
-    "invalid_json": 400,
-    "invalid_context": 400,
-    "not_authenticated": 401,
-    "scope_forbidden": 403,
-    "permission_required": 403,
-    "goal_not_registered": 404,
-    "agent_not_registered": 404,
-    "not_found": 404,
-    "method_not_allowed": 405,
-    "throttled": 429,
-    "csrf_failed": 403,
-    "revision_conflict": 409,
-    "operation_conflict": 409,
-    "idempotency_conflict": 409,
-    "capacity_exceeded": 413,
-    "payload_too_large": 413,
-    "provider_failed": 503,
-    "database_unavailable": 503,
-    "internal_error": 500,
-}
+from django.core.exceptions import ImproperlyConfigured
+
+from loopx_site.core.documents import error_document
+
+logger = logging.getLogger("loopx.errors")
+
+# LoopX's document ``status`` by HTTP status, where the status alone decides it
+# (``loopx_wire.md``): every refusal answered 403 is ``forbidden`` whatever its finer
+# code, every 401 ``unauthenticated``, every 503 ``unavailable``; everything else a
+# caller can fix is ``invalid_request``.
+WIRE_STATUS_BY_HTTP = {401: "unauthenticated", 403: "forbidden", 503: "unavailable"}
 
 
-# LoopX's document ``status`` for an error code (``loopx_wire.md``): the conflict
-# statuses LoopX has, ``unavailable`` for a store that cannot be read, ``forbidden`` for
-# every refusal answered 403 (whatever its finer code), and ``invalid_request`` for
-# everything else a caller can fix. Our finer ``code`` stays beside it in the envelope.
-WIRE_STATUS_BY_CODE = {
-    "revision_conflict": "revision_conflict",
-    "operation_conflict": "operation_conflict",
-    "database_unavailable": "unavailable",
-    "store_unavailable": "unavailable",
-    "not_authenticated": "unauthenticated",
-    "scope_forbidden": "forbidden",
-    "permission_required": "forbidden",
-    "csrf_failed": "forbidden",
-    "throttled": "throttled",
-    "internal_error": "internal_error",
-}
+@dataclass(frozen=True)
+class ErrorCode:
+    code: str
+    status: int
+    message: str
+    # LoopX's status word when the HTTP status alone does not decide it.
+    wire: str | None = None
+    owner: str = "loopx"
+
+    @property
+    def wire_status(self) -> str:
+        if self.wire:
+            return self.wire
+        return WIRE_STATUS_BY_HTTP.get(self.status, "invalid_request")
 
 
-# The document ``status`` of an HTTP status, where the status alone decides it.
-WIRE_STATUS_BY_HTTP = {401: "unauthenticated", 403: "forbidden"}
+REGISTRY: dict[str, ErrorCode] = {}
+
+# What an unregistered code answers (a programming error the registry test catches; a
+# caller still gets a structured error, never a traceback).
+_UNDECLARED = ErrorCode("invalid_argument", 400, "The request is invalid.", owner="loopx")
 
 
-def wire_status(code: str, http_status: int | None = None) -> str:
-    """LoopX's ``status`` for one of our error codes (answered with ``http_status``):
-    every 403 is ``forbidden`` — ``reviewer_not_authorized``, ``agent_not_allowlisted``,
-    ``experiment_route_unavailable`` … alike — and every 401 ``unauthenticated``."""
-    if http_status in WIRE_STATUS_BY_HTTP:
-        return WIRE_STATUS_BY_HTTP[http_status]
-    return WIRE_STATUS_BY_CODE.get(code, "invalid_request")
+def declare(owner: str, table: Mapping[str, tuple]) -> dict[str, ErrorCode]:
+    """Declare ``owner``'s codes: ``{code: (status, message[, wire])}``. Returns the
+    declared ``ErrorCode``s. Declaring a code another owner declared — or the same code
+    with other facts — raises ``ImproperlyConfigured``."""
+    declared = {}
+    for code, facts in table.items():
+        status, message, *rest = facts
+        entry = ErrorCode(code, status, message, rest[0] if rest else None, owner)
+        existing = REGISTRY.get(code)
+        if existing is not None and existing != entry:
+            raise ImproperlyConfigured(
+                f"error code {code!r} is declared by {existing.owner} "
+                f"({existing.status}) and again by {owner} ({status})"
+            )
+        REGISTRY[code] = declared[code] = entry
+    return declared
+
+
+def lookup(code: str) -> ErrorCode:
+    entry = REGISTRY.get(code)
+    if entry is None:
+        logger.error("undeclared error code %r", code)
+        return _UNDECLARED
+    return entry
+
+
+# The codes every area shares. App-specific codes live in each app's errors.py.
+CODES = declare(
+    "loopx_site.core",
+    {
+        "invalid_argument": (400, "An argument is invalid."),
+        "invalid_json": (400, "The input is not valid JSON."),
+        "invalid_input_file": (400, "The input file cannot be read or is not a JSON object."),
+        "unsupported_schema": (400, "The document's schema_version is not the expected one."),
+        "not_authenticated": (401, "Authentication is required."),
+        "scope_forbidden": (403, "Outside this credential's scope."),
+        "permission_required": (403, "This account lacks the permission this act needs."),
+        "csrf_failed": (403, "CSRF verification failed."),
+        "goal_not_registered": (404, "No Goal is registered with this id."),
+        "agent_not_registered": (404, "No Agent is registered with this id in that Goal."),
+        "route_not_found": (404, "No such API route."),
+        "resource_not_found": (404, "Not found."),
+        "method_not_allowed": (405, "This method is not allowed here."),
+        "not_acceptable": (406, "The requested representation is not available."),
+        "unsupported_media_type": (415, "The request body's media type is not supported."),
+        "revision_conflict": (
+            409,
+            "The expected revision is not the current one.",
+            "revision_conflict",
+        ),
+        "operation_conflict": (
+            409,
+            "This operation id was used with other arguments.",
+            "operation_conflict",
+        ),
+        "capacity_exceeded": (413, "The result would exceed the capacity bound."),
+        "payload_too_large": (413, "The request body is too large."),
+        "throttled": (429, "Too many requests for this credential; retry later.", "throttled"),
+        "config_not_found": (404, "No readable config of that name."),
+        "config_not_ignored": (400, "The config file is tracked (or not ignored) by git."),
+        "config_invalid": (400, "The config is not valid."),
+        "invalid_manifest": (400, "The extension manifest is malformed."),
+        "manifest_not_found": (404, "The manifest file does not exist."),
+        "provider_failed": (503, "The provider failed.", "invalid_request"),
+        "database_unavailable": (503, "The database is unavailable; nothing was written."),
+        "store_unavailable": (503, "The stored rows cannot be read."),
+        "internal_error": (500, "Unexpected failure.", "internal_error"),
+    },
+)
+
+
+def wire_status(code: str) -> str:
+    """LoopX's ``status`` for one of our error codes."""
+    return lookup(code).wire_status
 
 
 class DomainError(Exception):
@@ -71,42 +143,30 @@ class DomainError(Exception):
     def __init__(
         self,
         code: str,
-        message: str,
+        message: str | None = None,
         *,
         field: str | None = None,
         details: dict[str, Any] | None = None,
-        status: int | None = None,
         area: str | None = None,
     ):
+        entry = lookup(code)
+        message = message or entry.message
         super().__init__(message)
         self.code = code
         self.message = message
         self.field = field
         self.details = details or {}
-        self.http_status = status or STATUS_BY_CODE.get(code, 400)
+        self.http_status = entry.status
+        self.wire_status = entry.wire_status
         # Extra top-level fields of the error document (e.g. ``current`` on a conflict).
         self.extra: dict[str, Any] = {}
         if area:
             self.area = area
 
-    @property
-    def wire_status(self) -> str:
-        return wire_status(self.code, self.http_status)
-
     def envelope(self) -> dict[str, Any]:
         """LoopX's error document: ``error`` is the one-line message; our ``code``,
         ``field`` and ``details`` sit beside it as extra top-level fields."""
-        document: dict[str, Any] = {
-            "ok": False,
-            "schema_version": f"{self.area}_error_v0",
-            "status": self.wire_status,
-            "error": self.message,
-            "code": self.code,
-            "field": self.field,
-            "details": self.details,
-        }
-        document.update(self.extra)
-        return document
+        return error_document(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code!r}, field={self.field!r})"
@@ -119,3 +179,35 @@ class RegistryError(DomainError):
 def invalid(field: str, message: str, *, area: str = "loopx", **details: Any) -> DomainError:
     """Shorthand for an ``invalid_argument`` error on one field."""
     return DomainError("invalid_argument", message, field=field, details=details, area=area)
+
+
+# -- how a message names the caller's input -----------------------------------------
+_FIELD_REF = re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def name_fields(message: str, name_of) -> str:
+    """``message`` with each backticked field reference rewritten by ``name_of`` (the
+    CLI passes ``lambda f: "--" + f.replace("_", "-")``; the API keeps the name)."""
+    return _FIELD_REF.sub(lambda m: name_of(m.group(1)), message)
+
+
+# -- one translator for database failures -------------------------------------------
+def from_database_error(exc: Exception, *, area: str = "loopx") -> DomainError | None:
+    """The error a database failure answers with, for every adapter (CLI, API,
+    middleware): a value the database refuses (``DataError``, e.g. a NUL character in
+    PostgreSQL text) is bad input; any other ``DatabaseError`` is an outage. Nothing was
+    written in either case (the atomic block rolled back). ``None`` if ``exc`` is not a
+    database error."""
+    from django.db import DatabaseError, DataError
+
+    if isinstance(exc, DataError):
+        logger.warning("database refused a value: %s", type(exc).__name__)
+        return DomainError(
+            "invalid_argument",
+            "A value cannot be stored or compared; nothing was written.",
+            area=area,
+        )
+    if isinstance(exc, DatabaseError):
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        return DomainError("database_unavailable", area=area)
+    return None

@@ -55,7 +55,7 @@ def database_unavailable(request) -> HttpResponse:
     logger.warning("database unavailable while serving a request")
     message = "The database is unavailable; nothing was written. Try again shortly."
     if is_api(request):
-        err = DomainError("database_unavailable", message, status=503)
+        err = DomainError("database_unavailable", message)
         return _envelope_response(err, Retry_After="5")
     page = _PAGE.format(title="Service unavailable (503)", message=message)
     response = HttpResponse(page, status=503, content_type="text/html; charset=utf-8")
@@ -67,7 +67,7 @@ def payload_too_large(request) -> HttpResponse:
     logger.warning("request body over DATA_UPLOAD_MAX_MEMORY_SIZE refused")
     message = "The request body is too large."
     if is_api(request):
-        return _envelope_response(DomainError("payload_too_large", message, status=413))
+        return _envelope_response(DomainError("payload_too_large", message))
     page = _PAGE.format(title="Payload too large (413)", message=message)
     return HttpResponse(page, status=413, content_type="text/html; charset=utf-8")
 
@@ -94,7 +94,7 @@ def _is_admin_filter_refusal(request, response) -> bool:
 
 
 def api_not_found() -> JsonResponse:
-    return _envelope_response(DomainError("not_found", "No such API route.", status=404))
+    return _envelope_response(DomainError("route_not_found"))
 
 
 class EdgeErrorsMiddleware:
@@ -127,7 +127,7 @@ def handler400(request, exception=None):
     if isinstance(exception, RequestDataTooBig):
         return payload_too_large(request)
     if is_api(request):
-        return _envelope_response(DomainError("invalid_argument", "Bad request.", status=400))
+        return _envelope_response(DomainError("invalid_argument", "Bad request."))
     return defaults.bad_request(request, exception)
 
 
@@ -142,6 +142,6 @@ def handler500(request):
     if isinstance(exc, DATABASE_DOWN):
         return database_unavailable(request)
     if is_api(request):
-        err = DomainError("internal_error", "Unexpected failure.", status=500)
+        err = DomainError("internal_error")
         return _envelope_response(err)
     return defaults.server_error(request)

@@ -161,3 +161,34 @@ class ThrottleCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bucket}: {self.hits}"
+
+
+class BackgroundRun(models.Model):
+    """What one run of a background task did (``loopx_site.core.background``).
+
+    Counts only (rows claimed, skipped, written …), the outcome and an error *code*, the
+    worker that ran it: never a summary, a path or a token.
+    """
+
+    class Outcome(models.TextChoices):
+        RUNNING = "running"
+        OK = "ok"
+        FAILED = "failed"
+
+    task = models.CharField(max_length=128, help_text="The task's stable name.")
+    task_id = models.CharField(
+        max_length=64, blank=True, default="", help_text="Celery's id of the run (blank: eager)."
+    )
+    worker = models.CharField(max_length=255, help_text="host:pid of the process that ran it.")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RUNNING)
+    error_code = models.CharField(max_length=64, blank=True, default="")
+    counts = models.JSONField(default=dict, help_text="What the run did, as numbers.")
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+        indexes = [models.Index(fields=["task", "-started_at"], name="core_bgrun_task_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.task} {self.outcome} @ {self.started_at:%Y-%m-%d %H:%M:%S}"

@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from preferences.api import provider_views
 from preferences.api import recall_views as views
 
 base = "semantic-preferences/"
@@ -14,5 +15,15 @@ urlpatterns = [
         f"{base}maintenance-receipts/",
         views.SemanticPreferenceMaintenanceReceiptApi.as_view(),
         name="semantic-maintenance-receipt",
+    ),
+    path(
+        f"{base}provider/",
+        provider_views.SemanticPreferenceProviderApi.as_view(),
+        name="semantic-provider",
+    ),
+    path(
+        f"{base}provider/doctor/",
+        provider_views.SemanticPreferenceProviderDoctorApi.as_view(),
+        name="semantic-provider-doctor",
     ),
 ]

@@ -140,14 +140,14 @@ def require_project(value: Any) -> str:
 
 def _require_bool(value: Any, field_name: str) -> bool:
     if not isinstance(value, bool):
-        raise invalid("invalid_config", field_name, f"{field_name} must be true or false.")
+        raise invalid("config_invalid", field_name, f"{field_name} must be true or false.")
     return value
 
 
 def _require_int(value: Any, field_name: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise invalid(
-            "invalid_config", field_name, f"{field_name} must be an integer {low}-{high}."
+            "config_invalid", field_name, f"{field_name} must be an integer {low}-{high}."
         )
     return value
 
@@ -155,14 +155,14 @@ def _require_int(value: Any, field_name: str, low: int, high: int) -> int:
 def _require_str(value: Any, field_name: str, *, max_chars: int, min_chars: int = 1) -> str:
     if not isinstance(value, str) or not min_chars <= len(value) <= max_chars or "\x00" in value:
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             field_name,
             f"{field_name} must be a string of {min_chars}-{max_chars} characters without NUL.",
         )
     return value
 
 
-def require_argv(value: Any, field_name: str, *, code: str = "invalid_config", allow_empty=False):
+def require_argv(value: Any, field_name: str, *, code: str = "config_invalid", allow_empty=False):
     """A list of plain strings (a program and its arguments); never run through a shell."""
     if not isinstance(value, list) or len(value) > MAX_ARGV_ITEMS:
         raise invalid(
@@ -184,7 +184,7 @@ def _reject_unknown(mapping: dict, allowed: set[str], prefix: str) -> None:
         # Field names only (never values); a name is at most echoed truncated.
         name = str(unknown[0])[:64]
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             f"{prefix}{name}",
             f"Unknown config field {prefix}{name}.",
             unknown_fields=[str(k)[:64] for k in unknown[:8]],
@@ -199,14 +199,14 @@ def validate_config(
 ) -> HookConfig:
     """Validate a decoded ``semantic_preference_hook_config_v0`` object.
 
-    Raises ``invalid_config`` naming the offending field (never echoing its value).
+    Raises ``config_invalid`` naming the offending field (never echoing its value).
     """
     if not isinstance(raw, dict):
-        raise invalid("invalid_config", None, "The config must be a JSON object.")
+        raise invalid("config_invalid", None, "The config must be a JSON object.")
     _reject_unknown(raw, TOP_LEVEL_FIELDS, "")
     if raw.get("schema_version") != SCHEMA_VERSION:
         raise invalid(
-            "invalid_config", "schema_version", f"schema_version must be {SCHEMA_VERSION}."
+            "config_invalid", "schema_version", f"schema_version must be {SCHEMA_VERSION}."
         )
     enabled = _require_bool(raw.get("enabled", False), "enabled")
     provider = None
@@ -215,19 +215,19 @@ def validate_config(
     if "provider" in raw:
         provider = _validate_provider(raw["provider"], origin=origin, base_dir=base_dir)
     elif enabled:
-        raise invalid("invalid_config", "provider", "An enabled config needs a provider.")
+        raise invalid("config_invalid", "provider", "An enabled config needs a provider.")
     surfaces_raw = raw.get("surfaces", {})
     if not isinstance(surfaces_raw, dict) or len(surfaces_raw) > MAX_SURFACES:
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             "surfaces",
             f"surfaces must be an object of at most {MAX_SURFACES} module-qualified ids.",
         )
     if enabled and not surfaces_raw:
-        raise invalid("invalid_config", "surfaces", "An enabled config needs a surface.")
+        raise invalid("config_invalid", "surfaces", "An enabled config needs a surface.")
     surfaces = {}
     for surface_id, spec in surfaces_raw.items():
-        require_surface_id(surface_id, "surfaces", code="invalid_config")
+        require_surface_id(surface_id, "surfaces", code="config_invalid")
         surfaces[surface_id] = _validate_surface(surface_id, spec)
     return HookConfig(
         enabled=enabled, provider=provider, surfaces=surfaces, origin=origin, base_dir=base_dir
@@ -237,16 +237,16 @@ def validate_config(
 def _validate_surface(surface_id: str, spec: Any) -> SurfaceConfig:
     prefix = f"surfaces.{surface_id}."
     if not isinstance(spec, dict):
-        raise invalid("invalid_config", prefix[:-1], "A surface must be an object.")
+        raise invalid("config_invalid", prefix[:-1], "A surface must be an object.")
     _reject_unknown(spec, SURFACE_FIELDS, prefix)
     if "query" not in spec:
-        raise invalid("invalid_config", prefix + "query", "A surface needs a query.")
+        raise invalid("config_invalid", prefix + "query", "A surface needs a query.")
     query = _require_str(spec["query"], prefix + "query", max_chars=MAX_QUERY_CHARS)
     limit = _require_int(spec.get("limit", DEFAULT_LIMIT), prefix + "limit", 1, MAX_LIMIT)
     policy = spec.get("failure_policy", "fail_open")
     if policy not in FAILURE_POLICIES:
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             prefix + "failure_policy",
             "failure_policy must be fail_open or fail_closed.",
         )
@@ -258,7 +258,7 @@ def _require_bindable(provider: dict, *, enabled: bool) -> None:
     for name in sorted(provider):
         if name not in REGISTERED_PROVIDER_FIELDS:
             raise invalid(
-                "invalid_config",
+                "config_invalid",
                 f"provider.{str(name)[:64]}",
                 "A registered config binds an installed, active extension by "
                 "provider.extension_id; provider commands, args, state files and timeouts "
@@ -267,7 +267,7 @@ def _require_bindable(provider: dict, *, enabled: bool) -> None:
             )
     if enabled and "extension_id" not in provider:
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             "provider.extension_id",
             "A registered config must name the installed extension by provider.extension_id.",
         )
@@ -279,7 +279,7 @@ def _validate_setup_hints(raw: Any) -> dict[str, str]:
         return {}
     if not isinstance(raw, dict):
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             "provider.setup_hints",
             "provider.setup_hints must be an object with install and/or configure.",
         )
@@ -301,7 +301,7 @@ def _require_runnable(argv: tuple[str, ...], field_name: str) -> tuple[str, ...]
     program = argv[0]
     if "/" in program and not os.path.isabs(program):
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             field_name,
             f"{field_name}[0] must be a command name or an absolute path.",
         )
@@ -310,27 +310,27 @@ def _require_runnable(argv: tuple[str, ...], field_name: str) -> tuple[str, ...]
 
 def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> ProviderConfig:
     if not isinstance(raw, dict):
-        raise invalid("invalid_config", "provider", "provider must be an object.")
+        raise invalid("config_invalid", "provider", "provider must be an object.")
     _reject_unknown(raw, PROVIDER_FIELDS, "provider.")
     provider_id = None
     if "id" in raw:
         provider_id = raw["id"]
         if not isinstance(provider_id, str) or not PROVIDER_ID_RE.fullmatch(provider_id):
             raise invalid(
-                "invalid_config", "provider.id", f"provider.id must match {PROVIDER_ID_RE.pattern}."
+                "config_invalid", "provider.id", f"provider.id must match {PROVIDER_ID_RE.pattern}."
             )
     hints = _validate_setup_hints(raw.get("setup_hints"))
     if "argv" in raw:
         if "extension_id" in raw:
             raise invalid(
-                "invalid_config",
+                "config_invalid",
                 "provider.argv",
                 "provider.argv and provider.extension_id are mutually exclusive.",
             )
         for extension_only in ("args", "extension_state_file"):
             if extension_only in raw:
                 raise invalid(
-                    "invalid_config",
+                    "config_invalid",
                     f"provider.{extension_only}",
                     f"provider.{extension_only} applies to extension providers, not argv.",
                 )
@@ -352,7 +352,7 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
     for manifest_owned in ("timeout_seconds", "probe_argv"):
         if manifest_owned in raw:
             raise invalid(
-                "invalid_config",
+                "config_invalid",
                 f"provider.{manifest_owned}",
                 f"provider.{manifest_owned} belongs to the extension manifest; "
                 "a config cannot override it.",
@@ -363,7 +363,7 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
         extension_id = raw["extension_id"]
         if not isinstance(extension_id, str) or not PROVIDER_ID_RE.fullmatch(extension_id):
             raise invalid(
-                "invalid_config",
+                "config_invalid",
                 "provider.extension_id",
                 f"provider.extension_id must match {PROVIDER_ID_RE.pattern}.",
             )
@@ -375,7 +375,7 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
         state_file = Path(text)
         if origin not in COMMAND_ORIGINS:
             raise invalid(
-                "invalid_config",
+                "config_invalid",
                 "provider.extension_state_file",
                 "provider.extension_state_file is honoured only in a local-private config "
                 "file read by the CLI.",
@@ -383,7 +383,7 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
         if not state_file.is_absolute():
             if base_dir is None:
                 raise invalid(
-                    "invalid_config",
+                    "config_invalid",
                     "provider.extension_state_file",
                     "provider.extension_state_file must be absolute outside a config file.",
                 )
@@ -429,7 +429,7 @@ def load_config_file(path: str | os.PathLike) -> HookConfig:
     """Load and validate a config file; git must ignore it when it is in a work tree."""
     absolute = Path(os.path.abspath(path))
     raw = read_private_json(
-        absolute, what="config", not_found_code="config_not_found", invalid_code="invalid_config"
+        absolute, what="config", not_found_code="config_not_found", invalid_code="config_invalid"
     )
     config = validate_config(raw, origin="file", base_dir=absolute.parent)
     return config

@@ -418,7 +418,7 @@ def read_manifest_file(path: str | os.PathLike) -> Manifest:
             area="semantic_preference",
             max_bytes=MAX_MANIFEST_BYTES,
             code="invalid_manifest",
-            not_found_code="not_found",
+            not_found_code="manifest_not_found",
         )
         if absolute.suffix.lower() == ".toml":
             try:
@@ -630,7 +630,7 @@ def _locked(extension_id: str) -> ProviderExtension:
     row = ProviderExtension.objects.select_for_update().filter(extension_id=extension_id).first()
     if row is None:
         raise SemanticPreferenceError(
-            "not_found", "No installed extension has this id.", field="extension_id"
+            "extension_not_found", "No installed extension has this id.", field="extension_id"
         )
     return row
 
@@ -672,14 +672,16 @@ def install_manifest(
         except IntegrityError:
             continue  # a concurrent install created it; decide again against that row
     raise SemanticPreferenceError(
-        "operation_conflict", "Concurrent installs of this extension did not settle.", status=409
+        "operation_conflict", "Concurrent installs of this extension did not settle."
     )
 
 
 def _install_locked(manifest, row, operation, execute, doctor) -> dict[str, Any]:
     if row is None and operation == "upgrade":
         raise SemanticPreferenceError(
-            "not_found", "No installed extension has this id; install it first.", field="manifest"
+            "extension_not_found",
+            "No installed extension has this id; install it first.",
+            field="manifest",
         )
     if row is not None and row.revision == manifest.revision:
         return _operation(operation, execute=execute, changed=False, row=row, doctor=doctor)
@@ -822,8 +824,8 @@ def _installed_from_state_file(path: Path) -> list[InstalledExtension]:
     raw = config_module.read_private_json(
         path,
         what="extension_state_file",
-        not_found_code="invalid_config",
-        invalid_code="invalid_config",
+        not_found_code="config_invalid",
+        invalid_code="config_invalid",
     )
     if (
         not isinstance(raw, dict)
@@ -832,7 +834,7 @@ def _installed_from_state_file(path: Path) -> list[InstalledExtension]:
         or not isinstance(raw["extensions"], list)
     ):
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             "provider.extension_state_file",
             f"The extension state file must be a {STATE_SCHEMA} object.",
         )
@@ -840,7 +842,7 @@ def _installed_from_state_file(path: Path) -> list[InstalledExtension]:
     for entry in raw["extensions"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("active"), bool):
             raise invalid(
-                "invalid_config",
+                "config_invalid",
                 "provider.extension_state_file",
                 "Each state entry is a manifest plus a boolean active flag.",
             )
@@ -849,7 +851,7 @@ def _installed_from_state_file(path: Path) -> list[InstalledExtension]:
             manifest = validate_manifest(body, base_dir=path.parent)
         except SemanticPreferenceError:
             raise invalid(
-                "invalid_config",
+                "config_invalid",
                 "provider.extension_state_file",
                 "An entry of the extension state file is not a valid manifest.",
             ) from None
@@ -864,7 +866,7 @@ def _builtin_args(args: tuple[str, ...]) -> tuple[str, ...]:
     if len(args) == 2 and args[0] == "--project" and not args[1].startswith("-"):
         return args
     raise invalid(
-        "invalid_config",
+        "config_invalid",
         "provider.args",
         "The built-in provider accepts only `--project VALUE` as provider.args.",
     )

@@ -112,7 +112,7 @@ def load_config(config: ConfigSource) -> HookConfig:
         return validate_config(config, origin="inline")
     if isinstance(config, str | os.PathLike):
         return load_config_file(config)
-    raise invalid("invalid_config", "config", "config must be a path, a mapping or a config row.")
+    raise invalid("config_invalid", "config", "config must be a path, a mapping or a config row.")
 
 
 def _bind(hook: HookConfig) -> tuple[Binding | None, str | None]:

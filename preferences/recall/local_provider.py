@@ -158,7 +158,7 @@ def save_provider_note(
         except IntegrityError:
             continue  # created concurrently: the second pass updates it
     raise SemanticPreferenceError(
-        "operation_conflict", "Concurrent writes to this note did not settle.", status=409
+        "operation_conflict", "Concurrent writes to this note did not settle."
     )
 
 
@@ -177,7 +177,9 @@ def retire_provider_note(
             .first()
         )
         if row is None:
-            raise SemanticPreferenceError("not_found", "No such provider note.", field="note_id")
+            raise SemanticPreferenceError(
+                "note_not_found", "No such provider note.", field="note_id"
+            )
         if not row.active:
             return _note_result("unchanged", row)
         row.active = False

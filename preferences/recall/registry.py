@@ -3,7 +3,7 @@
 A registered config is validated when it is saved and again whenever it is used, with the
 registered-origin rule: its provider only names an installed extension by
 ``extension_id`` (no argv, args, probe, timeout or state file). A row saved before that
-rule, or edited around it, is refused at load (``invalid_config``) — it is not rewritten.
+rule, or edited around it, is refused at load (``config_invalid``) — it is not rewritten.
 
 Ownership: a config belongs to one Goal (``goal``); an operator may share it with other
 Goals. A host token runs only configs of its own Goal or shared with it
@@ -26,7 +26,7 @@ from preferences.recall.errors import SemanticPreferenceError, invalid
 
 def validate_registered(config: Any) -> None:
     """The rules of a registered config: the registered-origin shape, and an enabled one
-    names an extension that is installed and enabled (``invalid_config`` otherwise)."""
+    names an extension that is installed and enabled (``config_invalid`` otherwise)."""
     hook = validate_config(config, origin="registered")
     if not hook.enabled or hook.provider is None:
         return
@@ -35,7 +35,7 @@ def validate_registered(config: Any) -> None:
     ).exists()
     if not installed:
         raise invalid(
-            "invalid_config",
+            "config_invalid",
             "provider.extension_id",
             "No installed, enabled extension has this id; install it first with "
             "`manage.py semantic_preference extension install --manifest FILE --execute`.",
@@ -126,9 +126,7 @@ def register_config(
             }
         except IntegrityError:
             continue
-    raise SemanticPreferenceError(
-        "operation_conflict", "Concurrent registrations did not settle.", status=409
-    )
+    raise SemanticPreferenceError("operation_conflict", "Concurrent registrations did not settle.")
 
 
 def _goal(goal_id: str | None) -> Goal | None:

@@ -11,6 +11,7 @@ from loopx_site.core import access
 from reward_memory import principals, selectors, services
 from reward_memory.api import serializers as s
 from reward_memory.documents import corpora as corpus_documents
+from reward_memory.documents import registry
 from reward_memory.errors import AREA, invalid
 
 TAG = ["reward-memory"]
@@ -86,7 +87,7 @@ class CorpusHealthApi(RewardMemoryApi):
     def get(self, request, corpus_id: str):
         # a corpus the caller may not see is the same corpus_not_found a missing one gives
         corpus = selectors.get_corpus(corpus_id, viewer=_viewer(request))
-        return Response(selectors.corpus_health(corpus))
+        return Response(registry.corpus_health(corpus))
 
 
 class CandidateReviewApi(RewardMemoryApi):

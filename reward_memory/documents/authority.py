@@ -3,7 +3,7 @@ of a candidate lineage."""
 
 from typing import Any
 
-from reward_memory import selectors
+from reward_memory.documents import registry
 from reward_memory.models import AuthorityCheckpoint, LineageClosure
 
 CHECKPOINT_GRANT_SCHEMA = "reward_memory_checkpoint_grant_v0"
@@ -21,7 +21,7 @@ def checkpoint_grant(
         "status": status,
         "executed": executed,
         "checkpoint_id": checkpoint_id,
-        "checkpoint": selectors.checkpoint_payload(row) if row else None,
+        "checkpoint": registry.checkpoint_payload(row) if row else None,
     }
 
 
@@ -41,7 +41,7 @@ def checkpoint_revocation(
         "checkpoint_id": row.checkpoint_id,
         "derived_active_records": derived_active_records,
         "records_revoked": records_revoked,
-        "checkpoint": selectors.checkpoint_payload(row),
+        "checkpoint": registry.checkpoint_payload(row),
     }
 
 
@@ -49,7 +49,7 @@ def checkpoint_list(rows) -> dict[str, Any]:
     """``reward_memory_checkpoint_list_v0``."""
     return {
         "schema_version": CHECKPOINT_LIST_SCHEMA,
-        "checkpoints": [selectors.checkpoint_payload(r) for r in rows],
+        "checkpoints": [registry.checkpoint_payload(r) for r in rows],
     }
 
 

@@ -5,7 +5,8 @@ from typing import Any
 
 from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
-from reward_memory import providers, selectors
+from reward_memory import providers
+from reward_memory.documents import registry
 
 CORPUS_LIST_SCHEMA = "reward_memory_corpus_list_v0"
 REGISTRATION_SCHEMA = "reward_memory_corpus_registration_v0"
@@ -17,7 +18,7 @@ def corpus_list(corpora) -> dict[str, Any]:
     return {
         "schema_version": CORPUS_LIST_SCHEMA,
         "corpora": [
-            {**selectors.corpus_payload(c), "health": selectors.corpus_health(c)["health"]}
+            {**registry.corpus_payload(c), "health": registry.corpus_health(c)["health"]}
             for c in corpora
         ],
     }
@@ -38,7 +39,7 @@ def standing_policy(fields: dict[str, Any]) -> dict[str, Any]:
 
 def registration(status, definition, policy_digests, row, *, executed) -> dict[str, Any]:
     """``reward_memory_corpus_registration_v0`` (planned unless executed)."""
-    corpus_payload = selectors.corpus_payload(row) if (row is not None and executed) else None
+    corpus_payload = registry.corpus_payload(row) if (row is not None and executed) else None
     return {
         "schema_version": REGISTRATION_SCHEMA,
         "status": status if executed else ("planned" if status != "unchanged" else "unchanged"),

@@ -3,7 +3,7 @@ supersede / mark, previewed or performed) and ``reward_memory_expiry_sweep_v0``.
 
 from typing import Any
 
-from reward_memory import selectors
+from reward_memory.documents import registry
 from reward_memory.models import MemoryRecord
 
 RECORD_OPERATION_SCHEMA = "reward_memory_record_operation_v0"
@@ -24,7 +24,7 @@ def record_operation(record: MemoryRecord, *, operation: str, executed: bool) ->
         "schema_version": RECORD_OPERATION_SCHEMA,
         "operation": operation,
         "executed": executed,
-        "record": selectors.record_public(record),
+        "record": registry.record_public(record),
     }
     if executed:
         document["readback"] = readback(record)

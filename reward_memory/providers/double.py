@@ -8,23 +8,15 @@ to be unavailable, to leave commits ambiguous, or to return different bytes on r
 import re
 import threading
 
-from reward_memory.providers.base import (
-    Binding,
-    Preflight,
-    Provider,
-    ProviderUnavailable,
-    ProviderWrite,
-    RecallItem,
-    WriteResult,
-)
+from reward_memory.providers import base
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
-class ProviderDouble(Provider):
+class ProviderDouble(base.Provider):
     provider_id = "double"
 
-    last_binding: Binding | None = None
+    last_binding: base.Binding | None = None
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -48,18 +40,18 @@ class ProviderDouble(Provider):
         with self._lock:
             self.calls.append(op)
         if not self.available:
-            raise ProviderUnavailable("unavailable")
+            raise base.ProviderUnavailable("unavailable")
 
     # -- interface --------------------------------------------------------------------
-    def preflight(self, binding: Binding) -> Preflight:
+    def preflight(self, binding: base.Binding) -> base.Preflight:
         self._enter("preflight")
         present = any(
             scope == binding.scope_key and doc["recallable"]
             for (scope, _), doc in self.documents.items()
         )
-        return Preflight(status="ready", index_present=present)
+        return base.Preflight(status="ready", index_present=present)
 
-    def write(self, binding: Binding, item: ProviderWrite) -> WriteResult:
+    def write(self, binding: base.Binding, item: base.ProviderWrite) -> base.WriteResult:
         self._enter("write")
         with self._lock:
             self.documents[(binding.scope_key, item.resource_ref)] = {
@@ -69,9 +61,11 @@ class ProviderDouble(Provider):
                 "recallable": item.recallable,
             }
         status = "pending" if self.commit_pending else "committed"
-        return WriteResult(status=status, resource_ref=item.resource_ref)
+        return base.WriteResult(status=status, resource_ref=item.resource_ref)
 
-    def recall(self, binding: Binding, *, surface: str, query: str, limit: int) -> list[RecallItem]:
+    def recall(
+        self, binding: base.Binding, *, surface: str, query: str, limit: int
+    ) -> list[base.RecallItem]:
         self._enter("recall")
         self.last_binding = binding
         words = set(_TOKEN.findall(query.lower()))
@@ -86,16 +80,16 @@ class ProviderDouble(Provider):
                 if overlap:
                     scored.append((-overlap, ref, doc["content"]))
         scored.sort()
-        return [RecallItem(ref, self._bytes(content), float(-s)) for s, ref, content in scored][
-            :limit
-        ]
+        return [
+            base.RecallItem(ref, self._bytes(content), float(-s)) for s, ref, content in scored
+        ][:limit]
 
-    def readback(self, binding: Binding, resource_ref: str) -> bytes | None:
+    def readback(self, binding: base.Binding, resource_ref: str) -> bytes | None:
         self._enter("readback")
         doc = self.documents.get((binding.scope_key, resource_ref))
         return None if doc is None else self._bytes(doc["content"])
 
-    def retire(self, binding: Binding, resource_ref: str) -> None:
+    def retire(self, binding: base.Binding, resource_ref: str) -> None:
         self._enter("retire")
         with self._lock:
             doc = self.documents.get((binding.scope_key, resource_ref))

@@ -12,18 +12,10 @@ from django.db import DatabaseError, transaction
 from loopx_site.core import clock, fulltext
 from loopx_site.core.canonical import digest_ref
 from reward_memory.models import LocalProviderDocument
-from reward_memory.providers.base import (
-    Binding,
-    Preflight,
-    Provider,
-    ProviderUnavailable,
-    ProviderWrite,
-    RecallItem,
-    WriteResult,
-)
+from reward_memory.providers import base
 
 
-def namespace(binding: Binding, surface: str) -> str:
+def namespace(binding: base.Binding, surface: str) -> str:
     """The full-text namespace of one binding scope and surface (no private ref in it)."""
     return f"reward_memory:{binding.scope_key[:32]}:{surface}"
 
@@ -32,19 +24,21 @@ def content_digest(content: bytes) -> str:
     return "sha256:" + hashlib.sha256(content).hexdigest()
 
 
-class LocalProvider(Provider):
+class LocalProvider(base.Provider):
     provider_id = "local"
 
-    def preflight(self, binding: Binding) -> Preflight:
+    def preflight(self, binding: base.Binding) -> base.Preflight:
         try:
             present = LocalProviderDocument.objects.filter(
                 scope_key=binding.scope_key, recallable=True
             ).exists()
         except DatabaseError:
-            return Preflight(status="unavailable", index_present=False, failure_kind="unavailable")
-        return Preflight(status="ready", index_present=present)
+            return base.Preflight(
+                status="unavailable", index_present=False, failure_kind="unavailable"
+            )
+        return base.Preflight(status="ready", index_present=present)
 
-    def write(self, binding: Binding, item: ProviderWrite) -> WriteResult:
+    def write(self, binding: base.Binding, item: base.ProviderWrite) -> base.WriteResult:
         now = clock.now()
         text = item.content.decode("utf-8")
         try:
@@ -74,10 +68,12 @@ class LocalProvider(Provider):
                 else:
                     fulltext.remove(ns, item.resource_ref)
         except DatabaseError:
-            raise ProviderUnavailable("unavailable") from None
-        return WriteResult(status="committed", resource_ref=item.resource_ref)
+            raise base.ProviderUnavailable("unavailable") from None
+        return base.WriteResult(status="committed", resource_ref=item.resource_ref)
 
-    def recall(self, binding: Binding, *, surface: str, query: str, limit: int) -> list[RecallItem]:
+    def recall(
+        self, binding: base.Binding, *, surface: str, query: str, limit: int
+    ) -> list[base.RecallItem]:
         try:
             hits = fulltext.search(namespace(binding, surface), query, limit=limit)
             if not hits:
@@ -90,14 +86,14 @@ class LocalProvider(Provider):
                 ).values_list("resource_ref", "content")
             )
         except DatabaseError:
-            raise ProviderUnavailable("unavailable") from None
+            raise base.ProviderUnavailable("unavailable") from None
         return [
-            RecallItem(resource_ref=h.ref, content=docs[h.ref].encode("utf-8"), score=h.score)
+            base.RecallItem(resource_ref=h.ref, content=docs[h.ref].encode("utf-8"), score=h.score)
             for h in hits
             if h.ref in docs
         ]
 
-    def readback(self, binding: Binding, resource_ref: str) -> bytes | None:
+    def readback(self, binding: base.Binding, resource_ref: str) -> bytes | None:
         try:
             doc = (
                 LocalProviderDocument.objects.filter(
@@ -107,10 +103,10 @@ class LocalProvider(Provider):
                 .first()
             )
         except DatabaseError:
-            raise ProviderUnavailable("unavailable") from None
+            raise base.ProviderUnavailable("unavailable") from None
         return None if doc is None else doc.content.encode("utf-8")
 
-    def retire(self, binding: Binding, resource_ref: str) -> None:
+    def retire(self, binding: base.Binding, resource_ref: str) -> None:
         try:
             with transaction.atomic():
                 docs = LocalProviderDocument.objects.filter(
@@ -120,7 +116,7 @@ class LocalProvider(Provider):
                     fulltext.remove(namespace(binding, doc.surface), resource_ref)
                 docs.update(recallable=False, updated_at=clock.now())
         except DatabaseError:
-            raise ProviderUnavailable("unavailable") from None
+            raise base.ProviderUnavailable("unavailable") from None
 
 
 def public_ref(resource_ref: str) -> str:

@@ -5,6 +5,7 @@ other apps call these).
 (corpora), Stage 2 (review), lifecycle (records), the ingest loop and Stage 3 recall.
 """
 
+from reward_memory.loopx import is_loopx_packet
 from reward_memory.services import review_queue
 from reward_memory.services.authority import (
     bind_role,
@@ -28,9 +29,8 @@ from reward_memory.services.ingest import (
     submit_event,
 )
 from reward_memory.services.operator_control import operator_control
-from reward_memory.services.recall import (
+from reward_memory.services.recalls import (
     RecallGuidance,
-    is_loopx_packet,
     recall,
     recall_guidance,
     record_application,

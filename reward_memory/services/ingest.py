@@ -77,10 +77,10 @@ def _require_route_names(goal_id: str | None, agent_id: str | None, execute: boo
     if execute and (not goal_id or not agent_id):
         raise invalid(
             "goal_id",
-            "execute requires an enabled experiment route: name its goal_id and agent_id",
+            "`execute` requires an enabled experiment route via `goal_id` and `agent_id`",
         )
     if (goal_id or agent_id) and not (goal_id and agent_id):
-        raise invalid("agent_id", "goal_id and agent_id must be supplied together")
+        raise invalid("agent_id", "`goal_id` and `agent_id` must be supplied together")
 
 
 def ingest_event(

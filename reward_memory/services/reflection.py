@@ -262,7 +262,9 @@ def record_validation(
     row = row.select_related("goal", "agent").first()
     if row is None:
         raise RewardMemoryError(
-            "not_found", "No reflection candidate has this digest", field="reflection_digest"
+            "reflection_not_found",
+            "No reflection candidate has this digest",
+            field="reflection_digest",
         )
     document = reflection_documents.operator_validation(
         status=status,
@@ -284,7 +286,6 @@ def record_validation(
             "operation_conflict",
             "The reflection is already finalised; its validation is not re-recorded",
             field="reflection_digest",
-            status=409,
         )
     ReflectionCandidate.objects.filter(pk=row.pk).exclude(status=c.REFLECTION_FINALIZED).update(
         validation=document, updated_at=clock.now()

@@ -30,7 +30,7 @@ from reward_memory import validation as v
 from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.services.ingest import ingest_event
-from reward_memory.services.recall import recall_guidance
+from reward_memory.services.recalls import recall_guidance
 
 DECLARED_BOUNDARIES = (
     "issue_fix.patch_planning",

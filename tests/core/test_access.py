@@ -49,14 +49,16 @@ def test_outside_the_token_scope_is_refused(caller, goal_id, agent_id, code):
 
 
 def test_every_403_says_forbidden_whatever_its_code():
-    refused = DomainError("reviewer_not_authorized", "no", status=403)
-    assert refused.envelope()["status"] == "forbidden"
-    assert DomainError("anything", "no", status=400).envelope()["status"] == "invalid_request"
+    import reward_memory.errors  # noqa: F401  (declares reviewer_not_authorized)
+
+    refused = DomainError("reviewer_not_authorized", "no")
+    assert (refused.http_status, refused.envelope()["status"]) == (403, "forbidden")
+    assert DomainError("config_invalid", "no").envelope()["status"] == "invalid_request"
 
 
 def test_an_unseen_object_raises_the_absent_error():
     def absent():
-        return DomainError("not_found", "No such thing.", status=404)
+        return DomainError("resource_not_found", "No such thing.")
 
     with pytest.raises(DomainError) as hidden:
         access.visible_or_not_found(object(), lambda _: False, absent)

@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.test import RequestFactory
 from django.urls import reverse
 
-from loopx_site.core import clock
+from loopx_site.core import background, clock
 from loopx_site.core import services as core_services
 from loopx_site.core.models import Agent, Goal, HostToken
 from reward_memory import principals
@@ -65,6 +65,7 @@ def _fill_gaps() -> None:
     author = Agent.objects.get(goal=goal, agent_id="author")
     operator = principals.operator_account("user:operator", field="actor")
     Group.objects.get_or_create(name="readers")
+    background.record_run("loopx.walk", dict)  # a background task's journal row
     if not HostToken.objects.exists():
         core_services.create_token(goal_id="demo", agent_id="author")
     corpus = Corpus.objects.get(corpus_id="loopx-demo-turn-admission")
@@ -316,6 +317,8 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
         "PendingIngest.retry",
         "PreferenceSubject.retire_selected",
         "PreferenceSubject.correct_selected",
+        "PeriodicTask.enable_tasks",
+        "PeriodicTask.disable_tasks",
         "ReflectionCandidate.record_validation_passed",
         "ReflectionCandidate.record_validation_failed",
         *(f"ReviewQueueItem.{a}" for a in ("accept", "edit", "reject", "no_write", "apply")),

@@ -87,7 +87,7 @@ def test_unknown_api_path_is_the_json_404_envelope(host_client, demo, debug):
         response = host_client("demo").get("/api/v1/no-such-route/")
     assert response.status_code == 404
     assert response["Content-Type"].startswith("application/json")
-    assert response.json()["code"] == "not_found"
+    assert response.json()["code"] == "route_not_found"
     assert response.json()["schema_version"] == "loopx_error_v0"
 
 

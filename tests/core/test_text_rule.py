@@ -163,6 +163,8 @@ def demo(db, host_client, operator_client):
         "turn_recall_run": {
             "turn_instance_id": "turn-prop", "quota_decision": packet, "execute": True,
         },
+        "turn_recall_quota_admit": {"turn_instance_id": "turn-prop", "execute": True},
+        "turn_recall_capsule_verify": {"capsule": {"schema_version": "loopx_turn_capsule_v0"}},
         "hooks_turn_settle": {
             "goal_id": "demo", "agent_id": "author", "todo_id": "demo-write-tests",
             "turn_instance_id": "turn-prop", "event_kind": "todo_completed", "execute": True,
@@ -293,11 +295,13 @@ def test_loads_json_keeps_escaped_backslashes_and_pairs():
 
 
 def test_cli_json_file_with_a_lone_surrogate_exits_2_before_any_service(db, tmp_path):
-    path = tmp_path / "packet.json"
-    path.write_text('{"schema_version": "loopx_quota_decision_v0", "goal_id": "\\ud800"}')
+    # (agent_turn_recall reads its packet only once turn admission is enabled, as LoopX;
+    # verify-capsule reads its file first)
+    path = tmp_path / "capsule.json"
+    path.write_text('{"schema_version": "loopx_turn_capsule_v0", "goal_id": "\\ud800"}')
     result = run_cli(
-        "agent_turn_recall", "--goal-id", "demo", "--agent-id", "author",
-        "--turn-instance-id", "t1", "--quota-decision-json", str(path),
+        "turn", "verify-capsule", "--goal-id", "demo", "--agent-id", "author",
+        "--capsule-file", str(path),
     )  # fmt: skip
     assert result.code == 2, result.stdout
     assert result.json["code"] == "invalid_argument"

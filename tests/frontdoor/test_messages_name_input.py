@@ -29,11 +29,15 @@ def test_an_event_with_no_schema_names_schema_version_not_corpus_id(tmp_path):
 
 
 def test_turn_recall_packet_mismatch_names_the_api_field_and_the_cli_flag(
-    db, agent, host_client, tmp_path
+    db, agent, host_client, tmp_path, monkeypatch
 ):
     from tests.factories import AgentFactory
+    from turn_recall import adapters
 
     AgentFactory(goal=agent.goal, agent_id="reviewer")
+    # turn admission on (a packet is read only then, as LoopX); refused before any recall
+    binding = {"corpus_id": "turns", "project": "proj-a"}
+    monkeypatch.setattr(adapters, "turn_admission_binding", lambda *a, **k: binding)
     packet = {"goal_id": "demo", "agent_id": "reviewer", "mode": "run"}
     body = {"agent_id": "author", "turn_instance_id": "t1", "quota_decision": packet}
     api = host_client("demo", "author").post("/api/v1/turn-recall/", body, format="json")

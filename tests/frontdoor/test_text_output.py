@@ -83,6 +83,7 @@ INVOCATIONS = {
     "turn run-once": ["--goal-id", "demo", "--agent-id", "author",
                       "--turn-instance-id", "text-run-once"],
     "quota should-run": ["--goal-id", "demo", "--agent-id", "author"],
+    "turn verify-capsule": ["--goal-id", "demo", "--agent-id", "author", "--capsule-file", "-"],
     "agent_turn_recall": ["--goal-id", "demo", "--agent-id", "author",
                           "--turn-instance-id", "text-turn-recall", "--quota-decision-json", "-"],
     "semantic_preference agent observe": ["--goal-id", "demo", "--agent-id", "author"],
@@ -120,6 +121,7 @@ INVOCATIONS = {
 }  # fmt: skip
 
 STDIN = {
+    "turn verify-capsule": json.dumps({"schema_version": "loopx_turn_capsule_v0"}),
     "local_preference_provider recall": json.dumps(
         {
             "schema_version": "semantic_preference_provider_request_v0",
@@ -128,7 +130,7 @@ STDIN = {
             "query": "description sections",
             "limit": 3,
         }
-    )
+    ),
 }
 
 RAW = re.compile(r"\{'|\{\"|\[\{|\[\"|': ")

@@ -73,7 +73,9 @@ CHECKPOINT = {
     "project_ref": PROJECT_REF,
     "surface_id": SURFACE,
     "read_authority": "module_scoped",
-    "source_ref": "checkpoint:read/1",
+    # A server record, as ours requires (spec: Read authority): the allowlist entry of
+    # the Agent the recall acts for (or an operator-granted read checkpoint's id).
+    "source_ref": "allowlist:demo/author",
 }
 packet = build_reward_memory_recall_request(CORPUS, REQUEST, read_authority_checkpoint=CHECKPOINT)
 print(json.dumps(packet))

@@ -27,12 +27,21 @@ from tests.loopx_leg.runner import GOAL_ID, PROVIDERS
 ERROR_EXTRAS = ["schema_version", "error", "code", "field", "details"]
 AGENT_EXTRAS = ["schema_version", "goal_id", "agent_id", "usage"]  # README: Documents
 # README "For LoopX hosts", Reward Memory documents: "with our detail beside it".
-ARCHITECTURE_EXTRAS = [
+ARCHITECTURE_EXTRAS = [  # docs/loopx-hosts.md: Reward Memory documents
     "classes",
     "precedence_layers",
     "record_lifecycle_states",
     "stages",
     "guard_reason_codes",
+    "core_boundary",
+    "working_context_kinds",
+    "precedence_is_decision_table",
+    "record_contract",
+    "confidence_levels",
+    "confidence_raises_authority",
+    "lifecycle_transitions",
+    "provider_interface",
+    "user_gates",
 ]
 # docs/loopx-hosts.md, candidate-review: our decision record beside LoopX's fields.
 REVIEW_EXTRAS = [
@@ -1097,12 +1106,15 @@ GROUPS: list[Group] = [
                     expect={
                         "": [0],
                         "schema_version": ["reward_memory_recall_v0"],
-                        "status": ["completed", "empty"],
+                        "status": statuses,
                     },
                 )
-                for sid, name in (
-                    ("recall-loopx-packet", "packet.json"),
-                    ("recall-repository-ref", "packet-repo.json"),
+                # LoopX's `repository:example` form is accepted; the registered corpus is
+                # loopx-demo's, so that packet names another project: guard_blocked
+                # (project_mismatch) before any provider call, exit 0.
+                for sid, name, statuses in (
+                    ("recall-loopx-packet", "packet.json", ["completed", "empty"]),
+                    ("recall-repository-ref", "packet-repo.json", ["guard_blocked"]),
                 )
             ],
         ],

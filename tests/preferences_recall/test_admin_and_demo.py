@@ -92,7 +92,7 @@ def test_the_admin_form_refuses_every_executable_provider_field(admin_client, pr
         {"name": "evil", "project": "p", "description": "", "config": json.dumps(config)},
     )
     assert response.status_code == 200
-    assert b"invalid_config" in response.content
+    assert b"config_invalid" in response.content
     assert not SemanticPreferenceConfig.objects.filter(name="evil").exists()
 
 

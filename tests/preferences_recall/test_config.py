@@ -131,7 +131,7 @@ def test_unreadable_config_content_is_invalid_config(tmp_path, content):
     path.write_bytes(content)
     with pytest.raises(SemanticPreferenceError) as exc:
         load_config_file(path)
-    assert _error(exc).code == "invalid_config"
+    assert _error(exc).code == "config_invalid"
 
 
 # -- shape -------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def test_unknown_fields_are_rejected_at_every_level(mutate, field):
     mutate(config)
     with pytest.raises(SemanticPreferenceError) as exc:
         validate_config(config)
-    assert _error(exc).code == "invalid_config"
+    assert _error(exc).code == "config_invalid"
     assert _error(exc).field == field
     assert "rm -rf" not in str(_error(exc).envelope())
 
@@ -164,7 +164,7 @@ def test_argv_and_extension_id_are_mutually_exclusive():
     config["provider"]["extension_id"] = "loopx-local"
     with pytest.raises(SemanticPreferenceError) as exc:
         validate_config(config)
-    assert (_error(exc).code, _error(exc).field) == ("invalid_config", "provider.argv")
+    assert (_error(exc).code, _error(exc).field) == ("config_invalid", "provider.argv")
 
 
 @pytest.mark.parametrize("field", ["timeout_seconds", "probe_argv"])
@@ -216,7 +216,7 @@ def test_out_of_range_values_are_invalid_config(path, value):
     target[path[-1]] = value
     with pytest.raises(SemanticPreferenceError) as exc:
         validate_config(config)
-    assert _error(exc).code == "invalid_config"
+    assert _error(exc).code == "config_invalid"
 
 
 def test_defaults_are_limit_5_fail_open_and_timeout_30():
@@ -235,7 +235,7 @@ def test_surface_keys_must_be_module_qualified_ids(surface_id):
     config["surfaces"] = {surface_id: {"query": "q"}}
     with pytest.raises(SemanticPreferenceError) as exc:
         validate_config(config)
-    assert _error(exc).code == "invalid_config"
+    assert _error(exc).code == "config_invalid"
 
 
 def test_any_module_can_add_a_surface_by_config_alone(write_json):

@@ -74,7 +74,7 @@ def test_upgrade_of_a_missing_extension_is_not_found(write_json):
     path = write_json("m.json", manifest("alpha", provider("valid")))
     with pytest.raises(SemanticPreferenceError) as exc:
         services.upgrade_extension(manifest_path=path, execute=True)
-    assert exc.value.code == "not_found"
+    assert exc.value.code == "extension_not_found"
 
 
 def test_enable_and_disable_preview_then_apply_idempotently(install):
@@ -96,7 +96,7 @@ def test_enable_and_disable_preview_then_apply_idempotently(install):
 def test_activating_an_unknown_extension_is_not_found():
     with pytest.raises(SemanticPreferenceError) as exc:
         services.activate_extension(extension_id="nope")
-    assert (exc.value.code, exc.value.http_status) == ("not_found", 404)
+    assert (exc.value.code, exc.value.http_status) == ("extension_not_found", 404)
 
 
 def test_extension_payloads_never_show_the_command(install):
@@ -305,7 +305,7 @@ def test_a_malformed_state_file_is_invalid_config(write_json):
         services.recall(
             extension_config(extension_state_file=str(state)), project="p", surface=SURFACE
         )
-    assert exc.value.code == "invalid_config"
+    assert exc.value.code == "config_invalid"
 
 
 # -- doctor ----------------------------------------------------------------------------------
@@ -406,4 +406,4 @@ def test_extension_install_errors_are_structured_and_do_not_echo_the_path(tmp_pa
     assert result.json["schema_version"] == "semantic_preference_error_v0"
     assert "private-dir" not in result.stdout
     unknown = run_cli("semantic_preference", "extension", "activate", "nope", "--execute")
-    assert (unknown.code, unknown.json["code"]) == (2, "not_found")
+    assert (unknown.code, unknown.json["code"]) == (2, "extension_not_found")

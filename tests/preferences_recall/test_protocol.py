@@ -227,4 +227,4 @@ def test_any_config_value_is_either_valid_or_a_coded_error(raw):
         outcome = validate_config(raw)
     except SemanticPreferenceError as exc:
         outcome = exc.code
-    assert isinstance(outcome, HookConfig) or outcome == "invalid_config"
+    assert isinstance(outcome, HookConfig) or outcome == "config_invalid"

@@ -88,7 +88,7 @@ def test_registration_refuses_every_command_bearing_provider(goal, provider_fiel
         services.register_config(
             name="evil", project="p", config=config, goal_id="demo", execute=True
         )
-    assert exc.value.code == "invalid_config"
+    assert exc.value.code == "config_invalid"
     assert not SemanticPreferenceConfig.objects.exists()
 
 
@@ -104,7 +104,7 @@ def test_sh_c_argv_in_a_registered_row_is_refused_at_load_and_never_runs(
         response = demo_client.post(url, body, format="json")
         assert response.status_code == 400, response.content
         assert (response.json()["code"], response.json()["field"]) == (
-            "invalid_config",
+            "config_invalid",
             "provider.argv",
         )
         assert "/bin/sh" not in response.content.decode()
@@ -131,7 +131,7 @@ def test_pythonpath_and_settings_args_never_reach_the_builtin_provider(
     response = demo_client.post(
         RECALL, {"config": "evil", "surface": SURFACE, "execute": True}, format="json"
     )
-    assert (response.status_code, response.json()["code"]) == (400, "invalid_config")
+    assert (response.status_code, response.json()["code"]) == (400, "config_invalid")
     # Not even a local CLI config may hand these to the project's own entrypoint.
     path = write_json("cli.json", config)
     cli = run_cli(
@@ -162,7 +162,7 @@ def test_a_foreign_extension_state_file_is_refused_without_install_or_activation
     response = demo_client.post(
         RECALL, {"config": "evil", "surface": SURFACE, "execute": True}, format="json"
     )
-    assert (response.status_code, response.json()["code"]) == (400, "invalid_config")
+    assert (response.status_code, response.json()["code"]) == (400, "config_invalid")
     assert response.json()["field"] == "provider.extension_state_file"
     assert str(state) not in response.content.decode()
     assert not marker.exists()
@@ -182,7 +182,7 @@ def test_relative_argv_against_a_caller_chosen_directory_never_runs(
     response = demo_client.post(
         RECALL, {"config": "evil", "surface": SURFACE, "execute": True}, format="json"
     )
-    assert (response.status_code, response.json()["code"]) == (400, "invalid_config")
+    assert (response.status_code, response.json()["code"]) == (400, "config_invalid")
     # The CLI refuses it too, even run from that directory with that project.
     monkeypatch.chdir(project)
     path = write_json("cli.json", legacy_config(["./provider.sh"]))
@@ -190,7 +190,7 @@ def test_relative_argv_against_a_caller_chosen_directory_never_runs(
         "semantic_preference", "recall", "--project", str(project), "--config", str(path),
         "--surface", SURFACE, "--execute",
     )  # fmt: skip
-    assert (cli.code, cli.json["code"], cli.json["field"]) == (2, "invalid_config", "provider.argv")
+    assert (cli.code, cli.json["code"], cli.json["field"]) == (2, "config_invalid", "provider.argv")
     assert not marker.exists()
 
 
@@ -414,4 +414,4 @@ def test_deeply_nested_config_and_manifest_files_are_refused(tmp_path, name):
     result = run_cli("semantic_preference", *argv)
     assert result.code == 2, result.stderr
     assert "Traceback" not in result.stderr
-    assert result.json["code"] in ("invalid_config", "invalid_manifest")
+    assert result.json["code"] in ("config_invalid", "invalid_manifest")

@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from loopx_site.core.errors import DomainError
 from reward_memory import contracts, selectors, services
+from reward_memory.documents import registry
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import Corpus, StandingPolicy
 from tests.reward_memory import factories as f
@@ -137,7 +138,7 @@ def test_corpus_retirement_is_the_owners(db, corpus):
         services.set_corpus_active(corpus_id="prefs", active=False, principal=f.op(f.REVIEWER))
     retired = services.set_corpus_active(corpus_id="prefs", active=False, principal=f.op(f.OWNER))
     assert (retired.active, retired.revision) == (False, 2)
-    assert selectors.corpus_health(retired)["health"]["corpus_present"]["value"] is False
+    assert registry.corpus_health(retired)["health"]["corpus_present"]["value"] is False
 
 
 def test_list_corpora_is_scoped_to_allowlisted_agents(db, agents):

@@ -7,6 +7,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from reward_memory import services
+from reward_memory.documents import registry
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import (
     ApplicationReceipt,
@@ -345,7 +346,7 @@ def test_active_record_envelope_carries_the_full_record_contract(db, corpus):
     from reward_memory import selectors
 
     receipt = _ingest(expires_at="2027-01-01T00:00:00Z")
-    envelope = selectors.record_envelope(selectors.get_record(receipt["record_ref"]))
+    envelope = registry.record_envelope(selectors.get_record(receipt["record_ref"]))
     assert envelope["schema_version"] == "reward_memory_active_record_v0"
     for key in (
         "memory_class",

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from reward_memory import selectors, services
+from reward_memory import services
+from reward_memory.documents import registry
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import ApplicationReceipt, RecallReceipt
 from tests.reward_memory import factories as f
@@ -303,19 +304,19 @@ def test_unknown_recall_is_not_found(db, corpus):
 
 # -- health: five separate states ---------------------------------------------------------
 def test_health_states_are_observed_separately(db, corpus):
-    health = selectors.corpus_health(corpus)["health"]
+    health = registry.corpus_health(corpus)["health"]
     assert [health[k]["value"] for k in health] == [True, False, False, False, False]
     ref = _activate(SUMMARIES[0], "ev-1")
-    health = selectors.corpus_health(corpus)["health"]
+    health = registry.corpus_health(corpus)["health"]
     assert health["index_present"]["value"] is True
     assert health["result_readback_verified"]["value"] is True
     assert health["retrieval_query_succeeded"]["value"] is False
     recall = _recall(corpus, queries=["PR description effect"])
-    health = selectors.corpus_health(corpus)["health"]
+    health = registry.corpus_health(corpus)["health"]
     assert health["retrieval_query_succeeded"]["value"] is True
     assert health["memory_applied_with_receipt"]["value"] is False
     _application(recall, [ref])
-    health = selectors.corpus_health(corpus)
+    health = registry.corpus_health(corpus)
     assert health["health"]["memory_applied_with_receipt"]["value"] is True
     assert set(health["health"]) == {
         "corpus_present",
@@ -329,7 +330,7 @@ def test_health_states_are_observed_separately(db, corpus):
 
 def test_health_reports_an_unreachable_index_without_failing(db, double_corpus, double):
     double.available = False
-    health = selectors.corpus_health(double_corpus)["health"]
+    health = registry.corpus_health(double_corpus)["health"]
     assert health["corpus_present"]["value"] is True
     assert health["index_present"] == {
         "value": False,

@@ -41,17 +41,42 @@ def test_cli_reads_the_packet_from_stdin_and_from_a_file(db, todo, turn_corpus, 
     assert again.json["provider_call_count"] == 0
 
 
-def test_cli_errors_are_the_recall_document_with_exit_2(db, todo):
+def test_cli_errors_are_the_recall_document_with_exit_2(db, todo, turn_corpus):
     mismatch = run_cli(*_args(), stdin=json.dumps(packet("demo", "author") | {"agent_id": "x"}))
     assert mismatch.code == 2
     assert (mismatch.json["code"], mismatch.json["status"]) == (
         "packet_mismatch",
         "invalid_request",
     )
+    assert (mismatch.json["goal_id"], mismatch.json["agent_id"]) == ("demo", "author")
     broken = run_cli(*_args(), stdin="{not json")
     assert broken.code == 2
     assert broken.json["status"] == "invalid_request"
     assert broken.json["schema_version"] == "agent_turn_recall_v0"
+
+
+def test_a_bad_packet_while_disabled_is_disabled_with_exit_0_as_loopx(db, todo):
+    broken = run_cli(*_args(), stdin="{not json")
+    assert broken.code == 0
+    assert (broken.json["status"], broken.json["provider_call_count"]) == ("disabled", 0)
+    assert broken.json["experiment"]["status"] == "disabled"
+
+
+def test_cli_accepts_session_ref_and_force_refresh(db, todo, turn_corpus, double):
+    remember_guidance(GUIDANCE)
+    doc = json.dumps(packet())
+    first = run_cli(*_args(), "--session-ref", "session-1", stdin=doc)
+    assert first.json["status"] == "applied"
+    assert first.json["situation"]["session_ref"] == "session-1"
+    plain = run_cli(*_args(), stdin=doc)  # another situation: its own recall
+    assert plain.json["situation_fingerprint"] != first.json["situation_fingerprint"]
+    double.reset_calls()
+    again = run_cli(*_args(), "--session-ref", "session-1", "--force-refresh", stdin=doc)
+    assert again.json["status"] == "applied"  # recalled again, not replayed
+    assert again.json["same_turn_receipt_written"] is True
+    assert again.json["turn_recall_id"] == first.json["turn_recall_id"]
+    replay = run_cli(*_args(), "--session-ref", "session-1", stdin=doc)
+    assert replay.json["status"] == "replayed"
 
 
 def test_turn_run_once_composes_the_host_packet_with_injected_context(db, todo, turn_corpus):
@@ -95,7 +120,7 @@ def test_api_takes_scope_from_the_token_never_the_body(db, todo, turn_corpus, ho
     other = client.post(URL, body | {"agent_id": "reviewer"}, format="json")
     assert other.status_code == 403
     assert other.json()["code"] == "scope_forbidden"
-    foreign = host_client("demo", "reviewer").post(URL, body, format="json")
+    foreign = client.post(URL, body | {"quota_decision": packet("demo", "reviewer")}, format="json")
     assert foreign.status_code == 400
     assert foreign.json()["code"] == "packet_mismatch"
     unauth = client.__class__().post(URL, body, format="json")

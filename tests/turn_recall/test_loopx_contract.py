@@ -132,9 +132,9 @@ def test_quota_identity_requires_exact_goal_and_agent(db, turn_corpus):
     with pytest.raises(DomainError) as exc:
         services.agent_turn_recall(
             goal_id="demo",
-            agent_id="reviewer",
+            agent_id="author",
             turn_instance_id="t",
-            quota_decision=quota_decision(),
+            quota_decision=quota_decision() | {"agent_identity": {"agent_id": "reviewer"}},
         )
     assert exc.value.code == "packet_mismatch"
 

@@ -94,7 +94,7 @@ def test_turn_id_changes_only_the_recall_id_and_the_ids_have_their_formats():
 def test_without_a_turn_admission_binding_the_recall_is_disabled_with_zero_calls(db, todo, double):
     result = recall()
     assert (result["status"], result["provider_call_count"]) == ("disabled", 0)
-    assert result["context"] is None
+    assert "context" not in result  # LoopX's disabled document
     assert result["grants_new_action_authority"] is False
     assert double.call_count == 0
     assert not TurnRecallReceipt.objects.exists()
@@ -260,7 +260,7 @@ def test_a_packet_for_another_agent_is_packet_mismatch(db, todo, turn_corpus, do
     "bad",
     [[], "x", {"goal_id": "demo"}, {"goal_id": "demo", "agent_id": "author", "selected_todo": 3}],
 )
-def test_malformed_packets_are_invalid_request(db, todo, bad):
+def test_malformed_packets_are_invalid_request(db, todo, turn_corpus, bad):
     with pytest.raises(DomainError) as exc:
         recall(quota=bad)
     assert exc.value.envelope()["status"] == "invalid_request"

@@ -7,10 +7,27 @@ from hooks.api import serializers as hooks_serializers
 from hooks.errors import AREA as HOOKS_AREA
 from loopx_site.core import access
 from loopx_site.core.api.errors import to_domain_error
+from turn_recall import capsule, services, settlement
 from turn_recall import contracts as c
-from turn_recall import quota, services, settlement
 from turn_recall.api import serializers as s
 from turn_recall.errors import as_recall_document
+
+
+def _schema(operation_id, request, responses, summary, description=None):
+    """``extend_schema`` for one operation of this app."""
+    return extend_schema(
+        operation_id=operation_id,
+        request=request,
+        responses=responses,
+        summary=summary,
+        description=description,
+    )
+
+
+def _valid(serializer, request) -> dict:
+    data = serializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    return data.validated_data
 
 
 def _acting(request, values: dict) -> access.Acting:
@@ -26,12 +43,12 @@ class TurnRecallApi(APIView):
     error_area = c.AREA
     throttle_scope = "turn_recall"  # per token, like recall: executes call providers
 
-    @extend_schema(
-        operation_id="turn_recall_run",
-        request=s.TurnRecallInput,
-        responses=s.TurnRecallOutput,
-        summary="Agent turn recall from the exact quota packet (preview unless execute)",
-        description=(
+    @_schema(
+        "turn_recall_run",
+        s.TurnRecallInput,
+        s.TurnRecallOutput,
+        "Agent turn recall from the exact quota packet (preview unless execute)",
+        (
             "The Goal/Agent come from the host token (a Goal-wide token names one of its "
             "Agents). Default-off: `disabled` with zero provider calls until the Agent's "
             "Reward Memory experiment (`configure_goal --execute`) configures the surface "
@@ -44,29 +61,80 @@ class TurnRecallApi(APIView):
         if not data.is_valid():
             raise as_recall_document(to_domain_error(ValidationError(data.errors), c.AREA))
         values = data.validated_data
-        acting = _acting(request, values)
         return Response(
             services.agent_turn_recall(
-                goal_id=acting.goal_id,
-                agent_id=acting.agent_id,
+                **services.scope(_acting(request, values)),
                 turn_instance_id=values["turn_instance_id"],
                 quota_decision=values["quota_decision"],
                 execute=values["execute"],
-                viewer=acting.viewer,
+                session_ref=values.get("session_ref"),
+                force_refresh=values["force_refresh"],
+            )
+        )
+
+
+class CapsuleVerifyApi(APIView):
+    """``POST /api/v1/turn-capsules/verify/``: one call of ``capsule.verification``."""
+
+    error_area = c.AREA
+    throttle_scope = "turn_recall"  # per token: a verifier is not an oracle to hammer
+
+    @_schema(
+        "turn_recall_capsule_verify",
+        s.CapsuleVerifyInput,
+        s.CapsuleVerifyOutput,
+        "Verify a signed Turn capsule for the caller's Goal/Agent (read-only)",
+        (
+            "`valid`, or `invalid` with `reason` (`malformed`, `tampered`, `expired`, "
+            "`scope_mismatch` for another Goal/Agent). The signing key and the expected "
+            "signature are never returned."
+        ),
+    )
+    def post(self, request):
+        values = _valid(s.CapsuleVerifyInput, request)
+        acting = _acting(request, values)
+        return Response(
+            capsule.verification(
+                values["capsule"], goal_id=acting.goal_id, agent_id=acting.agent_id
             )
         )
 
 
 class QuotaShouldRunApi(APIView):
     error_area = c.AREA
+    throttle_scope = "turn_recall"  # POST only (an executing admission calls providers)
 
-    @extend_schema(
-        operation_id="turn_recall_quota_should_run",
-        responses=s.QuotaDecisionOutput,
-        summary="The quota decision packet for one Agent (read-only)",
+    @_schema(
+        "turn_recall_quota_should_run",
+        None,
+        s.QuotaDecisionOutput,
+        "The quota decision packet for one Agent (read-only)",
     )
     def get(self, request, goal_id: str, agent_id: str):
-        return Response(quota.should_run(goal_id=goal_id, agent_id=agent_id))
+        return Response(services.admit(goal_id=goal_id, agent_id=agent_id))
+
+    @_schema(
+        "turn_recall_quota_admit",
+        s.QuotaAdmitInput,
+        s.QuotaDecisionOutput,
+        "Quota admission for one turn (read-only unless execute)",
+        (
+            "With `execute: true` (and the turn's `turn_instance_id`): the executing quota "
+            "admission — the turn-start hooks run into the packet, then Agent Turn Recall "
+            "executes for this turn and rides beside it as `reward_memory_recall`. "
+            "Without it: the same read-only packet as GET. No quota is spent."
+        ),
+    )
+    def post(self, request, goal_id: str, agent_id: str):
+        values = _valid(s.QuotaAdmitInput, request)
+        acting = _acting(request, {"goal_id": goal_id, "agent_id": agent_id})
+        return Response(
+            services.admit(
+                **services.scope(acting),
+                turn_instance_id=values.get("turn_instance_id"),
+                execute=values["execute"],
+            )
+        )
 
 
 class TurnSettleApi(APIView):
@@ -94,9 +162,7 @@ class TurnSettleApi(APIView):
         ),
     )
     def post(self, request):
-        data = hooks_serializers.TurnSettleInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+        values = dict(_valid(hooks_serializers.TurnSettleInput, request))
         caller = access.from_request(request, area=HOOKS_AREA)  # the one caller resolver
         caller.require(values["goal_id"], values["agent_id"], area=HOOKS_AREA)
         reflection = values.pop("reward_memory_reflection", None)

@@ -5,14 +5,13 @@ import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.db import DatabaseError, DataError
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 
 from loopx_site.core.api.auth import CsrfFailed
 from loopx_site.core.api.parsers import PayloadTooLarge
-from loopx_site.core.errors import DomainError
+from loopx_site.core.errors import REGISTRY, DomainError, from_database_error, name_fields
 
 logger = logging.getLogger("loopx.api")
 
@@ -48,52 +47,37 @@ def to_domain_error(exc: Exception, area: str) -> DomainError | None:
             "payload_too_large",
             str(getattr(exc, "detail", "")) or "The request body is too large.",
             area=area,
-            status=413,
         )
     if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
-        return DomainError("not_authenticated", str(exc.detail), area=area, status=401)
+        return DomainError("not_authenticated", str(exc.detail), area=area)
     if isinstance(exc, CsrfFailed):
-        return DomainError("csrf_failed", str(exc.detail), area=area, status=403)
+        return DomainError("csrf_failed", str(exc.detail), area=area)
     if isinstance(exc, exceptions.PermissionDenied | DjangoPermissionDenied):
         message = getattr(exc, "detail", None) or "Outside this token's scope."
-        return DomainError("scope_forbidden", str(message), area=area, status=403)
+        return DomainError("scope_forbidden", str(message), area=area)
     if isinstance(exc, exceptions.NotFound | Http404):
-        return DomainError("not_found", "Not found.", area=area, status=404)
+        return DomainError("resource_not_found", area=area)
     if isinstance(exc, exceptions.MethodNotAllowed):
-        return DomainError("method_not_allowed", str(exc.detail), area=area, status=405)
+        return DomainError("method_not_allowed", str(exc.detail), area=area)
     if isinstance(exc, exceptions.UnsupportedMediaType):
-        return DomainError("unsupported_media_type", str(exc.detail), area=area, status=415)
+        return DomainError("unsupported_media_type", str(exc.detail), area=area)
     if isinstance(exc, exceptions.NotAcceptable):
-        return DomainError("not_acceptable", str(exc.detail), area=area, status=406)
+        return DomainError("not_acceptable", str(exc.detail), area=area)
     if isinstance(exc, exceptions.Throttled):
         retry_after = math.ceil(exc.wait) if exc.wait is not None else None
         return DomainError(
             "throttled",
             "Too many requests for this credential; retry later.",
             area=area,
-            status=429,
             details={"retry_after_seconds": retry_after} if retry_after is not None else {},
         )
     if isinstance(exc, exceptions.APIException):
-        return DomainError(exc.default_code, str(exc.detail), area=area, status=exc.status_code)
-    if isinstance(exc, DataError):
-        # The database refused a value (e.g. a NUL character in PostgreSQL text): bad
-        # input that a validator missed, not an outage.
-        logger.warning("database refused a request value: %s", type(exc).__name__)
-        return DomainError(
-            "invalid_argument",
-            "A value in the request cannot be stored or compared; nothing was written.",
-            area=area,
-        )
-    if isinstance(exc, DatabaseError):
-        logger.warning("database unavailable: %s", type(exc).__name__)
-        return DomainError(
-            "database_unavailable",
-            "The database is unavailable; nothing was written.",
-            area=area,
-            status=503,
-        )
-    return None
+        # Any other DRF exception: its code if declared, else by its status class.
+        code = exc.default_code if exc.default_code in REGISTRY else "invalid_argument"
+        if exc.status_code >= 500:
+            code = "internal_error"
+        return DomainError(code, str(exc.detail), area=area)
+    return from_database_error(exc, area=area)
 
 
 def exception_handler(exc, context):
@@ -102,6 +86,8 @@ def exception_handler(exc, context):
     err = to_domain_error(exc, area)
     if err is None:
         return None
+    # The message names the caller's input as the field they sent.
+    err.message = name_fields(err.message, str)
     headers = {}
     if err.http_status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="api"'

@@ -120,12 +120,17 @@ class CacheStore:
     def hit(self, bucket: str, duration: float, now: float) -> tuple[int, float]:
         key, timeout = self.prefix + bucket, max(1, math.ceil(duration))
         for _ in range(3):
-            if cache.add(key, 0, timeout=timeout):
+            opened = cache.add(key, 0, timeout=timeout)
+            if opened:
                 cache.set(key + ":end", now + duration, timeout=timeout)
             try:
                 hits = cache.incr(key)
             except ValueError:  # the window expired between add and incr: open another
                 continue
+            if hits == 1 and not opened:
+                # Redis's INCR re-created a key that expired after Django's existence
+                # check: give the new window its expiry, or it would never end.
+                cache.touch(key, timeout=timeout)
             return int(hits), float(cache.get(key + ":end") or now + duration)
         return 1, now + duration
 

@@ -12,6 +12,7 @@ from reward_memory import (
 )
 from reward_memory.documents import authority as authority_documents
 from reward_memory.documents import corpora as corpus_documents
+from reward_memory.documents import registry
 from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
 
@@ -483,7 +484,7 @@ class Command(LoopxCommand):
                     "project": c["project"],
                     "surfaces": ",".join(c["surfaces"]),
                     "provider": c["provider"]["provider_id"],
-                    "health": selectors.health_summary({"health": c["health"]}),
+                    "health": registry.health_summary({"health": c["health"]}),
                 }
                 for c in payload["corpora"]
             ]

@@ -1,8 +1,9 @@
-from loopx_site.core import access, files
+from loopx_site.core import files
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from loopx_site.core.errors import DomainError
 from turn_recall import contracts as c
 from turn_recall import services
+from turn_recall.cli import acting, add_scope
 from turn_recall.errors import as_recall_document
 
 
@@ -15,37 +16,49 @@ class Command(LoopxCommand):
     error_area = c.AREA
 
     def add_command_arguments(self, parser):
-        parser.add_argument("--goal-id", required=True)
-        parser.add_argument("--agent-id", required=True)
-        parser.add_argument("--turn-instance-id", required=True, help="Opaque host turn id.")
+        add_scope(parser, execute="Recall (default: preview, no provider).")
         parser.add_argument(
             "--quota-decision-json",
             required=True,
             help="The quota should-run packet the host used (a file, or - for stdin).",
         )
+        parser.add_argument("--session-ref", help="The host's session (joins the situation).")
         parser.add_argument(
-            "--execute", action="store_true", help="Recall (default: preview, no provider)."
+            "--force-refresh",
+            action="store_true",
+            help="Ignore this turn's stored receipt and recall again (replaces it).",
         )
 
-    def run(self, *, goal_id, agent_id, turn_instance_id, quota_decision_json, execute, **_):
+    def run(
+        self,
+        *,
+        goal_id,
+        agent_id,
+        turn_instance_id,
+        quota_decision_json,
+        execute,
+        session_ref=None,
+        force_refresh=False,
+        **_,
+    ):
         try:
-            packet = files.read_json(
+            scope = services.scope(acting(goal_id, agent_id))
+        except DomainError as exc:
+            raise as_recall_document(exc, goal_id=goal_id, agent_id=agent_id) from None
+        return services.agent_turn_recall(
+            **scope,
+            turn_instance_id=turn_instance_id,
+            # read only once the surface is enabled (a bad packet while disabled is
+            # ``disabled``, as LoopX)
+            quota_decision=lambda: files.read_json(
                 quota_decision_json,
                 option="quota_decision_json",
                 area=c.AREA,
                 code="invalid_packet",
-            )
-            # the operator's shell, through the same resolver as the API
-            acting = access.shell_operator().acting_for(goal_id, agent_id, area=c.AREA)
-        except DomainError as exc:
-            raise as_recall_document(exc) from None
-        return services.agent_turn_recall(
-            goal_id=acting.goal_id,
-            agent_id=acting.agent_id,
-            turn_instance_id=turn_instance_id,
-            quota_decision=packet,
+            ),
             execute=execute,
-            viewer=acting.viewer,
+            session_ref=session_ref,
+            force_refresh=force_refresh,
         )
 
     def render_text(self, payload, *, subcommand=None):

@@ -1,6 +1,7 @@
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from turn_recall import contracts as c
-from turn_recall import quota
+from turn_recall import services
+from turn_recall.cli import acting, add_scope
 
 
 class Command(LoopxCommand):
@@ -14,11 +15,19 @@ class Command(LoopxCommand):
             "Print loopx_quota_decision_v0 for one Agent: the selected Todo, recent "
             "outcomes, next intent and the turn-start hook dispatch.",
         )
-        run.add_argument("--goal-id", required=True)
-        run.add_argument("--agent-id", required=True)
+        add_scope(
+            run,
+            turn=None,  # optional: the packet then names its turn (agent_turn_recall checks it)
+            execute="Executing admission: run the turn-start hooks and Agent Turn Recall "
+            "for --turn-instance-id (default: read-only).",
+        )
 
-    def run_should_run(self, *, goal_id, agent_id, **_):
-        return quota.should_run(goal_id=goal_id, agent_id=agent_id)
+    def run_should_run(self, *, goal_id, agent_id, turn_instance_id=None, execute=False, **_):
+        return services.admit(
+            **services.scope(acting(goal_id, agent_id)),
+            turn_instance_id=turn_instance_id,
+            execute=execute,
+        )
 
     def render_text(self, payload, *, subcommand=None):
         todo = payload.get("selected_todo") or {}
@@ -31,6 +40,7 @@ class Command(LoopxCommand):
                 "todo": todo.get("todo_id"),
                 "next_intent": payload["next_intent"],
                 "capsule": "signed" if payload.get("turn_capsule") else None,
+                "recall": (payload.get("reward_memory_recall") or {}).get("status"),
             }
         )
         hooks = payload.get("turn_start_hooks") or {}

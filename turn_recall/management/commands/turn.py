@@ -1,8 +1,17 @@
 from hooks.errors import AREA
 from hooks.models import EVENT_KINDS
 from hooks.registry import PROFILE_NAMES
+from loopx_site.core import files
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from reward_memory.inputs import read_json
+from turn_recall import capsule, services, settlement
+from turn_recall import contracts as c
+from turn_recall.cli import acting, add_scope
+
+#: ``turn settle``'s options that are ``settle_turn``'s settlement arguments as they are.
+SETTLE_OPTIONS = (
+    "goal_id", "agent_id", "todo_id", "turn_instance_id", "event_kind", "execute", "profile",
+)  # fmt: skip
 
 
 class Command(LoopxCommand):
@@ -16,10 +25,8 @@ class Command(LoopxCommand):
             "Settle one Todo event of a Turn (preview unless --execute). Replaying the same "
             "settlement returns the same receipt and dispatches.",
         )
-        settle.add_argument("--goal-id", required=True)
-        settle.add_argument("--agent-id", required=True)
+        add_scope(settle)
         settle.add_argument("--todo-id", required=True)
-        settle.add_argument("--turn-instance-id", required=True)
         settle.add_argument("--event-kind", required=True, choices=EVENT_KINDS)
         settle.add_argument(
             "--profile",
@@ -43,51 +50,46 @@ class Command(LoopxCommand):
             "Compose quota should-run and agent turn recall into the host packet for one "
             "turn (recall previews unless --execute).",
         )
-        once.add_argument("--goal-id", required=True)
-        once.add_argument("--agent-id", required=True)
-        once.add_argument("--turn-instance-id", required=True)
-        once.add_argument("--execute", action="store_true", help="Recall (default: preview).")
+        add_scope(once, execute="Recall (default: preview).")
+        verify = sub.add(
+            "verify-capsule",
+            "Verify a signed Turn capsule for one Goal/Agent: valid, or invalid with a "
+            "reason (malformed, tampered, expired, scope_mismatch). Read-only; the key "
+            "never appears.",
+        )
+        add_scope(verify, turn=False)
+        verify.add_argument(
+            "--capsule-file", required=True, help="The turn_capsule JSON (a file, or - for stdin)."
+        )
 
     def run_settle(
-        self,
-        *,
-        goal_id,
-        agent_id,
-        todo_id,
-        turn_instance_id,
-        event_kind,
-        profile,
-        execute,
-        **options,
+        self, *, reward_memory_reflection_json=None, reward_memory_validation_json=None, **options
     ):
-        from turn_recall.settlement import settle_turn
-
-        reflection_file = options.get("reward_memory_reflection_json")
-        result = settle_turn(
-            goal_id=goal_id,
-            agent_id=agent_id,
-            todo_id=todo_id,
-            turn_instance_id=turn_instance_id,
-            event_kind=event_kind,
-            execute=execute,
-            profile=profile,
+        reflection = reward_memory_reflection_json
+        result = settlement.settle_turn(
+            **{name: options[name] for name in SETTLE_OPTIONS},
             reflection=(
-                read_json(reflection_file, option="reward-memory-reflection-json")
-                if reflection_file
+                read_json(reflection, option="reward-memory-reflection-json")
+                if reflection
                 else None
             ),
-            caller_validation_supplied=bool(options.get("reward_memory_validation_json")),
+            caller_validation_supplied=bool(reward_memory_validation_json),
         )
         return result.payload
 
     def run_run_once(self, *, goal_id, agent_id, turn_instance_id, execute, **_):
-        from turn_recall import services as turn_recall
-
-        return turn_recall.run_once(
+        return services.run_once(
             goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id, execute=execute
         )
 
+    def run_verify_capsule(self, *, goal_id, agent_id, capsule_file, **_):
+        signed = files.read_json(capsule_file, option="capsule_file", area=c.AREA)
+        scope = acting(goal_id, agent_id)
+        return capsule.verification(signed, goal_id=scope.goal_id, agent_id=scope.agent_id)
+
     def render_text(self, payload, *, subcommand=None):
+        if subcommand == "verify-capsule":
+            return format_mapping({k: payload[k] for k in ("status", "reason", "expires_at")})
         if subcommand == "run-once":
             task = payload.get("task") or {}
             head = format_mapping(

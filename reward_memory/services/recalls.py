@@ -13,32 +13,30 @@ packet (stored as ``RecallReceipt``) keeps digests and compact lineage.
 
 import datetime as dt
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
-from loopx_site.core.canonical import digest_ref, nfc, prefixed_id, text_digest_ref
+from loopx_site.core.canonical import digest_ref, prefixed_id, text_digest_ref
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import guards, providers, selectors, uris
-from reward_memory import validation as v
+from reward_memory import guards, loopx, providers, selectors, uris
+from reward_memory.documents import recall as documents
 from reward_memory.errors import AREA, RewardMemoryError
 from reward_memory.guards import Reason
 from reward_memory.models import ApplicationReceipt, Corpus, MemoryRecord, RecallReceipt
-
-RECALL_ID_RE = re.compile(r"^rmc_[0-9a-f]{64}$")
-MEMORY_REF_RE = re.compile(r"^rmr_[0-9a-f]{64}$")
-FRESHNESS_WINDOW = dt.timedelta(minutes=10)
-MAX_LIMIT = 20
-MAX_QUERY_CHARS = 500
-OVERFETCH = 4
-SETUP_GUIDANCE = (
-    "The corpus provider is not reachable; continue with the original output. Check the "
-    "provider binding with `manage.py reward_memory corpora` (health: index_present)."
+from reward_memory.recall_request import (
+    FRESHNESS_WINDOW,
+    RecallRequest,
+    parse_application,
+    parse_recall,
+    parse_recall_id,
+    recall_id_for,
 )
+
+OVERFETCH = 4
 APPLICATION_REASONS = {
     "not_attributed": "the memory refs are not results of this recall",
     "artifact_not_verified": "the current artifact was not verified",
@@ -48,44 +46,7 @@ APPLICATION_REASONS = {
 }
 
 
-@dataclass
-class _Request:
-    goal_id: str
-    agent_id: str
-    corpus_id: str
-    project: str
-    surface: str
-    mode: str
-    queries: list[str]
-    limit: int
-    document: dict[str, Any]
-
-
-def _parse(document: Any) -> tuple[_Request, list[Reason]]:
-    v.schema(document, c.RECALL_REQUEST_SCHEMA)
-    d = nfc(document)
-    shape = [
-        r for r in guards.scan(d, guards.RECALL_SHAPE) if not (r.field or "").startswith("queries")
-    ]
-    goal_id = v.identifier(d.get("goal_id"), "goal_id")
-    agent_id = v.identifier(d.get("agent_id"), "agent_id")
-    corpus_id = v.identifier(d.get("corpus_id"), "corpus_id")
-    project = v.project(d.get("project"), "project")
-    surface = v.surface(d.get("surface"), "surface")
-    mode = v.choice(d.get("mode"), "mode", c.RECALL_MODES)
-    queries = v.string_list(
-        d.get("queries"),
-        "queries",
-        lambda q, f: v.text(q, f, max_length=MAX_QUERY_CHARS),
-        max_items=16,
-        required=True,
-    )
-    limit = v.integer(d.get("limit", 4), "limit", minimum=1, maximum=MAX_LIMIT)
-    request = _Request(goal_id, agent_id, corpus_id, project, surface, mode, queries, limit, d)
-    return request, shape
-
-
-def _hidden(request: _Request, corpus: Corpus | None, viewer: selectors.Viewer) -> bool:
+def _hidden(request: RecallRequest, corpus: Corpus | None, viewer: selectors.Viewer) -> bool:
     """A corpus this recall may not see answers exactly like a missing one: absent, not
     readable by the acting (Goal, Agent) — another Goal's, a sibling's private one — or
     not readable by the caller's own scope (a Goal-wide token that named an Agent never
@@ -96,7 +57,7 @@ def _hidden(request: _Request, corpus: Corpus | None, viewer: selectors.Viewer) 
 
 
 def _guard(
-    request: _Request, corpus: Corpus | None, now: dt.datetime, viewer: selectors.Viewer = None
+    request: RecallRequest, corpus: Corpus | None, now: dt.datetime, viewer: selectors.Viewer = None
 ) -> list[Reason]:
     """Every pre-provider guard; an empty list means the provider may be called."""
     d = request.document
@@ -177,117 +138,6 @@ def _guard(
     return reasons
 
 
-def recall_id_for(request: _Request) -> str:
-    d = request.document
-    return prefixed_id(
-        "rmc_",
-        {
-            "goal_id": request.goal_id,
-            "agent_id": request.agent_id,
-            "corpus_id": request.corpus_id,
-            "surface": request.surface,
-            "mode": request.mode,
-            "query_digests": [text_digest_ref(q) for q in request.queries],
-            "limit": request.limit,
-            "observed_at": (d.get("freshness") or {}).get("observed_at"),
-            "request_id": d.get("request_id"),
-        },
-    )
-
-
-# -- LoopX's request packet ---------------------------------------------------------------------
-LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
-LOOPX_STATUS = {"ok": "completed", "empty": "empty"}
-
-
-def is_loopx_packet(document: Any) -> bool:
-    """LoopX builds ``reward_memory_recall_request_v0`` as a packet with ``corpus``,
-    ``request`` and ``read_authority_checkpoint`` objects (ours is flat)."""
-    return (
-        isinstance(document, dict)
-        and document.get("schema_version") == c.RECALL_REQUEST_SCHEMA
-        and isinstance(document.get("request"), dict)
-        and isinstance(document.get("corpus"), dict)
-    )
-
-
-def from_loopx_packet(document: dict[str, Any], *, goal_id: Any, agent_id: Any) -> dict[str, Any]:
-    """Map LoopX's packet onto our request. The Goal/Agent come from the caller's
-    verified scope (token or command flags), never from the packet; the packet's own
-    ``guard`` verdict is ignored (we guard again). LoopX has no corpus revision or
-    binding digest: the current ones are used, every other guard still applies."""
-    inner = document["request"]
-    corpus_id = document["corpus"].get("corpus_id")
-    checkpoint = document.get("read_authority_checkpoint")
-    checkpoint = checkpoint if isinstance(checkpoint, dict) else {}
-    queries = inner.get("queries")
-    corpus = (
-        Corpus.objects.filter(corpus_id=corpus_id).first() if isinstance(corpus_id, str) else None
-    )
-    return {
-        "schema_version": c.RECALL_REQUEST_SCHEMA,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "corpus_id": corpus_id,
-        "project": inner.get("project_ref"),
-        "surface": inner.get("surface_id"),
-        "mode": inner.get("mode"),
-        "queries": [q.get("query") if isinstance(q, dict) else q for q in queries]
-        if isinstance(queries, list)
-        else queries,
-        "limit": inner.get("limit", 4),
-        "read_authority": {
-            "checkpoint_ref": checkpoint.get("source_ref"),
-            "verified": checkpoint.get("verified"),
-            "corpus_id": checkpoint.get("corpus_id"),
-            "project": checkpoint.get("project_ref"),
-            "surface": checkpoint.get("surface_id"),
-            "scope": "read",
-        },
-        "freshness": {
-            "observed_at": inner.get("observed_at"),
-            "corpus_revision": corpus.revision if corpus else None,
-        },
-        "conflicts": [] if inner.get("conflict_state") == "clear" else ["conflict_state"],
-        "provider_binding_ref": corpus.provider_binding_ref if corpus else None,
-    }
-
-
-def _loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:
-    """LoopX's ``reward_memory_recall_v0`` fields over our private result."""
-    status = LOOPX_STATUS.get(result["status"], result["status"])
-    items = result["items"]
-    return {
-        **result,
-        "ok": True,
-        "schema_version": LOOPX_RECALL_SCHEMA,
-        "result_schema_version": c.RECALL_RESULT_SCHEMA,
-        "status": status,
-        "surface_id": result["surface"],
-        "query_kind": inner.get("query_kind") or "business_recall",
-        "result_count": len(items),
-        "results": [
-            {
-                "memory_ref": item["memory_ref_digest"],
-                "candidate_ref": item["candidate_ref"],
-                "target_class": item["memory_class"],
-                "content_summary": None,
-                "content_exposed": False,
-            }
-            for item in items
-        ],
-        "result_readback_verified": bool(items),
-        "provider_call_count": result["provider_calls"],
-        "reason_codes": [r["code"] for r in result["guard"]["reasons"]],
-        "automatic_recall": False,
-        "fail_open": True,
-        "provider_failure_is_user_gate": False,
-        "external_writes_performed": False,
-        "raw_provider_payload_captured": False,
-        "raw_content_persisted": False,
-    }
-
-
 def recall(
     *,
     request: Any,
@@ -306,20 +156,26 @@ def recall(
     Provider failures fail open (``provider_unavailable`` + setup guidance); the caller
     keeps its original output and no user gate is ever raised.
     """
-    if is_loopx_packet(request):
-        inner = request["request"]
-        mapped = from_loopx_packet(request, goal_id=goal_id, agent_id=agent_id)
-        return _loopx_answer(recall(request=mapped, execute=execute, viewer=viewer), inner)
-    parsed, shape = _parse(request)
+    if loopx.is_loopx_packet(request):
+        corpus_id = loopx.packet_corpus_id(request)
+        corpus = (
+            Corpus.objects.filter(corpus_id=corpus_id).first()
+            if isinstance(corpus_id, str)
+            else None
+        )
+        mapped = loopx.from_loopx_packet(request, goal_id=goal_id, agent_id=agent_id, corpus=corpus)
+        result = recall(request=mapped, execute=execute, viewer=viewer)
+        return documents.loopx_answer(result, request["request"])
+    parsed, shape = parse_recall(request)
     agent = get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=parsed.corpus_id).first()
     now = clock.now()
     reasons = guards.normalise(shape + _guard(parsed, corpus, now, viewer))
     recall_id = recall_id_for(parsed)
     if reasons:
-        return _result(parsed, recall_id, "guard_blocked", [], reasons=reasons)
+        return documents.recall_result(parsed, recall_id, "guard_blocked", [], reasons=reasons)
     if not execute:
-        return _result(parsed, recall_id, "preview", [])
+        return documents.recall_result(parsed, recall_id, "preview", [])
     stored = RecallReceipt.objects.filter(recall_id=recall_id).first()
     if stored is not None:
         return _replay(parsed, stored, now)
@@ -341,14 +197,16 @@ def recall(
                 )
             )
     except providers.ProviderUnavailable as exc:
-        result = _result(
+        result = documents.recall_result(
             parsed, recall_id, "provider_unavailable", [], calls=calls, failure_kind=exc.kind
         )
         _store(parsed, corpus, agent, result)
         return result
     records, filtered = _accept(corpus, parsed, hits, now)
     status = "ok" if records else "empty"
-    result = _result(parsed, recall_id, status, records, calls=calls, filtered=filtered)
+    result = documents.recall_result(
+        parsed, recall_id, status, records, calls=calls, filtered=filtered
+    )
     return _store(parsed, corpus, agent, result, records)
 
 
@@ -373,7 +231,7 @@ def _result_rows():
     )
 
 
-def _accept(corpus: Corpus, request: _Request, hits, now):
+def _accept(corpus: Corpus, request: RecallRequest, hits, now):
     """Keep only records the (Goal, Agent) may read (``selectors.readable_records``:
     active, unexpired, read back, hard_policy with a live checkpoint) of this
     corpus+surface whose provider bytes match the record's canonical content digest
@@ -420,84 +278,9 @@ def _accept(corpus: Corpus, request: _Request, hits, now):
     return accepted, filtered
 
 
-def _private_item(record: MemoryRecord) -> dict[str, Any]:
-    authority = record.authority or {}
-    return {
-        "memory_ref": record.record_ref,
-        "memory_ref_digest": digest_ref(record.record_ref),
-        "candidate_ref": record.candidate_ref,
-        "memory_class": record.memory_class,
-        "summary": record.summary,
-        "confidence": record.confidence_level,
-        "authority": authority.get("kind", "advisory"),
-        "action_scopes": authority.get("action_scopes", []),
-        "requires_artifact_verification": record.memory_class == c.PROCEDURAL_EXPERIENCE,
-        "applicability_note": _applicability(record),
-        "expires_at": clock.iso(record.expires_at),
-    }
-
-
-def _applicability(record: MemoryRecord) -> str:
-    if record.memory_class == c.HARD_POLICY:
-        return "constraint inside its verified action scopes only; grants nothing new"
-    if record.memory_class == c.PROCEDURAL_EXPERIENCE:
-        return "advice only after verification against the current artifact"
-    if record.memory_class == c.RUN_BOUND_REWARD:
-        return "evidence about one run; not an instruction"
-    if record.memory_class == c.WORKING_CONTEXT:
-        return "current execution only; current source of truth wins"
-    return "advisory ranking or rewrite only"
-
-
-def _result(
-    request: _Request,
-    recall_id: str,
-    status: str,
-    records: list[MemoryRecord],
-    *,
-    reasons: list[Reason] | None = None,
-    calls: int = 0,
-    filtered: dict[str, int] | None = None,
-    failure_kind: str | None = None,
+def _store(
+    request: RecallRequest, corpus: Corpus, agent, result: dict, records=()
 ) -> dict[str, Any]:
-    packet = {
-        "schema_version": c.RECALL_PACKET_SCHEMA,
-        "recall_id": recall_id,
-        "status": status,
-        "goal_id": request.goal_id,
-        "agent_id": request.agent_id,
-        "corpus_id": request.corpus_id,
-        "surface": request.surface,
-        "mode": request.mode,
-        "query_count": len(request.queries),
-        "query_digests": [text_digest_ref(q) for q in request.queries],
-        "items": [selectors.record_public(r) for r in records],
-        "filtered": filtered or {},
-        "provider_calls": calls,
-        "failure_kind": failure_kind,
-        "guard": {
-            "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
-            "reasons": guards.payload(reasons or []),
-        },
-        "authority_derived_from_hits": False,
-        "user_gate": False,
-    }
-    return {
-        "schema_version": c.RECALL_RESULT_SCHEMA,
-        "status": status,
-        "recall_id": recall_id,
-        "corpus_id": request.corpus_id,
-        "surface": request.surface,
-        "mode": request.mode,
-        "items": [_private_item(r) for r in records],
-        "provider_calls": calls,
-        "setup_guidance": SETUP_GUIDANCE if status == "provider_unavailable" else None,
-        "guard": packet["guard"],
-        "public_packet": packet,
-    }
-
-
-def _store(request: _Request, corpus: Corpus, agent, result: dict, records=()) -> dict[str, Any]:
     try:
         with transaction.atomic():
             RecallReceipt.objects.create(
@@ -521,7 +304,7 @@ def _store(request: _Request, corpus: Corpus, agent, result: dict, records=()) -
     return result
 
 
-def _replay(request: _Request, stored: RecallReceipt, now) -> dict[str, Any]:
+def _replay(request: RecallRequest, stored: RecallReceipt, now) -> dict[str, Any]:
     """Same recall id → the stored identity, its results re-read now: only the records
     ``selectors.replay_readable`` still passes (``replay_dropped`` counts the others, by
     reason); no provider call, no second receipt row."""
@@ -534,7 +317,7 @@ def _replay(request: _Request, stored: RecallReceipt, now) -> dict[str, Any]:
     )
     rows = {r.record_ref: r for r in _result_rows().filter(record_ref__in=kept)}
     records = [rows[ref] for ref in kept if ref in rows]
-    result = _result(
+    result = documents.recall_result(
         request,
         stored.recall_id,
         stored.status if records or stored.status != "ok" else "empty",
@@ -578,31 +361,27 @@ def recall_guidance(
     """
     get_agent(goal_id, agent_id, area=AREA)
     corpus = Corpus.objects.filter(corpus_id=corpus_id).first()
-    request = {
-        "schema_version": c.RECALL_REQUEST_SCHEMA,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "corpus_id": corpus_id,
-        "project": corpus.project if corpus else "unregistered",
-        "surface": surface,
-        "mode": c.FUNCTION_BOUNDARY,
-        "queries": [query],
-        "limit": limit,
-        "read_authority": {
+    request = c.recall_request(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        corpus_id=corpus_id,
+        project=corpus.project if corpus else "unregistered",
+        surface=surface,
+        mode=c.FUNCTION_BOUNDARY,
+        queries=[query],
+        limit=limit,
+        read_authority={
             "checkpoint_ref": selectors.allowlist_read_ref(goal_id, agent_id),
             "verified": True,
             "corpus_id": corpus_id,
             "project": corpus.project if corpus else None,
             "surface": surface,
-            "scope": "read",
         },
-        "freshness": {
-            "observed_at": clock.iso(clock.now()),
-            "corpus_revision": corpus.revision if corpus else None,
-        },
-        "conflicts": [],
-        "provider_binding_ref": corpus.provider_binding_ref if corpus else None,
-    }
+        observed_at=clock.iso(clock.now()),
+        corpus_revision=corpus.revision if corpus else None,
+        conflicts=[],
+        provider_binding_ref=corpus.provider_binding_ref if corpus else None,
+    )
     if request_id is not None:
         request["request_id"] = request_id
     try:
@@ -624,16 +403,6 @@ def recall_guidance(
 
 
 # -- application receipts ---------------------------------------------------------------------
-APPLICATION_SHAPE = {
-    "schema_version": None,
-    "recall_id": None,
-    "decision": None,
-    "memory_refs": None,
-    "reasoning_summary": None,
-    "artifact_verification": {"artifact_ref": None, "artifact_digest": None, "verified": None},
-}
-
-
 def record_application(*, document: Any, execute: bool = False) -> dict[str, Any]:
     """``reward_memory_application_receipt_v0`` for one recall.
 
@@ -641,34 +410,11 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
     recall read its results back exactly, and the current artifact was verified;
     ``refuted`` needs the same evidence. Anything else is ``not_applied`` (fail open).
     """
-    v.schema(document, c.APPLICATION_SCHEMA)
-    d = nfc(document)
-    recall_id = v.pattern(d.get("recall_id"), "recall_id", RECALL_ID_RE, what="a recall id")
-    stored = selectors.get_recall(recall_id)
-    decision = v.choice(d.get("decision"), "decision", c.APPLICATION_DECISIONS)
-    shape = guards.scan(d, APPLICATION_SHAPE)
-    memory_refs = (
-        v.string_list(
-            d.get("memory_refs"),
-            "memory_refs",
-            lambda x, f: v.pattern(x, f, MEMORY_REF_RE, what="a memory ref (rmr_<hex>)"),
-            max_items=20,
-        )
-        if not shape
-        else []
-    )
-    reasoning = None
-    verification = {}
-    if not shape:
-        reasoning = v.text(d.get("reasoning_summary"), "reasoning_summary", max_length=600)
-        verification = v.obj(d.get("artifact_verification"), "artifact_verification")
-        v.artifact_ref(verification.get("artifact_ref"), "artifact_verification.artifact_ref")
-        v.digest(
-            verification.get("artifact_digest"),
-            "artifact_verification.artifact_digest",
-            required=False,
-        )
-        v.boolean(verification.get("verified"), "artifact_verification.verified")
+    stored = selectors.get_recall(parse_recall_id(document))
+    application = parse_application(document)
+    recall_id, decision, shape = application.recall_id, application.decision, application.shape
+    memory_refs, reasoning = application.memory_refs, application.reasoning
+    verification = application.verification
     reasons: list[str] = []
     if shape:
         reasons.append("not_public_safe")
@@ -716,30 +462,8 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
             "reasoning_digest": text_digest_ref(reasoning) if reasoning else None,
         },
     )
-    receipt = {
-        "schema_version": c.APPLICATION_RECEIPT_SCHEMA,
-        "application_receipt_id": receipt_id,
-        "recall_id": recall_id,
-        "corpus_id": stored.corpus.corpus_id,
-        "surface": stored.surface,
-        "goal_id": stored.goal.goal_id,
-        "agent_id": stored.agent.agent_id,
-        "decision": decision,
-        "status": status,
-        "reasons": sorted(set(reasons)),
-        "memory_ref_digests": ref_digests,
-        "reasoning_summary": reasoning,
-        "artifact_verification": artifact,
-        "authority_scope_check": {
-            "corpus_id": stored.corpus.corpus_id,
-            "surface": stored.surface,
-            "recall_status": stored.status,
-            "attributed": attributed,
-        },
-        "original_output_kept": status != "applied",
-        "user_gate": False,
-        "recorded": False,
-    }
+    verdict = documents.Verdict(receipt_id, status, reasons, ref_digests, artifact, attributed)
+    receipt = documents.application_receipt(stored, application, verdict)
     if not execute or shape:
         return receipt
     receipt["recorded"] = True

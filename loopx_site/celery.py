@@ -1,0 +1,23 @@
+"""The Celery app of the background tasks (``docs/background-work.md``).
+
+Workers and beat load it explicitly::
+
+    celery -A loopx_site.celery worker --queues loopx --concurrency 2
+    celery -A loopx_site.celery beat   # DatabaseScheduler: the schedules in the admin
+
+Its configuration is the ``CELERY_*`` block of ``loopx_site.settings`` (broker
+``LOOPX_CELERY_BROKER_URL``); the task modules are each app's ``tasks.py``, found through
+``INSTALLED_APPS``. Web and CLI processes never import this module, so a host's CLI call
+pays nothing for it.
+"""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopx_site.settings")
+
+app = Celery("loopx_site")
+app.set_default()  # also the app of threads that never imported this module (shared_task)
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,127 @@
+"""Stage 5's documents: the dogfood receipt, the utility observation and the batch
+(``reward_memory.dogfood`` validates and decides; these render)."""
+
+from dataclasses import dataclass
+from typing import Any
+
+RECEIPT_SCHEMA = "reward_memory_dogfood_receipt_v1"
+BATCH_SCHEMA = "reward_memory_dogfood_batch_v1"
+UTILITY_SCHEMA = "memory_utility_observation_v0"
+DISPOSITIONS = ("applied", "not_applied", "refuted")
+
+
+def disposition(outcome: str) -> str:
+    return outcome if outcome in ("applied", "refuted") else "not_applied"
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """One observation's identity: its domain, the stored application receipt, the
+    verified artifact and the application outcome."""
+
+    family: str
+    domain_id: str
+    receipt_id: str
+    artifact_ref: str
+    outcome: str
+
+
+def receipt(
+    settled: Settlement,
+    facts: dict[str, Any],
+    module_outcome: dict[str, Any],
+    cost: dict[str, int],
+    intervention: dict[str, Any],
+) -> dict[str, Any]:
+    """``reward_memory_dogfood_receipt_v1`` before its ``receipt_id`` and utility;
+    ``facts`` are the stored application receipt's (``selectors.application_receipt_facts``)."""
+    return {
+        "ok": True,
+        "schema_version": RECEIPT_SCHEMA,
+        "domain_family": settled.family,
+        "domain_id": settled.domain_id,
+        "application_receipt_id": settled.receipt_id,
+        "artifact_ref": settled.artifact_ref,
+        "corpus_id": facts["corpus_id"],
+        "surface_id": facts["surface_id"],
+        "recall_id": facts["recall_id"],
+        "application_outcome": settled.outcome,
+        "application_disposition": disposition(settled.outcome),
+        "memory_ref_digests": sorted(facts["memory_ref_digests"]),
+        "module_outcome": module_outcome,
+        "verification": {
+            "result_readback_verified": facts["result_readback_verified"],
+            "current_artifact_verified": facts["current_artifact_verified"],
+            "source": "stored_application_receipt",
+        },
+        "cost": cost,
+        "intervention": intervention,
+        "grants_new_action_authority": False,
+        "raw_content_captured": False,
+        "external_writes_performed": False,
+    }
+
+
+def utility_observation(
+    *,
+    observation_id: str,
+    label: str,
+    basis: str,
+    strength: str,
+    evidence_ref: str | None,
+    memory_ref_digests: list[str],
+    evaluator: str,
+    version: str,
+) -> dict[str, Any]:
+    """``memory_utility_observation_v0``."""
+    return {
+        "schema_version": UTILITY_SCHEMA,
+        "observation_id": observation_id,
+        "label": label,
+        "evidence": {"basis": basis, "strength": strength, "evidence_ref": evidence_ref},
+        "attribution": "set" if len(memory_ref_digests) > 1 else "single",
+        "memory_ref_digests": memory_ref_digests,
+        "evaluator_id": evaluator,
+        "evaluation_version": version,
+        "grants_new_action_authority": False,
+    }
+
+
+def batch(
+    *,
+    reasons: list[str],
+    gate_status: str,
+    receipts: list[dict[str, Any]],
+    controls: list[dict[str, Any]],
+    issue_fix: int,
+    loopx_domains: list[str],
+) -> dict[str, Any]:
+    """``reward_memory_dogfood_batch_v1``: ready exactly when no reason is left."""
+    ready = not reasons
+    return {
+        "ok": True,
+        "schema_version": BATCH_SCHEMA,
+        "status": "ready_for_bounded_issue_fix_pilot" if ready else "not_ready",
+        "ready": ready,
+        "reason_codes": reasons,
+        "stage4_release_gate": gate_status,
+        "receipts": receipts,
+        "operator_controls": controls,
+        "totals": {
+            "receipt_count": len(receipts),
+            "issue_fix_result_count": issue_fix,
+            "loopx_domain_ids": loopx_domains,
+            "dispositions": {
+                x: sum(r["application_disposition"] == x for r in receipts) for x in DISPOSITIONS
+            },
+            "latency_ms": sum(r["cost"]["latency_ms"] for r in receipts),
+            "model_tokens": sum(r["cost"]["model_tokens"] for r in receipts),
+            "provider_call_count": sum(r["cost"]["provider_call_count"] for r in receipts),
+            "intervention_count": sum(r["intervention"]["count"] for r in receipts),
+            "utility_observation_count": sum(1 for r in receipts if r["utility_observation"]),
+        },
+        "utility_counts_toward_readiness": False,
+        "semantic_uplift_claim_allowed": False,
+        "production_rollout_allowed": False,
+        "external_writes_performed": False,
+    }

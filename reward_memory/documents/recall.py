@@ -1,0 +1,178 @@
+"""Stage 3's documents: the private recall result with its public packet, LoopX's
+``reward_memory_recall_v0`` answer, and the application receipt.
+
+``reward_memory.services.recalls`` decides; these render (the public packet is what a
+``RecallReceipt`` stores).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from loopx_site.core import clock
+from loopx_site.core.canonical import digest_ref, text_digest_ref
+from reward_memory import contracts as c
+from reward_memory import guards
+from reward_memory.documents import registry
+from reward_memory.guards import Reason
+from reward_memory.models import MemoryRecord
+from reward_memory.recall_request import Application, RecallRequest
+
+LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
+LOOPX_STATUS = {"ok": "completed", "empty": "empty"}
+SETUP_GUIDANCE = (
+    "The corpus provider is not reachable; continue with the original output. Check the "
+    "provider binding with `manage.py reward_memory corpora` (health: index_present)."
+)
+
+
+def private_item(record: MemoryRecord) -> dict[str, Any]:
+    authority = record.authority or {}
+    return {
+        "memory_ref": record.record_ref,
+        "memory_ref_digest": digest_ref(record.record_ref),
+        "candidate_ref": record.candidate_ref,
+        "memory_class": record.memory_class,
+        "summary": record.summary,
+        "confidence": record.confidence_level,
+        "authority": authority.get("kind", "advisory"),
+        "action_scopes": authority.get("action_scopes", []),
+        "requires_artifact_verification": record.memory_class == c.PROCEDURAL_EXPERIENCE,
+        "applicability_note": applicability(record),
+        "expires_at": clock.iso(record.expires_at),
+    }
+
+
+def applicability(record: MemoryRecord) -> str:
+    if record.memory_class == c.HARD_POLICY:
+        return "constraint inside its verified action scopes only; grants nothing new"
+    if record.memory_class == c.PROCEDURAL_EXPERIENCE:
+        return "advice only after verification against the current artifact"
+    if record.memory_class == c.RUN_BOUND_REWARD:
+        return "evidence about one run; not an instruction"
+    if record.memory_class == c.WORKING_CONTEXT:
+        return "current execution only; current source of truth wins"
+    return "advisory ranking or rewrite only"
+
+
+def recall_result(
+    request: RecallRequest,
+    recall_id: str,
+    status: str,
+    records: list[MemoryRecord],
+    *,
+    reasons: list[Reason] | None = None,
+    calls: int = 0,
+    filtered: dict[str, int] | None = None,
+    failure_kind: str | None = None,
+) -> dict[str, Any]:
+    packet = {
+        "schema_version": c.RECALL_PACKET_SCHEMA,
+        "recall_id": recall_id,
+        "status": status,
+        "goal_id": request.goal_id,
+        "agent_id": request.agent_id,
+        "corpus_id": request.corpus_id,
+        "surface": request.surface,
+        "mode": request.mode,
+        "query_count": len(request.queries),
+        "query_digests": [text_digest_ref(q) for q in request.queries],
+        "items": [registry.record_public(r) for r in records],
+        "filtered": filtered or {},
+        "provider_calls": calls,
+        "failure_kind": failure_kind,
+        "guard": {
+            "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
+            "reasons": guards.payload(reasons or []),
+        },
+        "authority_derived_from_hits": False,
+        "user_gate": False,
+    }
+    return {
+        "schema_version": c.RECALL_RESULT_SCHEMA,
+        "status": status,
+        "recall_id": recall_id,
+        "corpus_id": request.corpus_id,
+        "surface": request.surface,
+        "mode": request.mode,
+        "items": [private_item(r) for r in records],
+        "provider_calls": calls,
+        "setup_guidance": SETUP_GUIDANCE if status == "provider_unavailable" else None,
+        "guard": packet["guard"],
+        "public_packet": packet,
+    }
+
+
+def loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:
+    """LoopX's ``reward_memory_recall_v0`` fields over our private result."""
+    status = LOOPX_STATUS.get(result["status"], result["status"])
+    items = result["items"]
+    return {
+        **result,
+        "ok": True,
+        "schema_version": LOOPX_RECALL_SCHEMA,
+        "result_schema_version": c.RECALL_RESULT_SCHEMA,
+        "status": status,
+        "surface_id": result["surface"],
+        "query_kind": inner.get("query_kind") or "business_recall",
+        "result_count": len(items),
+        "results": [
+            {
+                "memory_ref": item["memory_ref_digest"],
+                "candidate_ref": item["candidate_ref"],
+                "target_class": item["memory_class"],
+                "content_summary": None,
+                "content_exposed": False,
+            }
+            for item in items
+        ],
+        "result_readback_verified": bool(items),
+        "provider_call_count": result["provider_calls"],
+        "reason_codes": [r["code"] for r in result["guard"]["reasons"]],
+        "automatic_recall": False,
+        "fail_open": True,
+        "provider_failure_is_user_gate": False,
+        "external_writes_performed": False,
+        "raw_provider_payload_captured": False,
+        "raw_content_persisted": False,
+    }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ``services.recalls.record_application`` decided about one application."""
+
+    receipt_id: str
+    status: str
+    reasons: list[str]
+    ref_digests: list[str]
+    artifact: dict[str, Any]
+    attributed: bool
+
+
+def application_receipt(stored: Any, application: Application, verdict: Verdict) -> dict[str, Any]:
+    """``reward_memory_application_receipt_v0`` for the stored recall ``stored``
+    (``recorded: false`` until the service stores it)."""
+    return {
+        "schema_version": c.APPLICATION_RECEIPT_SCHEMA,
+        "application_receipt_id": verdict.receipt_id,
+        "recall_id": stored.recall_id,
+        "corpus_id": stored.corpus.corpus_id,
+        "surface": stored.surface,
+        "goal_id": stored.goal.goal_id,
+        "agent_id": stored.agent.agent_id,
+        "decision": application.decision,
+        "status": verdict.status,
+        "reasons": sorted(set(verdict.reasons)),
+        "memory_ref_digests": verdict.ref_digests,
+        "reasoning_summary": application.reasoning,
+        "artifact_verification": verdict.artifact,
+        "authority_scope_check": {
+            "corpus_id": stored.corpus.corpus_id,
+            "surface": stored.surface,
+            "recall_status": stored.status,
+            "attributed": verdict.attributed,
+        },
+        "original_output_kept": verdict.status != "applied",
+        "user_gate": False,
+        "recorded": False,
+    }
