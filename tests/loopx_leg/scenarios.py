@@ -1157,5 +1157,7 @@ GROUPS: list[Group] = [
             ),
         ],
         files={"bad.json": {"schema_version": "nope"}},
+        # the disabled document's `experiment` is experiment-status's document
+        extras=[f"experiment.{key}" for key in EXPERIMENT_STATUS_EXTRAS],
     ),
 ]
