@@ -29,7 +29,8 @@ from loopx_site.core.admin_base import (
     ref_column,
 )
 from loopx_site.core.errors import DomainError
-from reward_memory import documents, principals, selectors, services
+from reward_memory import principals, selectors, services
+from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
 from reward_memory.models import (
     ApplicationReceipt,
@@ -50,6 +51,50 @@ from reward_memory.models import (
     ReviewQueueItem,
     StandingPolicy,
 )
+
+
+def _shown(model, *hidden: str) -> tuple[str, ...]:
+    """The detail page's read-only fields: every field of ``model`` in declaration order
+    but ``id`` and the ``hidden`` ones (private scope refs, provider targets, keys)."""
+    return tuple(f.name for f in model._meta.fields if f.name not in ("id", *hidden))
+
+
+def _each(admin_obj, request, rows, run, *, ref, done=None) -> int:
+    """One service call per selected row (``run(row)``): a refusal is an error message
+    naming ``ref(row)``, a success goes to ``done(row, result)``; returns how many
+    succeeded."""
+    count = 0
+    for row in rows:
+        try:
+            result = run(row)
+        except DomainError as exc:
+            _refused(admin_obj, request, ref(row), exc)
+            continue
+        count += 1
+        if done is not None:
+            done(row, result)
+    return count
+
+
+class _ActionsOnly:
+    """Change permission only to offer the model's actions (every field stays read-only):
+    the model's own ``change_<model>`` permission, never on a row."""
+
+    def has_change_permission(self, request, obj=None):
+        meta = self.model._meta
+        return obj is None and request.user.has_perm(f"{meta.app_label}.change_{meta.model_name}")
+
+
+class _ServiceAdded(_ActionsOnly):
+    """An add form whose ``save_model`` calls a service (a refusal leaves ``obj.pk``
+    unset, and then no addition is logged); rows are never deleted."""
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def log_addition(self, request, obj, message):
+        if obj.pk is not None:
+            super().log_addition(request, obj, message)
 
 
 class StandingPolicyInline(ReadOnlyTabularInline):
@@ -74,26 +119,7 @@ class CorpusAdmin(ReadOnlyAdmin):
     list_filter = ("memory_class", "provider_id", "active")
     search_fields = ("corpus_id", "project", "owner", "reviewer")
     exclude = ("provider_scope_ref",)
-    readonly_fields = (
-        "corpus_id",
-        "memory_class",
-        "owner",
-        "reviewer",
-        "authority_source",
-        "retirement_authority",
-        "project",
-        "surfaces",
-        "freshness_policy",
-        "privacy",
-        "provider_id",
-        "provider_binding_ref",
-        "agent_allowlist",
-        "definition_digest",
-        "revision",
-        "active",
-        "created_at",
-        "updated_at",
-    )
+    readonly_fields = _shown(Corpus, "provider_scope_ref", "agent_peers")
     inlines = [StandingPolicyInline]
 
     @admin.display(description="visibility (who reads)")
@@ -141,7 +167,7 @@ class StandingPolicyAdmin(ReadOnlyAdmin):
     list_display = ("corpus", "surface", "policy_digest", "active", "created_at")
     list_filter = ("active", "corpus")
     search_fields = ("policy_digest", "surface", "corpus__corpus_id")
-    readonly_fields = ("corpus", "surface", "policy_digest", "document", "active", "created_at")
+    readonly_fields = _shown(StandingPolicy, "retired_at")
 
 
 class OperatorControlActionForm(ActionForm):
@@ -159,7 +185,7 @@ class TransitionInline(ReadOnlyTabularInline):
 
 
 @admin.register(MemoryRecord)
-class MemoryRecordAdmin(ReadOnlyAdmin):
+class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = (
         ref_column("record_ref"),
         "corpus",
@@ -171,54 +197,21 @@ class MemoryRecordAdmin(ReadOnlyAdmin):
     list_filter = ("lifecycle_state", "memory_class", "activation_basis", "corpus")
     search_fields = ("record_ref", "candidate_ref", "surface", "project", "summary")
     exclude = ("provider_resource_ref",)
-    readonly_fields = (
-        "record_ref",
-        "corpus",
-        "candidate_ref",
-        "memory_class",
-        "project",
-        "surface",
-        "summary",
-        "content",
-        "content_digest",
-        "activation_basis",
-        "policy_digest",
-        "review",
-        "writer",
-        "source_kind",
-        "source_actor",
-        "observed_at",
-        "confidence_level",
-        "authority",
-        "lifecycle_state",
-        "expires_at",
-        "superseded_by",
-        "revocation",
-        "retirement",
-        "provider_id",
-        "provider_ref_digest",
-        "readback_verified_at",
-        "created_at",
-        "activated_at",
-        "state_changed_at",
-    )
+    readonly_fields = _shown(MemoryRecord, "authority_checkpoint", "provider_resource_ref")
     inlines = [TransitionInline]
     actions = ["revoke", "retire", "supersede", "operator_edit", "operator_retire"]
     action_form = OperatorControlActionForm
 
-    def has_change_permission(self, request, obj=None):
-        # Needed to offer the lifecycle actions; every field stays read-only.
-        return obj is None and request.user.has_perm("reward_memory.change_memoryrecord")
-
     def _each(self, request, queryset, run, verb):
         principal = _operator(request)
-        for record in queryset:
-            try:
-                done = run(record, principal)
-            except DomainError as exc:
-                _refused(self, request, record.record_ref, exc)
-                continue
-            _performed(self, request, done, verb)
+        _each(
+            self,
+            request,
+            queryset,
+            lambda record: run(record, principal),
+            ref=lambda record: record.record_ref,
+            done=lambda _, record: _performed(self, request, record, verb),
+        )
 
     @admin.action(
         description="Revoke the selected records (as the signed-in operator)",
@@ -327,7 +320,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
 
 def _performed(admin_obj, request, record, verb: str) -> None:
     """One performed record operation: what was done, and the write read back."""
-    back = documents.readback(record)
+    back = record_documents.readback(record)
     recall = "still recallable" if back["recallable"] else "no longer recallable"
     admin_obj.message_user(
         request,
@@ -410,7 +403,7 @@ class CheckpointGrantForm(forms.ModelForm):
 
 
 @admin.register(AuthorityCheckpoint)
-class AuthorityCheckpointAdmin(admin.ModelAdmin):
+class AuthorityCheckpointAdmin(_ServiceAdded, admin.ModelAdmin):
     """Grant (add form, model add permission) and revoke (action, change permission).
     Checkpoints are never edited in place: revoke and grant a new id."""
 
@@ -448,12 +441,6 @@ class AuthorityCheckpointAdmin(admin.ModelAdmin):
             return (*CheckpointGrantForm.Meta.fields, "action_scopes")
         return [f.name for f in AuthorityCheckpoint._meta.fields if f.name != "id"]
 
-    def has_change_permission(self, request, obj=None):
-        return obj is None and request.user.has_perm("reward_memory.change_authoritycheckpoint")
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
         try:
@@ -473,48 +460,39 @@ class AuthorityCheckpointAdmin(admin.ModelAdmin):
             return
         obj.pk = AuthorityCheckpoint.objects.get(checkpoint_id=data["checkpoint_id"]).pk
 
-    def log_addition(self, request, obj, message):
-        if obj.pk is not None:
-            super().log_addition(request, obj, message)
-
     @admin.action(
         description="Revoke the selected checkpoints (and their hard_policies)",
         permissions=["revoke"],
     )
     def revoke(self, request, queryset):
-        for row in queryset:
-            try:
-                result = services.revoke_checkpoint(
-                    checkpoint_id=row.checkpoint_id,
-                    operator=_operator(request),
-                    reason="admin action",
-                    execute=True,
-                )
-            except DomainError as exc:
-                _refused(self, request, row.checkpoint_id, exc)
-                continue
-            self.message_user(
+        _each(
+            self,
+            request,
+            queryset,
+            lambda row: services.revoke_checkpoint(
+                checkpoint_id=row.checkpoint_id,
+                operator=_operator(request),
+                reason="admin action",
+                execute=True,
+            ),
+            ref=lambda row: row.checkpoint_id,
+            done=lambda row, result: self.message_user(
                 request,
                 f"{row.checkpoint_id}: {result['status']}, "
                 f"{result['records_revoked']} derived record(s) revoked.",
                 messages.SUCCESS,
-            )
+            ),
+        )
 
 
 @admin.register(CorpusRoleBinding)
-class CorpusRoleBindingAdmin(admin.ModelAdmin):
+class CorpusRoleBindingAdmin(_ServiceAdded, admin.ModelAdmin):
     """Bind a host token to a corpus role (add form) or unbind it (action)."""
 
     list_display = ("corpus", "role", "host_token", "granted_by", "granted_at", "revoked_at")
     list_filter = ("role", ("revoked_at", admin.EmptyFieldListFilter))
     fields = ("corpus", "role", "host_token")
     actions = ["unbind"]
-
-    def has_change_permission(self, request, obj=None):
-        return obj is None and request.user.has_perm("reward_memory.change_corpusrolebinding")
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def save_model(self, request, obj, form, change):
         try:
@@ -529,60 +507,41 @@ class CorpusRoleBindingAdmin(admin.ModelAdmin):
             return
         obj.pk = binding.pk
 
-    def log_addition(self, request, obj, message):
-        if obj.pk is not None:
-            super().log_addition(request, obj, message)
-
     @admin.action(description="Unbind the selected role bindings", permissions=["change"])
     def unbind(self, request, queryset):
-        done = 0
-        for binding in queryset:
-            try:
-                services.unbind_role(binding=binding, operator=_operator(request))
-            except DomainError as exc:
-                _refused(self, request, f"binding {binding.pk}", exc)
-                continue
-            done += 1
+        done = _each(
+            self,
+            request,
+            queryset,
+            lambda binding: services.unbind_role(binding=binding, operator=_operator(request)),
+            ref=lambda binding: f"binding {binding.pk}",
+        )
         if done:
             self.message_user(request, f"Unbound {done}.", messages.SUCCESS)
 
 
 @admin.register(LineageClosure)
-class LineageClosureAdmin(ReadOnlyAdmin):
+class LineageClosureAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = ("candidate_ref", "corpus", "reason", "closed_by", "closed_at", "reopened_at")
     list_filter = ("reason", "corpus", ("reopened_at", admin.EmptyFieldListFilter))
     search_fields = ("candidate_ref", "content_digest", "reference")
-    readonly_fields = (
-        "corpus",
-        "candidate_ref",
-        "content_digest",
-        "reason",
-        "reference",
-        "closed_by",
-        "closed_at",
-        "reopened_by",
-        "reopened_at",
-    )
+    readonly_fields = _shown(LineageClosure)
     actions = ["reopen"]
-
-    def has_change_permission(self, request, obj=None):
-        return obj is None and request.user.has_perm("reward_memory.change_lineageclosure")
 
     @admin.action(description="Reopen the selected lineages", permissions=["change"])
     def reopen(self, request, queryset):
-        done = 0
-        for closure in queryset.filter(reopened_at__isnull=True).select_related("corpus"):
-            try:
-                services.reopen_lineage(
-                    corpus_id=closure.corpus.corpus_id,
-                    candidate_ref=closure.candidate_ref,
-                    operator=_operator(request),
-                    execute=True,
-                )
-            except DomainError as exc:
-                _refused(self, request, closure.candidate_ref, exc)
-                continue
-            done += 1
+        done = _each(
+            self,
+            request,
+            queryset.filter(reopened_at__isnull=True).select_related("corpus"),
+            lambda closure: services.reopen_lineage(
+                corpus_id=closure.corpus.corpus_id,
+                candidate_ref=closure.candidate_ref,
+                operator=_operator(request),
+                execute=True,
+            ),
+            ref=lambda closure: closure.candidate_ref,
+        )
         if done:
             self.message_user(request, f"Reopened {done}.", messages.SUCCESS)
 
@@ -625,21 +584,7 @@ class ReviewAdmin(ReadOnlyAdmin):
     )
     list_filter = ("effective_decision", "requested_decision", "guard_status", "corpus")
     search_fields = ("review_id", "candidate__candidate_ref", "reviewer", "target_record_ref")
-    readonly_fields = (
-        "review_id",
-        "corpus",
-        "candidate",
-        "requested_decision",
-        "effective_decision",
-        "reviewer",
-        "guard_status",
-        "target_record_ref",
-        "revised_candidate_ref",
-        "document",
-        "created_at",
-        "applied_at",
-        "applied_record_ref",
-    )
+    readonly_fields = _shown(Review)
 
 
 @admin.register(IngestEvent)
@@ -655,27 +600,11 @@ class IngestEventAdmin(ReadOnlyAdmin):
     )
     list_filter = ("status", "adapter", "corpus")
     search_fields = ("event_ref", "candidate_ref", "goal__goal_id", "agent__agent_id")
-    readonly_fields = (
-        "event_ref",
-        "goal",
-        "agent",
-        "corpus",
-        "adapter",
-        "candidate_ref",
-        "record",
-        "status",
-        "observed_at",
-        "event",
-        "receipt",
-        "submitted_by",
-        "attempts",
-        "created_at",
-        "updated_at",
-    )
+    readonly_fields = _shown(IngestEvent, "event_key", "submitted_token")
 
 
 @admin.register(PendingIngest)
-class PendingIngestAdmin(ReadOnlyAdmin):
+class PendingIngestAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = (
         "event",
         "goal",
@@ -687,21 +616,8 @@ class PendingIngestAdmin(ReadOnlyAdmin):
     )
     list_filter = ("reason", ("resolved_at", admin.EmptyFieldListFilter))
     search_fields = ("event__event_ref", "goal__goal_id", "agent__agent_id")
-    readonly_fields = (
-        "event",
-        "goal",
-        "agent",
-        "reason",
-        "attempts",
-        "created_at",
-        "last_attempt_at",
-        "resolved_at",
-    )
+    readonly_fields = _shown(PendingIngest)
     actions = ["retry"]
-
-    def has_change_permission(self, request, obj=None):
-        # Needed to offer the retry action; every field stays read-only.
-        return obj is None and request.user.has_perm("reward_memory.change_pendingingest")
 
     @admin.action(
         description="Retry pending ingests of the selected rows' Agents", permissions=["change"]
@@ -710,20 +626,21 @@ class PendingIngestAdmin(ReadOnlyAdmin):
         agents = {
             (p.goal.goal_id, p.agent.agent_id) for p in queryset.select_related("goal", "agent")
         }
-        for goal_id, agent_id in sorted(agents):
-            try:
-                summary = services.retry_pending_ingests(
-                    goal_id=goal_id, agent_id=agent_id, operator=_operator(request)
-                )
-            except DomainError as exc:
-                _refused(self, request, f"{goal_id}/{agent_id}", exc)
-                continue
-            self.message_user(
+        _each(
+            self,
+            request,
+            sorted(agents),
+            lambda agent: services.retry_pending_ingests(
+                goal_id=agent[0], agent_id=agent[1], operator=_operator(request)
+            ),
+            ref="/".join,
+            done=lambda agent, summary: self.message_user(
                 request,
-                f"{goal_id}/{agent_id}: {summary['activated']} activated, "
+                f"{'/'.join(agent)}: {summary['activated']} activated, "
                 f"{summary['still_pending']} still pending, {summary['blocked']} blocked.",
                 messages.SUCCESS,
-            )
+            ),
+        )
 
 
 @admin.register(RecallReceipt)
@@ -739,20 +656,7 @@ class RecallReceiptAdmin(ReadOnlyAdmin):
     )
     list_filter = ("status", "mode", "corpus")
     search_fields = ("recall_id", "surface", "goal__goal_id", "agent__agent_id")
-    readonly_fields = (
-        "recall_id",
-        "corpus",
-        "goal",
-        "agent",
-        "surface",
-        "mode",
-        "status",
-        "query_count",
-        "result_refs",
-        "packet",
-        "provider_calls",
-        "created_at",
-    )
+    readonly_fields = _shown(RecallReceipt)
 
 
 @admin.register(ApplicationReceipt)
@@ -766,15 +670,7 @@ class ApplicationReceiptAdmin(ReadOnlyAdmin):
     )
     list_filter = ("status", "decision", "corpus")
     search_fields = ("application_receipt_id", "recall__recall_id")
-    readonly_fields = (
-        "application_receipt_id",
-        "recall",
-        "corpus",
-        "decision",
-        "status",
-        "receipt",
-        "created_at",
-    )
+    readonly_fields = _shown(ApplicationReceipt)
 
 
 @admin.register(ExperimentBinding)
@@ -794,19 +690,7 @@ class ExperimentBindingAdmin(ReadOnlyAdmin):
     )
     list_filter = ("enabled",)
     search_fields = ("goal__goal_id", "agent__agent_id")
-    fields = readonly_fields = (
-        "goal",
-        "agent",
-        "enabled",
-        "experimental",
-        "config_digest",
-        "private_config",
-        "agent_allowlist",
-        "receipts",
-        "revision",
-        "created_at",
-        "updated_at",
-    )
+    fields = readonly_fields = _shown(ExperimentBinding, "config_path")
 
 
 @admin.register(ReflectionCandidate)
@@ -823,21 +707,21 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
 
     def _record(self, request, queryset, status: str) -> None:
         principal = _operator(request)
-        done = 0
-        for row in queryset.select_related("goal", "agent"):
-            try:
-                services.record_validation(
-                    goal_id=row.goal.goal_id,
-                    agent_id=row.agent.agent_id,
-                    reflection_digest=row.reflection_digest,
-                    status=status,
-                    principal=principal,
-                    evidence_ref=f"admin:{principal.name}",
-                    execute=True,
-                )
-                done += 1
-            except DomainError as exc:
-                _refused(self, request, str(row), exc)
+        done = _each(
+            self,
+            request,
+            queryset.select_related("goal", "agent"),
+            lambda row: services.record_validation(
+                goal_id=row.goal.goal_id,
+                agent_id=row.agent.agent_id,
+                reflection_digest=row.reflection_digest,
+                status=status,
+                principal=principal,
+                evidence_ref=f"admin:{principal.name}",
+                execute=True,
+            ),
+            ref=str,
+        )
         if done:
             self.message_user(request, f"Recorded {status} for {done} reflection(s).")
 
@@ -855,21 +739,7 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
     def record_validation_failed(self, request, queryset):
         self._record(request, queryset, "failed")
 
-    readonly_fields = (
-        "goal",
-        "agent",
-        "turn_instance_id",
-        "reflection_digest",
-        "surface",
-        "evidence_refs",
-        "reflection",
-        "status",
-        "ingest_receipt",
-        "turn_settled",
-        "validation",
-        "created_at",
-        "updated_at",
-    )
+    readonly_fields = _shown(ReflectionCandidate)
 
 
 @admin.register(OperatorControl)
@@ -908,7 +778,7 @@ class ReviewQueueActionForm(ActionForm):
 
 
 @admin.register(ReviewQueueItem)
-class ReviewQueueAdmin(ReadOnlyAdmin):
+class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
     """Operator-control edits waiting for the corpus reviewer, then the owner: each
     action is one ``services.review_queue`` call as the signed-in operator."""
 
@@ -941,10 +811,6 @@ class ReviewQueueAdmin(ReadOnlyAdmin):
             super().get_queryset(request).filter(action="edit").select_related("corpus", "record")
         )
 
-    def has_change_permission(self, request, obj=None):
-        # Needed to offer the decision actions; every field stays read-only.
-        return obj is None and request.user.has_perm("reward_memory.change_reviewqueueitem")
-
     @admin.display(description="proposed summary")
     def proposed_summary(self, obj):
         return services.review_queue.head(obj).summary
@@ -958,17 +824,8 @@ class ReviewQueueAdmin(ReadOnlyAdmin):
 
     def _decide(self, request, queryset, decision: str) -> None:
         summary = request.POST.get("edited_content_summary") or None
-        for item in queryset:
-            try:
-                review = services.review_queue.decide(
-                    control_id=item.control_id,
-                    decision=decision,
-                    principal=_operator(request),
-                    edited_content_summary=summary,
-                )
-            except DomainError as exc:
-                _refused(self, request, item.control_id, exc)
-                continue
+
+        def decided(item, review) -> None:
             next_step = {
                 "accept": "the corpus owner applies it (Apply the accepted replacement)",
                 "edit": "the revised candidate now awaits the reviewer's decision",
@@ -979,6 +836,20 @@ class ReviewQueueAdmin(ReadOnlyAdmin):
                 f"{review['review_id']}; {next_step}.",
                 messages.SUCCESS,
             )
+
+        _each(
+            self,
+            request,
+            queryset,
+            lambda item: services.review_queue.decide(
+                control_id=item.control_id,
+                decision=decision,
+                principal=_operator(request),
+                edited_content_summary=summary,
+            ),
+            ref=lambda item: item.control_id,
+            done=decided,
+        )
 
     @admin.action(
         description="Accept the replacement (as the corpus reviewer)", permissions=["change"]
@@ -1008,15 +879,8 @@ class ReviewQueueAdmin(ReadOnlyAdmin):
         permissions=["change"],
     )
     def apply(self, request, queryset):
-        for item in queryset:
-            try:
-                applied = services.review_queue.apply(
-                    control_id=item.control_id, principal=_operator(request)
-                )
-            except DomainError as exc:
-                _refused(self, request, item.control_id, exc)
-                continue
-            activated = applied["status"] == "activated"
+        def applied(item, result) -> None:
+            activated = result["status"] == "activated"
             outcome = (
                 "exact readback verified"
                 if activated
@@ -1024,7 +888,18 @@ class ReviewQueueAdmin(ReadOnlyAdmin):
             )
             self.message_user(
                 request,
-                f"{item.control_id}: {applied['status']} as record {applied.get('record_ref')} "
+                f"{item.control_id}: {result['status']} as record {result.get('record_ref')} "
                 f"({outcome}).",
                 messages.SUCCESS if activated else messages.WARNING,
             )
+
+        _each(
+            self,
+            request,
+            queryset,
+            lambda item: services.review_queue.apply(
+                control_id=item.control_id, principal=_operator(request)
+            ),
+            ref=lambda item: item.control_id,
+            done=applied,
+        )

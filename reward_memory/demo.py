@@ -25,7 +25,18 @@ import json
 from django.contrib.auth import get_user_model
 
 from loopx_site.core.demo_kit import Ledger
-from reward_memory import principals, services
+from reward_memory import experiment_config, principals, selectors, services
+from reward_memory.documents import demo as demo_documents
+from reward_memory.documents.demo import (
+    CHECKPOINT_ID,
+    CONTRIBUTOR,
+    CORPORA,
+    OWNER,
+    POLICY_CORPUS,
+    POLICY_SCOPES,
+    POLICY_SURFACE,
+    PROJECT,
+)
 from reward_memory.inputs import FIXTURES
 from reward_memory.models import (
     AuthorityCheckpoint,
@@ -34,17 +45,6 @@ from reward_memory.models import (
     IngestEvent,
     Review,
 )
-
-PROJECT = "loopx-demo"
-OWNER = "user:demo-owner"
-REVIEWER = "user:demo-reviewer"
-AUTHORITY = "repo:loopx-demo/maintainers"
-OBSERVED = "2025-06-01T10:00:00Z"
-
-CORPORA = [
-    ("loopx-demo-turn-admission", "agent_workflow.turn_admission"),
-    ("loopx-demo-pr-description", "issue_fix.pr_description"),
-]
 
 TURN_EVENTS = [
     (
@@ -60,82 +60,6 @@ TURN_EVENTS = [
         "Repeated operator choice when a turn had to pick between two Todos.",
     ),
 ]
-
-
-def _corpus(corpus_id: str, surface: str, owner: str = OWNER) -> dict:
-    return {
-        "schema_version": "reward_memory_corpus_v0",
-        "corpus_id": corpus_id,
-        "memory_class": "soft_preference",
-        "owner": owner,
-        "reviewer": _reviewer(owner),
-        "authority_source": AUTHORITY,
-        "maintenance": {"retirement_authority": owner},
-        "project": PROJECT,
-        "surfaces": [surface],
-        "freshness": {"max_source_age_days": None, "require_current_revision": True},
-        "privacy": {"visibility": "project", "retention_class": "standard"},
-        "provider_binding": {"provider_id": "local", "scope_ref": f"local:{corpus_id}"},
-        "agent_allowlist": [
-            {"goal_id": "demo", "agent_id": "author"},
-            {"goal_id": "demo", "agent_id": "reviewer"},
-        ],
-    }
-
-
-def _policy(corpus_id: str, surface: str, owner: str = OWNER) -> dict:
-    return {
-        "schema_version": "reward_memory_standing_policy_v0",
-        "corpus_id": corpus_id,
-        "owner": owner,
-        "reviewer": _reviewer(owner),
-        "authority_source": AUTHORITY,
-        "project": PROJECT,
-        "surface": surface,
-        "memory_class": "soft_preference",
-        "allowed_source_kinds": ["maintainer_feedback", "operator_choice"],
-        "verified_actor_roles": ["maintainer", "operator"],
-        "action_scopes": [],
-    }
-
-
-def _turn_event(event_id: str, summary: str, reasoning: str) -> dict:
-    return {
-        "schema_version": "scoped_feedback_reward_memory_event_v0",
-        "event_id": event_id,
-        "corpus_id": "loopx-demo-turn-admission",
-        "target_class": "soft_preference",
-        "source": {
-            "kind": "operator_choice",
-            "actor": "user:demo-operator",
-            "actor_role": "operator",
-            "evidence_ref": f"feedback:loopx-demo/turn-admission/{event_id}",
-            "observed_at": OBSERVED,
-        },
-        "scope": {
-            "workspace": "loopx",
-            "project": PROJECT,
-            "surface": "agent_workflow.turn_admission",
-        },
-        "content_summary": summary,
-        "reasoning_summary": reasoning,
-        "confidence": {"level": "medium", "basis": "repeated explicit operator choice"},
-        "requested_action_scopes": [],
-        "conflicts": [],
-    }
-
-
-POLICY_CORPUS = "loopx-demo-review-policy"
-POLICY_SURFACE = "issue_fix.patch_planning"
-CHECKPOINT_ID = "demo-core-contributor"
-CONTRIBUTOR = "user:demo-contributor"
-POLICY_SCOPES = ["issue_fix.request_reproduction"]
-
-
-def _reviewer(owner: str) -> str:
-    """The demo corpora's reviewer: the signed-in operator when the demo was loaded for
-    one (so ``make run``'s operator can review in the admin), else ``demo-reviewer``."""
-    return owner if owner != OWNER else REVIEWER
 
 
 def _owner(operator: str | None) -> str:
@@ -155,7 +79,7 @@ def _operator_accounts(ledger: Ledger, owner: str, operator: str | None) -> None
     the owner holds the Reward Memory operator permissions (only added, never removed).
     The signed-in ``operator``'s own account is the command's, not this loader's."""
     users = get_user_model()
-    names = (principals.username_of(owner), principals.username_of(_reviewer(owner)))
+    names = (principals.username_of(owner), principals.username_of(demo_documents.reviewer(owner)))
     for name in dict.fromkeys(names):
         user, created = users.objects.get_or_create(
             username=name, defaults={"is_staff": True, "is_active": True}
@@ -172,9 +96,9 @@ def _operator_accounts(ledger: Ledger, owner: str, operator: str | None) -> None
 def _hard_policy_corpus(owner: str) -> dict:
     """A hard_policy corpus (its policy comes from ``_hard_policy``: the operator
     checkpoint that authorises it and the event ingested under the standing policy)."""
-    corpus = _corpus(POLICY_CORPUS, POLICY_SURFACE, owner)
+    corpus = demo_documents.corpus(POLICY_CORPUS, POLICY_SURFACE, owner)
     corpus["memory_class"] = "hard_policy"
-    policy = _policy(POLICY_CORPUS, POLICY_SURFACE, owner)
+    policy = demo_documents.policy(POLICY_CORPUS, POLICY_SURFACE, owner)
     policy.update(
         memory_class="hard_policy",
         allowed_source_kinds=["maintainer_feedback"],
@@ -195,29 +119,6 @@ def _policy_checkpoint(owner: str) -> dict:
         evidence_ref="roles:loopx-demo/core-contributors",
         execute=True,
     )
-
-
-def _policy_event() -> dict:
-    return {
-        "schema_version": "scoped_feedback_reward_memory_event_v0",
-        "event_id": "policy-0001",
-        "corpus_id": POLICY_CORPUS,
-        "target_class": "hard_policy",
-        "source": {
-            "kind": "maintainer_feedback",
-            "actor": CONTRIBUTOR,
-            "actor_role": "core_contributor",
-            "evidence_ref": "feedback:loopx-demo/patch-planning/0001",
-            "observed_at": OBSERVED,
-        },
-        "scope": {"workspace": "loopx", "project": PROJECT, "surface": POLICY_SURFACE},
-        "content_summary": "Ask for a failing reproduction before patching a storage contract.",
-        "reasoning_summary": "A verified core contributor corrected two storage patches.",
-        "confidence": {"level": "high", "basis": "explicit core-contributor correction"},
-        "requested_action_scopes": POLICY_SCOPES,
-        "authority_checkpoint": {"checkpoint_ref": CHECKPOINT_ID},
-        "conflicts": [],
-    }
 
 
 #: Operator-granted role bindings (checkpoints without action scope) of the actors the
@@ -278,49 +179,18 @@ def _operator_control_checkpoint(owner: str):
 EXPERIMENT_CONFIG = ".local/reward-memory/demo-experiment.json"
 
 
-def _experiment_config() -> dict:
-    corpora = [*CORPORA, (POLICY_CORPUS, POLICY_SURFACE)]
-    return {
-        "schema_version": "reward_memory_experiment_config_v1",
-        "project_provider_binding": {
-            "provider_id": "local",
-            "namespace": "reward_memory",
-            "corpus_scopes": [
-                {"corpus_id": corpus_id, "scope_ref": f"local:{corpus_id}"}
-                for corpus_id, _ in corpora
-            ],
-        },
-        "corpora": [{"corpus": {"corpus_id": c}, "standing_policy": {}} for c, _ in corpora],
-        "surfaces": [
-            {
-                "surface_id": surface,
-                "adapter": "scoped_feedback",
-                "corpus_ids": [corpus_id],
-                "ingest_corpus_id": corpus_id,
-                "recall_profile": {
-                    "profile_id": surface.split(".", 1)[1] + "_v1",
-                    "mode": "function_boundary",
-                    "max_queries": 1,
-                    "limit": 4,
-                },
-            }
-            for corpus_id, surface in corpora
-        ],
-    }
-
-
 def _experiment(ledger: Ledger) -> str:
     """Enable the experiment for demo/author through ``configure_goal`` (its canary and
     readback on the local provider) when the Goal has no experiment binding yet; the
     private config is written under the git-ignored ``.local/`` of the config root when
     missing. An existing binding (enabled or disabled) and config file are kept."""
-    from reward_memory import experiment_config, selectors
-
     path = experiment_config.config_root() / EXPERIMENT_CONFIG
 
     def write_config() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes((json.dumps(_experiment_config(), indent=2) + "\n").encode("utf-8"))
+        path.write_bytes(
+            (json.dumps(demo_documents.experiment_config(), indent=2) + "\n").encode("utf-8")
+        )
 
     ledger.ensure("experiment config", exists=path.exists, create=write_config)
     ledger.ensure(
@@ -389,7 +259,7 @@ def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
         review = services.review_candidate(
             candidate=reviewed,
             decision="accept",
-            principal=principals.operator_account(_reviewer(owner), field="reviewer"),
+            principal=principals.operator_account(demo_documents.reviewer(owner), field="reviewer"),
             corpus_id="loopx-demo-pr-description",
             execute=True,
         )
@@ -423,8 +293,8 @@ def load(*, log, operator: str | None = None) -> dict:
             ledger,
             corpus_id,
             lambda corpus_id=corpus_id, surface=surface: services.register_corpus(
-                corpus=_corpus(corpus_id, surface, owner),
-                standing_policies=[_policy(corpus_id, surface, owner)],
+                corpus=demo_documents.corpus(corpus_id, surface, owner),
+                standing_policies=[demo_documents.policy(corpus_id, surface, owner)],
                 execute=True,
             ),
         )
@@ -435,7 +305,7 @@ def load(*, log, operator: str | None = None) -> dict:
     log(f"reward_memory experiment demo/author: {_experiment(ledger)}")
 
     statuses = [
-        _ingest(ledger, _turn_event(event_id, summary, reasoning))
+        _ingest(ledger, demo_documents.turn_event(event_id, summary, reasoning))
         for event_id, summary, reasoning in TURN_EVENTS
     ]
     with open(FIXTURES / "scoped_feedback_event.json", encoding="utf-8") as handle:
@@ -443,7 +313,7 @@ def load(*, log, operator: str | None = None) -> dict:
     statuses.append(_ingest(ledger, pr_event))
     review_status = _review(ledger, pr_event, owner)
     _checkpoint(ledger, CHECKPOINT_ID, lambda: _policy_checkpoint(owner))
-    policy_status = _ingest(ledger, _policy_event())
+    policy_status = _ingest(ledger, demo_documents.policy_event())
     log(f"reward_memory records: {', '.join([*statuses, review_status, policy_status])}")
     log(f"reward_memory checkpoint {CHECKPOINT_ID} authorises hard_policy: {policy_status}")
     log(f"reward_memory demo: {ledger.summary()}")

@@ -23,6 +23,18 @@ APPLICATION_DECISION_CHOICES = [(v, v) for v in c.APPLICATION_DECISIONS]
 APPLICATION_STATUS_CHOICES = [(v, v) for v in c.APPLICATION_STATUSES]
 
 
+def _unique(rule: str, *fields: str, condition: Q | None = None) -> models.UniqueConstraint:
+    """``%(app_label)s_%(class)s_<rule>_uniq`` on ``fields`` (partial under ``condition``)."""
+    return models.UniqueConstraint(
+        fields=list(fields), condition=condition, name=f"%(app_label)s_%(class)s_{rule}_uniq"
+    )
+
+
+def _check(rule: str, condition: Q) -> models.CheckConstraint:
+    """``%(app_label)s_%(class)s_<rule>_check``."""
+    return models.CheckConstraint(condition=condition, name=f"%(app_label)s_%(class)s_{rule}_check")
+
+
 class Corpus(models.Model):
     """A registered corpus: one memory class, one project, declared surfaces and owners.
 
@@ -61,13 +73,8 @@ class Corpus(models.Model):
         ordering = ["corpus_id"]
         verbose_name_plural = "corpora"
         constraints = [
-            models.CheckConstraint(
-                condition=Q(memory_class__in=c.MEMORY_CLASSES),
-                name="%(app_label)s_%(class)s_memory_class_check",
-            ),
-            models.CheckConstraint(
-                condition=Q(revision__gte=1), name="%(app_label)s_%(class)s_revision_min_check"
-            ),
+            _check("memory_class", Q(memory_class__in=c.MEMORY_CLASSES)),
+            _check("revision_min", Q(revision__gte=1)),
         ]
 
     def __str__(self) -> str:
@@ -89,14 +96,8 @@ class StandingPolicy(models.Model):
         ordering = ["corpus__corpus_id", "surface", "-created_at"]
         verbose_name_plural = "standing policies"
         constraints = [
-            models.UniqueConstraint(
-                fields=["corpus", "policy_digest"], name="%(app_label)s_%(class)s_digest_uniq"
-            ),
-            models.UniqueConstraint(
-                fields=["corpus", "surface"],
-                condition=Q(active=True),
-                name="%(app_label)s_%(class)s_active_surface_uniq",
-            ),
+            _unique("digest", "corpus", "policy_digest"),
+            _unique("active_surface", "corpus", "surface", condition=Q(active=True)),
         ]
 
     def __str__(self) -> str:
@@ -122,9 +123,7 @@ class Candidate(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["corpus", "candidate_ref"], name="%(app_label)s_%(class)s_ref_uniq"
-            ),
+            _unique("ref", "corpus", "candidate_ref"),
         ]
 
     def __str__(self) -> str:
@@ -151,15 +150,13 @@ class Review(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(
-                condition=~Q(guard_status=c.GUARD_BLOCKED)
-                | Q(effective_decision__in=["reject", "no_write"]),
-                name="%(app_label)s_%(class)s_blocked_no_write_check",
+            _check(
+                "blocked_no_write",
+                ~Q(guard_status=c.GUARD_BLOCKED) | Q(effective_decision__in=["reject", "no_write"]),
             ),
-            models.CheckConstraint(
-                condition=Q(effective_decision__in=c.DECISIONS)
-                & Q(requested_decision__in=c.DECISIONS),
-                name="%(app_label)s_%(class)s_decision_check",
+            _check(
+                "decision",
+                Q(effective_decision__in=c.DECISIONS) & Q(requested_decision__in=c.DECISIONS),
             ),
         ]
 
@@ -231,32 +228,23 @@ class MemoryRecord(models.Model):
             ),
         ]
         constraints = [
-            models.CheckConstraint(
-                condition=~Q(memory_class=c.HARD_POLICY)
+            _check(
+                "hard_policy_checkpoint",
+                ~Q(memory_class=c.HARD_POLICY)
                 | ~Q(lifecycle_state=c.ACTIVE)
                 | Q(authority_checkpoint__isnull=False),
-                name="%(app_label)s_%(class)s_hard_policy_checkpoint_check",
             ),
-            models.UniqueConstraint(
-                fields=["corpus", "candidate_ref"],
-                condition=Q(lifecycle_state=c.ACTIVE),
-                name="%(app_label)s_%(class)s_active_candidate_uniq",
+            _unique(
+                "active_candidate", "corpus", "candidate_ref", condition=Q(lifecycle_state=c.ACTIVE)
             ),
-            models.UniqueConstraint(
-                fields=["corpus", "provider_resource_ref"],
-                name="%(app_label)s_%(class)s_resource_uniq",
+            _unique("resource", "corpus", "provider_resource_ref"),
+            _check("lifecycle", Q(lifecycle_state__in=c.LIFECYCLE_STATES)),
+            _check(
+                "active_readback",
+                ~Q(lifecycle_state=c.ACTIVE) | Q(readback_verified_at__isnull=False),
             ),
-            models.CheckConstraint(
-                condition=Q(lifecycle_state__in=c.LIFECYCLE_STATES),
-                name="%(app_label)s_%(class)s_lifecycle_check",
-            ),
-            models.CheckConstraint(
-                condition=~Q(lifecycle_state=c.ACTIVE) | Q(readback_verified_at__isnull=False),
-                name="%(app_label)s_%(class)s_active_readback_check",
-            ),
-            models.CheckConstraint(
-                condition=~Q(lifecycle_state=c.SUPERSEDED) | Q(superseded_by__isnull=False),
-                name="%(app_label)s_%(class)s_superseded_by_check",
+            _check(
+                "superseded_by", ~Q(lifecycle_state=c.SUPERSEDED) | Q(superseded_by__isnull=False)
             ),
         ]
 
@@ -279,12 +267,8 @@ class RecordTransition(models.Model):
     class Meta:
         ordering = ["record_id", "seq"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["record", "seq"], name="%(app_label)s_%(class)s_seq_uniq"
-            ),
-            models.UniqueConstraint(
-                fields=["record", "to_state"], name="%(app_label)s_%(class)s_state_once_uniq"
-            ),
+            _unique("seq", "record", "seq"),
+            _unique("state_once", "record", "to_state"),
         ]
 
     def __str__(self) -> str:
@@ -343,18 +327,11 @@ class IngestEvent(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["agent", "event_ref"], name="%(app_label)s_%(class)s_agent_event_uniq"
+            _unique("agent_event", "agent", "event_ref"),
+            _unique(
+                "agent_corpus_event_id", "agent", "corpus", "event_key", condition=~Q(event_key="")
             ),
-            models.UniqueConstraint(
-                fields=["agent", "corpus", "event_key"],
-                condition=~Q(event_key=""),
-                name="%(app_label)s_%(class)s_agent_corpus_event_id_uniq",
-            ),
-            models.CheckConstraint(
-                condition=Q(status__in=c.INGEST_STATUSES),
-                name="%(app_label)s_%(class)s_status_check",
-            ),
+            _check("status", Q(status__in=c.INGEST_STATUSES)),
         ]
 
     def __str__(self) -> str:
@@ -406,9 +383,7 @@ class RecallReceipt(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(query_count__lte=3), name="%(app_label)s_%(class)s_query_budget_check"
-            ),
+            _check("query_budget", Q(query_count__lte=3)),
         ]
 
     def __str__(self) -> str:
@@ -429,10 +404,7 @@ class ApplicationReceipt(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=c.APPLICATION_STATUSES),
-                name="%(app_label)s_%(class)s_status_check",
-            ),
+            _check("status", Q(status__in=c.APPLICATION_STATUSES)),
         ]
 
     def __str__(self) -> str:
@@ -457,9 +429,7 @@ class LocalProviderDocument(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["scope_key", "resource_ref"], name="%(app_label)s_%(class)s_resource_uniq"
-            ),
+            _unique("resource", "scope_key", "resource_ref"),
         ]
 
     def __str__(self) -> str:
@@ -498,10 +468,7 @@ class AuthorityCheckpoint(models.Model):
             ("revoke_authoritycheckpoint", "Can revoke an authority checkpoint"),
         ]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(revoked_at__isnull=True) | ~Q(revoked_by=""),
-                name="%(app_label)s_%(class)s_revoked_by_check",
-            ),
+            _check("revoked_by", Q(revoked_at__isnull=True) | ~Q(revoked_by="")),
         ]
 
     def __str__(self) -> str:
@@ -526,14 +493,8 @@ class CorpusRoleBinding(models.Model):
     class Meta:
         ordering = ["corpus__corpus_id", "role"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["corpus", "role", "host_token"],
-                condition=Q(revoked_at__isnull=True),
-                name="%(app_label)s_%(class)s_live_uniq",
-            ),
-            models.CheckConstraint(
-                condition=Q(role__in=c.CORPUS_ROLES), name="%(app_label)s_%(class)s_role_check"
-            ),
+            _unique("live", "corpus", "role", "host_token", condition=Q(revoked_at__isnull=True)),
+            _check("role", Q(role__in=c.CORPUS_ROLES)),
         ]
 
     def __str__(self) -> str:
@@ -559,15 +520,8 @@ class LineageClosure(models.Model):
     class Meta:
         ordering = ["-closed_at"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["corpus", "candidate_ref"],
-                condition=Q(reopened_at__isnull=True),
-                name="%(app_label)s_%(class)s_open_uniq",
-            ),
-            models.CheckConstraint(
-                condition=Q(reason__in=c.CLOSING_DECISIONS),
-                name="%(app_label)s_%(class)s_reason_check",
-            ),
+            _unique("open", "corpus", "candidate_ref", condition=Q(reopened_at__isnull=True)),
+            _check("reason", Q(reason__in=c.CLOSING_DECISIONS)),
         ]
 
     def __str__(self) -> str:
@@ -609,16 +563,9 @@ class ExperimentBinding(models.Model):
     class Meta:
         ordering = ["goal__goal_id", "agent__agent_id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["goal", "agent"], name="%(app_label)s_%(class)s_goal_agent_uniq"
-            ),
-            models.CheckConstraint(
-                condition=Q(experimental=True), name="%(app_label)s_%(class)s_experimental_check"
-            ),
-            models.CheckConstraint(
-                condition=~Q(config_path="") & ~Q(config_digest=""),
-                name="%(app_label)s_%(class)s_pointer_check",
-            ),
+            _unique("goal_agent", "goal", "agent"),
+            _check("experimental", Q(experimental=True)),
+            _check("pointer", ~Q(config_path="") & ~Q(config_digest="")),
         ]
 
     def __str__(self) -> str:
@@ -662,13 +609,8 @@ class ReflectionCandidate(models.Model):
         ordering = ["-created_at"]
         permissions = [("record_reflection_validation", "Can record a reflection validation")]
         constraints = [
-            models.UniqueConstraint(
-                fields=["agent", "reflection_digest"], name="%(app_label)s_%(class)s_digest_uniq"
-            ),
-            models.CheckConstraint(
-                condition=Q(status__in=c.REFLECTION_STATES),
-                name="%(app_label)s_%(class)s_status_check",
-            ),
+            _unique("digest", "agent", "reflection_digest"),
+            _check("status", Q(status__in=c.REFLECTION_STATES)),
         ]
 
     def __str__(self) -> str:
@@ -693,10 +635,7 @@ class OperatorControl(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(action__in=["edit", "retire"]),
-                name="%(app_label)s_%(class)s_action_check",
-            ),
+            _check("action", Q(action__in=["edit", "retire"])),
         ]
 
     def __str__(self) -> str:

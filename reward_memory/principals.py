@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
+from loopx_site.core import access
 from loopx_site.core.access import require_account_permission
 from reward_memory.errors import RewardMemoryError
 
@@ -103,6 +104,4 @@ def from_caller(caller) -> Principal:
 def from_request(request) -> Principal:
     """The principal the API authenticated (host token or staff session), through the
     one caller resolver (``loopx_site.core.access``)."""
-    from loopx_site.core import access
-
     return from_caller(access.from_request(request))

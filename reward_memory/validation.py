@@ -129,6 +129,25 @@ def timestamp(value: Any, field: str, *, required: bool = True) -> dt.datetime |
         raise invalid(field, f"{field} must be a UTC timestamp like 2026-12-01T00:00:00Z") from None
 
 
+def observed_at(value: Any, field: str = "observed_at") -> str:
+    """A LoopX ``observed_at``: an ISO-8601 timestamp with a timezone (``…Z`` or an
+    offset such as ``+00:00``, as LoopX accepts), returned as our UTC ``…Z`` text for the
+    same instant. A ``…Z`` value is returned unchanged."""
+    if isinstance(value, str):
+        try:
+            clock.parse_iso_z(value)
+            return value
+        except ValueError:
+            pass
+        try:
+            parsed = dt.datetime.fromisoformat(value)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return parsed.astimezone(dt.UTC).replace(tzinfo=None).isoformat() + "Z"
+    raise invalid(field, f"{field} must be an ISO timestamp with a timezone")
+
+
 def string_list(
     value: Any,
     field: str,

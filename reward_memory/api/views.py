@@ -3,21 +3,41 @@
 Hosts see and use only corpora that allowlist their Goal (and Agent); operators see all.
 """
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from loopx_site.core import access
-from reward_memory import documents, loopx, principals, selectors, services
+from reward_memory import principals, selectors, services
 from reward_memory.api import serializers as s
+from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import registry
 from reward_memory.errors import AREA, invalid
 
 TAG = ["reward-memory"]
 
 
+def _schema(name: str, summary: str, *, responses, request=None):
+    """The OpenAPI operation of one view (``reward_memory_<name>``, tag reward-memory)."""
+    return extend_schema(
+        operation_id=f"reward_memory_{name}",
+        request=request,
+        responses=responses,
+        tags=TAG,
+        summary=summary,
+    )
+
+
+# (no class docstrings here: drf-spectacular would publish them as descriptions)
 class RewardMemoryApi(APIView):
+    # a Reward Memory operation: ``input_serializer`` checks the body's shape
     error_area = AREA
+    input_serializer: type | None = None
+
+    def values(self, request) -> dict:
+        data = self.input_serializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return dict(data.validated_data)
 
 
 def _caller(request) -> access.Caller:
@@ -30,207 +50,158 @@ def _viewer(request) -> selectors.Viewer:
     return _caller(request).viewer
 
 
-def _visible_corpus(request, corpus_id: str):
-    """The corpus, or the same ``corpus_not_found`` a missing one gives."""
-    return selectors.get_corpus(corpus_id, viewer=_viewer(request))
-
-
-def _body(request) -> dict:
+def _body(request) -> tuple[dict, bool]:
+    """A free-form document body (recall, application receipt) and its ``execute``."""
     if not isinstance(request.data, dict):
         raise invalid(None, "the body must be a JSON object")
-    return dict(request.data)
-
-
-def _execute_flag(body: dict) -> bool:
-    value = body.pop("execute", False)
-    if not isinstance(value, bool):
+    body = dict(request.data)
+    execute = body.pop("execute", False)
+    if not isinstance(execute, bool):
         raise invalid("execute", "execute must be true or false")
-    return value
+    return body, execute
+
+
+def _recorded(document: dict) -> Response:
+    """201 when the operation recorded something, else 200."""
+    return Response(document, status=201 if document.get("recorded") else 200)
 
 
 class CorpusListApi(RewardMemoryApi):
-    @extend_schema(
-        operation_id="reward_memory_corpora_list",
+    @_schema(
+        "corpora_list",
+        "Registered corpora visible to the caller, with their five health states",
         responses=s.CorpusListOutput,
-        tags=TAG,
-        summary="Registered corpora visible to the caller, with their five health states",
     )
     def get(self, request):
         viewer = _viewer(request)
-        corpora = (
-            selectors.list_corpora()
-            if viewer is None
-            else selectors.list_corpora(goal_id=viewer[0], agent_id=viewer[1])
-        )
-        return Response(
-            {
-                "schema_version": "reward_memory_corpus_list_v0",
-                "corpora": [
-                    {**registry.corpus_payload(c), "health": registry.corpus_health(c)["health"]}
-                    for c in corpora
-                ],
-            }
-        )
+        scope = {} if viewer is None else {"goal_id": viewer[0], "agent_id": viewer[1]}
+        return Response(corpus_documents.corpus_list(selectors.list_corpora(**scope)))
 
 
 class CorpusHealthApi(RewardMemoryApi):
-    @extend_schema(
-        operation_id="reward_memory_corpus_health",
+    @_schema(
+        "corpus_health",
+        "The corpus's five separate health states (read-only)",
         responses=s.CorpusHealthOutput,
-        tags=TAG,
-        summary="The corpus's five separate health states (read-only)",
     )
     def get(self, request, corpus_id: str):
-        return Response(registry.corpus_health(_visible_corpus(request, corpus_id)))
+        # a corpus the caller may not see is the same corpus_not_found a missing one gives
+        corpus = selectors.get_corpus(corpus_id, viewer=_viewer(request))
+        return Response(registry.corpus_health(corpus))
 
 
 class CandidateReviewApi(RewardMemoryApi):
     throttle_scope = "review"
+    input_serializer = s.CandidateReviewInput
 
-    @extend_schema(
-        operation_id="reward_memory_candidate_review",
+    @_schema(
+        "candidate_review",
+        "Review a candidate (decision record; recorded only with execute)",
         request=s.CandidateReviewInput,
         responses=s.ReviewOutput,
-        tags=TAG,
-        summary="Review a candidate (decision record; recorded only with execute)",
     )
     def post(self, request):
-        data = s.CandidateReviewInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+        values = self.values(request)
         values.pop("reviewer", None)  # a claim; the reviewer is the authenticated principal
-        result = services.review_candidate(
-            **values, principal=principals.from_request(request), viewer=_viewer(request)
+        return _recorded(
+            services.review_candidate(
+                **values, principal=principals.from_request(request), viewer=_viewer(request)
+            )
         )
-        return Response(result, status=201 if result.get("recorded") else 200)
 
 
 class ReviewApplyApi(RewardMemoryApi):
     throttle_scope = "review"
+    input_serializer = s.ExecuteInput
 
-    @extend_schema(
-        operation_id="reward_memory_review_apply",
+    @_schema(
+        "review_apply",
+        "Perform a recorded review's next step as the corpus owner (authenticated)",
         request=s.ExecuteInput,
         responses=s.ActivationReceiptOutput,
-        tags=TAG,
-        summary="Perform a recorded review's next step as the corpus owner (authenticated)",
     )
     def post(self, request, review_id: str):
-        data = s.ExecuteInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        execute = self.values(request)["execute"]
         services.get_review(review_id, viewer=_viewer(request))  # unseen = absent
         return Response(
             services.apply_review(
-                review_id=review_id,
-                principal=principals.from_request(request),
-                execute=data.validated_data["execute"],
+                review_id=review_id, principal=principals.from_request(request), execute=execute
             )
         )
 
 
 class _RecordOperationApi(RewardMemoryApi):
+    # one lifecycle operation on a record the caller may see (services.record_operation)
     throttle_scope = "review"  # revoke, supersede
-    input_serializer = s.ExecuteInput
+    operation = ""
 
-    def _record(self, request, record_ref: str):
-        return selectors.get_record(record_ref, viewer=_viewer(request))  # unseen = absent
+    def post(self, request, record_ref: str):
+        arguments = self.values(request)
+        return Response(
+            services.record_operation(
+                self.operation,
+                record_ref=record_ref,
+                principal=principals.from_request(request),
+                execute=arguments.pop("execute"),
+                viewer=_viewer(request),  # unseen = absent
+                **arguments,
+            )
+        )
 
-    def _done(self, record, *, execute: bool, operation: str):
-        return Response(documents.record_operation(record, operation=operation, executed=execute))
 
-
-class RecordRevokeApi(_RecordOperationApi):
-    @extend_schema(
-        operation_id="reward_memory_record_revoke",
+@extend_schema_view(
+    post=_schema(
+        "record_revoke",
+        "Revoke an active record (corpus authority source or owner, authenticated)",
         request=s.RevokeInput,
         responses=s.RecordOperationOutput,
-        tags=TAG,
-        summary="Revoke an active record (corpus authority source or owner, authenticated)",
     )
-    def post(self, request, record_ref: str):
-        data = s.RevokeInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        record = self._record(request, record_ref)
-        principal = principals.from_request(request)
-        values = data.validated_data
-        if values["execute"]:
-            record = services.revoke_record(
-                record_ref=record_ref,
-                principal=principal,
-                revocation_ref=values["revocation_ref"],
-            )
-        else:
-            services.check_record_operation(record, principal=principal, operation="revoke")
-        return self._done(record, execute=values["execute"], operation="revoke")
+)
+class RecordRevokeApi(_RecordOperationApi):
+    operation = "revoke"
+    input_serializer = s.RevokeInput
 
 
-class RecordSupersedeApi(_RecordOperationApi):
-    @extend_schema(
-        operation_id="reward_memory_record_supersede",
+@extend_schema_view(
+    post=_schema(
+        "record_supersede",
+        "Supersede an active record by another of its corpus and surface (owner)",
         request=s.SupersedeInput,
         responses=s.RecordOperationOutput,
-        tags=TAG,
-        summary="Supersede an active record by another of its corpus and surface (owner)",
     )
-    def post(self, request, record_ref: str):
-        data = s.SupersedeInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        record = self._record(request, record_ref)
-        principal = principals.from_request(request)
-        values = data.validated_data
-        if values["execute"]:
-            record = services.supersede_record(
-                record_ref=record_ref,
-                by_record_ref=values["by_record_ref"],
-                principal=principal,
-                viewer=_viewer(request),
-            )
-        else:
-            services.check_record_operation(record, principal=principal, operation="supersede")
-        return self._done(record, execute=values["execute"], operation="supersede")
+)
+class RecordSupersedeApi(_RecordOperationApi):
+    operation = "supersede"
+    input_serializer = s.SupersedeInput
 
 
 class IngestApi(RewardMemoryApi):
     throttle_scope = "ingest"  # per token: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    input_serializer = s.IngestInput
 
-    @extend_schema(
-        operation_id="reward_memory_ingest",
+    @_schema(
+        "ingest",
+        "Ingest one compact event (planned unless execute; fail-open statuses)",
         request=s.IngestInput,
         responses=s.IngestReceiptOutput,
-        tags=TAG,
-        summary="Ingest one compact event (planned unless execute; fail-open statuses)",
     )
     def post(self, request):
-        data = s.IngestInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+        values = self.values(request)
         caller = _caller(request)
         viewer = caller.viewer
         if values.get("goal_id") and not values.get("agent_id") and not values.get("execute"):
             caller.require(values["goal_id"], area=AREA)  # a Goal-level evaluation
         elif values.get("goal_id"):
             acting = caller.acting_for(values["goal_id"], values.get("agent_id"), area=AREA)
-            values["goal_id"], values["agent_id"], viewer = (
-                acting.goal_id,
-                acting.agent_id,
-                acting.viewer,
-            )
-        elif not caller.is_operator and values.get("execute"):
-            raise invalid("goal_id", "execute requires goal_id and agent_id")
-        wrapper = {"event": values.pop("event")}
-        for key in ("adapter", "observed_at"):
-            if key in values:
-                wrapper[key] = values.pop(key)
-        goal_id, agent_id = values.get("goal_id"), values.get("agent_id")
-        event = loopx.unwrap(
-            wrapper,
-            routed=True,
-            route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
-        )
+            values["goal_id"], values["agent_id"] = acting.goal_id, acting.agent_id
+            viewer = acting.viewer
+        document = {
+            key: values.pop(key) for key in ("adapter", "event", "observed_at") if key in values
+        }
         return Response(
-            services.ingest_event(
+            services.submit_event(
                 **values,
-                event=event,
+                document=document,
                 viewer=viewer,
                 principal=principals.from_caller(caller),  # the role bindings' subject
             )
@@ -240,16 +211,14 @@ class IngestApi(RewardMemoryApi):
 class RecallApi(RewardMemoryApi):
     throttle_scope = "reward_recall"
 
-    @extend_schema(
-        operation_id="reward_memory_recall",
+    @_schema(
+        "recall",
+        "Guarded recall: private result (summaries) and public packet",
         request=s.RecallRequestInput,
         responses=s.RecallResultOutput,
-        tags=TAG,
-        summary="Guarded recall: private result (summaries) and public packet",
     )
     def post(self, request):
-        body = _body(request)
-        execute = _execute_flag(body)
+        body, execute = _body(request)
         loopx = services.is_loopx_packet(body)
         named = (body.pop("goal_id", None), body.pop("agent_id", None)) if loopx else None
         if named is None:
@@ -272,30 +241,26 @@ class RecallApi(RewardMemoryApi):
 class ApplicationReceiptApi(RewardMemoryApi):
     throttle_scope = "write"
 
-    @extend_schema(
-        operation_id="reward_memory_application_receipt",
+    @_schema(
+        "application_receipt",
+        "Application receipt for one recall (recorded only with execute)",
         request=s.ApplicationInput,
         responses=s.ApplicationReceiptOutput,
-        tags=TAG,
-        summary="Application receipt for one recall (recorded only with execute)",
     )
     def post(self, request):
-        body = _body(request)
-        execute = _execute_flag(body)
+        body, execute = _body(request)
         recall_id = body.get("recall_id")
         if not isinstance(recall_id, str):
             raise invalid("recall_id", "recall_id is required")
         selectors.get_recall(recall_id, viewer=_viewer(request))  # unseen = absent
-        receipt = services.record_application(document=body, execute=execute)
-        return Response(receipt, status=201 if receipt.get("recorded") else 200)
+        return _recorded(services.record_application(document=body, execute=execute))
 
 
 class ExperimentStatusApi(RewardMemoryApi):
-    @extend_schema(
-        operation_id="reward_memory_experiment_status",
+    @_schema(
+        "experiment_status",
+        "The Agent's Reward Memory experiment status (unavailable until configured)",
         responses=s.ExperimentStatusOutput,
-        tags=TAG,
-        summary="The Agent's Reward Memory experiment status (unavailable until configured)",
     )
     def get(self, request, goal_id: str, agent_id: str):
         return Response(services.experiment_status(goal_id=goal_id, agent_id=agent_id))
@@ -303,18 +268,16 @@ class ExperimentStatusApi(RewardMemoryApi):
 
 class BoundaryHookApi(RewardMemoryApi):
     throttle_scope = "reward_recall"
+    input_serializer = s.BoundaryHookInput
 
-    @extend_schema(
-        operation_id="reward_memory_boundary_hook",
+    @_schema(
+        "boundary_hook",
+        "Automatic recall/ingest at a declared module boundary (planned unless execute)",
         request=s.BoundaryHookInput,
         responses=s.BoundaryHookOutput,
-        tags=TAG,
-        summary="Automatic recall/ingest at a declared module boundary (planned unless execute)",
     )
     def post(self, request, boundary: str):
-        data = s.BoundaryHookInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+        values = self.values(request)
         acting = _caller(request).acting_for(values["goal_id"], values["agent_id"], area=AREA)
         values["goal_id"], values["agent_id"] = acting.goal_id, acting.agent_id
         return Response(

@@ -1,33 +1,8 @@
 """Reward Memory's documents, rendered once for the CLI, the API and the admin.
 
-Services and selectors return rows and plain data; the adapters render them here, so
-the same operation is the same document wherever it is asked for.
+Services and selectors hold the rules; the modules of this package build the wire
+documents from their results (one module per area: ``records``, ``corpora``,
+``authority``, ``review``, ``ingest``, ``reflection``, ``experiments``, ``hooks``,
+``operator_control``, ``activation``, ``demo``), so the same operation is the same
+document wherever it is asked for.
 """
-
-from typing import Any
-
-from reward_memory.documents import registry
-from reward_memory.models import MemoryRecord
-
-RECORD_OPERATION_SCHEMA = "reward_memory_record_operation_v0"
-
-
-def readback(record: MemoryRecord) -> dict[str, Any]:
-    """The record as the database holds it now (a fresh read, not the object the write
-    returned): its lifecycle state and whether recall may still return it."""
-    state = MemoryRecord.objects.values_list("lifecycle_state", flat=True).get(pk=record.pk)
-    return {"lifecycle_state": state, "recallable": state == "active"}
-
-
-def record_operation(record: MemoryRecord, *, operation: str, executed: bool) -> dict[str, Any]:
-    """``reward_memory_record_operation_v0``: a revoke / retire / supersede / mark, as
-    previewed (``executed: false``) or performed, with the performed write read back."""
-    document: dict[str, Any] = {
-        "schema_version": RECORD_OPERATION_SCHEMA,
-        "operation": operation,
-        "executed": executed,
-        "record": registry.record_public(record),
-    }
-    if executed:
-        document["readback"] = readback(record)
-    return document

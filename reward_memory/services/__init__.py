@@ -17,6 +17,7 @@ from reward_memory.services.authority import (
 from reward_memory.services.corpora import (
     parse_corpus,
     parse_standing_policy,
+    register_corpora,
     register_corpus,
     set_corpus_active,
 )
@@ -25,6 +26,7 @@ from reward_memory.services.ingest import (
     ingest_event,
     reconcile_pending_ingests,
     retry_pending_ingests,
+    submit_event,
 )
 from reward_memory.services.operator_control import operator_control
 from reward_memory.services.recalls import (
@@ -37,6 +39,7 @@ from reward_memory.services.records import (
     check_record_operation,
     expire_due_records,
     mark_experience,
+    record_operation,
     retire_record,
     revoke_record,
     supersede_record,
@@ -72,7 +75,9 @@ __all__ = [
     "recall_guidance",
     "reconcile_pending_ingests",
     "record_application",
+    "record_operation",
     "record_validation",
+    "register_corpora",
     "register_corpus",
     "reopen_lineage",
     "retire_record",
@@ -84,6 +89,7 @@ __all__ = [
     "run_boundary_hook",
     "set_corpus_active",
     "settle_reflection",
+    "submit_event",
     "supersede_record",
     "unbind_role",
     "validation_from_run",

@@ -15,19 +15,19 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.models import HostToken
-from reward_memory import authority, candidates, principals, selectors
+from reward_memory import authority, principals, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
-from reward_memory.documents import registry
+from reward_memory.documents import authority as authority_documents
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import (
     AuthorityCheckpoint,
-    Corpus,
     CorpusRoleBinding,
     LineageClosure,
     MemoryRecord,
 )
 from reward_memory.principals import Principal
+from reward_memory.services import records
 
 
 def require_operator(principal: Principal | None, operation: str) -> Principal:
@@ -128,14 +128,9 @@ def grant_checkpoint(
                 "The checkpoint was granted concurrently.",
                 field="checkpoint_id",
             ) from None
-    payload = {
-        "schema_version": "reward_memory_checkpoint_grant_v0",
-        "status": status,
-        "executed": execute,
-        "checkpoint_id": checkpoint_id,
-    }
-    payload["checkpoint"] = registry.checkpoint_payload(existing) if existing else None
-    return payload
+    return authority_documents.checkpoint_grant(
+        status=status, executed=execute, checkpoint_id=checkpoint_id, row=existing
+    )
 
 
 def revoke_checkpoint(
@@ -143,8 +138,6 @@ def revoke_checkpoint(
 ) -> dict[str, Any]:
     """Revoke a checkpoint and, in the same transaction, every active record derived
     from it (``revoked``, reason ``checkpoint_revoked``): it leaves recall at once."""
-    from reward_memory.services import records
-
     require_operator(operator, "revoke_checkpoint")
     row = selectors.get_checkpoint(checkpoint_id)
     derived = MemoryRecord.objects.filter(authority_checkpoint=row, lifecycle_state=c.ACTIVE)
@@ -165,15 +158,13 @@ def revoke_checkpoint(
                     revoked.append(record.record_ref)
         status = "revoked" if changed else "unchanged"
         row.refresh_from_db()
-    return {
-        "schema_version": "reward_memory_checkpoint_revocation_v0",
-        "status": status,
-        "executed": execute,
-        "checkpoint_id": checkpoint_id,
-        "derived_active_records": len(refs),
-        "records_revoked": len(revoked),
-        "checkpoint": registry.checkpoint_payload(row),
-    }
+    return authority_documents.checkpoint_revocation(
+        status=status,
+        executed=execute,
+        row=row,
+        derived_active_records=len(refs),
+        records_revoked=len(revoked),
+    )
 
 
 # -- role bindings of host tokens ---------------------------------------------------------------
@@ -212,37 +203,6 @@ def unbind_role(*, binding: CorpusRoleBinding, operator: Principal) -> None:
 
 
 # -- lineage closures ----------------------------------------------------------------------------
-def close_lineage(
-    *,
-    corpus: Corpus,
-    candidate: dict[str, Any] | None,
-    candidate_ref: str,
-    reason: str,
-    actor: str,
-    reference: str = "",
-    now: dt.datetime,
-) -> None:
-    """Close a candidate's lineage (idempotent). Call inside the deciding transaction."""
-    if LineageClosure.objects.filter(
-        corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True
-    ).exists():
-        return
-    digest = candidates.lineage_digest(candidate or {})
-    try:
-        with transaction.atomic():
-            LineageClosure.objects.create(
-                corpus=corpus,
-                candidate_ref=candidate_ref,
-                content_digest=digest,
-                reason=reason,
-                reference=reference[:128],
-                closed_by=actor,
-                closed_at=now,
-            )
-    except IntegrityError:
-        pass  # closed concurrently by the same decision
-
-
 def reopen_lineage(
     *, corpus_id: str, candidate_ref: str, operator: Principal, execute: bool = False
 ) -> dict[str, Any]:
@@ -260,11 +220,6 @@ def reopen_lineage(
         LineageClosure.objects.filter(pk=closure.pk, reopened_at__isnull=True).update(
             reopened_at=clock.now(), reopened_by=operator.actor_ref
         )
-    return {
-        "schema_version": "reward_memory_lineage_reopen_v0",
-        "status": "reopened" if execute else "planned",
-        "executed": execute,
-        "corpus_id": corpus.corpus_id,
-        "candidate_ref": candidate_ref,
-        "closed_reason": closure.reason,
-    }
+    return authority_documents.lineage_reopen(
+        executed=execute, closure=closure, corpus_id=corpus.corpus_id
+    )

@@ -11,13 +11,12 @@ from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import providers, selectors, uris
 from reward_memory import validation as v
-from reward_memory.documents import registry
+from reward_memory.documents import corpora as corpus_documents
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import Corpus, StandingPolicy
 from reward_memory.principals import Principal
 from reward_memory.services.authority import refuse_forbidden_scopes
 
-REGISTRATION_SCHEMA = "reward_memory_corpus_registration_v0"
 VISIBILITIES = selectors.VISIBILITIES  # private | goal_shared | project
 RETENTION_CLASSES = ("standard", "short", "session")
 
@@ -173,7 +172,6 @@ def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, An
         if key not in allowed:
             raise invalid(f"standing_policy.{key}", "field not modelled by the standing policy")
     policy = {
-        "schema_version": c.STANDING_POLICY_SCHEMA,
         "corpus_id": v.identifier(d.get("corpus_id"), "standing_policy.corpus_id"),
         "owner": v.ref(d.get("owner"), "standing_policy.owner"),
         "reviewer": v.ref(d.get("reviewer"), "standing_policy.reviewer"),
@@ -233,7 +231,35 @@ def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, An
         raise invalid(
             "standing_policy.action_scopes", "an advisory class pre-approves no action scope"
         )
-    return policy
+    return corpus_documents.standing_policy(policy)
+
+
+def register_corpora(
+    document: Any, *, expected_revision: int | None = None, execute: bool = False
+) -> dict[str, Any]:
+    """Register every corpus of one input document: ``{"corpus": {...},
+    "standing_policy" | "standing_policies": ...}`` or ``{"corpora": [those, ...]}``;
+    one registration document, or the batch of them."""
+    document = document if isinstance(document, dict) else {}
+    entries = document.get("corpora") if "corpora" in document else [document]
+    if not isinstance(entries, list) or not entries:
+        entries = [document]
+    results = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            entry = {}
+        policies = entry.get("standing_policies")
+        if policies is None and entry.get("standing_policy"):
+            policies = [entry["standing_policy"]]
+        results.append(
+            register_corpus(
+                corpus=entry.get("corpus"),
+                standing_policies=policies,
+                expected_revision=expected_revision,
+                execute=execute,
+            )
+        )
+    return corpus_documents.registration_batch(results)
 
 
 def register_corpus(
@@ -263,7 +289,9 @@ def register_corpus(
     existing = Corpus.objects.filter(corpus_id=definition["corpus_id"]).first()
     status = _registration_status(existing, definition, definition_digest, expected_revision)
     if not execute:
-        return _registration_payload(status, definition, policy_digests, existing, executed=False)
+        return corpus_documents.registration(
+            status, definition, policy_digests, existing, executed=False
+        )
 
     now = clock.now()
     with transaction.atomic():
@@ -292,7 +320,7 @@ def register_corpus(
             )
             row.refresh_from_db()
         policy_status = _store_policies(row, policies, now)
-    payload = _registration_payload(status, definition, policy_digests, row, executed=True)
+    payload = corpus_documents.registration(status, definition, policy_digests, row, executed=True)
     payload["standing_policies"] = policy_status
     return payload
 
@@ -373,25 +401,3 @@ def _store_policies(corpus: Corpus, policies: list[dict], now) -> list[dict[str,
             }
         )
     return out
-
-
-def _registration_payload(status, definition, policy_digests, row, *, executed) -> dict[str, Any]:
-    corpus_payload = registry.corpus_payload(row) if (row is not None and executed) else None
-    return {
-        "schema_version": REGISTRATION_SCHEMA,
-        "status": status if executed else ("planned" if status != "unchanged" else "unchanged"),
-        "executed": executed,
-        "corpus_id": definition["corpus_id"],
-        "definition_digest": digest_ref(definition),
-        "provider": {
-            "provider_id": definition["provider_id"],
-            "binding_ref": providers.binding_ref(
-                definition["provider_id"], definition["provider_scope_ref"]
-            ),
-        },
-        "standing_policies": [
-            {"surface": s, "policy_digest": d} for s, d in sorted(policy_digests.items())
-        ],
-        "corpus": corpus_payload,
-        "writes_provider": False,
-    }

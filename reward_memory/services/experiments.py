@@ -22,78 +22,19 @@ from typing import Any
 from django.db import transaction
 
 from loopx_site.core import clock
-from loopx_site.core.canonical import digest_ref
 from loopx_site.core.selectors import get_agent
-from reward_memory import contracts as c
 from reward_memory import experiment_config as cfg
 from reward_memory import providers, selectors
+from reward_memory.documents import experiments as experiment_documents
 from reward_memory.errors import AREA, RewardMemoryError
 from reward_memory.models import ExperimentBinding
-
-CONFIGURATION_SCHEMA = "reward_memory_goal_configuration_v0"
-RECEIPT_SCHEMA = "reward_memory_enablement_receipt_v0"
-REGISTRY_ROLE = "service_registry"
 
 
 # -- status -----------------------------------------------------------------------------
 def experiment_status(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     get_agent(goal_id, agent_id, area=AREA)
     route = selectors.experiment_route(goal_id, agent_id)
-    return status_payload(route)
-
-
-def status_payload(route: selectors.ExperimentRoute) -> dict[str, Any]:
-    binding = route.binding
-    automation = route.automation
-    payload: dict[str, Any] = {
-        "ok": True,
-        "schema_version": c.EXPERIMENT_STATUS_SCHEMA,
-        "goal_id": route.goal_id,
-        "agent_id": route.agent_id,
-        "status": route.status,
-        "available": route.available,
-        "experimental": True,
-        "enabled": bool(binding and binding.enabled),
-        "configured_for_agent": bool(binding and route.agent_id in (binding.agent_allowlist or [])),
-        "config_pointer_registered": bool(binding and binding.config_path),
-        "binding_revision": binding.revision if binding else None,
-        **automation,
-        "automation": automation,
-        "automation_intent": dict(route.config.automation_intent) if route.available else None,
-        "reason_code": route.reason_code,
-        "config_schema_version": cfg.CONFIG_SCHEMA if route.config else None,
-        "provider_id": route.config.provider_id if route.config else None,
-        "corpus_count": len(route.config.corpus_ids) if route.config else 0,
-        "surface_count": len(route.config.surfaces) if route.config else 0,
-        "corpus_ids": sorted(route.config.corpus_ids) if route.config else [],
-        "surface_ids": sorted(route.config.surfaces) if route.config else [],
-        "recall_profile_ids": route.config.recall_profile_ids if route.config else [],
-        "surface_profiles": [
-            {
-                "surface_id": s.surface_id,
-                "adapter": s.adapter,
-                "corpus_count": len(s.corpus_ids),
-                "recall_profile_id": s.recall_profile["profile_id"],
-            }
-            for _, s in sorted((route.config.surfaces if route.config else {}).items())
-        ],
-        "config_runtime_route": {
-            "schema_version": "reward_memory_config_runtime_route_v0",
-            "registry_source": "invoked_registry",
-            "registry_role": REGISTRY_ROLE,
-            "runtime_scope": "project_runtime",
-            "config_source": "goal_repo_relative_config_pointer",
-            "readback_status": route.readback_status,
-            "exact_readback_verified": route.available,
-        },
-        "enablement_receipt_status": (route.receipt or {}).get("status") if route.receipt else None,
-        "writability_verified": route.available,
-        "exact_readback_verified": route.available,
-        "raw_content_captured": False,
-        "external_writes_performed": False,
-        "user_gate": False,
-    }
-    return payload
+    return experiment_documents.status(route)
 
 
 # -- configure_goal ---------------------------------------------------------------------
@@ -132,7 +73,9 @@ def configure_goal(
     }
     summary["replaces_binding"] = _replacement(goal_id, agent_id, relative, digest)
     if not execute:
-        return _payload("preview", goal_id, agent_id, _preflight(config, bindings), summary)
+        return experiment_documents.configuration(
+            "preview", goal_id, agent_id, _preflight(config, bindings), summary
+        )
 
     nonce = uuid.uuid4().hex  # a fresh canary every time, never a replay of an old one
     canaries = []
@@ -144,11 +87,11 @@ def configure_goal(
             )
             canaries.append((corpus_id, result))
     except providers.ProviderUnavailable as exc:
-        return _payload(
+        return experiment_documents.configuration(
             "unavailable", goal_id, agent_id, {"failure_kind": exc.kind}, summary, committed=False
         )
     if not all(r.written and r.readback_verified for _, r in canaries):
-        return _payload(
+        return experiment_documents.configuration(
             "canary_readback_failed",
             goal_id,
             agent_id,
@@ -157,20 +100,14 @@ def configure_goal(
             committed=False,
         )
     now = clock.now()
-    receipt = {
-        "schema_version": RECEIPT_SCHEMA,
-        "status": "verified",
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "provider_id": config.provider_id,
-        "config_digest": digest,
-        "canary_ref_digests": [r.resource_ref_digest for _, r in canaries],
-        "writability_verified": True,
-        "exact_readback_verified": True,
-        "recallable": False,
-        "verified_at": clock.iso(now),
-    }
-    receipt["receipt_id"] = digest_ref(receipt)
+    receipt = experiment_documents.enablement_receipt(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        provider_id=config.provider_id,
+        config_digest=digest,
+        canaries=canaries,
+        now=now,
+    )
     with transaction.atomic():
         # one row per (Goal, Agent) (unique): a racing first enablement is re-read, then
         # locked; only this Agent's row is ever written — another Agent's route never moves
@@ -205,7 +142,7 @@ def configure_goal(
             )
             row.refresh_from_db()
     public_receipt = {k: v for k, v in receipt.items() if k != "canary_ref_digests"}
-    return _payload(
+    return experiment_documents.configuration(
         "configured",
         goal_id,
         agent_id,
@@ -270,25 +207,3 @@ def _preflight(config, bindings) -> dict[str, Any]:
     if all(s == "ready" for s in statuses):
         return {"status": "preflight_ready"}
     return {"status": "preflight_incomplete"}
-
-
-def _payload(
-    status, goal_id, agent_id, provider, summary, *, committed=False, receipt=None, revision=None
-):
-    preview = status == "preview"
-    return {
-        "ok": True,
-        "schema_version": CONFIGURATION_SCHEMA,
-        "status": provider["status"] if preview else status,
-        "executed": not preview,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "binding_committed": committed,
-        "binding_revision": revision,
-        "provider_preflight": provider if preview else None,
-        "canary": None if preview else provider,
-        "enablement_receipt": receipt,
-        **summary,
-        "external_writes_performed": bool(committed or (not preview and provider)),
-        "user_gate": False,
-    }

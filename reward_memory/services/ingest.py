@@ -28,21 +28,59 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 
 from loopx_site.core import clock, progress
-from loopx_site.core.canonical import digest_ref, prefixed_id
 from loopx_site.core.selectors import get_agent
-from reward_memory import candidates, guards, selectors, uris
+from reward_memory import candidates, guards, loopx, principals, selectors, uris
 from reward_memory import contracts as c
 from reward_memory import validation as v
+from reward_memory.documents import ingest as ingest_documents
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.guards import Reason
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
 from reward_memory.principals import Principal
 from reward_memory.services import activation
+from reward_memory.services.authority import require_operator
 
-SETUP_GUIDANCE = (
-    "The corpus provider is not reachable; the event is kept for a retry at the next "
-    "turn start. Check the provider with `manage.py reward_memory corpora`."
-)
+
+def submit_event(
+    *,
+    document: Any,
+    goal_id: str | None = None,
+    agent_id: str | None = None,
+    execute: bool = False,
+    **caller: Any,
+) -> dict[str, Any]:
+    """What a host or an operator submits (CLI and API alike): a compact event, LoopX's
+    wrapper (``adapter``, ``event``, ``observed_at``) or LoopX's packet, unwrapped and
+    routed once (its ``observed_at`` in any of LoopX's timezone forms, kept as the same
+    instant in UTC ``…Z``; ``loopx.unwrap``: routed when a Goal or Agent is named, the surface's
+    corpus from the (Goal, Agent)'s allowlisted corpora), then ``ingest_event`` with the
+    ``caller``'s ``viewer`` and ``principal``."""
+    _require_route_names(goal_id, agent_id, execute)
+    if _is_wrapper(document) and document.get("observed_at") is not None:
+        document = {**document, "observed_at": v.observed_at(document["observed_at"])}
+    event = loopx.unwrap(
+        document,
+        routed=bool(goal_id or agent_id),
+        route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
+    )
+    return ingest_event(event=event, goal_id=goal_id, agent_id=agent_id, execute=execute, **caller)
+
+
+def _is_wrapper(document: Any) -> bool:
+    """LoopX's wrapper (or packet) around a compact event, not the event itself."""
+    return isinstance(document, dict) and "event" in document and "schema_version" not in document
+
+
+def _require_route_names(goal_id: str | None, agent_id: str | None, execute: bool) -> None:
+    """The one check of the route's names: ``execute`` needs both; a preview names both
+    or neither."""
+    if execute and (not goal_id or not agent_id):
+        raise invalid(
+            "goal_id",
+            "`execute` requires an enabled experiment route via `goal_id` and `agent_id`",
+        )
+    if (goal_id or agent_id) and not (goal_id and agent_id):
+        raise invalid("agent_id", "`goal_id` and `agent_id` must be supplied together")
 
 
 def ingest_event(
@@ -66,13 +104,8 @@ def ingest_event(
     before any provider call.
     """
     agent = None
-    if execute and (not goal_id or not agent_id):
-        raise invalid(
-            "goal_id", "--execute requires an enabled experiment route via --goal-id and --agent-id"
-        )
-    if goal_id or agent_id:
-        if not (goal_id and agent_id):
-            raise invalid("agent_id", "--goal-id and --agent-id must be supplied together")
+    _require_route_names(goal_id, agent_id, execute)
+    if goal_id:
         agent = get_agent(goal_id, agent_id, area=AREA)
     if not isinstance(event, dict):
         raise invalid(None, "the event must be a JSON object")
@@ -224,66 +257,31 @@ class _Context:
     ) -> dict[str, Any]:
         evaluation = self.adapted.evaluation
         candidate = evaluation.candidate or {}
-        scope = candidate.get("scope") or {}
         policy_digest = self.policy.policy_digest if self.policy else None
         record_ref = None
         if candidate and policy_digest and status != c.GUARD_BLOCKED:
             record_ref = activation.record_ref_for(
                 self.corpus.corpus_id, evaluation.candidate_ref, policy_digest
             )
-        target_digest = digest_ref(plan.resource_ref) if plan else None
-        stable = {
-            "status": status,
-            "event_ref": self.adapted.event_ref,
-            "goal_id": self.goal_id,
-            "agent_id": self.agent_id,
-            "candidate_ref": evaluation.candidate_ref,
-            "record_ref": record_ref,
-            "policy_digest": policy_digest,
-            "content_digest": plan.content_digest if plan else None,
-        }
-        retryable = status in c.INGEST_RETRYABLE
-        return {
-            "schema_version": c.INGEST_RECEIPT_SCHEMA,
-            "receipt_id": prefixed_id("rmir_", stable),
-            "status": status,
-            "executed": executed,
-            "adapter": self.adapted.adapter.adapter_id,
-            "event_ref": self.adapted.event_ref,
-            "goal_id": self.goal_id,
-            "agent_id": self.agent_id,
-            "corpus_id": self.corpus.corpus_id,
-            "surface": scope.get("surface"),
-            "memory_class": candidate.get("target_class"),
-            "candidate_ref": evaluation.candidate_ref,
-            "candidate_digest": evaluation.candidate_digest,
-            "policy_digest": policy_digest,
-            "record_ref": record_ref,
-            "content_digest": plan.content_digest if plan else None,
-            "observed_at": clock.iso(observed_at),
-            "memory_available_for_recall": status == c.INGEST_ACTIVATED,
-            "record_state": c.ACTIVE if status == c.INGEST_ACTIVATED else None,
-            "replayed": False,
-            "deduplicated": bool(outcome and outcome.deduplicated),
-            "readback": outcome.readback if outcome else None,
-            "source_verification": (
+        return ingest_documents.receipt(
+            status=status,
+            executed=executed,
+            adapter_id=self.adapted.adapter.adapter_id,
+            event_ref=self.adapted.event_ref,
+            goal_id=self.goal_id,
+            agent_id=self.agent_id,
+            corpus=self.corpus,
+            evaluation=evaluation,
+            policy_digest=policy_digest,
+            record_ref=record_ref,
+            observed_at=observed_at,
+            outcome=outcome,
+            plan=plan,
+            source_verification=(
                 self.source_binding.payload() if self.source_binding is not None else None
             ),
-            "provider_call_count": outcome.provider_calls if outcome else 0,
-            "provider": {
-                "provider_id": self.corpus.provider_id,
-                "binding_ref": self.corpus.provider_binding_ref,
-                "target_ref_digest": target_digest,
-            },
-            "guard": {
-                "status": c.GUARD_BLOCKED if status == c.GUARD_BLOCKED else c.GUARD_PASSED,
-                "reasons": guards.payload(reasons or []),
-            },
-            "retry": {"sidecar": True, "when": "next_turn_start"} if retryable else None,
-            "setup_guidance": SETUP_GUIDANCE if status == c.INGEST_PROVIDER_UNAVAILABLE else None,
-            "fail_open": True,
-            "user_gate": False,
-        }
+            reasons=reasons or [],
+        )
 
 
 def _claim(context: _Context, agent) -> IngestEvent:
@@ -424,8 +422,6 @@ def _submitter(row: IngestEvent) -> Principal | None:
     """The principal that first executed ``row``, for its retry: its host token (role
     bindings re-read from the present, so a revoked token or binding no longer binds),
     or its operator account; ``None`` when none was recorded."""
-    from reward_memory import principals
-
     if row.submitted_token_id is not None:
         token = row.submitted_token
         return Principal(principals.HOST, token.prefix, token.pk)
@@ -440,8 +436,6 @@ def _submitter(row: IngestEvent) -> Principal | None:
 def retry_pending_ingests(*, goal_id: str, agent_id: str, operator) -> dict[str, Any]:
     """An operator's retry of one Agent's pending ingests (the admin action): the
     operator account must hold ``reward_memory.change_pendingingest``."""
-    from reward_memory.services.authority import require_operator
-
     require_operator(operator, "retry_pending_ingest")
     return reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
 
@@ -455,15 +449,14 @@ def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     route = selectors.experiment_route(goal_id, agent_id)
     if not route.automation["automatic_ingest"]:
         # explicit off (or no verified route) stops reconciliation: zero provider calls
-        return {
-            "schema_version": c.RECONCILIATION_SCHEMA,
-            "goal_id": goal_id,
-            "agent_id": agent_id,
-            **summary,
-            "skipped": "automatic_ingest_off",
-            "experiment_status": route.status,
-            "receipts": [],
-        }
+        return ingest_documents.reconciliation(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            summary=summary,
+            receipts=[],
+            skipped="automatic_ingest_off",
+            experiment_status=route.status,
+        )
     receipts = []
     pending = list(selectors.pending_ingests(goal_id, agent_id)[:50])
     for sidecar in progress.track(pending, desc="reconcile ingests", unit="event"):
@@ -499,10 +492,6 @@ def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
                 "receipt_id": receipt["receipt_id"],
             }
         )
-    return {
-        "schema_version": c.RECONCILIATION_SCHEMA,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        **summary,
-        "receipts": receipts,
-    }
+    return ingest_documents.reconciliation(
+        goal_id=goal_id, agent_id=agent_id, summary=summary, receipts=receipts
+    )

@@ -20,14 +20,15 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import prefixed_id, text_digest_ref
-from reward_memory import authority, guards, principals, selectors
 from reward_memory import contracts as c
+from reward_memory import guards, principals, selectors
 from reward_memory import validation as v
+from reward_memory.documents import operator_control as control_documents
 from reward_memory.errors import RewardMemoryError, invalid
+from reward_memory.models import OperatorControl
 from reward_memory.principals import Principal
 from reward_memory.services import records
 
-SCHEMA = "reward_memory_operator_control_v0"
 ACTIONS = ("edit", "retire")
 CHECKPOINT_ROLE_FIELD = {"edit": "owner", "retire": "retirement_authority"}
 
@@ -112,77 +113,27 @@ def operator_control(
         },
     )
     base = {
-        "ok": True,
-        "schema_version": SCHEMA,
         "control_id": control_id,
-        "recorded": False,
         "action": action,
-        "record_ref": record.record_ref,
-        "corpus_id": corpus.corpus_id,
+        "record": record,
         "control_ref": control_ref,
         "operator": principal.actor_ref,
-        "reasoning_summary": reasoning,
-        "provider_write_performed": False,
-        "external_writes_performed": False,
-        "grants_new_action_authority": False,
+        "reasoning": reasoning,
     }
     if action == "retire":
-        return _store(
-            {
-                **base,
-                "status": "retire_prepared",
-                "decision": {"decision": "retire", "record_ref": record.record_ref},
-                "replacement_candidate": None,
-                "next_step": {"action": "retire_record", "performed_by": "retirement_authority"},
-            },
-            record,
-            execute,
-        )
+        return _store(control_documents.prepared(**base), record, execute)
     if edited_content_summary is None:
         raise invalid("edited_content_summary", "an edit needs the edited content summary")
-    content = record.content or {}
-    candidate = {
-        "schema_version": c.CANDIDATE_SCHEMA,
-        "target_class": record.memory_class,
-        "content_summary": edited,
-        "reasoning_summary": reasoning,
-        "source": {
-            "kind": "operator_correction",
-            # bound by the live control checkpoint (a server record), not a string
-            "actor": facts.actor,
-            "actor_role": facts.role,
-            "evidence_ref": control_ref,
-            "observed_at": clock.iso(clock.now()),
-        },
-        "scope": dict(content.get("scope") or {}),
-        "confidence": dict(content.get("confidence") or {}),
-        "requested_action_scopes": sorted(
-            authority.normalise_scopes((content.get("authority") or {}).get("action_scopes"))
-        ),
-        "conflicts": [],
-        "lineage": {"prior_candidate_ref": record.candidate_ref},
-    }
-    checkpoint_ref = (content.get("authority") or {}).get("checkpoint_ref")
-    if record.memory_class == c.HARD_POLICY and checkpoint_ref:
-        candidate["authority_checkpoint"] = {"checkpoint_ref": checkpoint_ref}
-    for key in ("working_context_kind",):
-        if content.get(key):
-            candidate[key] = content[key]
-    document = {
-        **base,
-        "status": "edit_prepared",
-        "decision": {"decision": "edit", "record_ref": record.record_ref},
-        "replacement_candidate": candidate,
-        "next_step": {"action": "candidate_review", "performed_by": "corpus_reviewer"},
-    }
+    candidate = control_documents.replacement_candidate(
+        record, edited=edited, reasoning=reasoning, facts=facts, control_ref=control_ref
+    )
+    document = control_documents.prepared(**base, candidate=candidate)
     return _store(document, record, execute)
 
 
 def _store(document: dict[str, Any], record, execute: bool) -> dict[str, Any]:
     """Store the decision (idempotent on ``control_id``): the stored document is the
     answer of every repeat."""
-    from reward_memory.models import OperatorControl
-
     if not execute:
         return document
     stored = {**document, "recorded": True}

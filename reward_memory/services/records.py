@@ -15,9 +15,12 @@ from django.db.models import Max, Q
 from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory import principals, providers, selectors
+from reward_memory import validation as v
+from reward_memory.documents import records as record_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
 from reward_memory.principals import Principal
+from reward_memory.services.lineage import close_lineage
 
 logger = logging.getLogger("reward_memory")
 
@@ -202,75 +205,112 @@ def check_record_operation(record: MemoryRecord, *, principal: Principal, operat
     authorize_record_operation(principal, record.corpus, operation)
 
 
+def record_operation(
+    operation: str,
+    *,
+    record_ref: str,
+    principal: Principal,
+    execute: bool = False,
+    viewer: selectors.Viewer = None,
+    **arguments: Any,
+) -> dict[str, Any]:
+    """Preview or perform one lifecycle operation (``revoke``, ``supersede``, ``retire``,
+    ``mark``) and return its ``reward_memory_record_operation_v0``.
+
+    The record is looked up as ``viewer`` sees it (one it may not see is
+    ``record_not_found``). A preview checks only that ``principal`` may perform it (no
+    write); ``execute`` performs it with ``arguments`` (``revocation_ref``,
+    ``by_record_ref``, ``reason_summary``, ``state`` + ``source_truth_ref``)."""
+    record = selectors.get_record(record_ref, viewer=viewer)
+    name = f"mark_{arguments['state']}" if operation == "mark" else operation
+    if not execute:
+        check_record_operation(record, principal=principal, operation=operation)
+        return record_documents.record_operation(record, operation=name, executed=False)
+    if operation == "supersede":
+        arguments["viewer"] = viewer
+    perform = {
+        "revoke": revoke_record,
+        "supersede": supersede_record,
+        "retire": retire_record,
+        "mark": mark_experience,
+    }[operation]
+    record = perform(record_ref=record_ref, principal=principal, **arguments)
+    return record_documents.record_operation(record, operation=name, executed=True)
+
+
+def _close(
+    record: MemoryRecord,
+    *,
+    to_state: str,
+    reason: str,
+    actor: str,
+    now: dt.datetime,
+    reference: str = "",
+    lineage: tuple[str, str] | None = None,
+    **updates: Any,
+) -> MemoryRecord:
+    """One operator-driven transition and, when ``lineage`` is ``(reason, reference)``,
+    the closing of the record's candidate lineage, in one transaction; then the best
+    effort provider de-index."""
+    with transaction.atomic():
+        record = _transition(
+            record,
+            to_state=to_state,
+            reason=reason,
+            actor=actor,
+            reference=reference,
+            now=now,
+            **updates,
+        )
+        if lineage is not None:
+            close_lineage(
+                corpus=record.corpus,
+                candidate=_candidate_of(record),
+                candidate_ref=record.candidate_ref,
+                reason=lineage[0],
+                actor=actor,
+                reference=lineage[1],
+                now=now,
+            )
+    _deindex(record)
+    return record
+
+
 def retire_record(
     *, record_ref: str, principal: Principal, reason_summary: str | None = None
 ) -> MemoryRecord:
     """Close an active (or still pending) record and its candidate lineage. Only the
     corpus's declared ``retirement_authority`` or owner (authenticated) may retire."""
-    from reward_memory.services.authority import close_lineage
-
     record = selectors.get_record(record_ref)
-    corpus = record.corpus
-    authorize_record_operation(principal, corpus, "retire")
-    actor = principal.actor_ref
-    now = clock.now()
-    with transaction.atomic():
-        record = _transition(
-            record,
-            to_state=c.RETIRED,
-            reason="retired",
-            actor=actor,
-            now=now,
-            retirement={
-                "actor": actor,
-                "at": clock.iso(now),
-                "reason_summary": reason_summary,
-            },
-        )
-        close_lineage(
-            corpus=corpus,
-            candidate=_candidate_of(record),
-            candidate_ref=record.candidate_ref,
-            reason="retire",
-            actor=actor,
-            reference=record.record_ref,
-            now=now,
-        )
-    _deindex(record)
-    return record
+    authorize_record_operation(principal, record.corpus, "retire")
+    actor, now = principal.actor_ref, clock.now()
+    return _close(
+        record,
+        to_state=c.RETIRED,
+        reason="retired",
+        actor=actor,
+        now=now,
+        lineage=("retire", record.record_ref),
+        retirement={"actor": actor, "at": clock.iso(now), "reason_summary": reason_summary},
+    )
 
 
 def revoke_record(*, record_ref: str, principal: Principal, revocation_ref: str) -> MemoryRecord:
     """Revoke an active record and close its lineage (the corpus's authority source or
     owner, authenticated)."""
-    from reward_memory.services.authority import close_lineage
-
     record = selectors.get_record(record_ref)
-    corpus = record.corpus
-    authorize_record_operation(principal, corpus, "revoke")
-    actor = principal.actor_ref
-    now = clock.now()
-    with transaction.atomic():
-        record = _transition(
-            record,
-            to_state=c.REVOKED,
-            reason="revoked",
-            actor=actor,
-            reference=revocation_ref,
-            now=now,
-            revocation={"revocation_ref": revocation_ref, "actor": actor, "at": clock.iso(now)},
-        )
-        close_lineage(
-            corpus=corpus,
-            candidate=_candidate_of(record),
-            candidate_ref=record.candidate_ref,
-            reason="revoke",
-            actor=actor,
-            reference=record.record_ref,
-            now=now,
-        )
-    _deindex(record)
-    return record
+    authorize_record_operation(principal, record.corpus, "revoke")
+    actor, now = principal.actor_ref, clock.now()
+    return _close(
+        record,
+        to_state=c.REVOKED,
+        reason="revoked",
+        actor=actor,
+        now=now,
+        reference=revocation_ref,
+        lineage=("revoke", record.record_ref),
+        revocation={"revocation_ref": revocation_ref, "actor": actor, "at": clock.iso(now)},
+    )
 
 
 def close_for_checkpoint(record: MemoryRecord, *, checkpoint_id: str, now: dt.datetime) -> None:
@@ -301,14 +341,13 @@ def mark_experience(
     or ``refuted`` (the corpus owner or retirement authority, authenticated). Recall
     only returns active records, so the mark takes effect at once; ``refuted`` closes
     the lineage like a retire."""
-    from reward_memory.services.authority import close_lineage
-
     if state not in c.EXPERIENCE_MARKS:
         raise RewardMemoryError(
             "invalid_argument",
             f"state must be one of {', '.join(c.EXPERIENCE_MARKS)}",
             field="state",
         )
+    v.ref(source_truth_ref, "source_truth_ref")
     record = selectors.get_record(record_ref)
     if record.memory_class != c.PROCEDURAL_EXPERIENCE:
         raise RewardMemoryError(
@@ -316,30 +355,16 @@ def mark_experience(
             "Only procedural_experience records are marked by new source truth.",
             field="record_ref",
         )
-    corpus = record.corpus
-    authorize_record_operation(principal, corpus, "mark")
-    now = clock.now()
-    with transaction.atomic():
-        record = _transition(
-            record,
-            to_state=state,
-            reason=f"source_truth_{state}",
-            actor=principal.actor_ref,
-            reference=source_truth_ref,
-            now=now,
-        )
-        if state == c.REFUTED:
-            close_lineage(
-                corpus=corpus,
-                candidate=_candidate_of(record),
-                candidate_ref=record.candidate_ref,
-                reason="refute",
-                actor=principal.actor_ref,
-                reference=source_truth_ref,
-                now=now,
-            )
-    _deindex(record)
-    return record
+    authorize_record_operation(principal, record.corpus, "mark")
+    return _close(
+        record,
+        to_state=state,
+        reason=f"source_truth_{state}",
+        actor=principal.actor_ref,
+        now=clock.now(),
+        reference=source_truth_ref,
+        lineage=("refute", source_truth_ref) if state == c.REFUTED else None,
+    )
 
 
 def supersede_record(
@@ -367,19 +392,15 @@ def supersede_record(
             "A record is superseded only by another active record of its corpus and surface.",
             field="by_record_ref",
         )
-    now = clock.now()
-    with transaction.atomic():
-        record = _transition(
-            record,
-            to_state=c.SUPERSEDED,
-            reason="superseded",
-            actor=principal.actor_ref,
-            reference=successor.record_ref,
-            now=now,
-            superseded_by=successor,
-        )
-    _deindex(record)
-    return record
+    return _close(
+        record,
+        to_state=c.SUPERSEDED,
+        reason="superseded",
+        actor=principal.actor_ref,
+        now=clock.now(),
+        reference=successor.record_ref,
+        superseded_by=successor,
+    )
 
 
 def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -> dict[str, Any]:
@@ -404,9 +425,4 @@ def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -
                 continue  # closed concurrently
             _deindex(record)
             expired.append(record.record_ref)
-    return {
-        "schema_version": "reward_memory_expiry_sweep_v0",
-        "executed": execute,
-        "due": len(refs),
-        "expired": len(expired),
-    }
+    return record_documents.expiry_sweep(executed=execute, due=len(refs), expired=len(expired))

@@ -37,11 +37,12 @@ from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import guards, principals, selectors
 from reward_memory import validation as v
+from reward_memory.documents import reflection as reflection_documents
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import ReflectionCandidate
 from reward_memory.principals import Principal
+from reward_memory.services import ingest
 
-RESULT_SCHEMA = "turn_reward_memory_reflection_result_v0"
 logger = logging.getLogger("loopx.reward_memory")
 
 
@@ -72,13 +73,9 @@ def parse_reflection(document: Any) -> dict[str, Any]:
         if not guards.is_public_safe_text(ref):
             raise invalid(f"reflection.evidence_refs.{i}", "evidence refs are opaque, public-safe")
     event = v.obj(document.get("event"), "reflection.event")
-    return {
-        "schema_version": c.REFLECTION_SCHEMA,
-        "surface_id": surface,
-        "source_types": sorted(types),
-        "evidence_refs": sorted(refs),
-        "event": event,
-    }
+    return reflection_documents.reflection(
+        surface_id=surface, source_types=types, evidence_refs=refs, event=event
+    )
 
 
 @dataclass(frozen=True)
@@ -117,10 +114,8 @@ def prepare_reflection(
     if surface is not None:
         # The event is checked now by the ingest pipeline's own plan (no write, no provider
         # call), so a malformed event can never fail the reflection after the settlement.
-        from reward_memory.services.ingest import ingest_event
-
         try:
-            ingest_event(
+            ingest.ingest_event(
                 event={**parsed["event"], "corpus_id": surface.ingest_corpus_id},
                 goal_id=goal_id,
                 agent_id=agent_id,
@@ -145,22 +140,9 @@ def validation_from_run(prepared: PreparedReflection, run: dict[str, Any] | None
     no validator (nothing ran, nothing to record)."""
     if run is None or not run.get("declared"):
         return None
-    return {
-        "schema_version": c.REFLECTION_VALIDATION_SCHEMA,
-        "status": "passed" if run.get("status") == "passed" else "failed",
-        "reflection_digest": prepared.digest,
-        "evidence_refs": list(prepared.parsed["evidence_refs"]),
-        "validated_by": {
-            "kind": "validator",
-            "validator_id": run.get("validator_id"),
-            "manifest_digest": run.get("manifest_digest"),
-        },
-        "failure_kind": run.get("failure_kind"),
-        "checks": list(run.get("checks") or []),
-        "output_digest": run.get("output_digest"),
-        "receipt_id": run.get("receipt_id"),
-        "validated_at": clock.iso(clock.now()),
-    }
+    return reflection_documents.validator_validation(
+        reflection_digest=prepared.digest, evidence_refs=prepared.parsed["evidence_refs"], run=run
+    )
 
 
 def settle_reflection(
@@ -179,16 +161,11 @@ def settle_reflection(
     """
     digest, route, surface = prepared.digest, prepared.route, prepared.surface
     if not execute:  # a preview stores nothing and runs nothing
-        return {
-            "ok": True,
-            "schema_version": RESULT_SCHEMA,
-            "status": "preview",
-            "reflection_digest": digest,
-            "experiment_status": route.status,
-            "provider_call_count": 0,
-            "validator_run_count": 0,
-            "caller_validation_ignored": caller_validation_ignored,
-        }
+        return reflection_documents.preview_result(
+            reflection_digest=digest,
+            experiment_status=route.status,
+            caller_validation_ignored=caller_validation_ignored,
+        )
     row = _claim(prepared.agent, prepared.turn_instance_id, prepared.parsed, digest, settled)
     runs = 0
     if (
@@ -225,11 +202,9 @@ def _finalize(row: ReflectionCandidate, route, surface):
         or not route.automation["automatic_ingest"]
     ):
         return receipt, 0
-    from reward_memory.services.ingest import ingest_event
-
     event = {**row.reflection["event"], "corpus_id": surface.ingest_corpus_id}
     try:
-        receipt = ingest_event(
+        receipt = ingest.ingest_event(
             event=event, goal_id=row.goal.goal_id, agent_id=row.agent.agent_id, execute=True
         )
     except RewardMemoryError as exc:  # after the settlement: fail open, never a 4xx
@@ -249,25 +224,10 @@ def _finalize(row: ReflectionCandidate, route, surface):
 
 def _result(row, route, receipt, provider_calls, **extra) -> dict[str, Any]:
     validation = row.validation if isinstance(row.validation, dict) else None
-    return {
-        "ok": True,
-        "schema_version": RESULT_SCHEMA,
-        "status": row.status,
-        "reflection_digest": row.reflection_digest,
-        "turn_settled": row.turn_settled,
-        "validation_matched": _validation_matches(
-            validation, row.reflection_digest, row.evidence_refs
-        ),
-        "validation": validation,
-        "experiment_status": route.status,
-        "automatic_ingest": route.automation["automatic_ingest"],
-        "ingest_status": (receipt or {}).get("status"),
-        "record_ref": (receipt or {}).get("record_ref"),
-        "provider_call_count": provider_calls,
-        "fail_open": True,
-        "user_gate": False,
-        **extra,
-    }
+    matched = _validation_matches(validation, row.reflection_digest, row.evidence_refs)
+    return reflection_documents.result(
+        row, route, receipt, provider_calls, validation_matched=matched, **extra
+    )
 
 
 def record_validation(
@@ -306,17 +266,13 @@ def record_validation(
             "No reflection candidate has this digest",
             field="reflection_digest",
         )
-    document = {
-        "schema_version": c.REFLECTION_VALIDATION_SCHEMA,
-        "status": status,
-        "reflection_digest": row.reflection_digest,
-        "evidence_refs": list(row.evidence_refs),
-        "validated_by": {"kind": "operator", "actor": principal.actor_ref},
-        "failure_kind": None if status == "passed" else "operator_failed",
-        "checks": [],
-        "operator_evidence_ref": evidence_ref,
-        "validated_at": clock.iso(clock.now()),
-    }
+    document = reflection_documents.operator_validation(
+        status=status,
+        reflection_digest=row.reflection_digest,
+        evidence_refs=row.evidence_refs,
+        actor=principal.actor_ref,
+        evidence_ref=evidence_ref,
+    )
     route = selectors.experiment_route(goal_id, agent_id)
     surface = route.surface(row.surface)
     if not execute:

@@ -14,15 +14,15 @@ from django.db import IntegrityError, transaction
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
-from reward_memory import candidates, guards, selectors
+from reward_memory import candidates, guards, principals, selectors
 from reward_memory import contracts as c
 from reward_memory import validation as v
+from reward_memory.documents import review as review_documents
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.guards import Reason
 from reward_memory.models import Candidate, Corpus, Review
 from reward_memory.principals import Principal
-from reward_memory.services import activation, records
-from reward_memory.services import authority as authority_services
+from reward_memory.services import activation, lineage, records
 
 EDITABLE = (
     "content_summary",
@@ -31,7 +31,6 @@ EDITABLE = (
     "requested_action_scopes",
     "expires_at",
 )
-ACTIVATION_RECEIPT_SCHEMA = "reward_memory_activation_receipt_v0"
 
 
 def _roles(corpus: Corpus | None, principal: Principal | None, now):
@@ -158,107 +157,22 @@ def review_candidate(
             "record_ref": record_ref if decision == "retire" else None,
         },
     )
-    document = {
-        "schema_version": c.REVIEW_SCHEMA,
-        "review_id": review_id,
-        "corpus_id": corpus.corpus_id if corpus else None,
-        "adapter": _adapter_payload(candidate, adapter, evaluation),
-        "adapter_id": adapter,
-        "candidate_ref": evaluation.candidate_ref,
-        "candidate_digest": evaluation.candidate_digest,
-        "candidate": evaluation.candidate,
-        "target_class": (evaluation.candidate or {}).get("target_class"),
-        "requested_decision": decision,
-        "effective_decision": effective,
-        "guard": evaluation.guard_payload(),
-        "reviewer": reviewer,
-        "revised_candidate": _revised_payload(revised) if revised else None,
-        "target_record_ref": target.record_ref if target else None,
-        "next_step": _next_step(effective, corpus, revised),
-        "writes_provider": False,
-        "recorded": False,
-        **_loopx_fields(decision, effective, evaluation, revised),
-    }
+    document = review_documents.review(
+        review_id=review_id,
+        corpus_id=corpus.corpus_id if corpus else None,
+        candidate=candidate,
+        adapter=adapter,
+        evaluation=evaluation,
+        decision=decision,
+        effective=effective,
+        reviewer=reviewer,
+        revised=revised,
+        target_record_ref=target.record_ref if target else None,
+        next_step=_next_step(effective, corpus, revised),
+    )
     if not execute:
         return document
     return _record(document, corpus, evaluation, revised, target, now)
-
-
-# LoopX's review document (``reward_memory_candidate_review_v0`` as LoopX hosts read it):
-# the decision's status, the record the decision leaves, and the persistence next step.
-REVIEW_STATUS = {
-    "accept": "active",
-    "edit": "review_ready",
-    "reject": "rejected",
-    "retire": "retired",
-    "no_write": "no_write",
-}
-RETIRED_REASON = {
-    "reject": "rejected_in_review",
-    "retire": "reviewed_retirement",
-    "no_write": "no_write_rationale",
-}
-PERSISTENCE_NEXT_STEP = "caller_uses_declared_corpus_write_authority_then_readback"
-
-
-def _loopx_fields(decision, effective, evaluation, revised) -> dict[str, Any]:
-    blocked = decision in ("accept", "edit") and effective == "no_write"
-    record = None
-    if evaluation.candidate is not None:
-        source = revised if (effective == "edit" and revised is not None) else evaluation
-        record = {
-            **(source.candidate or {}),
-            "candidate_ref": source.candidate_ref,
-            "lifecycle": {"state": "candidate", "supersedes_refs": []},
-        }
-        if blocked:
-            pass
-        elif effective == "accept":
-            record["lifecycle"]["state"] = "active"
-        elif effective == "edit":
-            record["lifecycle"]["supersedes_refs"] = [evaluation.candidate_ref]
-        else:
-            record["lifecycle"] = {
-                "state": "retired",
-                "supersedes_refs": [],
-                "retired_reason": RETIRED_REASON[effective],
-            }
-    return {
-        "ok": True,
-        "status": "guard_blocked" if blocked else REVIEW_STATUS[effective],
-        "guard_passed": not evaluation.blocked,
-        "record": record,
-        "persistence_next_step": (
-            PERSISTENCE_NEXT_STEP if effective in ("accept", "retire") else "none"
-        ),
-        "grants_new_action_authority": False,
-        "provider_write_performed": False,
-        "external_writes_performed": False,
-        "raw_content_captured": False,
-    }
-
-
-def _adapter_payload(document, adapter_id, evaluation) -> dict[str, Any] | None:
-    """LoopX's adapter object: which pure field mapping produced the shared candidate."""
-    if adapter_id is None:
-        return None
-    return {
-        "schema_version": document.get("schema_version"),
-        "adapter_id": adapter_id,
-        "shared_candidate_ref": evaluation.candidate_ref,
-        "adapter_role": "field_mapping_only_shared_core_owns_semantics_and_lifecycle",
-        "provider_write_performed": False,
-        "external_writes_performed": False,
-    }
-
-
-def _revised_payload(revised: candidates.CandidateEvaluation) -> dict[str, Any]:
-    return {
-        "candidate_ref": revised.candidate_ref,
-        "candidate_digest": revised.candidate_digest,
-        "candidate": revised.candidate,
-        "guard": revised.guard_payload(),
-    }
 
 
 def _next_step(effective: str, corpus: Corpus | None, revised) -> dict[str, Any] | None:
@@ -313,7 +227,7 @@ def _record(document, corpus, evaluation, revised, target, now) -> dict[str, Any
         except IntegrityError:
             review = Review.objects.get(review_id=document["review_id"])
         if document["effective_decision"] == "reject":
-            authority_services.close_lineage(
+            lineage.close_lineage(
                 corpus=corpus,
                 candidate=evaluation.candidate,
                 candidate_ref=evaluation.candidate_ref,
@@ -388,7 +302,7 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
                 "Only the corpus owner or retirement authority retires.",
                 field="actor",
             )
-        base = _apply_payload(review, "planned", review.target_record_ref)
+        base = review_documents.activation_receipt(review, "planned", review.target_record_ref)
         if not execute:
             return base
         record = selectors.get_record(review.target_record_ref)
@@ -423,7 +337,7 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         corpus,
     )
     if evaluation.blocked:
-        payload = _apply_payload(review, c.GUARD_BLOCKED, None)
+        payload = review_documents.activation_receipt(review, c.GUARD_BLOCKED, None)
         payload["guard"] = evaluation.guard_payload()
         return payload
     plan = activation.build_plan(
@@ -441,13 +355,13 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         )
     )
     if not execute:
-        payload = _apply_payload(review, "planned", plan.record_ref)
+        payload = review_documents.activation_receipt(review, "planned", plan.record_ref)
         payload["content_digest"] = plan.content_digest
         return payload
     outcome = activation.sync_and_verify(plan)
     status = outcome.status if outcome.status != "record_closed" else c.GUARD_BLOCKED
     if outcome.status == c.GUARD_BLOCKED:
-        payload = _apply_payload(review, c.GUARD_BLOCKED, plan.record_ref)
+        payload = review_documents.activation_receipt(review, c.GUARD_BLOCKED, plan.record_ref)
         payload["guard"] = {
             "status": c.GUARD_BLOCKED,
             "reasons": [{"code": outcome.guard_reason, "field": "candidate_ref"}],
@@ -455,7 +369,7 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         return payload
     if status == c.INGEST_ACTIVATED:
         _mark_applied(review, plan.record_ref)
-    payload = _apply_payload(review, status, plan.record_ref)
+    payload = review_documents.activation_receipt(review, status, plan.record_ref)
     payload.update(
         {
             "content_digest": plan.content_digest,
@@ -473,29 +387,12 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
 
 
 def _recorded_reviewer(review: Review) -> Principal | None:
-    from reward_memory import principals
-
     if not (review.reviewer or "").startswith("user:"):
         return None
     try:
         return principals.operator_account(review.reviewer, field="reviewer")
     except RewardMemoryError:
         return None
-
-
-def _apply_payload(review: Review, status: str, record_ref: str | None) -> dict[str, Any]:
-    return {
-        "schema_version": ACTIVATION_RECEIPT_SCHEMA,
-        "review_id": review.review_id,
-        "corpus_id": review.corpus.corpus_id,
-        "effective_decision": review.effective_decision,
-        "candidate_ref": review.candidate.candidate_ref,
-        "record_ref": record_ref,
-        "status": status,
-        "writer": review.corpus.owner,
-        "fail_open": True,
-        "user_gate": False,
-    }
 
 
 def _mark_applied(review: Review, record_ref: str) -> None:

@@ -23,15 +23,15 @@ Without ``execute`` it only reports what would run (no provider call, no write).
 
 from typing import Any
 
-from loopx_site.core.canonical import prefixed_id
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import loopx, selectors
 from reward_memory import validation as v
+from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.errors import AREA, RewardMemoryError, invalid
+from reward_memory.services.ingest import ingest_event
+from reward_memory.services.recalls import recall_guidance
 
-HOOK_SCHEMA = "reward_memory_runtime_hook_v0"
-HOOK_RECEIPT_SCHEMA = "reward_memory_hook_application_receipt_v0"
 DECLARED_BOUNDARIES = (
     "issue_fix.patch_planning",
     "reviewer_artifact.summary",
@@ -84,47 +84,21 @@ def run_boundary_hook(
         calls += ingest.pop("_calls")
     items = (recall or {}).pop("items", []) if recall else []
     status = _status(execute, want_recall, want_ingest, recall, ingest)
-    receipt_body = {
-        "schema_version": HOOK_RECEIPT_SCHEMA,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "boundary": boundary,
-        "status": status,
-        "experiment_status": route.status,
-        "recall_status": recall["status"] if recall else None,
-        "recall_id": recall["recall_id"] if recall else None,
-        "memory_refs": [i["memory_ref_digest"] for i in items],
-        "ingest_status": ingest["status"] if ingest else None,
-        "ingest_receipt_id": ingest["receipt_id"] if ingest else None,
-        "provider_call_count": calls,
-    }
-    return {
-        "ok": True,
-        "schema_version": HOOK_SCHEMA,
-        "status": status,
-        "executed": execute,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "boundary": boundary,
-        "experiment_status": route.status,
-        "automation": automation,
-        "skip_reason": skip_reason,
-        "recall_planned": want_recall,
-        "ingest_planned": want_ingest,
-        "recall": recall,
-        "ingest": ingest,
-        # private: bounded summaries for the in-process caller only
-        "context": {"guidance": items},
-        "application_receipt": {
-            **receipt_body,
-            "receipt_id": prefixed_id("rmhr_", receipt_body),
-        },
-        "provider_call_count": calls,
-        "original_output_kept": True,
-        "fail_open": True,
-        "user_gate": False,
-        "grants_new_action_authority": False,
-    }
+    return hook_documents.boundary_hook(
+        goal_id=goal_id,
+        agent_id=agent_id,
+        boundary=boundary,
+        status=status,
+        executed=execute,
+        route=route,
+        skip_reason=skip_reason,
+        recall_planned=want_recall,
+        ingest_planned=want_ingest,
+        recall=recall,
+        ingest=ingest,
+        items=items,
+        provider_call_count=calls,
+    )
 
 
 def _skip_reason(route, surface, automation, queries, event) -> str | None:
@@ -153,8 +127,6 @@ def _status(execute, want_recall, want_ingest, recall, ingest) -> str:
 
 
 def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[str, Any]:
-    from reward_memory.services.recalls import recall_guidance
-
     limit = surface.recall_profile["limit"]
     calls, statuses = 0, []
     for corpus_id in surface.corpus_ids:  # configured order; the first exact hit stops
@@ -202,8 +174,6 @@ def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[
 
 
 def _ingest(goal_id, agent_id, surface, event, viewer=None) -> dict[str, Any]:
-    from reward_memory.services.ingest import ingest_event
-
     compact = loopx.unwrap(
         {"event": event} if "schema_version" in event else event,
         routed=True,

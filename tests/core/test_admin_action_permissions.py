@@ -75,7 +75,7 @@ def _fill_gaps() -> None:
         host_token=HostToken.objects.first(),
         operator=operator,
     )
-    from reward_memory.services.authority import close_lineage
+    from reward_memory.services.lineage import close_lineage
 
     close_lineage(
         corpus=corpus,

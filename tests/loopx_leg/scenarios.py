@@ -43,7 +43,28 @@ ARCHITECTURE_EXTRAS = [  # docs/loopx-hosts.md: Reward Memory documents
     "provider_interface",
     "user_gates",
 ]
-REVIEW_EXTRAS = ["adapter_id", "guard", "next_step"]
+# docs/loopx-hosts.md, candidate-review: our decision record beside LoopX's fields.
+REVIEW_EXTRAS = [
+    "adapter_id",
+    "guard",
+    "next_step",
+    "review_id",
+    "corpus_id",
+    "candidate_ref",
+    "candidate_digest",
+    "candidate",
+    "target_class",
+    "reviewer",
+    "revised_candidate",
+    "target_record_ref",
+    "writes_provider",
+    "recorded",
+    "adapter.adapter_id",
+    "adapter.shared_candidate_ref",
+]
+# docs/loopx-hosts.md, experiment-status: the effective flags as one object, and (when
+# available) the surface count and recall profile ids.
+EXPERIMENT_STATUS_EXTRAS = ["automation", "surface_count", "recall_profile_ids"]
 
 
 @dataclass
@@ -991,6 +1012,7 @@ GROUPS: list[Group] = [
                 "author",
             ),
         ],
+        extras=EXPERIMENT_STATUS_EXTRAS,
     ),
     Group(
         "reward.ingest-event",
@@ -1135,5 +1157,7 @@ GROUPS: list[Group] = [
             ),
         ],
         files={"bad.json": {"schema_version": "nope"}},
+        # the disabled document's `experiment` is experiment-status's document
+        extras=[f"experiment.{key}" for key in EXPERIMENT_STATUS_EXTRAS],
     ),
 ]

@@ -181,7 +181,14 @@ def test_execute_commits_the_binding_after_a_fresh_non_recallable_canary(db, pre
     assert status["automation_intent"]["automatic_ingest"] == "default_on_enable"
     assert status["recall_profile_ids"] == ["issue_fix_pr_description_v1"]
     assert (status["corpus_count"], status["surface_count"]) == (1, 1)
-    assert status["config_runtime_route"]["registry_role"] == "service_registry"
+    # LoopX's words for the route (issue 23: reward.experiment-status)
+    route = status["config_runtime_route"]
+    assert (route["registry_role"], route["goal_source"]) == ("project-local", "registry.goals")
+    assert (status["experimental"], status["adapter"], status["corpus_id"]) == (
+        True,
+        "scoped_feedback",
+        "prefs",
+    )
     text = json.dumps(status)
     assert prefs.provider_scope_ref not in text
     assert "experiments/" not in text
@@ -459,3 +466,24 @@ def test_the_admin_shows_the_binding_read_only_without_the_config_path(db, prefs
     assert CONFIG not in body
     assert admin_client.get("/admin/reward_memory/experimentbinding/add/").status_code == 403
     assert admin_client.get("/admin/reward_memory/reflectioncandidate/").status_code == 200
+
+
+def test_experiment_status_of_an_unconfigured_agent_has_loopx_base_and_our_host_coverage(db, agent):
+    # the leg's reward.experiment-status/unconfigured: LoopX's base keys, nothing of the
+    # config summary, and the host lifecycles this service really wires
+    status = services.experiment_status(goal_id="demo", agent_id="author")
+    assert (status["status"], status["available"], status["experimental"]) == (
+        "disabled",
+        False,
+        False,
+    )
+    for key in ("binding_revision", "reason_code", "corpus_ids", "provider_id", "user_gate"):
+        assert key not in status
+    assert [h["host_id"] for h in status["host_coverage"]] == [
+        "agent_turn_recall",
+        "module_boundary_hook",
+    ]
+    assert {h["automatic_ingest"] for h in status["host_coverage"]} == {
+        "connected_post_settlement",
+        "connected",
+    }

@@ -7,6 +7,7 @@ document builder it is built from.
 """
 
 import json
+import re
 
 import pytest
 
@@ -129,6 +130,39 @@ def test_candidate_review_default_case_is_an_active_decision(db):
     assert doc["adapter"]["shared_candidate_ref"] == doc["candidate_ref"]
 
 
+def test_candidate_review_speaks_loopx_record_adapter_and_review_layout(db):
+    # the leg's reward.candidate-review: LoopX's record layout (source_*/*_ref names,
+    # surface_ids, reasoning, guard_context, privacy, candidate:<hex>), the adapter's
+    # shared_candidate and fields, and the review object
+    doc = _review().json
+    record = doc["record"]
+    assert set(record["source"]) == {"source_kind", "source_ref", "actor_ref", "actor_role"}
+    assert record["scope"]["surface_ids"] == ["issue_fix.patch_planning"]
+    assert set(record["scope"]) <= {"workspace_ref", "project_ref", "surface_ids", "revision_ref"}
+    assert set(record["reasoning"]) == {"summary", "confidence"}
+    assert record["guard_context"] == {
+        "source_freshness": "current",
+        "conflict_state": "clear",
+        "current_artifact_verified": True,
+    }
+    assert record["privacy"] == {"raw_content_captured": False}
+    assert re.fullmatch(r"candidate:[0-9a-f]{20}", record["candidate_ref"])
+    adapter = doc["adapter"]
+    assert (adapter["ok"], adapter["surface_id"], adapter["raw_content_captured"]) == (
+        True,
+        "issue_fix.patch_planning",
+        False,
+    )
+    assert adapter["issue_ref"] == "issue:example-org/example-repo#1042"
+    assert adapter["fresh_execution_context_source"] == "existing_loopx_control_plane"
+    shared = adapter["shared_candidate"]
+    assert (shared["status"], shared["candidate_persisted"]) == ("review_ready", False)
+    assert shared["candidate"]["candidate_ref"] == record["candidate_ref"]
+    assert shared["candidate"]["lifecycle"]["state"] == "candidate"
+    assert set(doc["review"]) == {"reviewer_ref", "review_ref", "reasoning_summary"}
+    assert doc["review"]["review_ref"] == doc["review_id"]
+
+
 def test_candidate_review_reject_retires_the_record_without_a_write_step(db):
     # loopx/capabilities/reward_memory/candidate_review.py (reject → rejected,
     # retired_reason rejected_in_review, persistence_next_step none)
@@ -146,9 +180,10 @@ def test_candidate_review_edit_uses_the_fixture_edit_and_supersedes_the_old_ref(
     accept = _review("accept").json
     doc = _review("edit").json
     assert doc["status"] == "review_ready"
-    assert doc["record"]["lifecycle"]["supersedes_refs"] == [accept["candidate_ref"]]
+    # LoopX's refs (candidate:<hex>): the edit supersedes the accepted candidate's
+    assert doc["record"]["lifecycle"]["supersedes_refs"] == [accept["record"]["candidate_ref"]]
     assert doc["record"]["content_summary"].startswith("Keep focused fixes within the affected")
-    assert doc["record"]["candidate_ref"] != accept["candidate_ref"]
+    assert doc["record"]["candidate_ref"] != accept["record"]["candidate_ref"]
     assert doc["persistence_next_step"] == "none"
 
 
@@ -445,6 +480,35 @@ def test_ingest_accepts_loopx_scoped_feedback_event_on_the_operator_route(db, co
         True,
     )
     assert result.json["corpus_id"] == "prefs"
+
+
+def test_ingest_accepts_loopx_observed_at_with_an_offset_as_the_same_utc_instant(
+    db, corpus, wrapper
+):
+    # loopx/capabilities/reward_memory/application.py (_observed_at: any ISO timestamp
+    # with a timezone); the leg's `reward.ingest-event/observed-at-offset-form`
+    offset = {
+        "adapter": "scoped_feedback",
+        "event": _loopx_event(),
+        "observed_at": "2026-11-30T10:00:00+01:00",
+    }
+    result = _cli("ingest-event", "--input", wrapper(offset), *ROUTE, "--execute")
+    assert result.code == 0, result.stdout
+    assert result.json["status"] == "activated"
+    zulu = {**offset, "observed_at": OBSERVED}
+    again = _cli("ingest-event", "--input", wrapper(zulu), *ROUTE, "--execute")
+    # the same instant is the same event: a replay of the stored receipt
+    assert (again.json["receipt_id"], again.json["replayed"]) == (result.json["receipt_id"], True)
+    plain = {**offset, "observed_at": "2026-07-16T00:30:00+00:00", "event": f.scoped_event()}
+    planned = _cli("ingest-event", "--input", wrapper(plain), *ROUTE)
+    assert (planned.code, planned.json["status"]) == (0, "planned"), planned.stdout
+
+
+@pytest.mark.parametrize("value", ["2026-07-16T00:30:00", "2026-07-16", "yesterday"])
+def test_ingest_refuses_an_observed_at_without_a_timezone(db, corpus, wrapper, value):
+    document = {"adapter": "scoped_feedback", "event": f.scoped_event(), "observed_at": value}
+    result = _cli("ingest-event", "--input", wrapper(document), *ROUTE)
+    assert (result.code, result.json["field"]) == (2, "observed_at")
 
 
 def test_loopx_event_unsupported_field_is_invalid_request_naming_it(db, corpus, wrapper):

@@ -4,14 +4,14 @@ from loopx_site.core import access
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from reward_memory import (
     contracts,
-    documents,
-    loopx,
     principals,
     routing,
     selectors,
     services,
     validation,
 )
+from reward_memory.documents import authority as authority_documents
+from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import registry
 from reward_memory.errors import AREA
 from reward_memory.inputs import CASES, read_case, read_json
@@ -235,37 +235,12 @@ class Command(LoopxCommand):
 
     def run_corpora(self, *, corpus_id=None, **_):
         rows = [selectors.get_corpus(corpus_id)] if corpus_id else selectors.list_corpora()
-        return {
-            "schema_version": "reward_memory_corpus_list_v0",
-            "corpora": [
-                {**registry.corpus_payload(c), "health": registry.corpus_health(c)["health"]}
-                for c in rows
-            ],
-        }
+        return corpus_documents.corpus_list(rows)
 
     def run_register_corpus(self, *, input, expected_revision=None, execute=False, **_):
-        document = read_json(input)
-        entries = document.get("corpora") if "corpora" in document else [document]
-        if not isinstance(entries, list) or not entries:
-            entries = [document]
-        results = []
-        for entry in entries:
-            if not isinstance(entry, dict):
-                entry = {}
-            policies = entry.get("standing_policies")
-            if policies is None and entry.get("standing_policy"):
-                policies = [entry["standing_policy"]]
-            results.append(
-                services.register_corpus(
-                    corpus=entry.get("corpus"),
-                    standing_policies=policies,
-                    expected_revision=expected_revision,
-                    execute=execute,
-                )
-            )
-        if len(results) == 1:
-            return results[0]
-        return {"schema_version": "reward_memory_corpus_registration_batch_v0", "results": results}
+        return services.register_corpora(
+            read_json(input), expected_revision=expected_revision, execute=execute
+        )
 
     def run_candidate_review(
         self,
@@ -311,10 +286,7 @@ class Command(LoopxCommand):
     def run_checkpoint(self, *, action, execute=False, **options):
         if action == "list":
             rows = selectors.list_checkpoints(project=options.get("project"))
-            return {
-                "schema_version": "reward_memory_checkpoint_list_v0",
-                "checkpoints": [registry.checkpoint_payload(r) for r in rows],
-            }
+            return authority_documents.checkpoint_list(rows)
         operator = principals.operator_account(
             options.get("actor"), field="actor", code="operator_required"
         )
@@ -339,47 +311,32 @@ class Command(LoopxCommand):
             execute=execute,
         )
 
-    def _record_operation(self, operation, *, record_ref, actor, execute, run):
-        principal = principals.operator_account(actor, field="actor")
-        record = selectors.get_record(record_ref)
-        if execute:
-            record = run(principal)
-        else:
-            services.check_record_operation(record, principal=principal, operation=operation)
-        return documents.record_operation(record, operation=operation, executed=execute)
+    def _record_operation(self, operation, *, record_ref, actor, execute, **arguments):
+        return services.record_operation(
+            operation,
+            record_ref=record_ref,
+            principal=principals.operator_account(actor, field="actor"),
+            execute=execute,
+            **arguments,
+        )
 
     def run_revoke_record(self, *, record_ref, actor, revocation_ref, execute=False, **_):
         return self._record_operation(
-            "revoke",
-            record_ref=record_ref,
-            actor=actor,
-            execute=execute,
-            run=lambda p: services.revoke_record(
-                record_ref=record_ref, principal=p, revocation_ref=revocation_ref
-            ),
-        )
+            "revoke", record_ref=record_ref, actor=actor, execute=execute,
+            revocation_ref=revocation_ref,
+        )  # fmt: skip
 
     def run_supersede_record(self, *, record_ref, actor, by_record_ref, execute=False, **_):
         return self._record_operation(
-            "supersede",
-            record_ref=record_ref,
-            actor=actor,
-            execute=execute,
-            run=lambda p: services.supersede_record(
-                record_ref=record_ref, by_record_ref=by_record_ref, principal=p
-            ),
-        )
+            "supersede", record_ref=record_ref, actor=actor, execute=execute,
+            by_record_ref=by_record_ref,
+        )  # fmt: skip
 
     def run_retire_record(self, *, record_ref, actor, reason_summary=None, execute=False, **_):
         return self._record_operation(
-            "retire",
-            record_ref=record_ref,
-            actor=actor,
-            execute=execute,
-            run=lambda p: services.retire_record(
-                record_ref=record_ref, principal=p, reason_summary=reason_summary
-            ),
-        )
+            "retire", record_ref=record_ref, actor=actor, execute=execute,
+            reason_summary=reason_summary,
+        )  # fmt: skip
 
     def run_route_check(self, *, case=None, **options):
         if case is not None:
@@ -419,18 +376,10 @@ class Command(LoopxCommand):
     def run_mark_experience(
         self, *, record_ref, state, source_truth_ref, actor, execute=False, **_
     ):
-        principal = principals.operator_account(actor, field="actor")
-        record = selectors.get_record(record_ref)
-        if execute:
-            record = services.mark_experience(
-                record_ref=record_ref,
-                state=state,
-                principal=principal,
-                source_truth_ref=validation.ref(source_truth_ref, "source_truth_ref"),
-            )
-        else:
-            services.check_record_operation(record, principal=principal, operation="mark")
-        return documents.record_operation(record, operation=f"mark_{state}", executed=execute)
+        return self._record_operation(
+            "mark", record_ref=record_ref, actor=actor, execute=execute,
+            state=state, source_truth_ref=source_truth_ref,
+        )  # fmt: skip
 
     def run_reflection_validate(
         self,
@@ -464,18 +413,11 @@ class Command(LoopxCommand):
         self, *, input, goal_id=None, agent_id=None, execute=False, actor=None, **_
     ):
         principal = principals.operator_account(actor, field="actor") if actor else None
-        routed = bool(goal_id or agent_id)
         if goal_id and agent_id:  # the operator's shell, through the same resolver as the API
             acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
             goal_id, agent_id = acting.goal_id, acting.agent_id
-        return services.ingest_event(
-            event=loopx.unwrap(
-                read_json(input),
-                routed=routed,
-                route_corpus_id=lambda surface: selectors.route_corpus_id(
-                    goal_id, agent_id, surface
-                ),
-            ),
+        return services.submit_event(
+            document=read_json(input),
             goal_id=goal_id,
             agent_id=agent_id,
             execute=execute,

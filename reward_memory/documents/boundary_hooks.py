@@ -1,0 +1,69 @@
+"""The boundary hook's documents: ``reward_memory_runtime_hook_v0`` (what ran, with the
+bounded private context for the in-process caller) and its public-safe
+``reward_memory_hook_application_receipt_v0`` (digests, statuses, call counts)."""
+
+from typing import Any
+
+from loopx_site.core.canonical import prefixed_id
+
+HOOK_SCHEMA = "reward_memory_runtime_hook_v0"
+HOOK_RECEIPT_SCHEMA = "reward_memory_hook_application_receipt_v0"
+
+
+def boundary_hook(
+    *,
+    goal_id: str,
+    agent_id: str,
+    boundary: str,
+    status: str,
+    executed: bool,
+    route,
+    skip_reason: str | None,
+    recall_planned: bool,
+    ingest_planned: bool,
+    recall: dict[str, Any] | None,
+    ingest: dict[str, Any] | None,
+    items: list[dict[str, Any]],
+    provider_call_count: int,
+) -> dict[str, Any]:
+    receipt_body = {
+        "schema_version": HOOK_RECEIPT_SCHEMA,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "boundary": boundary,
+        "status": status,
+        "experiment_status": route.status,
+        "recall_status": recall["status"] if recall else None,
+        "recall_id": recall["recall_id"] if recall else None,
+        "memory_refs": [i["memory_ref_digest"] for i in items],
+        "ingest_status": ingest["status"] if ingest else None,
+        "ingest_receipt_id": ingest["receipt_id"] if ingest else None,
+        "provider_call_count": provider_call_count,
+    }
+    return {
+        "ok": True,
+        "schema_version": HOOK_SCHEMA,
+        "status": status,
+        "executed": executed,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "boundary": boundary,
+        "experiment_status": route.status,
+        "automation": route.automation,
+        "skip_reason": skip_reason,
+        "recall_planned": recall_planned,
+        "ingest_planned": ingest_planned,
+        "recall": recall,
+        "ingest": ingest,
+        # private: bounded summaries for the in-process caller only
+        "context": {"guidance": items},
+        "application_receipt": {
+            **receipt_body,
+            "receipt_id": prefixed_id("rmhr_", receipt_body),
+        },
+        "provider_call_count": provider_call_count,
+        "original_output_kept": True,
+        "fail_open": True,
+        "user_gate": False,
+        "grants_new_action_authority": False,
+    }

@@ -1,0 +1,114 @@
+"""Ingest documents: ``reward_memory_ingest_receipt_v0`` (planned, activated, blocked
+or a fail-open status) and ``reward_memory_ingest_reconciliation_v0``."""
+
+from typing import Any
+
+from loopx_site.core import clock
+from loopx_site.core.canonical import digest_ref, prefixed_id
+from reward_memory import contracts as c
+from reward_memory import guards
+from reward_memory.guards import Reason
+
+SETUP_GUIDANCE = (
+    "The corpus provider is not reachable; the event is kept for a retry at the next "
+    "turn start. Check the provider with `manage.py reward_memory corpora`."
+)
+
+
+def receipt(
+    *,
+    status: str,
+    executed: bool,
+    adapter_id: str,
+    event_ref: str,
+    goal_id: str | None,
+    agent_id: str | None,
+    corpus,
+    evaluation,
+    policy_digest: str | None,
+    record_ref: str | None,
+    observed_at,
+    outcome,
+    plan,
+    source_verification: dict[str, Any] | None,
+    reasons: list[Reason],
+) -> dict[str, Any]:
+    """``reward_memory_ingest_receipt_v0``; ``receipt_id`` is a digest of its stable
+    fields, so the same event and outcome has the same id."""
+    candidate = evaluation.candidate or {}
+    scope = candidate.get("scope") or {}
+    target_digest = digest_ref(plan.resource_ref) if plan else None
+    stable = {
+        "status": status,
+        "event_ref": event_ref,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "candidate_ref": evaluation.candidate_ref,
+        "record_ref": record_ref,
+        "policy_digest": policy_digest,
+        "content_digest": plan.content_digest if plan else None,
+    }
+    retryable = status in c.INGEST_RETRYABLE
+    return {
+        "schema_version": c.INGEST_RECEIPT_SCHEMA,
+        "receipt_id": prefixed_id("rmir_", stable),
+        "status": status,
+        "executed": executed,
+        "adapter": adapter_id,
+        "event_ref": event_ref,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "corpus_id": corpus.corpus_id,
+        "surface": scope.get("surface"),
+        "memory_class": candidate.get("target_class"),
+        "candidate_ref": evaluation.candidate_ref,
+        "candidate_digest": evaluation.candidate_digest,
+        "policy_digest": policy_digest,
+        "record_ref": record_ref,
+        "content_digest": plan.content_digest if plan else None,
+        "observed_at": clock.iso(observed_at),
+        "memory_available_for_recall": status == c.INGEST_ACTIVATED,
+        "record_state": c.ACTIVE if status == c.INGEST_ACTIVATED else None,
+        "replayed": False,
+        "deduplicated": bool(outcome and outcome.deduplicated),
+        "readback": outcome.readback if outcome else None,
+        "source_verification": source_verification,
+        "provider_call_count": outcome.provider_calls if outcome else 0,
+        "provider": {
+            "provider_id": corpus.provider_id,
+            "binding_ref": corpus.provider_binding_ref,
+            "target_ref_digest": target_digest,
+        },
+        "guard": {
+            "status": c.GUARD_BLOCKED if status == c.GUARD_BLOCKED else c.GUARD_PASSED,
+            "reasons": guards.payload(reasons),
+        },
+        "retry": {"sidecar": True, "when": "next_turn_start"} if retryable else None,
+        "setup_guidance": SETUP_GUIDANCE if status == c.INGEST_PROVIDER_UNAVAILABLE else None,
+        "fail_open": True,
+        "user_gate": False,
+    }
+
+
+def reconciliation(
+    *,
+    goal_id: str,
+    agent_id: str,
+    summary: dict[str, int],
+    receipts: list[dict[str, Any]],
+    skipped: str | None = None,
+    experiment_status: str | None = None,
+) -> dict[str, Any]:
+    """``reward_memory_ingest_reconciliation_v0``: one Agent's sidecar retry (``skipped``
+    with the experiment status when automatic ingest is off)."""
+    document: dict[str, Any] = {
+        "schema_version": c.RECONCILIATION_SCHEMA,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        **summary,
+    }
+    if skipped is not None:
+        document["skipped"] = skipped
+        document["experiment_status"] = experiment_status
+    document["receipts"] = receipts
+    return document

@@ -1,0 +1,41 @@
+"""Record lifecycle documents: ``reward_memory_record_operation_v0`` (a revoke / retire /
+supersede / mark, previewed or performed) and ``reward_memory_expiry_sweep_v0``."""
+
+from typing import Any
+
+from reward_memory.documents import registry
+from reward_memory.models import MemoryRecord
+
+RECORD_OPERATION_SCHEMA = "reward_memory_record_operation_v0"
+EXPIRY_SWEEP_SCHEMA = "reward_memory_expiry_sweep_v0"
+
+
+def readback(record: MemoryRecord) -> dict[str, Any]:
+    """The record as the database holds it now (a fresh read, not the object the write
+    returned): its lifecycle state and whether recall may still return it."""
+    state = MemoryRecord.objects.values_list("lifecycle_state", flat=True).get(pk=record.pk)
+    return {"lifecycle_state": state, "recallable": state == "active"}
+
+
+def record_operation(record: MemoryRecord, *, operation: str, executed: bool) -> dict[str, Any]:
+    """``reward_memory_record_operation_v0``: a revoke / retire / supersede / mark, as
+    previewed (``executed: false``) or performed, with the performed write read back."""
+    document: dict[str, Any] = {
+        "schema_version": RECORD_OPERATION_SCHEMA,
+        "operation": operation,
+        "executed": executed,
+        "record": registry.record_public(record),
+    }
+    if executed:
+        document["readback"] = readback(record)
+    return document
+
+
+def expiry_sweep(*, executed: bool, due: int, expired: int) -> dict[str, Any]:
+    """``reward_memory_expiry_sweep_v0``: how many active records were due, how many closed."""
+    return {
+        "schema_version": EXPIRY_SWEEP_SCHEMA,
+        "executed": executed,
+        "due": due,
+        "expired": expired,
+    }
