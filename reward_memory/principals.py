@@ -88,7 +88,7 @@ def operator_account(ref: str | None, *, field: str, code: str = "not_authorized
     if user is None:
         raise RewardMemoryError(
             code,
-            f"--{field.replace('_', '-')} must name an existing operator account.",
+            f"`{field}` must name an existing operator account.",
             field=field,
         )
     return Principal(OPERATOR, user.get_username())

@@ -197,7 +197,7 @@ def require_ingest_route(goal_id: str, agent_id: str, surface_id: Any, corpus) -
     if surface is None or surface.ingest_corpus_id != corpus.corpus_id:
         raise RewardMemoryError(
             "experiment_route_unavailable",
-            "--execute requires an enabled experiment route: this Goal/Agent has no "
+            "`execute` requires an enabled experiment route: this Goal/Agent has no "
             "verified Reward Memory experiment whose config ingests this surface into "
             "this corpus.",
             field="agent_id",

@@ -96,7 +96,7 @@ def review_candidate(
     )
     if execute:
         if corpus is None:
-            raise invalid("corpus_id", "recording a review needs --corpus-id")
+            raise invalid("corpus_id", "recording a review needs `corpus_id`")
         if not selectors.acts_as(principal, corpus, c.REVIEWER_ROLE):
             raise RewardMemoryError(
                 "reviewer_not_authorized",
@@ -135,7 +135,7 @@ def review_candidate(
                 effective = "no_write"
     if decision == "retire" and (corpus is not None or record_ref is not None or execute):
         if corpus is None:
-            raise invalid("corpus_id", "retiring needs the record's --corpus-id")
+            raise invalid("corpus_id", "retiring needs the record's `corpus_id`")
         v.ref(record_ref, "record_ref")
         target = selectors.get_record(record_ref, viewer=viewer)
         if target.corpus_id != corpus.pk or target.candidate_ref != evaluation.candidate_ref:

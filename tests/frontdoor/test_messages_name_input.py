@@ -73,3 +73,32 @@ def test_admin_refusals_use_the_form_labels(admin_client):
     texts = [str(m) for m in response.context["messages"]]
     assert any("Checkpoint id" in t for t in texts), texts
     assert not any("control_ref" in t for t in texts), texts
+
+
+def test_a_service_message_names_the_flag_on_the_cli_and_the_field_on_the_api(
+    db, agent, host_client
+):
+    """The review service says "needs `corpus_id`": the CLI shows --corpus-id, the API
+    corpus_id, and neither shows the backticks."""
+    from tests.reward_memory import factories as rm
+
+    rm.operator_accounts(("op",))
+    cli = run_cli(
+        "reward_memory", "candidate-review", "--decision", "accept", "--reviewer", "user:op",
+        "--execute",
+    )  # fmt: skip
+    assert cli.code == 2
+    assert (cli.json["field"], cli.json["error"]) == (
+        "corpus_id",
+        "recording a review needs --corpus-id",
+    )
+    api = host_client(agent.goal.goal_id, agent.agent_id).post(
+        "/api/v1/reward-memory/candidates/review/",
+        {"candidate": rm.candidate(), "decision": "accept", "execute": True},
+        format="json",
+    )
+    assert api.status_code == 400, api.content
+    assert (api.json()["field"], api.json()["error"]) == (
+        "corpus_id",
+        "recording a review needs corpus_id",
+    )

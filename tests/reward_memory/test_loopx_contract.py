@@ -242,6 +242,10 @@ def test_ingest_execute_requires_an_enabled_experiment_route(db, corpus, wrapper
     assert result.code == 2
     assert result.json["status"] == "invalid_request"
     assert "requires an enabled experiment route" in result.json["error"]
+    # The service names fields; the CLI shows them as the flags typed, LoopX's words.
+    assert result.json["error"] == (
+        "--execute requires an enabled experiment route via --goal-id and --agent-id"
+    )
 
 
 def test_ingest_goal_and_agent_must_be_supplied_together(db, corpus, wrapper):
@@ -251,7 +255,7 @@ def test_ingest_goal_and_agent_must_be_supplied_together(db, corpus, wrapper):
         "ingest-event", "--input", wrapper({"event": f.scoped_event()}), "--goal-id", "demo"
     )
     assert result.code == 2
-    assert "must be supplied together" in result.json["error"]
+    assert result.json["error"] == "--goal-id and --agent-id must be supplied together"
 
 
 def test_ingest_wrapper_refuses_unsupported_fields_by_name(db, corpus, wrapper):
