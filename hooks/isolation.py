@@ -1,0 +1,334 @@
+"""Where a hook provider runs: a child process per invocation (default) or a thread.
+
+``settings.LOOPX_HOOK_ISOLATION``:
+
+* ``process`` (default) — every invocation runs in a child forked from this process
+  (``os.fork``: the installed provider objects are inherited, nothing is re-imported and
+  no database is needed — the child never opens or uses a connection). The child writes
+  its result to a pipe and exits; when the hook's ``timeout_ms`` passes, the child's whole
+  process group is sent SIGTERM, then SIGKILL after :data:`KILL_GRACE_S`, and reaped. A
+  hung provider therefore holds nothing past its timeout — no thread, no worker slot, no
+  grandchild — and every other hook keeps its own budget. The child's stdin, stdout and
+  stderr are ``/dev/null``: nothing a provider prints reaches the CLI's output or a log.
+* ``thread`` — the provider runs on a daemon thread of this process. A hung provider
+  cannot be stopped: it keeps its worker slot until it returns, so a few hung calls make
+  later hooks fail with ``dispatch_budget_exhausted``. Kept for hosts without ``fork``
+  and as the baseline of ``bench/hooks_isolation_bench.py``.
+
+Both models share :func:`produce` (call the provider, encode its result, apply the byte
+budget) and one per-process bound on running invocations, :class:`WorkerPool`
+(``settings.LOOPX_HOOK_WORKERS``). In the process model a slot is held from fork to reap,
+never longer than the timeout plus the kill grace. :func:`run` returns ``None`` when no
+slot is free; the dispatcher records that as ``dispatch_budget_exhausted``.
+"""
+
+import contextlib
+import json
+import logging
+import math
+import os
+import select
+import signal
+import threading
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from hooks import errors as codes
+from loopx_site.core.canonical import canonical_bytes
+
+logger = logging.getLogger("loopx.hooks")
+
+DEFAULT_WORKERS = 4
+#: Seconds between SIGTERM and SIGKILL for a child past its timeout.
+KILL_GRACE_S = 0.1
+
+
+@dataclass(frozen=True)
+class Produced:
+    """What one invocation produced: canonical result bytes, or a failure code."""
+
+    data: bytes | None = None
+    code: str | None = None
+    reason: str = ""
+
+
+RAISED = Produced(code=codes.PRODUCER_FAILED, reason="provider_raised")
+CRASHED = Produced(code=codes.PRODUCER_FAILED, reason="provider_crashed")
+NOT_JSON = Produced(code=codes.RESULT_CONTRACT_REJECTED, reason="result:not_json")
+OVER_BUDGET = Produced(code=codes.RESULT_CONTRACT_REJECTED, reason="result:byte_budget")
+TIMED_OUT = Produced(code=codes.PRODUCER_TIMED_OUT, reason="timeout_ms_exceeded")
+
+# The child reports a failure by one of these tags (never by text of its own), so nothing
+# a provider raises can travel to a receipt.
+_RESULT_TAG = b"R"
+_FAILURE_TAGS = {b"F": RAISED, b"J": NOT_JSON, b"B": OVER_BUDGET}
+
+
+def mode() -> str:
+    return getattr(settings, "LOOPX_HOOK_ISOLATION", "process")
+
+
+def produce(provider, input_bytes: bytes, max_bytes: int) -> Produced:
+    """Call the provider on a fresh copy of its input; never raises."""
+    try:
+        produced = provider.produce(json.loads(input_bytes))
+    except BaseException:  # isolate everything a provider does; keep nothing of it
+        return RAISED
+    try:
+        data = canonical_bytes(produced)
+    except (TypeError, ValueError, RecursionError):
+        return NOT_JSON
+    if len(data) > max_bytes:
+        return OVER_BUDGET
+    return Produced(data=data)
+
+
+# -- the per-process bound -------------------------------------------------------------------
+class WorkerPool:
+    """A bounded count of running invocations for this process (never queues or blocks).
+
+    ``try_acquire`` takes a slot when one is free; ``try_start`` runs ``fn`` on a new daemon
+    thread holding a slot until ``fn`` returns — not until the caller stops waiting — so a
+    timed-out thread provider still counts against the bound.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._slots = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._busy = 0
+
+    @property
+    def busy(self) -> int:
+        return self._busy
+
+    def try_acquire(self) -> bool:
+        if not self._slots.acquire(blocking=False):
+            return False
+        with self._lock:
+            self._busy += 1
+        return True
+
+    def release(self) -> None:
+        with self._lock:
+            self._busy -= 1
+        self._slots.release()
+
+    def try_start(self, fn, *, name: str) -> threading.Thread | None:
+        if not self.try_acquire():
+            return None
+
+        def work() -> None:
+            try:
+                fn()
+            finally:
+                self.release()
+
+        thread = threading.Thread(target=work, name=name, daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # the interpreter cannot start a thread: give the slot back
+            self.release()
+            return None
+        return thread
+
+
+_pools: dict[int, WorkerPool] = {}
+_pools_lock = threading.Lock()
+
+
+def worker_pool() -> WorkerPool:
+    """This process's pool for the configured size (one pool per distinct size)."""
+    size = max(1, int(getattr(settings, "LOOPX_HOOK_WORKERS", DEFAULT_WORKERS)))
+    with _pools_lock:
+        pool = _pools.get(size)
+        if pool is None:
+            pool = _pools[size] = WorkerPool(size)
+        return pool
+
+
+# -- running one invocation ----------------------------------------------------------------
+def run(
+    provider, input_bytes: bytes, *, hook_id: str, timeout_s: float, max_bytes: int
+) -> Produced | None:
+    """Run one invocation under the configured isolation; ``None`` when no slot is free."""
+    if mode() == "thread":
+        return _in_thread(provider, input_bytes, hook_id, timeout_s, max_bytes)
+    pool = worker_pool()
+    if not pool.try_acquire():
+        return None
+    try:
+        return _in_child(provider, input_bytes, timeout_s, max_bytes)
+    finally:
+        pool.release()
+
+
+def _in_thread(provider, input_bytes, hook_id, timeout_s, max_bytes) -> Produced | None:
+    box: list[Produced] = []
+    worker = worker_pool().try_start(
+        lambda: box.append(produce(provider, input_bytes, max_bytes)),
+        name=f"loopx-hook:{hook_id}",
+    )
+    if worker is None:
+        return None
+    worker.join(timeout_s)
+    if worker.is_alive():
+        return TIMED_OUT
+    return box[0]
+
+
+def _in_child(provider, input_bytes: bytes, timeout_s: float, max_bytes: int) -> Produced | None:
+    deadline = time.monotonic() + timeout_s
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to be had (limits, memory): not run, retried later
+        os.close(read_end)
+        os.close(write_end)
+        logger.warning("hook child not started: fork failed")
+        return None
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        _child(provider, input_bytes, max_bytes, write_end)
+    os.close(write_end)
+    with contextlib.suppress(OSError):  # also done by the child; whichever runs first wins
+        os.setpgid(pid, pid)
+    exited = False
+    try:
+        message = _read(read_end, deadline, limit=max_bytes + 1)
+        if message is not None and message is not _OVERFLOW:
+            exited = _wait_exit(pid, deadline + KILL_GRACE_S)
+        if not exited:
+            _terminate(pid)
+    finally:
+        os.close(read_end)
+        _signal(pid, signal.SIGKILL)  # whatever the provider left in its group
+        status = _reap(pid)
+    if message is None:
+        return TIMED_OUT
+    if message is _OVERFLOW:
+        return OVER_BUDGET
+    if not exited or status not in (0, None) or not message:
+        return CRASHED  # it died, or cut the pipe, before a whole message
+    tag, body = message[:1], message[1:]
+    if tag == _RESULT_TAG:
+        return Produced(data=body) if len(body) <= max_bytes else OVER_BUDGET
+    return _FAILURE_TAGS.get(message, CRASHED)
+
+
+def _child(provider, input_bytes: bytes, max_bytes: int, write_end: int) -> None:
+    """The forked child: run the provider, write one tagged message, ``os._exit``."""
+    code = 1
+    try:
+        with contextlib.suppress(OSError):  # its own group, so the parent can kill all of it
+            os.setpgid(0, 0)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        _detach_database()
+        produced = produce(provider, input_bytes, max_bytes)
+        if produced.data is not None:
+            message = _RESULT_TAG + produced.data
+        else:
+            message = next(t for t, p in _FAILURE_TAGS.items() if p == produced)
+        view = memoryview(message)
+        while view:
+            view = view[os.write(write_end, view) :]
+        code = 0
+    finally:
+        os._exit(code)  # no atexit, no finalizers, no flush of the parent's buffers
+
+
+_kept: list = []
+
+
+def _detach_database() -> None:
+    """Forget the inherited database connections without closing them.
+
+    A connection's socket is shared with the parent; using or closing it here would
+    corrupt or end the parent's session. The objects are kept referenced (and the child
+    leaves by ``os._exit``), so nothing is ever sent on them; a provider that queries
+    anyway gets a connection of its own."""
+    from django.db import connections
+
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None:
+            _kept.append(connection.connection)
+            connection.connection = None
+
+
+_OVERFLOW = b"overflow"  # compared by identity
+
+
+def _read(fd: int, deadline: float, *, limit: int) -> bytes | None:
+    """The child's whole message (read until EOF); ``_OVERFLOW`` once it is longer than
+    ``limit`` bytes; ``None`` when the deadline passed first."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        if not poller.poll(math.ceil(remaining * 1000)):
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return _OVERFLOW  # more than the byte budget: stop reading, the child is killed
+
+
+def _wait_exit(pid: int, deadline: float) -> bool:
+    """Wait (without reaping) until the child exits; ``False`` if the deadline passes."""
+    pause = 0.0002
+    while True:
+        try:
+            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # already reaped elsewhere (SIGCHLD ignored)
+            return True
+        if info is not None:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+
+
+def _terminate(pid: int) -> None:
+    """SIGTERM the child's group, then SIGKILL it if it is still there after the grace."""
+    _signal(pid, signal.SIGTERM)
+    if not _wait_exit(pid, time.monotonic() + KILL_GRACE_S):
+        _signal(pid, signal.SIGKILL)
+
+
+def _signal(pid: int, sig: int) -> None:
+    """Signal the child's process group (its id is the child's pid, see ``setpgid``);
+    the child alone if the group does not exist."""
+    try:
+        os.killpg(pid, sig)
+        return
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def _reap(pid: int) -> int | None:
+    """Reap the child: its exit code (negative: the signal that ended it), or ``None``
+    when the host reaps children itself (SIGCHLD ignored) and it is unknown."""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return None
+    return os.waitstatus_to_exitcode(status)
