@@ -29,6 +29,7 @@ import math
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -230,6 +231,7 @@ def _child(provider, input_bytes: bytes, max_bytes: int, write_end: int) -> None
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
+        sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "r+")  # noqa: SIM115
         _detach_database()
         produced = produce(provider, input_bytes, max_bytes)
         if produced.data is not None:

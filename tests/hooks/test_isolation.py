@@ -1,0 +1,173 @@
+"""Issue 25: every hook invocation runs in a child process killed at its timeout, so a
+hung hook holds nothing past its timeout and every other hook keeps its own budget
+(RFC section 10, validation-matrix row 8). Real forks, real signals; leaked children are
+looked for in ``/proc``."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from hooks import isolation
+from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, QuotaSpend
+from tests.hooks import providers
+from tests.hooks.factories import TodoFactory, settle
+
+
+def _children() -> set[int]:
+    """Pids whose parent is this process (zombies included: an unreaped child leaks)."""
+    me, found = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == me:
+            found.add(int(entry))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path("/proc", str(pid), "stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :].split()[0] not in ("Z", "X")
+
+
+def _codes(payload) -> dict:
+    return {d["hook_id"]: d["failure_code"] for d in payload["hook_phase"]["dispatches"]}
+
+
+@pytest.fixture
+def before():
+    """The children this process already had (none are expected to be added)."""
+    return _children()
+
+
+@pytest.mark.slow
+def test_one_always_hanging_hook_over_100_settles_starves_no_other_hook(
+    agent, install, settings, before
+):
+    settings.LOOPX_HOOK_WORKERS = 4  # the pool the hung threads used to exhaust
+    install("Hanger", "Proposer", "Inert")
+    n = 100
+    for i in range(n):
+        TodoFactory(goal=agent.goal, todo_id=f"t{i}", segment_ref=f"seg-{i}")
+    slowest = 0.0
+    started = time.monotonic()
+    for i in range(n):
+        t0 = time.monotonic()
+        payload = settle(f"t{i}", f"turn-{i}").payload
+        slowest = max(slowest, time.monotonic() - t0)
+        assert payload["status"] == "committed"
+        assert _codes(payload) == {
+            "alpha.inert": None,
+            "beta.proposer": None,
+            "omicron.hang": "producer_timed_out",
+        }, i
+    elapsed = time.monotonic() - started
+    assert slowest < 2.0  # each settle: the 0.2 s timeout, the kill and the other hooks
+    assert elapsed < 90.0
+    rows = HookDispatch.objects.all()
+    assert rows.filter(hook_id="omicron.hang", failure_code="producer_timed_out").count() == n
+    assert rows.filter(hook_id__in=["alpha.inert", "beta.proposer"], failure_code=None).count() == (
+        2 * n
+    )
+    assert not rows.filter(failure_code="dispatch_budget_exhausted").exists()
+    assert HookIntent.objects.count() == n  # one per settle, from beta.proposer
+    assert QuotaSpend.objects.count() == n
+    assert providers.CALLS.as_dict() == {"alpha.inert": n, "beta.proposer": n, "omicron.hang": n}
+    assert isolation.worker_pool().busy == 0
+    assert _children() == before  # every child killed and reaped
+
+
+def test_a_provider_ignoring_sigterm_is_killed_with_sigkill(todo, install, before):
+    install("StubbornHanger", "Proposer")
+    t0 = time.monotonic()
+    payload = settle().payload
+    assert time.monotonic() - t0 < 0.1 + isolation.KILL_GRACE_S + 1.5
+    assert _codes(payload) == {"beta.proposer": None, "omicron.stubborn": "producer_timed_out"}
+    row = HookDispatch.objects.get(hook_id="omicron.stubborn")
+    assert (row.failure_reason, row.attempts) == ("timeout_ms_exceeded", 1)
+    assert _children() == before
+
+
+def test_what_a_hung_provider_started_is_killed_with_it(todo, install, before):
+    install("ForkingHanger")
+    payload = settle().payload
+    assert _codes(payload) == {"omicron.forking": "producer_timed_out"}
+    (grandchild,) = providers.ForkingHanger.GRANDCHILDREN
+    assert grandchild["pid"] != os.getpid()
+    deadline = time.monotonic() + 2
+    while _running(grandchild["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _running(grandchild["pid"])
+    assert _children() == before
+
+
+def test_a_child_ending_without_a_result_is_a_producer_failure(todo, install, before):
+    install("HardExit", "Proposer")
+    payload = settle().payload
+    assert _codes(payload) == {"beta.proposer": None, "sigma.hard_exit": "producer_failed"}
+    row = HookDispatch.objects.get(hook_id="sigma.hard_exit")
+    assert row.failure_reason == "provider_crashed"
+    assert not HookIntent.objects.filter(dispatch=row).exists()
+    assert DurableWritebackReceipt.objects.get().state == "committed"
+    assert _children() == before
+
+
+def test_nothing_a_provider_prints_reaches_this_process_output(todo, install, capfd):
+    install("Printer")
+    payload = settle().payload
+    assert _codes(payload) == {"tau.printer": None}
+    assert providers.CALLS["tau.printer"] == 1
+    out, err = capfd.readouterr()
+    assert "id_rsa" not in out + err
+    assert "hunter2" not in out + err
+
+
+class DatabaseToucher(providers.Base):
+    """Queries through Django's connection from inside its child."""
+
+    registration = providers.registration("upsilon.db")
+    intent_contracts = providers.note_contract("upsilon")
+
+    def make(self, hook_input):
+        try:
+            DurableWritebackReceipt.objects.count()
+        finally:
+            from django.db import connection
+
+            connection.close()
+        return super().make(hook_input)
+
+
+def test_a_provider_using_the_database_cannot_disturb_the_parents_connection(todo, install):
+    install(f"{__name__}.DatabaseToucher", "Proposer")
+    first = settle("t1", "turn-1").payload
+    assert _codes(first)["beta.proposer"] is None
+    assert providers.CALLS["upsilon.db"] == 1
+    # the parent's own connection (and its open test transaction) is untouched
+    TodoFactory(goal=todo.goal, todo_id="t2", segment_ref="seg-2")
+    second = settle("t2", "turn-2").payload
+    assert second["status"] == "committed"
+    assert DurableWritebackReceipt.objects.count() == 2
+    assert HookIntent.objects.count() == 2
+
+
+def test_thread_isolation_runs_providers_in_this_process(todo, install, settings):
+    settings.LOOPX_HOOK_ISOLATION = "thread"
+    install("Sleeper", "Proposer", "Raiser")
+    payload = settle().payload
+    assert _codes(payload) == {
+        "beta.proposer": None,
+        "delta.raiser": "producer_failed",
+        "epsilon.sleeper": "producer_timed_out",
+    }
+    assert providers.CALLS["epsilon.sleeper"] == 1
+    providers.RELEASE.set()
