@@ -4,22 +4,25 @@
 
 * ``process`` (default) — every invocation runs in a child forked from this process
   (``os.fork``: the installed provider objects are inherited, nothing is re-imported and
-  no database is needed — the child never opens or uses a connection). The child writes
-  its result to a pipe and exits; when the hook's ``timeout_ms`` passes, the child's whole
-  process group is sent SIGTERM, then SIGKILL after :data:`KILL_GRACE_S`, and reaped. A
-  hung provider therefore holds nothing past its timeout — no thread, no worker slot, no
-  grandchild — and every other hook keeps its own budget. The child's stdin, stdout and
-  stderr are ``/dev/null``: nothing a provider prints reaches the CLI's output or a log.
+  no database is needed — the child detaches the inherited connections and never uses
+  them). The child writes one framed answer to a pipe and exits. When the hook's
+  ``timeout_ms`` passes first, the child's process group is sent SIGTERM, and the
+  settlement goes on; a reaper thread then SIGKILLs the group after
+  :data:`KILL_GRACE_S` and reaps the child. A hung provider therefore holds nothing past
+  its timeout — no thread, no slot, no grandchild — and every other hook keeps its own
+  budget. A child that dies without a whole answer is ``producer_failed``
+  (``provider_crashed``). The child's stdin, stdout and stderr are ``/dev/null``: nothing
+  a provider prints reaches the CLI's output or a log.
 * ``thread`` — the provider runs on a daemon thread of this process. A hung provider
-  cannot be stopped: it keeps its worker slot until it returns, so a few hung calls make
-  later hooks fail with ``dispatch_budget_exhausted``. Kept for hosts without ``fork``
-  and as the baseline of ``bench/hooks_isolation_bench.py``.
+  cannot be stopped: it keeps its slot until it returns, so a few hung calls make later
+  hooks fail with ``dispatch_budget_exhausted``. Kept for hosts without ``fork`` and as
+  the baseline of ``bench/hooks_isolation_bench.py``.
 
 Both models share :func:`produce` (call the provider, encode its result, apply the byte
 budget) and one per-process bound on running invocations, :class:`WorkerPool`
-(``settings.LOOPX_HOOK_WORKERS``). In the process model a slot is held from fork to reap,
-never longer than the timeout plus the kill grace. :func:`run` returns ``None`` when no
-slot is free; the dispatcher records that as ``dispatch_budget_exhausted``.
+(``settings.LOOPX_HOOK_WORKERS``). In the process model a slot is held from the fork
+until the child answered or was signalled at its timeout. :func:`run` returns ``None``
+when no slot is free; the dispatcher records that as ``dispatch_budget_exhausted``.
 """
 
 import contextlib
@@ -161,9 +164,12 @@ def run(
     if not pool.try_acquire():
         return None
     try:
-        return _in_child(provider, input_bytes, timeout_s, max_bytes)
+        pid, produced = _in_child(provider, input_bytes, timeout_s, max_bytes)
     finally:
         pool.release()
+    if pid is not None:
+        _finish_later(pid)
+    return produced
 
 
 def _in_thread(provider, input_bytes, hook_id, timeout_s, max_bytes) -> Produced | None:
@@ -180,47 +186,44 @@ def _in_thread(provider, input_bytes, hook_id, timeout_s, max_bytes) -> Produced
     return box[0]
 
 
-def _in_child(provider, input_bytes: bytes, timeout_s: float, max_bytes: int) -> Produced | None:
+_fork_lock = threading.Lock()
+
+
+def _in_child(provider, input_bytes: bytes, timeout_s: float, max_bytes: int):
+    """Fork, read the child's one framed message until the deadline; ``(pid, produced)``.
+
+    The caller finishes the child (:func:`_finish_later`): a child that answered is
+    exiting already, one past its deadline has been sent SIGTERM here."""
     deadline = time.monotonic() + timeout_s
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:  # no process to be had (limits, memory): not run, retried later
-        os.close(read_end)
+    with _fork_lock:  # no other child inherits this pipe's write end
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had (limits, memory): not run, retried later
+            os.close(read_end)
+            os.close(write_end)
+            logger.warning("hook child not started: fork failed")
+            return None, None
+        if pid == 0:  # the child: never returns
+            os.close(read_end)
+            _child(provider, input_bytes, max_bytes, write_end)
         os.close(write_end)
-        logger.warning("hook child not started: fork failed")
-        return None
-    if pid == 0:  # the child: never returns
-        os.close(read_end)
-        _child(provider, input_bytes, max_bytes, write_end)
-    os.close(write_end)
     with contextlib.suppress(OSError):  # also done by the child; whichever runs first wins
         os.setpgid(pid, pid)
-    exited = False
     try:
-        message = _read(read_end, deadline, limit=max_bytes + 1)
-        if message is not None and message is not _OVERFLOW:
-            exited = _wait_exit(pid, deadline + KILL_GRACE_S)
-        if not exited:
-            _terminate(pid)
+        produced = _read_frame(read_end, deadline, max_bytes)
+    except BaseException:
+        _signal(pid, signal.SIGKILL)
+        raise
     finally:
         os.close(read_end)
-        _signal(pid, signal.SIGKILL)  # whatever the provider left in its group
-        status = _reap(pid)
-    if message is None:
-        return TIMED_OUT
-    if message is _OVERFLOW:
-        return OVER_BUDGET
-    if not exited or status not in (0, None) or not message:
-        return CRASHED  # it died, or cut the pipe, before a whole message
-    tag, body = message[:1], message[1:]
-    if tag == _RESULT_TAG:
-        return Produced(data=body) if len(body) <= max_bytes else OVER_BUDGET
-    return _FAILURE_TAGS.get(message, CRASHED)
+    if produced is TIMED_OUT or produced is OVER_BUDGET:
+        _signal(pid, signal.SIGTERM)
+    return pid, produced
 
 
 def _child(provider, input_bytes: bytes, max_bytes: int, write_end: int) -> None:
-    """The forked child: run the provider, write one tagged message, ``os._exit``."""
+    """The forked child: run the provider, write one framed message, ``os._exit``."""
     code = 1
     try:
         with contextlib.suppress(OSError):  # its own group, so the parent can kill all of it
@@ -235,10 +238,10 @@ def _child(provider, input_bytes: bytes, max_bytes: int, write_end: int) -> None
         _detach_database()
         produced = produce(provider, input_bytes, max_bytes)
         if produced.data is not None:
-            message = _RESULT_TAG + produced.data
+            tag, body = _RESULT_TAG, produced.data
         else:
-            message = next(t for t, p in _FAILURE_TAGS.items() if p == produced)
-        view = memoryview(message)
+            tag, body = next(t for t, p in _FAILURE_TAGS.items() if p == produced), b""
+        view = memoryview(tag + len(body).to_bytes(_LENGTH, "big") + body)
         while view:
             view = view[os.write(write_end, view) :]
         code = 0
@@ -264,34 +267,63 @@ def _detach_database() -> None:
             connection.connection = None
 
 
-_OVERFLOW = b"overflow"  # compared by identity
+_LENGTH = 4  # bytes of the frame's body length, after the one tag byte
 
 
-def _read(fd: int, deadline: float, *, limit: int) -> bytes | None:
-    """The child's whole message (read until EOF); ``_OVERFLOW`` once it is longer than
-    ``limit`` bytes; ``None`` when the deadline passed first."""
+def _read_frame(fd: int, deadline: float, max_bytes: int) -> Produced:
+    """The child's answer: one frame ``tag, length, body``. ``TIMED_OUT`` when the deadline
+    passes first, ``CRASHED`` when the pipe closes before a whole frame (the child died or
+    cut it), ``OVER_BUDGET`` for a body longer than the byte budget (not read)."""
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-    chunks: list[bytes] = []
-    size = 0
-    while True:
+    buffer = bytearray()
+    need = 1 + _LENGTH
+    while len(buffer) < need:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return None
+            return TIMED_OUT
         if not poller.poll(math.ceil(remaining * 1000)):
             continue
-        chunk = os.read(fd, 65536)
+        chunk = os.read(fd, max(need - len(buffer), 65536))
         if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return _OVERFLOW  # more than the byte budget: stop reading, the child is killed
+            return CRASHED
+        buffer += chunk
+        if need == 1 + _LENGTH and len(buffer) >= need:
+            length = int.from_bytes(buffer[1:need], "big")
+            if length > max_bytes:
+                return OVER_BUDGET
+            need += length
+    tag, body = bytes(buffer[:1]), bytes(buffer[1 + _LENGTH : need])
+    if tag == _RESULT_TAG:
+        return Produced(data=body)
+    if body or len(buffer) > need:
+        return CRASHED
+    return _FAILURE_TAGS.get(tag, CRASHED)
+
+
+# -- finishing a child -----------------------------------------------------------------------
+def _finish_later(pid: int) -> None:
+    """Finish the child off the caller's path: the settlement does not wait for it.
+
+    A (non-daemon) thread waits up to :data:`KILL_GRACE_S` for the child to exit, SIGKILLs
+    its group (the child if it is still there, and anything it started) and reaps it;
+    interpreter exit waits for that thread, so no child outlives a CLI run."""
+    try:
+        threading.Thread(target=_finish, args=(pid,), name=f"loopx-hook-reap:{pid}").start()
+    except RuntimeError:  # no thread to be had: finish here
+        _finish(pid)
+
+
+def _finish(pid: int) -> None:
+    _wait_exit(pid, time.monotonic() + KILL_GRACE_S)
+    _signal(pid, signal.SIGKILL)  # a stubborn child, and whatever it left in its group
+    with contextlib.suppress(ChildProcessError):  # the host reaps children itself
+        os.waitpid(pid, 0)
 
 
 def _wait_exit(pid: int, deadline: float) -> bool:
     """Wait (without reaping) until the child exits; ``False`` if the deadline passes."""
-    pause = 0.0002
+    pause = 0.0005
     while True:
         try:
             info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
@@ -303,13 +335,6 @@ def _wait_exit(pid: int, deadline: float) -> bool:
             return False
         time.sleep(pause)
         pause = min(pause * 2, 0.01)
-
-
-def _terminate(pid: int) -> None:
-    """SIGTERM the child's group, then SIGKILL it if it is still there after the grace."""
-    _signal(pid, signal.SIGTERM)
-    if not _wait_exit(pid, time.monotonic() + KILL_GRACE_S):
-        _signal(pid, signal.SIGKILL)
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -324,13 +349,3 @@ def _signal(pid: int, sig: int) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
-
-
-def _reap(pid: int) -> int | None:
-    """Reap the child: its exit code (negative: the signal that ended it), or ``None``
-    when the host reaps children itself (SIGCHLD ignored) and it is unknown."""
-    try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        return None
-    return os.waitstatus_to_exitcode(status)
