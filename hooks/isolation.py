@@ -315,24 +315,36 @@ def _finish_later(pid: int) -> None:
 
 
 def _finish(pid: int) -> None:
-    _wait_exit(pid, time.monotonic() + KILL_GRACE_S)
+    _wait_exit(pid, KILL_GRACE_S)
     _signal(pid, signal.SIGKILL)  # a stubborn child, and whatever it left in its group
     with contextlib.suppress(ChildProcessError):  # the host reaps children itself
         os.waitpid(pid, 0)
 
 
-def _wait_exit(pid: int, deadline: float) -> bool:
-    """Wait (without reaping) until the child exits; ``False`` if the deadline passes."""
+def _wait_exit(pid: int, timeout: float) -> bool:
+    """Wait (without reaping) until the child exits; ``False`` after ``timeout`` seconds.
+
+    Sleeps on a pidfd where the kernel has them (one wake-up), else polls ``waitid``."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    if pidfd is not None:
+        try:
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            return bool(poller.poll(math.ceil(timeout * 1000)))
+        finally:
+            os.close(pidfd)
+    deadline = time.monotonic() + timeout
     pause = 0.0005
     while True:
         try:
             info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:  # already reaped elsewhere (SIGCHLD ignored)
             return True
-        if info is not None:
-            return True
-        if time.monotonic() >= deadline:
-            return False
+        if info is not None or time.monotonic() >= deadline:
+            return info is not None
         time.sleep(pause)
         pause = min(pause * 2, 0.01)
 
