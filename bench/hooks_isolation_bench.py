@@ -5,8 +5,9 @@ Against a throwaway SQLite database with three installed hooks
 hooks), measures, alternating call by call so both share the machine's noise:
 
 * ``invoke``: one ``hooks.isolation.run`` of each provider on its real input (a committed
-  receipt's), in ``process`` (fork, pipe, reap) and ``thread`` mode, and the provider called
-  directly (``direct``: no isolation at all);
+  receipt's) with the check of its result (``hooks.dispatcher.invoke``), in ``process``
+  (fork, pipe, kill/reap off the path) and ``thread`` mode, and the bare provider call
+  (``direct``: no isolation, no check);
 * ``settle``: ``hooks.services.settle(execute=True)`` of a fresh Todo with the three hooks,
   per mode (what a host sees).
 
@@ -57,8 +58,9 @@ def main() -> None:
 
 def run(rounds: int, warmup: int, percentile) -> dict:
     from django.conf import settings
+    from hooks_bench import settle_fresh
 
-    from hooks import dispatcher, isolation, registry, services
+    from hooks import dispatcher, isolation, registry
     from hooks.models import DurableWritebackReceipt, HookDispatch
     from loopx_site.core import services as core_services
     from loopx_site.core.canonical import canonical_bytes
@@ -71,22 +73,8 @@ def run(rounds: int, warmup: int, percentile) -> dict:
     def settle_one(mode: str) -> float:
         nonlocal counter
         counter += 1
-        todo_id = f"todo-{counter}"
-        services.add_todo(
-            goal_id="bench", todo_id=todo_id, title="t", segment_ref=todo_id, execute=True
-        )
         settings.LOOPX_HOOK_ISOLATION = mode
-        start = time.perf_counter()
-        result = services.settle(
-            goal_id="bench",
-            agent_id="agent",
-            todo_id=todo_id,
-            turn_instance_id=f"turn-{counter}",
-            event_kind="todo_completed",
-            execute=True,
-        )
-        elapsed = (time.perf_counter() - start) * 1000.0
-        assert result.status == "committed"
+        elapsed, result = settle_fresh(counter)
         assert all(d["failure_code"] is None for d in result.payload["hook_phase"]["dispatches"])
         return elapsed
 
@@ -94,31 +82,24 @@ def run(rounds: int, warmup: int, percentile) -> dict:
     receipt = DurableWritebackReceipt.objects.select_related(
         "settlement__goal", "settlement__agent", "settlement__todo"
     ).first()
+    ids = {h.hook_id: dispatcher.dispatch_id_for(receipt, h) for h in hooks}
     inputs = {
-        h.hook_id: canonical_bytes(
-            dispatcher.hook_input(receipt, h, dispatcher.dispatch_id_for(receipt, h))
-        )
-        for h in hooks
+        h.hook_id: canonical_bytes(dispatcher.hook_input(receipt, h, ids[h.hook_id])) for h in hooks
     }
 
     def invoke_one(mode: str, hook) -> float:
-        budget = hook.registration["budget"]
+        """One invocation and the check of its result (``direct``: the provider called in
+        this thread, no isolation)."""
         data = inputs[hook.hook_id]
         settings.LOOPX_HOOK_ISOLATION = mode if mode != "direct" else "thread"
         start = time.perf_counter()
         if mode == "direct":
-            produced = isolation.produce(hook.provider, data, budget["max_result_bytes"])
+            produced = isolation.produce(hook.provider, data, 65536)
+            assert produced.code is None
         else:
-            produced = isolation.run(
-                hook.provider,
-                data,
-                hook_id=hook.hook_id,
-                timeout_s=budget["timeout_ms"] / 1000.0,
-                max_bytes=budget["max_result_bytes"],
-            )
-        elapsed = (time.perf_counter() - start) * 1000.0
-        assert produced is not None and produced.code is None, produced
-        return elapsed
+            outcome = dispatcher.invoke(hook, ids[hook.hook_id], data)
+            assert outcome.failure_code is None, outcome.failure_reason
+        return (time.perf_counter() - start) * 1000.0
 
     order = ("process", "thread", "direct")
     for _ in range(warmup):
