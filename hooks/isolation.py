@@ -228,9 +228,11 @@ def _child(provider, input_bytes: bytes, max_bytes: int, write_end: int) -> None
     try:
         with contextlib.suppress(OSError):  # its own group, so the parent can kill all of it
             os.setpgid(0, 0)
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(ValueError, OSError):  # a server's wake-up pipe is not ours
+            signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
             with contextlib.suppress(ValueError, OSError):
-                signal.signal(sig, signal.SIG_DFL)
+                signal.signal(sig, signal.SIG_DFL)  # the server's handlers are not ours
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
