@@ -226,29 +226,42 @@ def _child(provider, input_bytes: bytes, max_bytes: int, write_end: int) -> None
     """The forked child: run the provider, write one framed message, ``os._exit``."""
     code = 1
     try:
-        with contextlib.suppress(OSError):  # its own group, so the parent can kill all of it
-            os.setpgid(0, 0)
-        with contextlib.suppress(ValueError, OSError):  # a server's wake-up pipe is not ours
-            signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
-            with contextlib.suppress(ValueError, OSError):
-                signal.signal(sig, signal.SIG_DFL)  # the server's handlers are not ours
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "r+")  # noqa: SIM115
-        _detach_database()
-        produced = produce(provider, input_bytes, max_bytes)
-        if produced.data is not None:
-            tag, body = _RESULT_TAG, produced.data
-        else:
-            tag, body = next(t for t, p in _FAILURE_TAGS.items() if p == produced), b""
-        view = memoryview(tag + len(body).to_bytes(_LENGTH, "big") + body)
-        while view:
-            view = view[os.write(write_end, view) :]
+        _enter_child()
+        _write_answer(write_end, produce(provider, input_bytes, max_bytes))
         code = 0
     finally:
         os._exit(code)  # no atexit, no finalizers, no flush of the parent's buffers
+
+
+def _enter_child() -> None:
+    """A fresh child's set-up: its own process group (so the parent can kill all of it),
+    default signal handling, ``/dev/null`` for its standard streams, no database."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    with contextlib.suppress(ValueError, OSError):  # a server's wake-up pipe is not ours
+        signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(sig, signal.SIG_DFL)  # the server's handlers are not ours
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "r+")  # noqa: SIM115
+    _detach_database()
+
+
+def _write_answer(fd: int, produced: Produced) -> None:
+    if produced.data is not None:
+        tag, body = _RESULT_TAG, produced.data
+    else:
+        tag, body = next(t for t, p in _FAILURE_TAGS.items() if p == produced), b""
+    _write_all(fd, tag + len(body).to_bytes(_LENGTH, "big") + body)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 _kept: list = []
