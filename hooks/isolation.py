@@ -25,6 +25,7 @@ until the child answered or was signalled at its timeout. :func:`run` returns ``
 when no slot is free; the dispatcher records that as ``dispatch_budget_exhausted``.
 """
 
+import atexit
 import contextlib
 import json
 import logging
@@ -38,6 +39,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.signals import setting_changed
 
 from hooks import errors as codes
 from loopx_site.core.canonical import canonical_bytes
@@ -158,12 +160,15 @@ def run(
     provider, input_bytes: bytes, *, hook_id: str, timeout_s: float, max_bytes: int
 ) -> Produced | None:
     """Run one invocation under the configured isolation; ``None`` when no slot is free."""
-    if mode() == "thread":
+    chosen = mode()
+    if chosen == "thread":
         return _in_thread(provider, input_bytes, hook_id, timeout_s, max_bytes)
     pool = worker_pool()
     if not pool.try_acquire():
         return None
     try:
+        if chosen == "worker":
+            return _in_worker(provider, input_bytes, timeout_s, max_bytes)
         pid, produced = _in_child(provider, input_bytes, timeout_s, max_bytes)
     finally:
         pool.release()
@@ -262,6 +267,170 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+# -- worker: a kept child per provider, killed and replaced when it overruns ---------------
+@dataclass(eq=False)
+class _Worker:
+    pid: int
+    request: int  # parent → worker: one framed invocation at a time
+    answer: int  # worker → parent: one framed answer per invocation
+    key: tuple
+    provider: object  # the object it was forked with (kept alive: its id stays unique)
+
+
+_REQUEST_HEADER = 4 + 4  # max_bytes, input length
+_idle: list[_Worker] = []
+_live: dict[int, _Worker] = {}  # every worker of this process, idle or busy, by pid
+_workers_lock = threading.Lock()
+_generation = 0
+
+
+def _worker_key() -> tuple:
+    """A kept worker is used only while nothing it inherited has changed: no settings
+    change (``reset``) and the same environment."""
+    return (_generation, hash(frozenset(os.environ.items())))
+
+
+def reset() -> None:
+    """Retire every idle worker (new ones are forked on demand). Called on every settings
+    change (``setting_changed``) and by tests."""
+    global _generation
+    with _workers_lock:
+        _generation += 1
+        retired, _idle[:] = list(_idle), []
+    for worker in retired:
+        _retire(worker)
+
+
+def _retire(worker: _Worker, sig: int | None = None) -> None:
+    with _workers_lock:
+        _live.pop(worker.pid, None)
+    if sig is not None:
+        _signal(worker.pid, sig)
+    for fd in (worker.request, worker.answer):  # EOF on its request pipe: it exits
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _finish_later(worker.pid)
+
+
+def _forget_inherited_workers() -> None:
+    """In any child forked from this process: the parent's workers are not ours."""
+    global _workers_lock
+    _workers_lock = threading.Lock()
+    for worker in _live.values():
+        for fd in (worker.request, worker.answer):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    _live.clear()
+    _idle.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited_workers)
+
+
+def _take_worker(provider) -> _Worker | None:
+    key = _worker_key()
+    stale: list[_Worker] = []
+    found = None
+    with _workers_lock:
+        for worker in list(_idle):
+            if worker.key != key:
+                _idle.remove(worker)
+                stale.append(worker)
+            elif found is None and worker.provider is provider:
+                _idle.remove(worker)
+                found = worker
+    for worker in stale:
+        _retire(worker)
+    return found or _spawn_worker(provider, key)
+
+
+def _spawn_worker(provider, key: tuple) -> _Worker | None:
+    with _fork_lock:
+        request_r, request_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (request_r, request_w, answer_r, answer_w):
+                os.close(fd)
+            logger.warning("hook worker not started: fork failed")
+            return None
+        if pid == 0:  # the worker: never returns
+            os.close(request_w)
+            os.close(answer_r)
+            _worker_main(provider, request_r, answer_w)
+        os.close(request_r)
+        os.close(answer_w)
+        worker = _Worker(pid, request_w, answer_r, key, provider)
+        with _workers_lock:
+            _live[pid] = worker
+    with contextlib.suppress(OSError):
+        os.setpgid(pid, pid)
+    return worker
+
+
+def _worker_main(provider, request: int, answer: int) -> None:
+    """The kept worker: answer one framed invocation after another until its request
+    pipe closes (the parent retired it, or is gone)."""
+    code = 1
+    try:
+        _enter_child()
+        while True:
+            header = _read_exact(request, _REQUEST_HEADER)
+            if header is None:
+                break
+            max_bytes = int.from_bytes(header[:4], "big")
+            data = _read_exact(request, int.from_bytes(header[4:], "big"))
+            if data is None:
+                break
+            _write_answer(answer, produce(provider, data, max_bytes))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks, size = [], 0
+    while size < n:
+        chunk = os.read(fd, n - size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+_MAX_IDLE_PER_PROVIDER = 2
+
+
+def _in_worker(provider, input_bytes: bytes, timeout_s: float, max_bytes: int):
+    deadline = time.monotonic() + timeout_s
+    worker = _take_worker(provider)
+    if worker is None:
+        return None
+    try:
+        header = max_bytes.to_bytes(4, "big") + len(input_bytes).to_bytes(4, "big")
+        _write_all(worker.request, header + input_bytes)
+        produced = _read_frame(worker.answer, deadline, max_bytes)
+    except OSError:  # it died while idle (its pipe is broken)
+        produced = CRASHED
+    except BaseException:
+        _retire(worker, signal.SIGKILL)
+        raise
+    if produced is TIMED_OUT or produced is OVER_BUDGET or produced is CRASHED:
+        _retire(worker, signal.SIGTERM)  # SIGKILL after the grace, then reaped
+        return produced
+    with _workers_lock:
+        keep = worker.key == _worker_key() and (
+            sum(1 for w in _idle if w.provider is provider) < _MAX_IDLE_PER_PROVIDER
+        )
+        if keep:
+            _idle.append(worker)
+    if not keep:
+        _retire(worker)
+    return produced
 
 
 _kept: list = []
@@ -376,3 +545,22 @@ def _signal(pid: int, sig: int) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
+
+
+def _on_setting_changed(**kwargs) -> None:
+    reset()
+
+
+def _shutdown() -> None:
+    """At interpreter exit: end every idle worker here (no thread can start any more)."""
+    with _workers_lock:
+        idle, _idle[:] = list(_idle), []
+    for worker in idle:
+        for fd in (worker.request, worker.answer):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        _finish(worker.pid)
+
+
+setting_changed.connect(_on_setting_changed, dispatch_uid="loopx-hook-workers")
+atexit.register(_shutdown)

@@ -251,13 +251,15 @@ LOOPX_POST_WRITEBACK_HOOKS = env.list(
 LOOPX_POST_WRITEBACK_HOOKS_ENABLED = env.bool("LOOPX_POST_WRITEBACK_HOOKS_ENABLED", default=True)
 LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST = env.list("LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST", default=None)
 # Where a hook provider runs (hooks.isolation): "process" (default) forks a child per
-# invocation and kills it at the hook's timeout; "thread" runs it on a thread of this
-# process (for hosts without fork; a hung provider keeps its thread and its slot).
+# invocation and kills it at the hook's timeout; "worker" keeps a forked child per hook
+# between invocations (no fork per call) and kills/replaces it when it overruns; "thread"
+# runs it on a thread of this process (for hosts without fork; a hung provider keeps its
+# thread and its slot).
 LOOPX_HOOK_ISOLATION = env.str("LOOPX_HOOK_ISOLATION", default="process")
-if LOOPX_HOOK_ISOLATION not in ("process", "thread"):
+if LOOPX_HOOK_ISOLATION not in ("process", "worker", "thread"):
     from django.core.exceptions import ImproperlyConfigured
 
-    raise ImproperlyConfigured("LOOPX_HOOK_ISOLATION must be process or thread.")
+    raise ImproperlyConfigured("LOOPX_HOOK_ISOLATION must be process, worker or thread.")
 # Hook invocations running at once per process; when all are busy, later hooks fail with
 # dispatch_budget_exhausted (retried by hooks replay).
 LOOPX_HOOK_WORKERS = env.int("LOOPX_HOOK_WORKERS", default=4)

@@ -43,6 +43,13 @@ def _codes(payload) -> dict:
     return {d["hook_id"]: d["failure_code"] for d in payload["hook_phase"]["dispatches"]}
 
 
+@pytest.fixture(params=["process", "worker"])
+def mode(request, settings):
+    """Both isolations that can kill: a child per invocation, and kept workers."""
+    settings.LOOPX_HOOK_ISOLATION = request.param
+    return request.param
+
+
 @pytest.fixture
 def before():
     """The children this process already had (none are expected to be added)."""
@@ -52,6 +59,7 @@ def before():
 def _no_children_left(before, timeout=2.0) -> bool:
     """Children are finished off the settlement's path: wait (bounded) until every one
     this test started is killed and reaped, and its invocation slot is free again."""
+    isolation.reset()  # kept workers (mode "worker") end too
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if _children() <= before and isolation.worker_pool().busy == 0:
@@ -62,7 +70,7 @@ def _no_children_left(before, timeout=2.0) -> bool:
 
 @pytest.mark.slow
 def test_one_always_hanging_hook_over_100_settles_starves_no_other_hook(
-    agent, install, settings, before
+    agent, install, mode, settings, before
 ):
     settings.LOOPX_HOOK_WORKERS = 4  # the pool the hung threads used to exhaust
     install("Hanger", "Proposer", "Inert")
@@ -96,7 +104,7 @@ def test_one_always_hanging_hook_over_100_settles_starves_no_other_hook(
     assert _no_children_left(before)  # every child killed and reaped
 
 
-def test_a_provider_ignoring_sigterm_is_killed_with_sigkill(todo, install, before):
+def test_a_provider_ignoring_sigterm_is_killed_with_sigkill(todo, install, mode, before):
     install("StubbornHanger", "Proposer")
     t0 = time.monotonic()
     payload = settle().payload
@@ -107,7 +115,7 @@ def test_a_provider_ignoring_sigterm_is_killed_with_sigkill(todo, install, befor
     assert _no_children_left(before)
 
 
-def test_what_a_hung_provider_started_is_killed_with_it(todo, install, before):
+def test_what_a_hung_provider_started_is_killed_with_it(todo, install, mode, before):
     install("ForkingHanger")
     payload = settle().payload
     assert _codes(payload) == {"omicron.forking": "producer_timed_out"}
@@ -120,7 +128,7 @@ def test_what_a_hung_provider_started_is_killed_with_it(todo, install, before):
     assert _no_children_left(before)
 
 
-def test_a_child_ending_without_a_result_is_a_producer_failure(todo, install, before):
+def test_a_child_ending_without_a_result_is_a_producer_failure(todo, install, mode, before):
     install("HardExit", "Proposer")
     payload = settle().payload
     assert _codes(payload) == {"beta.proposer": None, "sigma.hard_exit": "producer_failed"}
@@ -131,7 +139,7 @@ def test_a_child_ending_without_a_result_is_a_producer_failure(todo, install, be
     assert _no_children_left(before)
 
 
-def test_nothing_a_provider_prints_reaches_this_process_output(todo, install, capfd):
+def test_nothing_a_provider_prints_reaches_this_process_output(todo, install, mode, capfd):
     install("Printer")
     payload = settle().payload
     assert _codes(payload) == {"tau.printer": None}
@@ -157,7 +165,7 @@ class DatabaseToucher(providers.Base):
         return super().make(hook_input)
 
 
-def test_a_provider_using_the_database_cannot_disturb_the_parents_connection(todo, install):
+def test_a_provider_using_the_database_cannot_disturb_the_parents_connection(todo, install, mode):
     install(f"{__name__}.DatabaseToucher", "Proposer")
     first = settle("t1", "turn-1").payload
     assert _codes(first)["beta.proposer"] is None
@@ -181,3 +189,34 @@ def test_thread_isolation_runs_providers_in_this_process(todo, install, settings
     }
     assert providers.CALLS["epsilon.sleeper"] == 1
     providers.RELEASE.set()
+
+
+class PidRecorder(providers.Proposer):
+    """Records the pid of the process it ran in."""
+
+    registration = providers.registration("phi.pid")
+    intent_contracts = providers.note_contract("phi")
+    PIDS = providers.Records("pids.jsonl")
+
+    def make(self, hook_input):
+        PidRecorder.PIDS.append({"pid": os.getpid()})
+        return super().make(hook_input)
+
+
+def test_a_kept_worker_serves_its_hook_until_a_setting_changes(agent, install, settings, before):
+    settings.LOOPX_HOOK_ISOLATION = "worker"
+    install(f"{__name__}.PidRecorder", "Sleeper")
+    for i in range(4):
+        TodoFactory(goal=agent.goal, todo_id=f"t{i}", segment_ref=f"seg-{i}")
+    for i in range(3):
+        codes = _codes(settle(f"t{i}", f"turn-{i}").payload)
+        assert codes == {"phi.pid": None, "epsilon.sleeper": "producer_timed_out"}
+    pids = [r["pid"] for r in PidRecorder.PIDS]
+    assert len(set(pids)) == 1  # one worker, no fork per invocation
+    assert pids[0] != os.getpid()
+    settings.LOOPX_HOOK_WORKERS = 3  # any settings change retires the kept workers
+    assert _codes(settle("t3", "turn-3").payload)["phi.pid"] is None
+    last = list(PidRecorder.PIDS)[-1]["pid"]
+    assert last not in pids
+    assert providers.CALLS["epsilon.sleeper"] == 4  # the hung worker was replaced each time
+    assert _no_children_left(before)
