@@ -6,8 +6,9 @@ hooks), measures, alternating call by call so both share the machine's noise:
 
 * ``invoke``: one ``hooks.isolation.run`` of each provider on its real input (a committed
   receipt's) with the check of its result (``hooks.dispatcher.invoke``), in ``process``
-  (fork, pipe, kill/reap off the path) and ``thread`` mode, and the bare provider call
-  (``direct``: no isolation, no check);
+  (a fork per call, pipe, kill/reap off the path), ``worker`` (a kept forked worker per
+  hook, pipe) and ``thread`` mode, and the bare provider call (``direct``: no isolation,
+  no check);
 * ``settle``: ``hooks.services.settle(execute=True)`` of a fresh Todo with the three hooks,
   per mode (what a host sees).
 
@@ -34,7 +35,7 @@ HOOKS = [
     "hooks.capabilities.synthetic.InertSyntheticHook",
     "hooks.capabilities.synthetic.EchoSyntheticHook",
 ]
-MODES = ("process", "thread")
+MODES = ("process", "worker", "thread")
 
 
 def main() -> None:
@@ -101,7 +102,7 @@ def run(rounds: int, warmup: int, percentile) -> dict:
             assert outcome.failure_code is None, outcome.failure_reason
         return (time.perf_counter() - start) * 1000.0
 
-    order = ("process", "thread", "direct")
+    order = (*MODES, "direct")
     for _ in range(warmup):
         for mode in MODES:
             settle_one(mode)
@@ -127,26 +128,21 @@ def run(rounds: int, warmup: int, percentile) -> dict:
 
     inv = {m: stats(v) for m, v in invoke.items()}
     st = {m: stats(v) for m, v in settle.items()}
-    return {
+    result = {
         "bench": "hooks_isolation",
         "database": "sqlite",
         "rounds": rounds,
         "hooks": len(hooks),
         "invoke": inv,
-        "invoke_ratio_process_to_thread": round(
-            inv["process"]["median_ms"] / inv["thread"]["median_ms"], 2
-        ),
-        "invoke_added_ms_process_vs_thread": round(
-            inv["process"]["median_ms"] - inv["thread"]["median_ms"], 3
-        ),
         "settle_three_hooks": st,
-        "settle_ratio_process_to_thread": round(
-            st["process"]["median_ms"] / st["thread"]["median_ms"], 2
-        ),
-        "settle_added_ms_process_vs_thread": round(
-            st["process"]["median_ms"] - st["thread"]["median_ms"], 3
-        ),
     }
+    for m in ("process", "worker"):
+        for name, figures in (("invoke", inv), ("settle", st)):
+            ratio = figures[m]["median_ms"] / figures["thread"]["median_ms"]
+            result[f"{name}_ratio_{m}_to_thread"] = round(ratio, 2)
+            added = figures[m]["median_ms"] - figures["thread"]["median_ms"]
+            result[f"{name}_added_ms_{m}_vs_thread"] = round(added, 3)
+    return result
 
 
 if __name__ == "__main__":
