@@ -1,28 +1,36 @@
-"""Where a hook provider runs: a child process per invocation (default) or a thread.
+"""Where a hook provider runs: a child process killed at its timeout, or a thread.
 
 ``settings.LOOPX_HOOK_ISOLATION``:
 
-* ``process`` (default) — every invocation runs in a child forked from this process
-  (``os.fork``: the installed provider objects are inherited, nothing is re-imported and
-  no database is needed — the child detaches the inherited connections and never uses
-  them). The child writes one framed answer to a pipe and exits. When the hook's
-  ``timeout_ms`` passes first, the child's process group is sent SIGTERM, and the
-  settlement goes on; a reaper thread then SIGKILLs the group after
-  :data:`KILL_GRACE_S` and reaps the child. A hung provider therefore holds nothing past
-  its timeout — no thread, no slot, no grandchild — and every other hook keeps its own
-  budget. A child that dies without a whole answer is ``producer_failed``
-  (``provider_crashed``). The child's stdin, stdout and stderr are ``/dev/null``: nothing
-  a provider prints reaches the CLI's output or a log.
+* ``worker`` (default) — each hook's invocations run in a kept child forked from this
+  process for that provider (``os.fork``: the installed provider object is inherited,
+  nothing is re-imported, no database is needed — the child detaches the inherited
+  connections and never uses them). Parent and worker exchange one framed invocation and
+  one framed answer at a time over pipes, so a call costs no fork. A worker past the
+  hook's ``timeout_ms``, or that dies, is killed (below) and a fresh one is forked for the
+  next call; kept workers are retired on any settings change or a changed environment
+  (their inherited state would be stale), at most two idle per provider.
+* ``process`` — a child is forked for every invocation and ends after its one answer:
+  nothing a provider does survives an invocation. Costs one fork per call, which grows
+  with this process's memory (``bench/hooks_isolation_bench.py``).
 * ``thread`` — the provider runs on a daemon thread of this process. A hung provider
   cannot be stopped: it keeps its slot until it returns, so a few hung calls make later
   hooks fail with ``dispatch_budget_exhausted``. Kept for hosts without ``fork`` and as
-  the baseline of ``bench/hooks_isolation_bench.py``.
+  the baseline of the benchmark.
 
-Both models share :func:`produce` (call the provider, encode its result, apply the byte
+Killing (``worker`` and ``process``): each child leads its own process group. When the
+timeout passes first, the group gets SIGTERM and the settlement goes on; a reaper thread
+SIGKILLs the group after :data:`KILL_GRACE_S` and reaps the child. A hung provider
+therefore holds nothing past its timeout — no thread, no slot, no grandchild — and every
+other hook keeps its own budget. A child that dies without a whole answer is
+``producer_failed`` (``provider_crashed``). A child's stdin, stdout and stderr are
+``/dev/null``: nothing a provider prints reaches the CLI's output or a log.
+
+All models share :func:`produce` (call the provider, encode its result, apply the byte
 budget) and one per-process bound on running invocations, :class:`WorkerPool`
-(``settings.LOOPX_HOOK_WORKERS``). In the process model a slot is held from the fork
-until the child answered or was signalled at its timeout. :func:`run` returns ``None``
-when no slot is free; the dispatcher records that as ``dispatch_budget_exhausted``.
+(``settings.LOOPX_HOOK_WORKERS``); a slot is held while an invocation runs (until its
+answer, or its signal at the timeout). :func:`run` returns ``None`` when no slot is free;
+the dispatcher records that as ``dispatch_budget_exhausted``.
 """
 
 import atexit
@@ -73,7 +81,7 @@ _FAILURE_TAGS = {b"F": RAISED, b"J": NOT_JSON, b"B": OVER_BUDGET}
 
 
 def mode() -> str:
-    return getattr(settings, "LOOPX_HOOK_ISOLATION", "process")
+    return getattr(settings, "LOOPX_HOOK_ISOLATION", "worker")
 
 
 def produce(provider, input_bytes: bytes, max_bytes: int) -> Produced:
