@@ -411,34 +411,50 @@ def _read_exact(fd: int, n: int) -> bytes | None:
 
 
 _MAX_IDLE_PER_PROVIDER = 2
+_MAX_IDLE = 16  # in all: the oldest idle worker goes first (e.g. a rebuilt registry's)
 
 
 def _in_worker(provider, input_bytes: bytes, timeout_s: float, max_bytes: int):
     deadline = time.monotonic() + timeout_s
-    worker = _take_worker(provider)
-    if worker is None:
-        return None
+    header = max_bytes.to_bytes(4, "big") + len(input_bytes).to_bytes(4, "big")
+    for _ in range(2):  # a kept worker found dead before it got the call: one fresh retry
+        worker = _take_worker(provider)
+        if worker is None:
+            return None
+        try:
+            _write_all(worker.request, header + input_bytes)
+        except OSError:
+            _retire(worker, signal.SIGKILL)
+            continue
+        break
+    else:
+        return CRASHED
     try:
-        header = max_bytes.to_bytes(4, "big") + len(input_bytes).to_bytes(4, "big")
-        _write_all(worker.request, header + input_bytes)
         produced = _read_frame(worker.answer, deadline, max_bytes)
-    except OSError:  # it died while idle (its pipe is broken)
-        produced = CRASHED
     except BaseException:
         _retire(worker, signal.SIGKILL)
         raise
     if produced is TIMED_OUT or produced is OVER_BUDGET or produced is CRASHED:
         _retire(worker, signal.SIGTERM)  # SIGKILL after the grace, then reaped
         return produced
+    _keep(worker)
+    return produced
+
+
+def _keep(worker: _Worker) -> None:
+    """Back to the idle list while it is current and the bounds allow, else retired."""
+    evicted = None
     with _workers_lock:
-        keep = worker.key == _worker_key() and (
-            sum(1 for w in _idle if w.provider is provider) < _MAX_IDLE_PER_PROVIDER
-        )
+        same = sum(1 for w in _idle if w.provider is worker.provider)
+        keep = worker.key == _worker_key() and same < _MAX_IDLE_PER_PROVIDER
         if keep:
             _idle.append(worker)
+            if len(_idle) > _MAX_IDLE:
+                evicted = _idle.pop(0)
     if not keep:
         _retire(worker)
-    return produced
+    if evicted is not None:
+        _retire(evicted)
 
 
 _kept: list = []

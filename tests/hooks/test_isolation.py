@@ -4,6 +4,7 @@ hung hook holds nothing past its timeout and every other hook keeps its own budg
 looked for in ``/proc``."""
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -188,7 +189,12 @@ def test_thread_isolation_runs_providers_in_this_process(todo, install, settings
         "epsilon.sleeper": "producer_timed_out",
     }
     assert providers.CALLS["epsilon.sleeper"] == 1
+    assert isolation.worker_pool().busy == 1  # the sleeping thread still holds its slot
     providers.RELEASE.set()
+    deadline = time.monotonic() + 5
+    while isolation.worker_pool().busy and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert isolation.worker_pool().busy == 0
 
 
 class PidRecorder(providers.Proposer):
@@ -219,4 +225,23 @@ def test_a_kept_worker_serves_its_hook_until_a_setting_changes(agent, install, s
     last = list(PidRecorder.PIDS)[-1]["pid"]
     assert last not in pids
     assert providers.CALLS["epsilon.sleeper"] == 4  # the hung worker was replaced each time
+    assert _no_children_left(before)
+
+
+def test_a_kept_worker_killed_while_idle_is_replaced_before_the_next_call(
+    agent, install, settings, before
+):
+    settings.LOOPX_HOOK_ISOLATION = "worker"
+    install(f"{__name__}.PidRecorder")
+    for i in range(2):
+        TodoFactory(goal=agent.goal, todo_id=f"t{i}", segment_ref=f"seg-{i}")
+    assert _codes(settle("t0", "turn-0").payload) == {"phi.pid": None}
+    (first,) = [r["pid"] for r in PidRecorder.PIDS]
+    os.kill(first, signal.SIGKILL)
+    while _running(first):
+        time.sleep(0.01)
+    assert _codes(settle("t1", "turn-1").payload) == {"phi.pid": None}  # not provider_crashed
+    second = list(PidRecorder.PIDS)[-1]["pid"]
+    assert second != first
+    assert providers.CALLS["phi.pid"] == 2
     assert _no_children_left(before)
