@@ -59,8 +59,32 @@ def main() -> None:
     print(json.dumps(result, sort_keys=True))
 
 
+def settle_fresh(n: int, profile: str = "default"):
+    """Add Todo ``todo-<n>`` of Goal ``bench`` and settle it: (milliseconds, result)."""
+    from hooks import services
+
+    todo_id = f"todo-{n}"
+    # Each Todo is its own segment, so completing it makes the periodic report propose.
+    services.add_todo(
+        goal_id="bench", todo_id=todo_id, title="t", segment_ref=todo_id, execute=True
+    )
+    start = time.perf_counter()
+    result = services.settle(
+        goal_id="bench",
+        agent_id="agent",
+        todo_id=todo_id,
+        turn_instance_id=f"turn-{n}",
+        event_kind="todo_completed",
+        execute=True,
+        profile=profile,
+    )
+    elapsed = time.perf_counter() - start
+    assert result.status == "committed"
+    return elapsed * 1000.0, result
+
+
 def run(rounds: int, warmup: int) -> dict:
-    from hooks import registry, services
+    from hooks import registry
     from hooks.models import HookDispatch, HookIntent
     from loopx_site.core import services as core_services
 
@@ -72,24 +96,7 @@ def run(rounds: int, warmup: int) -> dict:
     def one(profile: str) -> float:
         nonlocal counter
         counter += 1
-        todo_id = f"todo-{counter}"
-        # Each Todo is its own segment, so completing it makes the periodic report propose.
-        services.add_todo(
-            goal_id="bench", todo_id=todo_id, title="t", segment_ref=todo_id, execute=True
-        )
-        start = time.perf_counter()
-        result = services.settle(
-            goal_id="bench",
-            agent_id="agent",
-            todo_id=todo_id,
-            turn_instance_id=f"turn-{counter}",
-            event_kind="todo_completed",
-            execute=True,
-            profile=profile,
-        )
-        elapsed = time.perf_counter() - start
-        assert result.status == "committed"
-        return elapsed * 1000.0
+        return settle_fresh(counter, profile=profile)[0]
 
     for _ in range(warmup):
         one("hooks_disabled")

@@ -1,24 +1,21 @@
 """The isolated dispatcher: admissibility, input projection, supervised invocation.
 
 Nothing here writes to the database; ``hooks.services.phase`` records what this module
-decides. Providers run on a small bounded per-process pool of worker threads
-(``settings.LOOPX_HOOK_WORKERS``, default 4), joined with the hook's wall-clock timeout:
-a hung provider is abandoned and recorded as ``producer_timed_out``, but it keeps its
-worker slot until it really returns, so abandoned threads cannot pile up in a
-long-running worker. When every slot is taken, later hooks fail at once with
-``dispatch_budget_exhausted`` (``process:worker_pool_exhausted``) — the settlement never
-waits for a slot. Every provider failure becomes one compact failure
-code; nothing a provider raises or prints reaches a receipt.
+decides. Each provider invocation runs where its wall-clock timeout is enforced
+(``hooks.isolation``: by default a child process, killed when ``timeout_ms`` passes, so a
+hung provider holds nothing past its timeout and is recorded as ``producer_timed_out``).
+When every invocation slot of this process is taken (``settings.LOOPX_HOOK_WORKERS``),
+later hooks fail at once with ``dispatch_budget_exhausted``
+(``process:worker_pool_exhausted``) — the settlement never waits for a slot. Every
+provider failure becomes one compact failure code; nothing a provider raises or prints
+reaches a receipt.
 """
 
 import json
 import logging
-import threading
 from dataclasses import dataclass
 
-from django.conf import settings
-
-from hooks import boundary, contracts
+from hooks import boundary, contracts, isolation
 from hooks import errors as codes
 from hooks.errors import ContractViolation
 from hooks.models import DurableWritebackReceipt
@@ -36,68 +33,11 @@ MAX_PHASE_TIMEOUT_MS = 20000
 MAX_PHASE_INTENTS = 64
 
 
-DEFAULT_WORKERS = 4
-#: Failure reason of a hook not run because every worker slot was busy. It is a
-#: condition of this process, not an attempt of the provider: it never uses up
-#: ``max_attempts`` and a later phase (``hooks replay``) runs the hook again.
+#: Failure reason of a hook not run because every invocation slot of this process was
+#: busy (``hooks.isolation``). It is a condition of this process, not an attempt of the
+#: provider: it never uses up ``max_attempts`` and a later phase (``hooks replay``) runs
+#: the hook again.
 POOL_EXHAUSTED = "process:worker_pool_exhausted"
-
-
-class WorkerPool:
-    """A bounded set of provider threads for this process (never queues, never blocks).
-
-    ``try_start`` runs ``fn`` on a new daemon thread when a slot is free and returns
-    the thread, else ``None``. The slot is released when ``fn`` returns — not when the
-    caller stops waiting — so a timed-out provider still counts against the bound.
-    """
-
-    def __init__(self, size: int):
-        self.size = size
-        self._slots = threading.BoundedSemaphore(size)
-        self._lock = threading.Lock()
-        self._busy = 0
-
-    @property
-    def busy(self) -> int:
-        return self._busy
-
-    def try_start(self, fn, *, name: str) -> threading.Thread | None:
-        if not self._slots.acquire(blocking=False):
-            return None
-        with self._lock:
-            self._busy += 1
-
-        def run() -> None:
-            try:
-                fn()
-            finally:
-                with self._lock:
-                    self._busy -= 1
-                self._slots.release()
-
-        thread = threading.Thread(target=run, name=name, daemon=True)
-        try:
-            thread.start()
-        except RuntimeError:  # the interpreter cannot start a thread: give the slot back
-            with self._lock:
-                self._busy -= 1
-            self._slots.release()
-            return None
-        return thread
-
-
-_pools: dict[int, WorkerPool] = {}
-_pools_lock = threading.Lock()
-
-
-def worker_pool() -> WorkerPool:
-    """This process's pool for the configured size (one pool per distinct size)."""
-    size = max(1, int(getattr(settings, "LOOPX_HOOK_WORKERS", DEFAULT_WORKERS)))
-    with _pools_lock:
-        pool = _pools.get(size)
-        if pool is None:
-            pool = _pools[size] = WorkerPool(size)
-        return pool
 
 
 # -- admissibility ----------------------------------------------------------------------
@@ -268,50 +208,38 @@ def evaluate(
 
 
 def invoke(hook: InstalledHook, dispatch_id: str, input_bytes: bytes) -> Outcome:
-    """Call the provider in a worker thread with the hook's timeout and byte budget."""
+    """Run the provider where its timeout is enforced (``hooks.isolation``), then check
+    its result against the contract and the byte budget."""
     budget = hook.registration["budget"]
-    box: dict = {}
-
-    def work() -> None:
-        try:
-            produced = hook.provider.produce(json.loads(input_bytes))
-        except BaseException:  # isolate everything a provider does; keep nothing of it
-            box["error"] = codes.PRODUCER_FAILED
-            box["reason"] = "provider_raised"
-            logger.info("hook %s failed: provider_raised", hook.hook_id)
-            return
-        try:
-            box["bytes"] = canonical_bytes(produced)
-        except (TypeError, ValueError, RecursionError):
-            box["error"] = codes.RESULT_CONTRACT_REJECTED
-            box["reason"] = "result:not_json"
-
-    worker = worker_pool().try_start(work, name=f"loopx-hook:{hook.hook_id}")
-    if worker is None:
+    produced = isolation.run(
+        hook.provider,
+        input_bytes,
+        hook_id=hook.hook_id,
+        timeout_s=budget["timeout_ms"] / 1000.0,
+        max_bytes=budget["max_result_bytes"],
+    )
+    if produced is None:
         logger.warning("hook %s not run: worker pool exhausted", hook.hook_id)
         return failed(hook, dispatch_id, codes.DISPATCH_BUDGET_EXHAUSTED, POOL_EXHAUSTED)
-    worker.join(budget["timeout_ms"] / 1000.0)
-    if worker.is_alive():
+    if produced.code == codes.PRODUCER_TIMED_OUT:
         logger.info("hook %s timed out", hook.hook_id)
-        return failed(
-            hook, dispatch_id, codes.PRODUCER_TIMED_OUT, "timeout_ms_exceeded", invoked=True
-        )
-    if "error" in box:
-        return failed(hook, dispatch_id, box["error"], box["reason"], invoked=True)
-    data = box["bytes"]
-    if len(data) > budget["max_result_bytes"]:
-        return failed(
-            hook, dispatch_id, codes.RESULT_CONTRACT_REJECTED, "result:byte_budget", invoked=True
-        )
+    elif produced.code:
+        logger.info("hook %s failed: %s", hook.hook_id, produced.reason)
+    if produced.code:
+        return failed(hook, dispatch_id, produced.code, produced.reason, invoked=True)
     try:
         result = contracts.validate_result(
-            json.loads(data),
+            json.loads(produced.data),
             registration=hook.registration,
             dispatch_id=dispatch_id,
             intent_contracts=hook.intent_contracts,
         )
     except ContractViolation as exc:
         return failed(hook, dispatch_id, exc.code, exc.reason, invoked=True)
+    except ValueError:  # not JSON after all (a cut message from a host that reaps children)
+        return failed(
+            hook, dispatch_id, codes.RESULT_CONTRACT_REJECTED, "result:not_json", invoked=True
+        )
     problems = boundary.violations(result, path="result", max_bytes=budget["max_result_bytes"])
     if problems:
         return failed(hook, dispatch_id, codes.RESULT_CONTRACT_REJECTED, problems[0], invoked=True)

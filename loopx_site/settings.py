@@ -278,8 +278,19 @@ LOOPX_POST_WRITEBACK_HOOKS = env.list(
 # The default execution profile's hook phase switch and optional allowlist of hook ids.
 LOOPX_POST_WRITEBACK_HOOKS_ENABLED = env.bool("LOOPX_POST_WRITEBACK_HOOKS_ENABLED", default=True)
 LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST = env.list("LOOPX_POST_WRITEBACK_HOOK_ALLOWLIST", default=None)
-# Worker threads per process for hook providers; when all are busy (e.g. with timed-out
-# providers still running), later hooks fail with dispatch_budget_exhausted.
+# Where a hook provider runs (hooks.isolation), each a process killed at the hook's
+# timeout: "worker" (default) keeps a forked child per hook between invocations (no fork
+# per call) and kills and replaces it when it overruns or dies; "process" forks a child
+# per invocation (nothing survives an invocation; costs a fork each, growing with this
+# process's memory). "thread" runs providers on threads of this process (hosts without
+# fork; a hung provider keeps its thread and its slot).
+LOOPX_HOOK_ISOLATION = env.str("LOOPX_HOOK_ISOLATION", default="worker")
+if LOOPX_HOOK_ISOLATION not in ("process", "worker", "thread"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("LOOPX_HOOK_ISOLATION must be process, worker or thread.")
+# Hook invocations running at once per process; when all are busy, later hooks fail with
+# dispatch_budget_exhausted (retried by hooks replay).
 LOOPX_HOOK_WORKERS = env.int("LOOPX_HOOK_WORKERS", default=4)
 
 # Reviewed soft preferences the local semantic-preference provider also ranks: a function

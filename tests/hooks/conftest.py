@@ -7,12 +7,12 @@ PERIODIC = "hooks.capabilities.periodic_report.PeriodicReportRuntimeTrigger"
 
 
 @pytest.fixture(autouse=True)
-def _reset_providers():
-    providers.CALLS.clear()
-    providers.SEEN_INPUTS.clear()
-    providers.RELEASE.clear()
+def _reset_providers(tmp_path, monkeypatch):
+    """A fresh cross-process state directory for the test providers (inherited by the
+    children they run in)."""
+    monkeypatch.setenv(providers.STATE_ENV, str(tmp_path / "hook-state"))
     yield
-    providers.RELEASE.set()  # let any abandoned sleeper finish
+    providers.RELEASE.set()  # let any abandoned sleeper (thread isolation) finish
 
 
 @pytest.fixture

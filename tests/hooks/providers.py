@@ -1,19 +1,136 @@
 """Test hook providers, installed by dotted path like any operator-installed provider.
 
-Each counts its invocations in ``CALLS`` (keyed by hook_id) so tests can assert that a
-provider was, or was not, invoked.
+Providers run in a child process per invocation (``hooks.isolation``), so what they
+record must cross processes: it lives in files under the directory named by
+``$LOOPX_TEST_HOOK_STATE`` (a fresh one per test, see ``conftest``; children inherit the
+environment). ``CALLS`` counts invocations per hook_id, ``SEEN_INPUTS`` keeps every input
+a provider received, ``RELEASE`` is the flag sleepers wait on, ``barrier(n)`` makes a
+barrier that threads and forked children share.
 """
 
-import collections
-import copy
+import json
+import multiprocessing
+import os
+import signal
+import tempfile
 import threading
+import time
+from pathlib import Path
 
 from hooks.capabilities.periodic_report import PeriodicReportRuntimeTrigger
 from hooks.contracts import build_intent, build_result
 
-CALLS: collections.Counter = collections.Counter()
-RELEASE = threading.Event()  # sleepers wait on it; tests set it when they are done
-SEEN_INPUTS: list[dict] = []
+STATE_ENV = "LOOPX_TEST_HOOK_STATE"
+
+
+def state_dir() -> Path:
+    path = os.environ.get(STATE_ENV)
+    if not path:  # outside the hooks tests: one directory for this process tree
+        path = os.environ[STATE_ENV] = tempfile.mkdtemp(prefix="loopx-hook-state-")
+    return Path(path)
+
+
+def _append(name: str, data: bytes) -> None:
+    """One ``write`` in append mode: concurrent writers never interleave a record."""
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+class Calls:
+    """Invocations per hook_id, one byte per call in ``calls.<hook_id>``; compares like
+    the ``Counter`` it replaces (``CALLS == {"beta.proposer": 1}``)."""
+
+    PREFIX = "calls."
+
+    def increment(self, hook_id: str) -> None:
+        _append(self.PREFIX + hook_id, b"1")
+
+    def as_dict(self) -> dict[str, int]:
+        folder = state_dir()
+        if not folder.is_dir():
+            return {}
+        return {
+            f.name[len(self.PREFIX) :]: f.stat().st_size
+            for f in folder.iterdir()
+            if f.name.startswith(self.PREFIX)
+        }
+
+    def __getitem__(self, hook_id: str) -> int:
+        return self.as_dict().get(hook_id, 0)
+
+    def __contains__(self, hook_id: str) -> bool:
+        return hook_id in self.as_dict()
+
+    def __eq__(self, other) -> bool:
+        return self.as_dict() == dict(other)
+
+    def __repr__(self) -> str:
+        return f"Calls({self.as_dict()!r})"
+
+    def clear(self) -> None:
+        for hook_id in self.as_dict():
+            (state_dir() / (self.PREFIX + hook_id)).unlink(missing_ok=True)
+
+
+class Records:
+    """JSON records appended by any process (``SEEN_INPUTS``); iterates them in order."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def append(self, record: dict) -> None:
+        _append(self.name, json.dumps(record).encode() + b"\n")
+
+    def __iter__(self):
+        path = state_dir() / self.name
+        lines = path.read_bytes().splitlines() if path.exists() else []
+        return iter([json.loads(line) for line in lines])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+    def clear(self) -> None:
+        (state_dir() / self.name).unlink(missing_ok=True)
+
+
+class Flag:
+    """A cross-process ``threading.Event``: set when its file exists."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def set(self) -> None:
+        _append(self.name, b"")
+
+    def is_set(self) -> bool:
+        return (state_dir() / self.name).exists()
+
+    def clear(self) -> None:
+        (state_dir() / self.name).unlink(missing_ok=True)
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self.is_set():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+
+def barrier(n: int):
+    """A barrier shared by threads and by the children they fork (semaphores in shared
+    memory, inherited at fork)."""
+    return multiprocessing.get_context("fork").Barrier(n)
+
+
+CALLS = Calls()
+RELEASE = Flag("release")  # sleepers wait on it; tests set it when they are done
+SEEN_INPUTS = Records("seen_inputs.jsonl")
 SECRET_MESSAGE = "boom at /home/alice/.ssh/id_rsa with password=hunter2"
 
 P = "tests.hooks.providers."
@@ -59,8 +176,8 @@ class Base:
     intent_contracts = note_contract("testcap")
 
     def produce(self, hook_input: dict) -> dict:
-        CALLS[self.registration["hook_id"]] += 1
-        SEEN_INPUTS.append(copy.deepcopy(hook_input))
+        CALLS.increment(self.registration["hook_id"])
+        SEEN_INPUTS.append(hook_input)
         return self.make(hook_input)
 
     def make(self, hook_input: dict) -> dict:
@@ -246,7 +363,7 @@ class ScopedPeriodicTrigger(PeriodicReportRuntimeTrigger):
     }
 
     def produce(self, hook_input):
-        CALLS[self.registration["hook_id"]] += 1
+        CALLS.increment(self.registration["hook_id"])
         result = super().produce(hook_input)
         for intent in result["intents"]:
             intent["requested_write_scope"] = ["periodic_report.sink:deliver"]
@@ -290,34 +407,29 @@ class NotAProvider:
 
 
 class CommitProbe(Base):
-    """Checks, from its own thread and connection, that the primary receipt is committed."""
+    """Holds its invocation open until a watcher in the test process, on a connection of
+    its own, has looked at the primary receipt (the child itself never needs the
+    database): ``started`` carries the receipt id, ``CHECKED`` lets the probe return."""
 
     registration = registration("omicron.commit_probe")
     intent_contracts = note_contract("omicron")
-    SEEN: list[bool] = []
+    STARTED = Records("probe_started.jsonl")
+    CHECKED = Flag("probe_checked")
 
     def make(self, hook_input):
-        from django.db import connection
-
-        from hooks.models import DurableWritebackReceipt
-
-        try:
-            receipt_id = hook_input["source"]["receipt_id"]
-            visible = DurableWritebackReceipt.objects.filter(
-                receipt_id=receipt_id, state="committed"
-            ).exists()
-            CommitProbe.SEEN.append(visible)
-        finally:
-            connection.close()
+        CommitProbe.STARTED.append({"receipt_id": hook_input["source"]["receipt_id"]})
+        CommitProbe.CHECKED.wait(1.5)
         return build_result(hook_input, [])
 
 
 class BarrierProposer(Proposer):
-    """Waits until every racing dispatcher has invoked it, then proposes (deterministic)."""
+    """Waits until every racing dispatcher has invoked it, then proposes (deterministic).
+
+    ``BARRIER`` is set by the test to a :func:`barrier`."""
 
     registration = registration("pi.barrier")
     intent_contracts = note_contract("pi")
-    BARRIER: threading.Barrier | None = None
+    BARRIER = None
 
     def make(self, hook_input):
         if BarrierProposer.BARRIER is not None:
@@ -334,5 +446,64 @@ class BarrierFlaky(Nondeterministic):
     def make(self, hook_input):
         if BarrierProposer.BARRIER is not None:
             BarrierProposer.BARRIER.wait(timeout=1.5)
-        variant = f"t{threading.get_ident()}"
+        variant = f"p{os.getpid()}t{threading.get_ident()}"  # differs per racer
         return build_result(hook_input, [self.note(hook_input, variant=variant)])
+
+
+# -- providers that never return, or leave the child abruptly (process isolation) ---------
+class Hanger(Base):
+    """Never returns (until its child is killed)."""
+
+    registration = registration("omicron.hang", budget={"timeout_ms": 200})
+    intent_contracts = note_contract("omicron")
+
+    def make(self, hook_input):
+        while True:
+            time.sleep(1)
+
+
+class StubbornHanger(Hanger):
+    """Ignores SIGTERM, so only SIGKILL ends it."""
+
+    registration = registration("omicron.stubborn", budget={"timeout_ms": 100})
+
+    def make(self, hook_input):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return super().make(hook_input)
+
+
+class ForkingHanger(Hanger):
+    """Leaves a grandchild behind (its pid in ``grandchildren.jsonl``), then hangs."""
+
+    registration = registration("omicron.forking", budget={"timeout_ms": 200})
+    GRANDCHILDREN = Records("grandchildren.jsonl")
+
+    def make(self, hook_input):
+        pid = os.fork()
+        if pid == 0:
+            while True:
+                time.sleep(1)
+        ForkingHanger.GRANDCHILDREN.append({"pid": pid})
+        return super().make(hook_input)
+
+
+class HardExit(Base):
+    """Leaves the child without a result (like a segfault or an OOM kill)."""
+
+    registration = registration("sigma.hard_exit")
+    intent_contracts = note_contract("sigma")
+
+    def make(self, hook_input):
+        os._exit(7)
+
+
+class Printer(Proposer):
+    """Prints to stdout and stderr, then proposes normally."""
+
+    registration = registration("tau.printer")
+    intent_contracts = note_contract("tau")
+
+    def make(self, hook_input):
+        print("provider says /home/alice/.ssh/id_rsa", flush=True)
+        os.write(2, b"password=hunter2\n")
+        return super().make(hook_input)

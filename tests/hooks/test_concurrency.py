@@ -12,7 +12,7 @@ import threading
 import pytest
 from django.db import connection
 
-from hooks import contracts, registry, services
+from hooks import contracts, isolation, registry, services
 from hooks.models import (
     DurableWritebackReceipt,
     HookDispatch,
@@ -119,7 +119,8 @@ def _phase(receipt_id):
 def test_racing_hook_dispatches_in_threads_record_one_row(seeded, install, settings, n):
     settings.LOOPX_HOOK_WORKERS = n + 2  # every racer gets a worker slot
     receipt_id = _bare_receipt(install, "BarrierProposer")
-    providers.BarrierProposer.BARRIER = threading.Barrier(n)
+    providers.BarrierProposer.BARRIER = providers.barrier(n)
+    isolation.reset()  # kept workers (LOOPX_HOOK_ISOLATION=worker) predate the barrier
     try:
         results = race(n, lambda: _phase(receipt_id))
     finally:
@@ -135,7 +136,8 @@ def test_racing_dispatches_with_different_results_conflict_and_keep_one(seeded, 
     n = 4
     settings.LOOPX_HOOK_WORKERS = n + 2
     receipt_id = _bare_receipt(install, "BarrierFlaky")
-    providers.BarrierProposer.BARRIER = threading.Barrier(n)
+    providers.BarrierProposer.BARRIER = providers.barrier(n)
+    isolation.reset()  # kept workers (LOOPX_HOOK_ISOLATION=worker) predate the barrier
     try:
         results = race(n, lambda: _phase(receipt_id))
     finally:

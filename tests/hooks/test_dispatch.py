@@ -1,4 +1,8 @@
+import threading
+import time
+
 import pytest
+from django.db import connection
 
 from hooks import dispatcher, documents, registry, selectors, services
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, QuotaSpend, Todo
@@ -270,12 +274,33 @@ def test_inadmissible_receipt_dispatches_nothing(todo, install, mutate, reason):
 def test_hooks_run_after_the_primary_transaction_committed(install):
     from tests.factories import AgentFactory, GoalFactory
 
-    providers.CommitProbe.SEEN.clear()
     install("CommitProbe")
     agent = AgentFactory(goal=GoalFactory(goal_id="demo"), agent_id="author")
     TodoFactory(goal=agent.goal, todo_id="t1")
+    seen = []
+
+    def watch():  # while the provider runs, look from a connection of this thread
+        try:
+            for _ in range(400):
+                started = list(providers.CommitProbe.STARTED)
+                if started:
+                    receipt_id = started[0]["receipt_id"]
+                    seen.append(
+                        DurableWritebackReceipt.objects.filter(
+                            receipt_id=receipt_id, state="committed"
+                        ).exists()
+                    )
+                    return
+                time.sleep(0.005)
+        finally:
+            providers.CommitProbe.CHECKED.set()
+            connection.close()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
     payload = settle().payload
-    assert providers.CommitProbe.SEEN == [True]
+    watcher.join(5)
+    assert seen == [True]
     assert payload["hook_phase"]["dispatches"][0]["status"] == "not_applicable"
 
 

@@ -1,13 +1,14 @@
 """Issue 10 item 7: a changed registration is a new dispatch identity (history kept);
 ``intent_conflict`` is stored and filterable; a bounded per-process worker pool turns
-provider exhaustion into ``dispatch_budget_exhausted`` without blocking settlement."""
+provider exhaustion into ``dispatch_budget_exhausted`` without blocking settlement (with
+thread isolation a hung provider keeps its slot; with process isolation it does not)."""
 
 import threading
 
 import pytest
 from django.urls import reverse
 
-from hooks import dispatcher, documents, registry, selectors, services
+from hooks import dispatcher, documents, isolation, registry, selectors, services
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, QuotaSpend
 from tests.helpers import run_cli
 from tests.hooks import providers
@@ -122,11 +123,12 @@ def test_intent_conflict_filter_in_the_admin(conflicted, admin_client):
 
 # -- the bounded worker pool (real threads) ----------------------------------------------------
 def test_an_exhausted_pool_fails_later_hooks_without_blocking_settlement(agent, install, settings):
+    settings.LOOPX_HOOK_ISOLATION = "thread"  # the thread model cannot stop a hung provider
     settings.LOOPX_HOOK_WORKERS = 1
     install("Sleeper", "Proposer")
     TodoFactory(goal=agent.goal, todo_id="t1", segment_ref="seg-1")
     TodoFactory(goal=agent.goal, todo_id="t2", segment_ref="seg-1")
-    pool = dispatcher.worker_pool()
+    pool = isolation.worker_pool()
     try:
         # beta.proposer runs first and frees its slot; epsilon.sleeper then times out
         # and keeps the only slot while its abandoned thread is still running.
@@ -153,6 +155,21 @@ def test_an_exhausted_pool_fails_later_hooks_without_blocking_settlement(agent, 
     assert HookDispatch.objects.get(receipt=receipt, hook_id="beta.proposer").status == "accepted"
 
 
+def test_a_killed_provider_frees_its_slot_so_later_hooks_run(agent, install, settings):
+    settings.LOOPX_HOOK_WORKERS = 1
+    install("Sleeper", "Proposer")
+    TodoFactory(goal=agent.goal, todo_id="t1", segment_ref="seg-1")
+    TodoFactory(goal=agent.goal, todo_id="t2", segment_ref="seg-1")
+    pool = isolation.worker_pool()
+    for todo_id, turn in (("t1", "turn-1"), ("t2", "turn-2")):
+        payload = settle(todo_id, turn).payload
+        codes = {d["hook_id"]: d["failure_code"] for d in payload["hook_phase"]["dispatches"]}
+        assert codes == {"beta.proposer": None, "epsilon.sleeper": "producer_timed_out"}
+        _wait_until_idle(pool, timeout=2.0)  # the sleeper's child was killed and reaped
+    assert providers.CALLS == {"beta.proposer": 2, "epsilon.sleeper": 2}
+    assert not HookDispatch.objects.filter(failure_code="dispatch_budget_exhausted").exists()
+
+
 def _wait_until_idle(pool, timeout=10.0):
     done = threading.Event()
     for _ in range(int(timeout * 20)):
@@ -164,7 +181,7 @@ def _wait_until_idle(pool, timeout=10.0):
 
 
 def test_the_pool_bounds_live_provider_threads_under_concurrent_starts():
-    pool = dispatcher.WorkerPool(3)
+    pool = isolation.WorkerPool(3)
     release = threading.Event()
     started = []
     barrier = threading.Barrier(10)
@@ -198,7 +215,7 @@ class SingleShotProposer(providers.Proposer):
 def test_pool_exhaustion_is_not_an_attempt_and_replay_runs_the_hook(todo, install, settings):
     settings.LOOPX_HOOK_WORKERS = 1
     settings.LOOPX_POST_WRITEBACK_HOOKS = [f"{__name__}.SingleShotProposer"]
-    pool = dispatcher.worker_pool()
+    pool = isolation.worker_pool()
     hold = threading.Event()
     holder = pool.try_start(lambda: hold.wait(10), name="holder")  # a busy worker
     assert holder is not None
@@ -224,7 +241,7 @@ def test_pool_exhaustion_is_not_an_attempt_and_replay_runs_the_hook(todo, instal
 def test_hooks_replay_finds_and_runs_a_pool_exhausted_dispatch(todo, install, settings):
     settings.LOOPX_HOOK_WORKERS = 1
     settings.LOOPX_POST_WRITEBACK_HOOKS = [f"{__name__}.SingleShotProposer"]
-    pool = dispatcher.worker_pool()
+    pool = isolation.worker_pool()
     hold = threading.Event()
     holder = pool.try_start(lambda: hold.wait(10), name="holder")
     try:

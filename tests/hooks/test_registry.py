@@ -90,6 +90,7 @@ def test_hooks_registrations_command_lists_installed_and_rejected(db, install):
 CORE_MODULES = [
     "hooks/contracts.py",
     "hooks/dispatcher.py",
+    "hooks/isolation.py",
     "hooks/registry.py",
     "hooks/boundary.py",
     "hooks/selectors.py",
