@@ -14,6 +14,7 @@ from typing import Any
 
 from hooks import boundary
 from hooks.errors import REGISTRATION_REJECTED, RESULT_CONTRACT_REJECTED, ContractViolation
+from loopx_site.core import clock
 from loopx_site.core.canonical import canonical_bytes, digest_ref, prefixed_id
 
 REGISTRATION_SCHEMA = "loopx_post_writeback_capability_hook_registration_v0"
@@ -542,4 +543,64 @@ def build_result(hook_input: dict, intents: list[dict]) -> dict:
         "hook_id": hook_input["hook_id"],
         "status": "proposed" if intents else "not_applicable",
         "intents": list(intents),
+    }
+
+
+# -- the packets a hook reads (built from a committed receipt) ------------------------
+def receipt_core(receipt) -> dict:
+    """The checkpointed part of a receipt (its digest is the primary checkpoint)."""
+    settlement = receipt.settlement
+    return {
+        "receipt_id": receipt.receipt_id,
+        "effect_id": receipt.effect_id,
+        "step_kind": STEP_KIND,
+        "goal_id": settlement.goal.goal_id,
+        "agent_id": settlement.agent.agent_id,
+        "todo_id": settlement.todo.todo_id,
+        "turn_instance_id": settlement.turn_instance_id,
+        "event_kind": receipt.event_kind,
+        "state": receipt.state,
+        "state_revision": receipt.state_revision,
+        "committed_at": clock.iso(receipt.committed_at),
+        "event_facts_digest": digest_ref(receipt.event_facts or {}),
+    }
+
+
+def source_block(receipt) -> dict:
+    """The receipt's identity as a hook sees it: its checkpointed core without the state
+    and the facts' digest."""
+    return {
+        key: value
+        for key, value in receipt_core(receipt).items()
+        if key not in ("state", "event_facts_digest")
+    }
+
+
+def event_projection(receipt) -> dict:
+    """Core-chosen bounded projection; derived from the receipt's committed facts only."""
+    facts = receipt.event_facts or {}
+    todo_id = receipt.settlement.todo.todo_id
+    fact_refs = [f"receipt:{receipt.receipt_id}", f"todo:{todo_id}:r{facts.get('todo_revision')}"]
+    segment = facts.get("segment")
+    if segment:
+        fact_refs.append(f"segment:{segment['segment_ref']}")
+    return {
+        "schema_version": PROJECTION_SCHEMA,
+        "transition": facts.get("transition"),
+        "fact_refs": fact_refs,
+        "segment": dict(segment) if segment else None,
+    }
+
+
+def hook_input(receipt, hook_id: str, capability_id: str, registration: dict, dispatch_id: str):
+    """``loopx_post_writeback_hook_input_v0``: the one packet a hook's provider reads."""
+    scope = registration["requested_read_scope"]
+    return {
+        "schema_version": INPUT_SCHEMA,
+        "dispatch_id": dispatch_id,
+        "hook_id": hook_id,
+        "capability_id": capability_id,
+        "source": source_block(receipt),
+        "projection": (event_projection(receipt) if "bounded_event_projection" in scope else None),
+        "boundary": dict(BOUNDARY_FLAGS),
     }

@@ -20,7 +20,6 @@ from hooks import errors as codes
 from hooks.errors import ContractViolation
 from hooks.models import DurableWritebackReceipt
 from hooks.registry import InstalledHook
-from loopx_site.core import clock
 from loopx_site.core.canonical import canonical_bytes, digest_ref
 
 logger = logging.getLogger("loopx.hooks")
@@ -41,27 +40,8 @@ POOL_EXHAUSTED = "process:worker_pool_exhausted"
 
 
 # -- admissibility ----------------------------------------------------------------------
-def receipt_core(receipt: DurableWritebackReceipt) -> dict:
-    """The checkpointed part of a receipt (its digest is the primary checkpoint)."""
-    settlement = receipt.settlement
-    return {
-        "receipt_id": receipt.receipt_id,
-        "effect_id": receipt.effect_id,
-        "step_kind": contracts.STEP_KIND,
-        "goal_id": settlement.goal.goal_id,
-        "agent_id": settlement.agent.agent_id,
-        "todo_id": settlement.todo.todo_id,
-        "turn_instance_id": settlement.turn_instance_id,
-        "event_kind": receipt.event_kind,
-        "state": receipt.state,
-        "state_revision": receipt.state_revision,
-        "committed_at": clock.iso(receipt.committed_at),
-        "event_facts_digest": digest_ref(receipt.event_facts or {}),
-    }
-
-
 def checkpoint_digest(receipt: DurableWritebackReceipt) -> str:
-    return digest_ref(receipt_core(receipt))
+    return digest_ref(contracts.receipt_core(receipt))
 
 
 def inadmissible_reason(receipt: DurableWritebackReceipt) -> str | None:
@@ -85,52 +65,6 @@ def inadmissible_reason(receipt: DurableWritebackReceipt) -> str | None:
     if not settlement.post_writeback_hooks_enabled:
         return "phase_disabled"
     return None
-
-
-# -- input projection -----------------------------------------------------------------------
-def source_block(receipt: DurableWritebackReceipt) -> dict:
-    settlement = receipt.settlement
-    return {
-        "receipt_id": receipt.receipt_id,
-        "effect_id": receipt.effect_id,
-        "step_kind": contracts.STEP_KIND,
-        "goal_id": settlement.goal.goal_id,
-        "agent_id": settlement.agent.agent_id,
-        "todo_id": settlement.todo.todo_id,
-        "turn_instance_id": settlement.turn_instance_id,
-        "event_kind": receipt.event_kind,
-        "state_revision": receipt.state_revision,
-        "committed_at": clock.iso(receipt.committed_at),
-    }
-
-
-def event_projection(receipt: DurableWritebackReceipt) -> dict:
-    """Core-chosen bounded projection; derived from the receipt's committed facts only."""
-    facts = receipt.event_facts or {}
-    todo_id = receipt.settlement.todo.todo_id
-    fact_refs = [f"receipt:{receipt.receipt_id}", f"todo:{todo_id}:r{facts.get('todo_revision')}"]
-    segment = facts.get("segment")
-    if segment:
-        fact_refs.append(f"segment:{segment['segment_ref']}")
-    return {
-        "schema_version": contracts.PROJECTION_SCHEMA,
-        "transition": facts.get("transition"),
-        "fact_refs": fact_refs,
-        "segment": dict(segment) if segment else None,
-    }
-
-
-def hook_input(receipt: DurableWritebackReceipt, hook: InstalledHook, dispatch_id: str) -> dict:
-    scope = hook.registration["requested_read_scope"]
-    return {
-        "schema_version": contracts.INPUT_SCHEMA,
-        "dispatch_id": dispatch_id,
-        "hook_id": hook.hook_id,
-        "capability_id": hook.capability_id,
-        "source": source_block(receipt),
-        "projection": (event_projection(receipt) if "bounded_event_projection" in scope else None),
-        "boundary": dict(contracts.BOUNDARY_FLAGS),
-    }
 
 
 def dispatch_id_for(receipt: DurableWritebackReceipt, hook: InstalledHook) -> str:
@@ -198,7 +132,9 @@ def evaluate(
         return failed(hook, dispatch_id, codes.REGISTRATION_REJECTED, hook.rejection)
     if budget_reason:
         return failed(hook, dispatch_id, codes.DISPATCH_BUDGET_EXHAUSTED, budget_reason)
-    payload = hook_input(receipt, hook, dispatch_id)
+    payload = contracts.hook_input(
+        receipt, hook.hook_id, hook.capability_id, hook.registration, dispatch_id
+    )
     problems = boundary.violations(
         {"source": payload["source"], "projection": payload["projection"]}, path="input"
     )

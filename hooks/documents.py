@@ -9,7 +9,7 @@ journal, the outbox, Todos, settlements and validators.
 
 from typing import Any
 
-from hooks import contracts, dispatcher
+from hooks import contracts
 from hooks.models import CompletionValidator, DurableWritebackReceipt, HookDispatch, HookIntent
 from loopx_site.core import clock
 
@@ -71,7 +71,7 @@ def todo_list(goal_id: str, rows) -> dict[str, Any]:
 def receipt(row: DurableWritebackReceipt) -> dict[str, Any]:
     return {
         "schema_version": RECEIPT_SCHEMA,
-        **dispatcher.receipt_core(row),
+        **contracts.receipt_core(row),
         "checkpoint_digest": row.checkpoint_digest or None,
     }
 

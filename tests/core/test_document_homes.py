@@ -81,7 +81,6 @@ def test_hooks_and_core_build_no_document_outside_a_documents_or_contract_module
         path: lines
         for path, lines in stray_documents().items()
         if path.startswith(("hooks/", "loopx_site/"))
-        and path not in {"hooks/dispatcher.py"}  # owned by the process-isolation change
     }
     assert stray == {}
 
