@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
+from django.db import DatabaseError
 from django.db.models import BooleanField, ExpressionWrapper
 
 from loopx_site.core import clock
@@ -24,6 +24,7 @@ from loopx_site.core import selectors as core_selectors
 from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
+from preferences import journal_store
 from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 
@@ -219,118 +220,6 @@ def unreadable() -> PreferenceError:
     )
 
 
-# -- the one-statement scope read ----------------------------------------------------------
-_SCOPE = PreferenceScope._meta.db_table
-_SUBJECT = PreferenceSubject._meta.db_table
-_OPERATION = PreferenceOperation._meta.db_table
-_GOAL = Goal._meta.db_table
-_AGENT = Agent._meta.db_table
-
-
-def _collate() -> str:
-    return ' COLLATE "C"' if connection.vendor == "postgresql" else ""
-
-
-def _now_param(now: dt.datetime):
-    return connection.ops.adapt_datetimefield_value(now)
-
-
-_READ_SQL: dict[str, str] = {}
-
-
-def _read_sql() -> str:
-    sql = _READ_SQL.get(connection.vendor)
-    if sql is None:
-        sql = _READ_SQL[connection.vendor] = (
-            "SELECT s.revision, s.used_bytes, sub.item, "  # noqa: S608 - table names are constants
-            "CASE WHEN sub.expires_at IS NOT NULL AND sub.expires_at <= %s THEN 1 ELSE 0 END, "
-            "sub.revision "
-            f"FROM {_SCOPE} s "
-            f"JOIN {_GOAL} g ON g.id = s.goal_id "
-            f"JOIN {_AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
-            f"LEFT JOIN {_SUBJECT} sub ON sub.scope_id = s.id "
-            "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
-            "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id "
-            "AND s.revision IS NOT NULL "
-            f'ORDER BY sub."key"{_collate()}'
-        )
-    return sql
-
-
-class _NativeCursor:
-    """The DB-API cursor taking Django's ``%s`` placeholders (rewritten once per
-    statement text and remembered)."""
-
-    __slots__ = ("_cursor", "_db")
-
-    def __init__(self, db, cursor):
-        self._db, self._cursor = db, cursor
-
-    def execute(self, sql: str, params: tuple = ()):
-        return self._cursor.execute(_native(self._db, sql), params)
-
-    def fetchone(self):
-        return self._cursor.fetchone()
-
-    def fetchall(self):
-        return self._cursor.fetchall()
-
-    @property
-    def rowcount(self) -> int:
-        return self._cursor.rowcount
-
-
-class statement_cursor:
-    """A cursor for the journal's hot statements.
-
-    While queries are being logged (``DEBUG``, tests, ``CaptureQueriesContext``) or an
-    execute wrapper is installed (instrumentation), this is Django's cursor, so every
-    statement is counted, captured and wrapped; otherwise the DB-API cursor itself,
-    skipping the wrapper's per-call placeholder rewriting and timing — errors still
-    surface as Django's ``DatabaseError``/``IntegrityError``.
-    """
-
-    __slots__ = ("_cursor", "_db", "_errors")
-
-    def __enter__(self):
-        db = self._db = connections[DEFAULT_DB_ALIAS]
-        if db.queries_logged or db.execute_wrappers:
-            self._errors = None
-            self._cursor = db.cursor()
-            return self._cursor.__enter__()
-        db.ensure_connection()
-        self._errors = db.wrap_database_errors
-        self._cursor = db.connection.cursor()
-        return _NativeCursor(db, self._cursor)
-
-    def __exit__(self, exc_type, exc, tb):
-        if self._errors is None:
-            return self._cursor.__exit__(exc_type, exc, tb)
-        self._cursor.close()
-        # Re-raise a driver error as Django's (IntegrityError, OperationalError, …).
-        return self._errors.__exit__(exc_type, exc, tb)
-
-
-def fetch_all(sql: str, params: tuple) -> list[tuple]:
-    """Run one read statement (through ``statement_cursor``) and return its rows."""
-    with statement_cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-_NATIVE: dict[str, str] = {}
-
-
-def _native(db, sql: str) -> str:
-    """``sql`` in the driver's own placeholder style (SQLite: ``?``)."""
-    if db.vendor != "sqlite":
-        return sql
-    native = _NATIVE.get(sql)
-    if native is None:
-        native = _NATIVE[sql] = sql.replace("%s", "?")
-    return native
-
-
 def read_state(
     *,
     goal_id: str,
@@ -345,10 +234,12 @@ def read_state(
     an empty scope). Only when it returns nothing does a second query tell an
     unregistered Goal/Agent from a scope that never committed.
     """
-    now = now or clock.now()
-    db = connections[DEFAULT_DB_ALIAS]
-    params = (db.ops.adapt_datetimefield_value(now), goal_id, agent_id, settings.LOOPX_RUNTIME_ID)
-    rows = fetch_all(_READ_SQL.get(db.vendor) or _read_sql(), params)
+    rows = journal_store.read_rows(
+        now=now or clock.now(),
+        goal_id=goal_id,
+        agent_id=agent_id,
+        runtime_id=settings.LOOPX_RUNTIME_ID,
+    )
     if not rows:
         resolve_scope(goal_id, agent_id)  # raises for an unknown Goal/Agent
         return state(goal_id, agent_id, None, [], 0)
