@@ -25,6 +25,7 @@ from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
 from preferences import journal_store
+from preferences.documents import journal as documents
 from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 
@@ -312,11 +313,10 @@ _EVENT_FIELDS = (
 
 
 def history_event(row: dict[str, Any]) -> dict[str, Any]:
-    """One journal entry as ``agent_preference_changed_v1``: the row it wrote, plus our
-    ``sequence``, ``kind`` and ``revision``."""
+    """One journal entry (``documents.event`` renders it as ``agent_preference_changed_v1``):
+    the row it wrote, plus our ``sequence``, ``kind`` and ``revision``."""
     state_ = "active" if row["statement"] is not None else "retired"
     return {
-        "schema_version": "agent_preference_changed_v1",
         **stored_item(
             key=row["key"],
             state=state_,
@@ -407,37 +407,34 @@ def turn_start_projection(goal: Goal, agent: Agent) -> dict[str, Any] | None:
     try:
         view = read_state(goal_id=goal.goal_id, agent_id=agent.agent_id, subject_revisions=True)
     except (DatabaseError, DomainError) as exc:
-        return {
-            "schema_version": "semantic_preference_turn_start_v0",
-            "status": "unavailable",
-            "error_code": unavailable_code(exc),
-        }
+        return documents.turn_start({"status": "unavailable", "error_code": unavailable_code(exc)})
     if view["revision"] is None:
         return None
     revisions = view.get("subject_revisions", {})
-    return {
-        "schema_version": "semantic_preference_turn_start_v0",
-        "status": "current",
-        "revision": view["revision"],
-        "authority": "advisory_only",
-        "observation_count": len(view["items"]),
-        "current": [
-            {
-                "key": i["key"],
-                "statement": i["statement"],
-                "revision": revisions.get(i["key"]),
-            }
-            for i in view["items"]
-            if i["state"] == "active"
-        ],
-        "markers": [
-            {"key": i["key"], "state": i["state"], "revision": revisions.get(i["key"])}
-            for i in view["items"]
-            if i["state"] != "active"
-        ],
-        "instructions": INSTRUCTIONS,
-        "required_reads": required_reads(goal.goal_id, agent.agent_id),
-    }
+    return documents.turn_start(
+        {
+            "status": "current",
+            "revision": view["revision"],
+            "authority": "advisory_only",
+            "observation_count": len(view["items"]),
+            "current": [
+                {
+                    "key": i["key"],
+                    "statement": i["statement"],
+                    "revision": revisions.get(i["key"]),
+                }
+                for i in view["items"]
+                if i["state"] == "active"
+            ],
+            "markers": [
+                {"key": i["key"], "state": i["state"], "revision": revisions.get(i["key"])}
+                for i in view["items"]
+                if i["state"] != "active"
+            ],
+            "instructions": INSTRUCTIONS,
+            "required_reads": required_reads(goal.goal_id, agent.agent_id),
+        }
+    )
 
 
 # -- live and earlier scopes ---------------------------------------------------------------

@@ -20,6 +20,12 @@ from django.db.models import Q
 from loopx_site.core import sandbox as runner
 from preferences.models import SemanticPreferenceConfig
 from preferences.recall import protocol
+from preferences.recall.binding import (
+    BINDING_UNAVAILABLE,
+    Binding,
+    BindingUnavailable,
+    resolve_binding,
+)
 from preferences.recall.config import (
     HookConfig,
     load_config_file,
@@ -29,11 +35,9 @@ from preferences.recall.config import (
     validate_context,
 )
 from preferences.recall.errors import SemanticPreferenceError, invalid
-from preferences.recall.extensions import Binding, BindingUnavailable, resolve_binding
 
 RECALL_SCHEMA = "semantic_preference_recall_v0"
 DOCTOR_SCHEMA = "semantic_preference_provider_doctor_v0"
-BINDING_UNAVAILABLE = "extension_binding_unavailable"
 #: LoopX's doctor flags: the doctor never sets anything up or writes anywhere.
 DOCTOR_FLAGS = {
     "automatic_setup_performed": False,

@@ -83,14 +83,29 @@ def write(result: dict[str, Any]) -> dict[str, Any]:
     return _document(status, result["state"], receipt=result["receipt"])
 
 
+def event(entry: dict[str, Any]) -> dict[str, Any]:
+    """One journal entry as ``agent_preference_changed_v1`` (``selectors.history_event``)."""
+    return {"schema_version": EVENT_SCHEMA, **entry}
+
+
 def history(page: dict[str, Any]) -> dict[str, Any]:
     return _document(
         "history",
         page["state"],
-        events=page["events"],
+        events=[event(e) for e in page["events"]],
         has_more=page["has_more"],
         next_cursor=page["next_cursor"],
     )
+
+
+TURN_START_SCHEMA = "semantic_preference_turn_start_v0"
+
+
+def turn_start(projection: dict[str, Any]) -> dict[str, Any]:
+    """The participating hook's ``semantic_preference_turn_start_v0`` contribution to a
+    turn (``selectors.turn_start_projection``): ``unavailable`` with its error code, or
+    ``current`` with the active entries and the markers."""
+    return {"schema_version": TURN_START_SCHEMA, **projection}
 
 
 def migration(result: dict[str, Any]) -> dict[str, Any]:
