@@ -18,6 +18,7 @@ from typing import Any
 from django.db.models import Q
 
 from loopx_site.core import sandbox as runner
+from preferences.documents import recall as documents
 from preferences.models import SemanticPreferenceConfig
 from preferences.recall import protocol
 from preferences.recall.binding import (
@@ -36,8 +37,6 @@ from preferences.recall.config import (
 )
 from preferences.recall.errors import SemanticPreferenceError, invalid
 
-RECALL_SCHEMA = "semantic_preference_recall_v0"
-DOCTOR_SCHEMA = "semantic_preference_provider_doctor_v0"
 #: LoopX's doctor flags: the doctor never sets anything up or writes anywhere.
 DOCTOR_FLAGS = {
     "automatic_setup_performed": False,
@@ -153,8 +152,6 @@ def recall(
     context = validate_context(context)
     hook = load_config(config)
     result: dict[str, Any] = {
-        "ok": True,
-        "schema_version": RECALL_SCHEMA,
         "status": "disabled",
         "surface": surface,
         "items": [],
@@ -165,7 +162,7 @@ def recall(
         "provider": None,
     }
     if not hook.enabled:
-        return result
+        return documents.recall(result)
     surface_config = hook.surface(surface)
     result["failure_policy"] = surface_config.failure_policy
     result["limit"] = surface_config.limit
@@ -176,10 +173,10 @@ def recall(
     if binding is not None:
         result["provider"] = binding.public()
     if failure is not None:
-        return _degrade(result, failure)
+        return documents.recall(_degrade(result, failure))
     if not execute:
         result.update(status="preview_ready", request=request)
-        return result
+        return documents.recall(result)
     run = runner.run(
         list(binding.argv),
         request=protocol.encode_request(request),
@@ -187,11 +184,11 @@ def recall(
         env=_env(binding, project, scope),
     )
     if run.failure_kind is not None:
-        return _degrade(result, run.failure_kind)
+        return documents.recall(_degrade(result, run.failure_kind))
     try:
         parsed = protocol.parse_response(run.stdout, limit=surface_config.limit)
     except protocol.ProtocolFailure as failure_:
-        return _degrade(result, failure_.kind)
+        return documents.recall(_degrade(result, failure_.kind))
     result.update(
         status="completed",
         items=parsed.items,
@@ -199,7 +196,7 @@ def recall(
         corpus_inventory=parsed.inventory,
         maintenance_guidance=protocol.maintenance_guidance(parsed.inventory),
     )
-    return result
+    return documents.recall(result)
 
 
 def _degrade(result: dict[str, Any], failure_kind: str) -> dict[str, Any]:
@@ -235,8 +232,6 @@ def doctor(
     project = require_project(project)
     hook = load_config(config)
     result: dict[str, Any] = {
-        "ok": True,
-        "schema_version": DOCTOR_SCHEMA,
         "status": "disabled",
         "provider_id": None,
         "available": False,
@@ -249,28 +244,28 @@ def doctor(
         "provider": None,
     }
     if not hook.enabled:
-        return result
+        return documents.doctor(result)
     result["provider_id"] = hook.provider.id or "configured_provider"
     result["setup_hints"] = dict(hook.provider.setup_hints)
     binding, failure = _bind(hook)
     if failure is not None:
         result.update(status="provider_unavailable", failure_kind=failure)
         result["probe_configured"] = not hook.provider.is_legacy
-        return result
+        return documents.doctor(result)
     result["provider"] = binding.public()
     result["setup_hints"] = dict(binding.setup_hints)
     probe = binding.doctor_argv
     result["probe_configured"] = probe is not None
     if not _program_available(binding.argv[0]):
         result.update(status="provider_missing", failure_kind=None)
-        return result
+        return documents.doctor(result)
     result["available"] = True
     if probe is None:
         result["status"] = "ready"
-        return result
+        return documents.doctor(result)
     if not execute:
         result["status"] = "probe_required"
-        return result
+        return documents.doctor(result)
     run = runner.run(
         list(probe),
         request=b"",
@@ -283,6 +278,6 @@ def doctor(
             available=False,
             failure_kind=PROBE_FAILURE.get(run.failure_kind, "probe_execution_failed"),
         )
-        return result
+        return documents.doctor(result)
     result.update(status="ready", verified=True)
-    return result
+    return documents.doctor(result)

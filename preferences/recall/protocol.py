@@ -18,6 +18,7 @@ PROTOCOL = "semantic_preference_provider_v0"
 REQUEST_SCHEMA = "semantic_preference_provider_request_v0"
 RESPONSE_SCHEMA = "semantic_preference_provider_response_v0"
 GUIDANCE_SCHEMA = "semantic_preference_maintenance_guidance_v0"
+PROVIDER_DOCTOR_SCHEMA = "semantic_preference_provider_doctor_v0"
 
 INVALID_JSON = "invalid_json"
 INVALID_RESPONSE = "invalid_response"
@@ -83,6 +84,25 @@ def request_document(
         "limit": limit,
         "context": dict(context),
     }
+
+
+def response_document(
+    items: list[dict[str, Any]], inventory: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A provider's ``semantic_preference_provider_response_v0`` (what it prints)."""
+    response: dict[str, Any] = {"schema_version": RESPONSE_SCHEMA, "items": items}
+    if inventory is not None:
+        response["corpus_inventory"] = inventory
+    return response
+
+
+def provider_doctor_document(
+    *, schema: str = PROVIDER_DOCTOR_SCHEMA, **fields: Any
+) -> dict[str, Any]:
+    """A provider's own doctor report (what its doctor command prints): the built-in
+    provider's ``semantic_preference_provider_doctor_v0`` (``extension_id``, ``healthy``,
+    its detail) or a shipped extension's own report schema."""
+    return {"schema_version": schema, **fields}
 
 
 def encode_request(request: dict[str, Any]) -> bytes:
