@@ -16,6 +16,22 @@ class ContextField(serializers.JSONField):
     """``{lower_snake_key: value}``; the service rejects anything else as invalid_context."""
 
 
+def _refs(max_length: int) -> serializers.ListField:
+    """An optional list of provider-owned references (hashed into the receipt)."""
+    return serializers.ListField(
+        child=serializers.CharField(max_length=1024, trim_whitespace=False),
+        required=False,
+        default=list,
+        max_length=max_length,
+    )
+
+
+def _optional_ref() -> serializers.CharField:
+    return serializers.CharField(
+        max_length=2048, required=False, allow_null=True, default=None, trim_whitespace=False
+    )
+
+
 class SemanticPreferenceRecallInput(serializers.Serializer):
     config = serializers.CharField(max_length=128, help_text="Registered config name.")
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
@@ -32,15 +48,8 @@ class SemanticPreferenceApplicationReceiptInput(serializers.Serializer):
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
     application_id = serializers.CharField(max_length=128, trim_whitespace=False)
     outcome = serializers.CharField(max_length=32, help_text="applied | ignored | failed")
-    preference_refs = serializers.ListField(
-        child=serializers.CharField(max_length=1024, trim_whitespace=False),
-        required=False,
-        default=list,
-        max_length=20,
-    )
-    artifact_ref = serializers.CharField(
-        max_length=2048, required=False, allow_null=True, default=None, trim_whitespace=False
-    )
+    preference_refs = _refs(20)
+    artifact_ref = _optional_ref()
 
 
 class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
@@ -55,15 +64,8 @@ class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
         min_length=1,
         max_length=32,
     )
-    scope_refs = serializers.ListField(
-        child=serializers.CharField(max_length=1024, trim_whitespace=False),
-        required=False,
-        default=list,
-        max_length=32,
-    )
-    evidence_ref = serializers.CharField(
-        max_length=2048, required=False, allow_null=True, default=None, trim_whitespace=False
-    )
+    scope_refs = _refs(32)
+    evidence_ref = _optional_ref()
 
 
 class SemanticPreferenceItemOutput(serializers.Serializer):

@@ -116,11 +116,17 @@ def migration(result: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def respond(render: Callable[[dict[str, Any]], dict[str, Any]], result_of: Callable[[], Any]):
-    """Run a service call and render its document. A coded error that carries the
-    scope's state (a conflict) gets ``current`` beside its envelope."""
+def respond(
+    render: Callable[[dict[str, Any]], dict[str, Any]],
+    service: Callable[..., Any],
+    /,
+    **arguments: Any,
+) -> dict[str, Any]:
+    """Call one journal service and render its document — the whole of a CLI handler or
+    a view. A coded error that carries the scope's state (a conflict) gets ``current``
+    beside its envelope."""
     try:
-        result = result_of()
+        result = service(**arguments)
     except DomainError as err:
         state = getattr(err, "state", None)
         if state is not None:

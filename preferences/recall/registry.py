@@ -108,11 +108,11 @@ def register_config(
                     status = "created"
                 elif row.config_digest == digest and row.description == description:
                     status = "unchanged"
-                else:
-                    for key, value in values.items():
-                        setattr(row, key, value)
-                    row.updated_at = now
-                    row.save()
+                else:  # the row is locked: one UPDATE, then the stored values
+                    SemanticPreferenceConfig.objects.filter(pk=row.pk).update(
+                        updated_at=now, **values
+                    )
+                    row.refresh_from_db()
                     status = "updated"
             return documents.registration(status=status, action=status, config=config_payload(row))
         except IntegrityError:

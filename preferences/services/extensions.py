@@ -60,6 +60,19 @@ def _operation(operation: str, *, row: ProviderExtension, **fields: Any) -> dict
     return documents.operation(operation, row=row, payload=_payload(row), **fields)
 
 
+def _preview(operation: str, row: ProviderExtension, previous, doctor) -> dict[str, Any]:
+    """The preview of a change that would move ``row`` off revision ``previous``."""
+    return _operation(
+        operation,
+        execute=False,
+        changed=False,
+        row=row,
+        previous_revision=previous,
+        doctor=doctor,
+        would_change=True,
+    )
+
+
 def _payload(row: ProviderExtension) -> dict[str, Any]:
     return documents.extension(row, revision_entry(row, row.revision))
 
@@ -149,15 +162,7 @@ def _install_locked(manifest, row, operation, execute, doctor) -> dict[str, Any]
         row.activated_at = now
     row.updated_at = now
     if not execute:
-        return _operation(
-            operation,
-            execute=False,
-            changed=False,
-            row=row,
-            previous_revision=previous,
-            doctor=doctor,
-            would_change=True,
-        )
+        return _preview(operation, row, previous, doctor)
     with transaction.atomic():
         row.save()
     return _operation(
@@ -207,15 +212,7 @@ def rollback(extension_id: str, *, execute: bool = False) -> dict[str, Any]:
             extension_doctor.require_ready(manifest, doctor, "rollback")
         previous = row.revision
         if not execute:
-            return _operation(
-                "rollback",
-                execute=False,
-                changed=False,
-                row=row,
-                previous_revision=previous,
-                doctor=doctor,
-                would_change=True,
-            )
+            return _preview("rollback", row, previous, doctor)
         now = clock.now()
         for name, value in _fields_from(manifest).items():
             setattr(row, name, value)
