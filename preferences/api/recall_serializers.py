@@ -46,7 +46,7 @@ class SemanticPreferenceDoctorInput(serializers.Serializer):
 
 class SemanticPreferenceApplicationReceiptInput(serializers.Serializer):
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
-    application_id = serializers.CharField(max_length=128, trim_whitespace=False)
+    application_id = serializers.CharField(max_length=200, trim_whitespace=False)
     outcome = serializers.CharField(max_length=32, help_text="applied | ignored | failed")
     preference_refs = _refs(20)
     artifact_ref = _optional_ref()
@@ -168,9 +168,7 @@ class SemanticPreferenceDoctorOutput(serializers.Serializer):
 
 
 class SemanticPreferenceApplicationReceiptOutput(serializers.Serializer):
-    ok = serializers.BooleanField()
     schema_version = serializers.CharField(help_text="semantic_preference_application_receipt_v0")
-    status = serializers.CharField(help_text="built")
     surface = serializers.CharField()
     application_id = serializers.CharField()
     outcome = serializers.CharField()
@@ -179,9 +177,7 @@ class SemanticPreferenceApplicationReceiptOutput(serializers.Serializer):
 
 
 class SemanticPreferenceMaintenanceReceiptOutput(serializers.Serializer):
-    ok = serializers.BooleanField()
     schema_version = serializers.CharField(help_text="semantic_preference_maintenance_receipt_v0")
-    status = serializers.CharField(help_text="built")
     trigger = serializers.CharField()
     outcome = serializers.CharField()
     corpus_ids = serializers.ListField(child=serializers.CharField())

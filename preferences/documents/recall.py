@@ -41,17 +41,16 @@ def application_receipt(
     artifact_ref: str | None,
     preference_ref_digests: list[str],
 ) -> dict[str, Any]:
-    return _framed(
-        APPLICATION_SCHEMA,
-        {
-            "status": "built",
-            "surface": surface,
-            "application_id": application_id,
-            "outcome": outcome,
-            "artifact_ref": artifact_ref,
-            "preference_ref_digests": preference_ref_digests,
-        },
-    )
+    """Only what seed 000 allows a receipt to hold — the surface, the application id, the
+    outcome, the ref digests and an optional artifact ref — in LoopX's key order."""
+    return {
+        "schema_version": APPLICATION_SCHEMA,
+        "surface": surface,
+        "application_id": application_id,
+        "outcome": outcome,
+        "preference_ref_digests": preference_ref_digests,
+        "artifact_ref": artifact_ref,
+    }
 
 
 def maintenance_receipt(
@@ -62,17 +61,16 @@ def maintenance_receipt(
     evidence_ref: str | None,
     scope_ref_digests: list[str],
 ) -> dict[str, Any]:
-    return _framed(
-        MAINTENANCE_SCHEMA,
-        {
-            "status": "built",
-            "trigger": trigger,
-            "outcome": outcome,
-            "corpus_ids": corpus_ids,
-            "evidence_ref": evidence_ref,
-            "scope_ref_digests": scope_ref_digests,
-        },
-    )
+    """The trigger, outcome, corpus ids, scope-ref digests and an optional evidence ref,
+    in LoopX's key order."""
+    return {
+        "schema_version": MAINTENANCE_SCHEMA,
+        "trigger": trigger,
+        "outcome": outcome,
+        "corpus_ids": corpus_ids,
+        "scope_ref_digests": scope_ref_digests,
+        "evidence_ref": evidence_ref,
+    }
 
 
 def registration(*, status: str, action: str, config: dict[str, Any]) -> dict[str, Any]:

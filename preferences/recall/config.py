@@ -36,7 +36,8 @@ MAX_CONTEXT_ENTRIES = 16
 MAX_CONTEXT_VALUE_CHARS = 500
 MAX_PROJECT_CHARS = 1024
 
-SURFACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9][A-Za-z0-9_-]*)+$")
+#: LoopX's module-qualified surface: lower-case segments, each starting with a letter.
+SURFACE_RE = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$")
 MAX_SURFACE_CHARS = 128
 PROVIDER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 CONTEXT_KEY_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -118,8 +119,9 @@ def require_surface_id(value: Any, field_name: str, *, code: str = "invalid_argu
         raise invalid(
             code,
             field_name,
-            "A surface is a module-qualified id such as module.surface "
-            f"(letters, digits, _ and -, dot-separated, at most {MAX_SURFACE_CHARS} chars).",
+            "A surface is a module-qualified id such as module.surface (lower-case "
+            "segments starting with a letter, then letters, digits, _ and -; at most "
+            f"{MAX_SURFACE_CHARS} chars).",
         )
     return value
 

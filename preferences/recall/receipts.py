@@ -32,7 +32,8 @@ MAX_PREFERENCE_REFS = 20
 MAX_SCOPE_REFS = 32
 MAX_CORPUS_IDS = 32
 MAX_URL_CHARS = 2048
-APPLICATION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+#: LoopX's public-safe reference (``owner/repo#123``; at most 200 characters).
+APPLICATION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}")
 EVIDENCE_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
 _PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".localdomain")
 _HOST_LABEL_RE = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
