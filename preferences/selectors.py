@@ -159,6 +159,12 @@ def project(items: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any
 _BY_KEY = itemgetter("key")
 
 
+def list_bytes(subjects: int, used_bytes: int) -> int:
+    """The bytes of the whole current list as LoopX bounds it (``JSON.stringify`` of the
+    array: the items, a comma between two, the brackets) from the items' own sizes."""
+    return used_bytes + max(subjects, 1) + 1
+
+
 def usage(subjects: int, used_bytes: int) -> dict[str, int]:
     return {
         "subjects": subjects,
@@ -291,10 +297,20 @@ def _decode_cursor(scope_key: str, cursor: str) -> int:
         prefix, _, sequence = base64.urlsafe_b64decode(padded.encode()).decode().partition(":")
         value = int(sequence)
     except (binascii.Error, UnicodeError, ValueError):
-        raise invalid("after_cursor", "after_cursor is not a cursor of this history") from None
+        raise _unreadable_from() from None
     if prefix != scope_key[:16] or value < 0:
-        raise invalid("after_cursor", "after_cursor is not a cursor of this history")
+        raise _unreadable_from()
     return value
+
+
+def _unreadable_from() -> PreferenceError:
+    """A cursor this history never issued: LoopX answers ``unavailable`` (no page can be
+    read from it), not a validation error."""
+    return PreferenceError(
+        "store_unavailable",
+        "No history page can be read from this after_cursor; page again from the start.",
+        field="after_cursor",
+    )
 
 
 _EVENT_FIELDS = (
@@ -368,7 +384,11 @@ def history(
         "agent_id": agent_id,
         "events": [history_event(r) for r in rows],
         "has_more": more,
-        "next_cursor": _encode_cursor(scope_ref.scope_key, rows[-1]["sequence"]) if more else None,
+        # LoopX keeps the cursor at the end: a page from it is empty and answers the same
+        # cursor, so a host tailing the journal resumes from where it stopped.
+        "next_cursor": (
+            _encode_cursor(scope_ref.scope_key, rows[-1]["sequence"]) if rows else after_cursor
+        ),
         "state": read_state(goal_id=goal_id, agent_id=agent_id),
     }
 

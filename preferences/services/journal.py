@@ -91,15 +91,30 @@ def _operation_id(value: Any, *, max_length: int = 128) -> str:
     )
 
 
+#: LoopX's timestamp form: whole seconds or milliseconds, UTC ``Z`` (no microseconds).
+EXPIRES_AT_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z")
+
+
 def _expires_at(value: Any) -> dt.datetime | None:
     if value is None:
         return None
     try:
+        if not isinstance(value, str) or not EXPIRES_AT_RE.fullmatch(value):
+            raise ValueError(value)
         return clock.parse_iso_z(value)
     except ValueError:
         raise invalid(
-            "expires_at", "expires_at must be a UTC timestamp like 2026-12-01T00:00:00Z"
+            "expires_at",
+            "expires_at must be a UTC timestamp like 2026-12-01T00:00:00Z (at most "
+            "millisecond precision)",
         ) from None
+
+
+def _expires_text(value: dt.datetime | None) -> str | None:
+    """An expiry as LoopX stores it (``toISOString``: always milliseconds, ``Z``)."""
+    if value is None:
+        return None
+    return value.astimezone(dt.UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 # -- planning ------------------------------------------------------------------------------
@@ -300,7 +315,7 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
         key=plan.key,
         state="retired" if plan.action == "retire" else "active",
         statement=plan.statement,
-        expires_at=clock.iso(plan.expires_at),
+        expires_at=_expires_text(plan.expires_at),
         source_ref=plan.source_ref,
         source_quote=plan.source_quote,
         recorded_at=clock.iso(now),
@@ -310,7 +325,7 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
     text, size = selectors.encode_item(item)
     count = len(snap.items) + (0 if previous is not None else 1)
     used = snap.used_bytes - (snap.previous[1] if snap.previous is not None else 0) + size
-    if count > selectors.MAX_SUBJECTS or used > selectors.MAX_BYTES:
+    if count > selectors.MAX_SUBJECTS or selectors.list_bytes(count, used) > selectors.MAX_BYTES:
         raise PreferenceError(
             "capacity_exceeded",
             "The current view would exceed its capacity; nothing was evicted.",
@@ -492,7 +507,14 @@ def _after_lost_race(plan: _Plan, exc: IntegrityError) -> dict[str, Any]:
 
 # -- public services ---------------------------------------------------------------------
 def _text(value: Any, field: str, max_length: int) -> str:
-    return require_text(value, field, max_length=max_length, area=AREA)
+    """LoopX's journal text: not blank, and at most ``max_length`` UTF-16 code units
+    (JavaScript's ``length``: a character outside the BMP, e.g. an emoji, counts two)."""
+    text = require_text(value, field, max_length=max_length, area=AREA)
+    if not text.strip():
+        raise invalid(field, f"{field} must not be blank")
+    if not text.isascii() and len(text.encode("utf-16-le")) // 2 > max_length:
+        raise invalid(field, f"{field} must be 1-{max_length} characters (UTF-16 code units)")
+    return text
 
 
 #: The model permission an operator account needs to write an Agent's preferences in the

@@ -25,7 +25,16 @@ from tests.loopx_leg.runner import GOAL_ID, PROVIDERS
 # Every error envelope (spec README "Errors", loopx_wire.md "Every document"): LoopX's
 # conflict documents carry neither schema_version nor error; ours always do.
 ERROR_EXTRAS = ["schema_version", "error", "code", "field", "details"]
-AGENT_EXTRAS = ["schema_version", "goal_id", "agent_id", "usage"]  # README: Documents
+# docs/loopx-hosts.md "Documents": our detail beside LoopX's fields.
+AGENT_EXTRAS = [
+    "schema_version",
+    "goal_id",
+    "agent_id",
+    "usage",
+    "events*.sequence",
+    "events*.kind",
+    "events*.revision",
+]
 # README "For LoopX hosts", Reward Memory documents: "with our detail beside it".
 ARCHITECTURE_EXTRAS = [
     "classes",

@@ -3,8 +3,9 @@ documents carry only LoopX's keys where the seed says so (receipts)."""
 
 import pytest
 
+from loopx_site.core.canonical import canonical_text_bytes
 from loopx_site.core.errors import DomainError
-from preferences import services
+from preferences import selectors, services
 
 SURFACE = "issue_fix.pr_description"
 pytestmark = pytest.mark.django_db
@@ -59,3 +60,54 @@ def test_surfaces_are_lower_case_module_qualified_like_loopx(surface):
 
 def test_a_lower_case_surface_with_digits_dashes_and_underscores_is_taken():
     assert _receipt(surface="issue-fix2.pr_description")["surface"] == "issue-fix2.pr_description"
+
+
+# -- the journal's input edges (real LoopX 2.1.1) -------------------------------------------
+def _remember(remember, **overrides):
+    return remember(execute=False, **overrides)
+
+
+@pytest.mark.parametrize("statement", ["   ", "\t\n", "\u3000"])
+def test_a_blank_statement_is_refused_like_loopx(remember, statement):
+    with pytest.raises(DomainError) as caught:
+        _remember(remember, statement=statement)
+    assert caught.value.field == "statement"
+
+
+def test_statement_length_counts_utf16_code_units_like_javascript(remember):
+    assert _remember(remember, statement="🙂" * 600)["status"] == "preview"
+    with pytest.raises(DomainError) as caught:
+        _remember(remember, statement="🙂" * 601)  # 1202 code units
+    assert caught.value.field == "statement"
+    with pytest.raises(DomainError):
+        _remember(remember, statement="🙂" * 700)
+
+
+def test_expires_at_takes_milliseconds_and_stores_them_as_loopx_does(remember):
+    proposed = _remember(remember, expires_at="2099-01-01T00:00:00Z")["proposed"]
+    assert proposed["expires_at"] == "2099-01-01T00:00:00.000Z"
+    proposed = _remember(remember, expires_at="2099-01-01T00:00:00.5Z")["proposed"]
+    assert proposed["expires_at"] == "2099-01-01T00:00:00.500Z"
+    with pytest.raises(DomainError) as caught:
+        _remember(remember, expires_at="2099-01-01T00:00:00.123456Z")
+    assert caught.value.field == "expires_at"
+
+
+def test_capacity_counts_the_list_as_json_stringify_does(remember, monkeypatch):
+    size = len(canonical_text_bytes(_remember(remember)["proposed"]))
+    # One item of n bytes is "[" + n + "]" for LoopX: n + 2 bytes.
+    monkeypatch.setattr(selectors, "MAX_BYTES", size + 1)
+    with pytest.raises(DomainError) as caught:
+        _remember(remember)
+    assert caught.value.code == "capacity_exceeded"
+    monkeypatch.setattr(selectors, "MAX_BYTES", size + 2)
+    assert _remember(remember)["status"] == "preview"
+
+
+def test_history_keeps_its_cursor_at_the_end(remember):
+    remember()
+    page = services.history(goal_id="demo", agent_id="author")
+    assert page["has_more"] is False
+    assert page["next_cursor"] is not None
+    tail = services.history(goal_id="demo", agent_id="author", after_cursor=page["next_cursor"])
+    assert (tail["events"], tail["next_cursor"]) == ([], page["next_cursor"])
