@@ -44,6 +44,24 @@ ARCHITECTURE_EXTRAS = [
     "guard_reason_codes",
 ]
 REVIEW_EXTRAS = ["adapter_id", "guard", "next_step"]
+# docs/loopx-hosts.md "Semantic recall": our recall and doctor documents keep one key set
+# whatever their status (recall: items, truncated, failure_kind, failure_policy, limit,
+# provider; doctor: the ready-path fields and flags, config, provider).
+RECALL_EXTRAS = [
+    "items",
+    "truncated",
+    "failure_kind",
+    "failure_policy",
+    "limit",
+    "provider",
+    "config",
+    "provider_id",
+    "probe_configured",
+    "setup_hints",
+    "automatic_setup_performed",
+    "credential_writes_performed",
+    "service_writes_performed",
+]
 
 
 @dataclass
@@ -231,6 +249,11 @@ def _diffs(group, step, lx, us):
     extras = [*group.extras, *step.extras]
     if group.area == JOURNAL:
         extras += AGENT_EXTRAS
+    if group.area in (RECALL, EXTENSIONS) and us.doc and us.doc.get("schema_version") in (
+        "semantic_preference_recall_v0",
+        "semantic_preference_provider_doctor_v0",
+    ):
+        extras += RECALL_EXTRAS
     if us.doc and us.doc.get("ok") is False:
         extras += ERROR_EXTRAS
     return compare_results(
