@@ -8,11 +8,13 @@ upgrading, enabling or rolling back an external provider that declares a doctor 
 doctor first and refuses when it fails. At most ``MAX_REVISIONS`` revisions are kept.
 """
 
+import functools
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from loopx_site.core import access, clock
+from loopx_site.core.errors import DomainError
 from preferences.documents import extensions as documents
 from preferences.models import ProviderExtension
 from preferences.recall import config as config_module
@@ -27,6 +29,8 @@ from preferences.recall.manifest import (
 )
 
 MAX_REVISIONS = 5
+#: Errors of the extension verbs: ``loopx_extension_error_v0`` (LoopX's schema).
+EXTENSION_AREA = "loopx_extension"
 
 
 def _fields_from(manifest: Manifest) -> dict[str, Any]:
@@ -133,14 +137,16 @@ def _install_locked(manifest, row, operation, execute, doctor) -> dict[str, Any]
         raise SemanticPreferenceError(
             "not_found", "No installed extension has this id; install it first.", field="manifest"
         )
-    if row is not None and row.revision == manifest.revision:
-        return _operation(operation, execute=execute, changed=False, row=row, doctor=doctor)
+    # LoopX: installing an installed id (even the same manifest) and upgrading to the
+    # revision that is already active are errors, not ``unchanged``.
     if row is not None and operation == "install":
         raise invalid(
             "extension_installed",
             "manifest",
-            "This extension is already installed with another manifest; use `extension upgrade`.",
+            "This extension is already installed; `extension upgrade` installs a new manifest.",
         )
+    if row is not None and row.revision == manifest.revision:
+        raise invalid("extension_installed", "manifest", "This revision is already active.")
     now = clock.now()
     entry = {
         "revision": manifest.revision,
@@ -237,21 +243,39 @@ def list_extensions() -> dict[str, Any]:
     )
 
 
+def _extension_errors(function):
+    """The operator's extension verbs answer LoopX's ``loopx_extension_error_v0``."""
+
+    @functools.wraps(function)
+    def verb(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except DomainError as err:
+            err.area = EXTENSION_AREA
+            raise
+
+    return verb
+
+
+@_extension_errors
 def install_extension(*, manifest_path, execute: bool = False) -> dict:
     """``extension install --manifest FILE [--execute]``: validate, then install enabled."""
     return install_manifest(read_manifest_file(manifest_path), execute=execute)
 
 
+@_extension_errors
 def upgrade_extension(*, manifest_path, execute: bool = False) -> dict:
     """``extension upgrade --manifest FILE [--execute]``: a new revision of an installed id."""
     return install_manifest(read_manifest_file(manifest_path), execute=execute, operation="upgrade")
 
 
+@_extension_errors
 def activate_extension(*, extension_id: str, execute: bool = False) -> dict:
     """``extension enable|activate ID [--execute]``."""
     return set_active(extension_id, active=True, execute=execute)
 
 
+@_extension_errors
 def deactivate_extension(
     *, extension_id: str, operator: access.Operator, execute: bool = False
 ) -> dict:
@@ -263,6 +287,7 @@ def deactivate_extension(
     return set_active(extension_id, active=False, execute=execute)
 
 
+@_extension_errors
 def rollback_extension(*, extension_id: str, execute: bool = False) -> dict:
     """``extension rollback ID [--execute]``."""
     return rollback(extension_id, execute=execute)

@@ -111,3 +111,38 @@ def test_history_keeps_its_cursor_at_the_end(remember):
     assert page["next_cursor"] is not None
     tail = services.history(goal_id="demo", agent_id="author", after_cursor=page["next_cursor"])
     assert (tail["events"], tail["next_cursor"]) == ([], page["next_cursor"])
+
+
+# -- provider responses (real LoopX 2.1.1) --------------------------------------------------
+def _inventory(**overrides):
+    entry = {
+        "corpus_id": "project_preferences",
+        "scope_ref": "project-leg",
+        "read_role": "primary",
+        "write_mode": "provider_managed",
+        "write_actor_ref": "provider-writer",
+        "source_of_truth": "provider-store",
+        "writeback_triggers": ["explicit_feedback"],
+        "closure_policy": "write_wait_l2_read_scoped_recall",
+    }
+    return [{**entry, **overrides}]
+
+
+def test_inventory_takes_loopx_public_safe_references():
+    from preferences.recall import protocol
+
+    entry = protocol.validate_inventory(_inventory(source_of_truth="owner/repo#notes"))[0]
+    assert entry["source_of_truth"] == "owner/repo#notes"
+    assert protocol.validate_inventory(_inventory())[0]["scope_ref"] == "project-leg"
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"source_of_truth": "has space"}, {"scope_ref": "/abs"}, {"write_actor_ref": "x" * 201}],
+)
+def test_inventory_refuses_what_loopx_refuses(overrides):
+    from preferences.recall import protocol
+
+    with pytest.raises(protocol.ProtocolFailure) as caught:
+        protocol.validate_inventory(_inventory(**overrides))
+    assert caught.value.kind == "invalid_corpus_inventory"

@@ -39,13 +39,19 @@ def test_install_previews_by_default_and_writes_nothing(write_json):
     assert ProviderExtension.objects.count() == 0
 
 
-def test_install_execute_is_idempotent_and_installs_enabled(write_json):
+def test_install_execute_installs_enabled_and_a_reinstall_is_an_error(write_json):
     path = write_json("m.json", manifest("alpha", provider("valid")))
     first = services.install_extension(manifest_path=path, execute=True)
-    again = services.install_extension(manifest_path=path, execute=True)
     assert (first["status"], first["changed"], first["enabled"]) == ("applied", True, True)
-    assert (again["status"], again["changed"]) == ("unchanged", False)
-    assert again["revision"] == first["revision"]
+    # real LoopX 2.1.1: installing an installed id again, same manifest or not, is refused
+    for execute in (False, True):
+        with pytest.raises(SemanticPreferenceError) as exc:
+            services.install_extension(manifest_path=path, execute=execute)
+        assert exc.value.code == "extension_installed"
+        assert exc.value.envelope()["schema_version"] == "loopx_extension_error_v0"
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.upgrade_extension(manifest_path=path, execute=True)
+    assert exc.value.message == "This revision is already active."
     row = ProviderExtension.objects.get()
     assert row.active is True
     assert row.entrypoint_argv == provider("valid")
@@ -403,7 +409,7 @@ def test_extension_install_errors_are_structured_and_do_not_echo_the_path(tmp_pa
         "semantic_preference", "extension", "install", "--manifest", str(missing), "--execute"
     )
     assert result.code == 2
-    assert result.json["schema_version"] == "semantic_preference_error_v0"
+    assert result.json["schema_version"] == "loopx_extension_error_v0"
     assert "private-dir" not in result.stdout
     unknown = run_cli("semantic_preference", "extension", "activate", "nope", "--execute")
     assert (unknown.code, unknown.json["code"]) == (2, "not_found")
