@@ -249,10 +249,15 @@ def _diffs(group, step, lx, us):
     extras = [*group.extras, *step.extras]
     if group.area == JOURNAL:
         extras += AGENT_EXTRAS
-    if group.area in (RECALL, EXTENSIONS) and us.doc and us.doc.get("schema_version") in (
-        "semantic_preference_recall_v0",
-        "semantic_preference_provider_doctor_v0",
-        "semantic_preference_error_v0",  # provider_failed: failure_kind beside the envelope
+    if (
+        group.area in (RECALL, EXTENSIONS)
+        and us.doc
+        and us.doc.get("schema_version")
+        in (
+            "semantic_preference_recall_v0",
+            "semantic_preference_provider_doctor_v0",
+            "semantic_preference_error_v0",  # provider_failed: failure_kind beside the envelope
+        )
     ):
         extras += RECALL_EXTRAS
     if us.doc and us.doc.get("ok") is False:
