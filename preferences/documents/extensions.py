@@ -32,22 +32,43 @@ def manifest(m) -> dict[str, Any]:
 
 
 def doctor(
-    extension_id: str,
+    m,
     *,
     status: str,
     available: bool = True,
     verified: bool = False,
     failure_kind: str | None = None,
+    probed_identity: str | None = None,
 ) -> dict[str, Any]:
-    """LoopX's extension doctor document for one manifest (``recall.doctor.probe``)."""
+    """LoopX's extension doctor document for one manifest (``recall.doctor.probe``), key
+    for key: ``entrypoint_identity`` only once verified, ``probed_entrypoint_identity``
+    whenever the entrypoint file could be identified."""
     return {
+        "ok": True,
         "schema_version": DOCTOR_SCHEMA,
-        "extension_id": extension_id,
+        "extension_id": m.extension_id,
+        "version": m.version,
         "status": status,
         "available": available,
         "verified": verified,
+        "entrypoint_identity": probed_identity if verified else None,
+        "probed_entrypoint_identity": probed_identity,
         "failure_kind": failure_kind,
         "external_writes_performed": False,
+    }
+
+
+ENTRYPOINT_IDENTITY_SCHEMA = "loopx_runtime_entrypoint_identity_v1"
+
+
+def entrypoint_identity(*, size: int, content_sha256: str) -> dict[str, Any]:
+    """LoopX's identity of an executable entrypoint file (hashed into its identity)."""
+    return {
+        "schema_version": ENTRYPOINT_IDENTITY_SCHEMA,
+        "kind": "file_artifact",
+        "executable": True,
+        "size": size,
+        "content_sha256": content_sha256,
     }
 
 
@@ -101,6 +122,7 @@ def operation(
         "extension_id": row.extension_id,
         "version": row.version,
         "revision": row.revision,
+        "active_revision": row.revision or None,
         "previous_revision": previous_revision,
         "enabled": row.active,
         "doctor": doctor,

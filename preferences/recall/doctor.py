@@ -1,6 +1,8 @@
 """The extension doctor: the read-only probe of one manifest's doctor command, run
 through the bounded runner before an install, upgrade, enable or rollback executes."""
 
+import hashlib
+import json
 import os
 import shutil
 from typing import Any
@@ -20,27 +22,55 @@ def probe(manifest: Manifest, *, execute: bool) -> dict[str, Any]:
     database): run ``semantic_preference doctor --execute`` for it.
     """
 
-    name = manifest.extension_id
+    identity = _identity(manifest.entrypoint)
     if manifest.doctor is None:
-        return documents.doctor(name, status="ready")
+        return documents.doctor(manifest, status="ready", probed_identity=identity)
     builtin = is_project_entrypoint(manifest.doctor)
     if not builtin and not _program_exists(manifest.doctor[0]):
         return documents.doctor(
-            name, status="provider_missing", available=False, failure_kind="execution_failed"
+            manifest, status="provider_missing", available=False, failure_kind="execution_failed"
         )
     if not execute or builtin:
-        return documents.doctor(name, status="probe_required")
+        return documents.doctor(manifest, status="probe_required", probed_identity=identity)
     run = runner.run(
         list(manifest.doctor),
         request=b"",
         timeout_seconds=manifest.timeout_seconds,
         env=runner.minimal_env(),
     )
-    if run.failure_kind is None:
-        return documents.doctor(name, status="ready", verified=True)
+    if run.failure_kind is None and _identity(manifest.entrypoint) == identity:
+        return documents.doctor(manifest, status="ready", verified=True, probed_identity=identity)
     return documents.doctor(
-        name, status="provider_unavailable", available=False, failure_kind=run.failure_kind
+        manifest,
+        status="provider_unavailable",
+        available=False,
+        failure_kind=run.failure_kind or "entrypoint_changed_during_probe",
+        probed_identity=identity,
     )
+
+
+def _identity(argv: tuple[str, ...]) -> str | None:
+    """LoopX's ``entrypoint_identity``: sha256 of the sorted compact JSON of the
+    entrypoint file's identity (size and content digest); ``None`` when it is not an
+    executable file (or is the project's own ``python manage.py``)."""
+    if is_project_entrypoint(argv):
+        return None
+    program = argv[0]
+    path = program if os.path.isabs(program) else shutil.which(program)
+    try:
+        resolved = os.path.realpath(path) if path else None
+        if resolved is None or not os.path.isfile(resolved):
+            return None
+        stat = os.stat(resolved)
+        if stat.st_mode & 0o111 == 0:
+            return None
+        with open(resolved, "rb") as handle:
+            content = hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+    identity = documents.entrypoint_identity(size=stat.st_size, content_sha256=content)
+    serialized = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(serialized.encode("utf-8")).hexdigest()
 
 
 def _program_exists(program: str) -> bool:

@@ -413,3 +413,38 @@ def test_extension_install_errors_are_structured_and_do_not_echo_the_path(tmp_pa
     assert "private-dir" not in result.stdout
     unknown = run_cli("semantic_preference", "extension", "activate", "nope", "--execute")
     assert (unknown.code, unknown.json["code"]) == (2, "not_found")
+
+
+def _loopx_identity(program: str) -> str:
+    """LoopX 2.1.1's ``readiness._file_identity`` digest, computed independently."""
+    import hashlib
+
+    real = os.path.realpath(program)
+    with open(real, "rb") as handle:
+        content = hashlib.sha256(handle.read()).hexdigest()
+    identity = {
+        "content_sha256": content,
+        "executable": True,
+        "kind": "file_artifact",
+        "schema_version": "loopx_runtime_entrypoint_identity_v1",
+        "size": os.stat(real).st_size,
+    }
+    serialized = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(serialized.encode())
+
+
+def test_extension_doctor_and_operations_carry_loopx_fields(write_json):
+    import sys
+
+    path = write_json("m.json", manifest("alpha", provider("valid"), doctor=provider("doctor_ok")))
+    preview = services.install_extension(manifest_path=path)
+    expected = _loopx_identity(sys.executable).hexdigest()
+    doctor = preview["doctor"]
+    assert list(doctor)[:4] == ["ok", "schema_version", "extension_id", "version"]
+    assert (doctor["ok"], doctor["version"], doctor["status"]) == (True, "1.0.0", "probe_required")
+    assert doctor["probed_entrypoint_identity"] == expected
+    assert doctor["entrypoint_identity"] is None  # only a verified probe admits it
+    applied = services.install_extension(manifest_path=path, execute=True)
+    assert applied["doctor"]["verified"] is True
+    assert applied["doctor"]["entrypoint_identity"] == expected
+    assert applied["active_revision"] == applied["revision"]
