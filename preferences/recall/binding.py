@@ -50,7 +50,14 @@ class InstalledExtension:
 
 
 class BindingUnavailable(Exception):
-    """No usable provider binding; reported as ``extension_binding_unavailable``."""
+    """No usable provider binding; reported as ``extension_binding_unavailable``.
+
+    ``reason``: ``disabled`` when the named extension is installed but disabled,
+    ``not_installed`` when no installed extension has the named id, else ``none``."""
+
+    def __init__(self, reason: str = "none"):
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,9 @@ def resolve_binding(provider: ProviderConfig) -> Binding:
     ]
     if provider.extension_id is not None:
         candidates = [e for e in candidates if e.manifest.extension_id == provider.extension_id]
+        if not candidates:
+            named = [e for e in installed if e.manifest.extension_id == provider.extension_id]
+            raise BindingUnavailable("disabled" if named else "not_installed")
     if not candidates:
         raise BindingUnavailable
     if len(candidates) > 1:

@@ -125,6 +125,22 @@ def _bind(hook: HookConfig) -> tuple[Binding | None, str | None]:
         return None, BINDING_UNAVAILABLE
 
 
+def _doctor_binding(hook: HookConfig) -> tuple[Binding | None, str | None]:
+    """The doctor's view of the binding, as LoopX reports it: a config naming an
+    extension that is not installed is an error; one naming a disabled extension is
+    ``disabled`` (``failure`` ``"disabled"``)."""
+    try:
+        return resolve_binding(hook.provider), None
+    except BindingUnavailable as unavailable:
+        if unavailable.reason == "not_installed":
+            raise SemanticPreferenceError(
+                "not_found",
+                f"extension `{hook.provider.extension_id}` is not installed",
+                field="provider.extension_id",
+            ) from None
+        return None, "disabled" if unavailable.reason == "disabled" else BINDING_UNAVAILABLE
+
+
 def _env(binding: Binding, project: str, scope: Scope | None) -> dict[str, str]:
     extra = dict(binding.env)
     if binding.builtin:
@@ -247,7 +263,11 @@ def doctor(
         return documents.doctor(result)
     result["provider_id"] = hook.provider.id or "configured_provider"
     result["setup_hints"] = dict(hook.provider.setup_hints)
-    binding, failure = _bind(hook)
+    binding, failure = _doctor_binding(hook)
+    if failure == "disabled":
+        result.update(status="disabled", failure_kind=None)
+        result["probe_configured"] = True
+        return documents.doctor(result)
     if failure is not None:
         result.update(status="provider_unavailable", failure_kind=failure)
         result["probe_configured"] = not hook.provider.is_legacy

@@ -448,3 +448,20 @@ def test_extension_doctor_and_operations_carry_loopx_fields(write_json):
     assert applied["doctor"]["verified"] is True
     assert applied["doctor"]["entrypoint_identity"] == expected
     assert applied["active_revision"] == applied["revision"]
+
+
+def test_doctor_of_a_config_bound_to_a_disabled_or_uninstalled_extension_is_loopx_s(install):
+    # real LoopX 2.1.1: bound to a disabled extension → doctor `disabled`; to one that is
+    # not installed → exit 2, `extension `<id>` is not installed`
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.doctor(extension_config(extension_id="alpha"), project="p")
+    assert (exc.value.code, exc.value.wire_status) == ("not_found", "invalid_request")
+    assert exc.value.message == "extension `alpha` is not installed"
+    install(manifest("alpha", provider("valid")))
+    services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)
+    result = services.doctor(extension_config(extension_id="alpha"), project="p", execute=True)
+    assert (result["status"], result["failure_kind"]) == ("disabled", None)
+    recalled = services.recall(
+        extension_config(extension_id="alpha"), project="p", surface=SURFACE, execute=True
+    )
+    assert recalled["status"] == "provider_unavailable"  # recall keeps the failure policy
