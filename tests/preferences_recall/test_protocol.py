@@ -184,11 +184,13 @@ def test_ref_digest_is_a_16_hex_sha256_prefix(ref):
 
 
 @given(st.dictionaries(st.text(max_size=12), st.text(max_size=12), max_size=4))
-def test_context_validation_accepts_exactly_lower_snake_keys_and_nonempty_values(mapping):
-    valid = all(
-        CONTEXT_KEY_RE.match(k)
+def test_context_validation_accepts_exactly_lower_snake_keys_and_bounded_values(mapping):
+    # LoopX's rules: keys a-z then a-z0-9_-, values may be empty (≤ 500 characters, no
+    # control characters), at most 64 entries.
+    valid = len(mapping) <= 64 and all(
+        CONTEXT_KEY_RE.fullmatch(k)
         and len(k) <= 64
-        and 1 <= len(v) <= 500
+        and len(v) <= 500
         and not any(ord(c) < 32 or ord(c) == 127 for c in v)
         for k, v in mapping.items()
     )
