@@ -470,6 +470,10 @@ class Command(LoopxCommand):
         self.progress("running the Stage 4 gate for the batch readiness")
         return dogfood.evaluate_batch(document)
 
+    def exit_status(self, payload, *, subcommand=None):
+        # LoopX's dogfood-evaluate exits 2 on a batch that is not ready (``ok: false``)
+        return 2 if subcommand == "dogfood-evaluate" and payload.get("ok") is False else 0
+
     def run_experiment_status(self, *, goal_id, agent_id, **_):
         return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
 
@@ -500,7 +504,15 @@ class Command(LoopxCommand):
             return f"{head}\n" + format_table(rows, ["case", "passed", "ms"])
         if subcommand == "dogfood-evaluate":
             head = format_mapping(
-                payload, skip=("receipts", "operator_controls", "totals", "reason_codes")
+                payload,
+                skip=(
+                    "receipts",
+                    "operator_controls",
+                    "operator_control_records",
+                    "metrics",
+                    "boundaries",
+                    "reason_codes",
+                ),
             )
             rows = [
                 {"domain": r["domain_id"], "disposition": r["application_disposition"],
