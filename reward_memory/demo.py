@@ -142,15 +142,19 @@ def _role_checkpoint(checkpoint_id: str, actor: str, role: str, owner: str):
     )
 
 
+#: LoopX's fixture authority map (its ``candidate-review`` fixture's checkpoint facts).
+FIXTURE_CHECKPOINT_ID = "repository:authority-map"
+
+
 def _fixture_checkpoint(owner: str) -> None:
     """The operator verification the shipped ``issue-fix-verified-contributor`` case
     names, so ``candidate-review`` with the default case shows an authorised policy."""
     return services.grant_checkpoint(
-        checkpoint_id="example-repo-core-contributors",
-        project="example-org/example-repo",
-        actor="contributor:maintainer-a",
-        role="core_contributor",
-        action_scopes=["issue_fix.request_reproduction", "issue_fix.request_changes"],
+        checkpoint_id=FIXTURE_CHECKPOINT_ID,
+        project="repository:example",
+        actor="github:user:maintainer",
+        role="verified_repository_core_contributor",
+        action_scopes=["issue_fix:scope_selection"],
         operator=principals.operator_account(owner, field="actor"),
         execute=True,
     )
@@ -281,7 +285,7 @@ def load(*, log, operator: str | None = None) -> dict:
     ledger = Ledger()
     owner = _owner(operator)
     _operator_accounts(ledger, owner, operator)
-    _checkpoint(ledger, "example-repo-core-contributors", lambda: _fixture_checkpoint(owner))
+    _checkpoint(ledger, FIXTURE_CHECKPOINT_ID, lambda: _fixture_checkpoint(owner))
     for checkpoint_id, actor, role in ROLE_CHECKPOINTS:
         _checkpoint(
             ledger,

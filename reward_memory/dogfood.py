@@ -40,7 +40,7 @@ from reward_memory.errors import RewardMemoryError, invalid
 NOT_APPLIED_OUTCOMES = ("ignored", "failed", "not_available", "available_not_applied")
 DOMAIN_FAMILIES = ("issue_fix", "loopx")
 OPERATOR_ACTIONS = ("edit", "retire")
-UTILITY_LABELS = ("helpful", "harmful", "neutral", "unknown")
+UTILITY_LABELS = documents.UTILITY_LABELS
 STRONG_EVIDENCE = ("owner_correction", "controlled_replay", "deterministic_effect")
 EVIDENCE_BASES = (*STRONG_EVIDENCE, "evaluator_inference", "insufficient")
 MAX_RECEIPTS = 24
@@ -255,8 +255,9 @@ def evaluate_batch(
     d = v.obj(document, None)
     _strict(d, {"schema_version", "observations", "operator_controls"}, "input")
     observations = d.get("observations")
-    if not isinstance(observations, list) or not 1 <= len(observations) <= MAX_RECEIPTS:
-        raise invalid("observations", f"observations must list 1..{MAX_RECEIPTS} items")
+    # an empty batch is evaluated (LoopX: ``hold`` with every missing reason), not refused
+    if not isinstance(observations, list) or len(observations) > MAX_RECEIPTS:
+        raise invalid("observations", f"observations must list 0..{MAX_RECEIPTS} items")
     controls_doc = d.get("operator_controls") or []
     if not isinstance(controls_doc, list) or len(controls_doc) > MAX_CONTROLS:
         raise invalid("operator_controls", f"operator_controls lists at most {MAX_CONTROLS}")

@@ -15,6 +15,10 @@ CASES = {
     "issue-fix-unverified-contributor": "issue_fix_unverified_contributor.json",
     "scoped-feedback": "scoped_feedback_event.json",
 }
+# LoopX's fixture review (its ``candidate-review`` applies it to the shipped case): the
+# reviewer and review refs, reasoning and edit a shipped case's *preview* shows in the
+# ``review`` object. Labels only: a recorded review names the authenticated reviewer.
+CASE_REVIEW = "case_review.json"
 MAX_INPUT_BYTES = 256_000
 
 
@@ -31,3 +35,17 @@ def read_case(name: str) -> dict[str, Any]:
             "invalid_argument", f"--case must be one of {', '.join(sorted(CASES))}", field="case"
         )
     return read_json(str(FIXTURES / CASES[name]), option="case")
+
+
+def read_case_review(decision: str) -> dict[str, Any]:
+    """The fixture review of a shipped case's preview for ``decision``: ``review``
+    (LoopX's ``reviewer_ref``/``review_ref``/``reasoning_summary``) and ``edit``."""
+    fixture = read_json(str(FIXTURES / CASE_REVIEW), option="case")
+    return {
+        "review": {
+            "reviewer_ref": fixture["reviewer_ref"],
+            "review_ref": fixture["review_refs"][decision],
+            "reasoning_summary": fixture["reasoning_summary"],
+        },
+        "edit": fixture["edit"],
+    }

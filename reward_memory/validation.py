@@ -21,9 +21,12 @@ SURFACE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 # a project id, optionally in LoopX's ``<kind>:<name>`` form (``repository:example``); a
 # URL never passes (the part after the kind starts with a letter or digit)
 PROJECT_RE = re.compile(r"^(?:[a-z][a-z0-9_]{0,31}:)?[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
-ACTION_SCOPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
+# dotted segments of words; a ``:`` joins words as in LoopX's ``issue_fix:scope_selection``
+ACTION_SCOPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_:-]*(\.[A-Za-z0-9_:-]+)*$")
 DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 IDENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# a checkpoint id, optionally in LoopX's ``<kind>:<name>`` form (``repository:authority-map``)
+CHECKPOINT_ID_RE = re.compile(r"^(?:[a-z][a-z0-9_]{0,31}:)?[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
 
 def obj(value: Any, field: str, *, required: bool = True) -> dict[str, Any] | None:
@@ -88,6 +91,10 @@ def project(value: Any, field: str, *, required: bool = True) -> str | None:
 
 def identifier(value: Any, field: str, *, required: bool = True) -> str | None:
     return pattern(value, field, IDENT_RE, required=required, what="an identifier")
+
+
+def checkpoint_id(value: Any, field: str = "checkpoint_id", *, required: bool = True):
+    return pattern(value, field, CHECKPOINT_ID_RE, required=required, what="a checkpoint id")
 
 
 def digest(value: Any, field: str, *, required: bool = True) -> str | None:

@@ -42,6 +42,15 @@ class CommandArgumentError(Exception):
     """Raised by the parser instead of printing usage and exiting."""
 
 
+class DocumentExit(Exception):
+    """Raised after the document was emitted when its verdict exits non-zero (a LoopX
+    document such as a dogfood batch on ``hold`` prints on stdout and exits 2)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
 class LoopxCommandParser(CommandParser):
     def error(self, message: str):
         raise CommandArgumentError(message)
@@ -272,6 +281,8 @@ class LoopxCommand(BaseCommand):
             handle_default_options(options)
             with progress_reporting(cmd_options.get("format", "json"), self._stderr_stream()):
                 self.execute(*args, **cmd_options)
+        except DocumentExit as exc:
+            code = exc.code
         except CommandArgumentError as exc:
             err = DomainError(
                 "invalid_argument",
@@ -311,6 +322,7 @@ class LoopxCommand(BaseCommand):
                 self.stdout.write(render(payload))
             else:
                 self.emit(payload, subcommand=subcommand)
+            self._exit_for(payload, subcommand)
             return
         if subcommand:
             handler: Callable[..., dict] = getattr(self, "run_" + subcommand.replace("-", "_"))
@@ -318,6 +330,17 @@ class LoopxCommand(BaseCommand):
             handler = self.run
         payload = handler(**options)
         self.emit(payload, subcommand=subcommand)
+        self._exit_for(payload, subcommand)
+
+    def exit_status(self, payload: dict[str, Any], *, subcommand: str | None = None) -> int:
+        """The exit status of an emitted document (0; commands override for documents
+        whose verdict exits non-zero, as LoopX's do)."""
+        return 0
+
+    def _exit_for(self, payload: dict[str, Any], subcommand: str | None) -> None:
+        code = self.exit_status(payload, subcommand=subcommand)
+        if code:
+            raise DocumentExit(code)
 
     def run(self, **options: Any) -> dict[str, Any]:
         raise NotImplementedError

@@ -87,6 +87,47 @@ def utility_observation(
     }
 
 
+UTILITY_LABELS = ("helpful", "harmful", "neutral", "unknown")
+# LoopX's batch boundaries: what a Stage 5 evaluation never does or claims
+BOUNDARIES = {
+    "semantic_uplift_claim_allowed": False,
+    "production_rollout_allowed": False,
+    "automatic_recall_enabled": False,
+    "new_store_provider_or_scheduler_added": False,
+    "operator_write_performed": False,
+    "raw_content_captured": False,
+}
+
+
+def _metrics(receipts: list[dict[str, Any]], issue_fix: int, loopx_domains: list[str]):
+    """LoopX's batch ``metrics``. Utility evaluations: ``rejected`` counts our
+    ``malformed`` proposals, ``not_requested`` our ``missing`` ones; bot feedback is never
+    captured here (0)."""
+    utilities = [r["utility_observation"] for r in receipts if r["utility_observation"]]
+    evaluations = [r["utility_evaluation"]["status"] for r in receipts]
+    return {
+        "receipt_count": len(receipts),
+        "issue_fix_receipt_count": issue_fix,
+        "loopx_domain_count": len(loopx_domains),
+        **{
+            f"{x}_count": sum(r["application_disposition"] == x for r in receipts)
+            for x in DISPOSITIONS
+        },
+        "utility_observation_count": len(utilities),
+        **{
+            f"utility_{label}_count": sum(u["label"] == label for u in utilities)
+            for label in UTILITY_LABELS
+        },
+        "utility_rejected_count": evaluations.count("malformed"),
+        "utility_not_requested_count": evaluations.count("missing"),
+        "latency_ms": sum(r["cost"]["latency_ms"] for r in receipts),
+        "model_tokens": sum(r["cost"]["model_tokens"] for r in receipts),
+        "provider_call_count": sum(r["cost"]["provider_call_count"] for r in receipts),
+        "intervention_count": sum(r["intervention"]["count"] for r in receipts),
+        "bot_feedback_count": 0,
+    }
+
+
 def batch(
     *,
     reasons: list[str],
@@ -96,32 +137,27 @@ def batch(
     issue_fix: int,
     loopx_domains: list[str],
 ) -> dict[str, Any]:
-    """``reward_memory_dogfood_batch_v1``: ready exactly when no reason is left."""
+    """``reward_memory_dogfood_batch_v1`` in LoopX's layout: ``ok`` and
+    ``ready_for_bounded_issue_fix_pilot`` exactly when no reason is left, else ``hold``
+    (the command exits 2, as LoopX's does). Ours adds ``stage4_release_gate`` (the gate's
+    status word), ``operator_control_records`` (the stored controls),
+    ``utility_counts_toward_readiness`` and ``external_writes_performed``; ``receipts``
+    are our ``reward_memory_dogfood_receipt_v1`` documents."""
     ready = not reasons
     return {
-        "ok": True,
+        "ok": ready,
         "schema_version": BATCH_SCHEMA,
-        "status": "ready_for_bounded_issue_fix_pilot" if ready else "not_ready",
-        "ready": ready,
+        "status": "ready_for_bounded_issue_fix_pilot" if ready else "hold",
         "reason_codes": reasons,
-        "stage4_release_gate": gate_status,
+        "stage4_gate_verified": gate_status == "ready_for_bounded_dogfood",
+        "loopx_domains": loopx_domains,
+        "application_dispositions": sorted({r["application_disposition"] for r in receipts}),
+        "operator_controls": sorted({ctl["action"] for ctl in controls}),
+        "metrics": _metrics(receipts, issue_fix, loopx_domains),
         "receipts": receipts,
-        "operator_controls": controls,
-        "totals": {
-            "receipt_count": len(receipts),
-            "issue_fix_result_count": issue_fix,
-            "loopx_domain_ids": loopx_domains,
-            "dispositions": {
-                x: sum(r["application_disposition"] == x for r in receipts) for x in DISPOSITIONS
-            },
-            "latency_ms": sum(r["cost"]["latency_ms"] for r in receipts),
-            "model_tokens": sum(r["cost"]["model_tokens"] for r in receipts),
-            "provider_call_count": sum(r["cost"]["provider_call_count"] for r in receipts),
-            "intervention_count": sum(r["intervention"]["count"] for r in receipts),
-            "utility_observation_count": sum(1 for r in receipts if r["utility_observation"]),
-        },
+        "boundaries": dict(BOUNDARIES),
+        "stage4_release_gate": gate_status,
+        "operator_control_records": controls,
         "utility_counts_toward_readiness": False,
-        "semantic_uplift_claim_allowed": False,
-        "production_rollout_allowed": False,
         "external_writes_performed": False,
     }

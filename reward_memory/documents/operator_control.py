@@ -2,6 +2,7 @@
 or retire decision, prepared without a provider write) and the edit's replacement
 ``reward_memory_candidate_v0``."""
 
+import hashlib
 from typing import Any
 
 from loopx_site.core import clock
@@ -32,21 +33,72 @@ def _control(
     }
 
 
-# the action's prepared status, and who performs its next step
+# LoopX's status of a prepared control (both actions)
+STATUS = "control_ready"
+# the action's next step: who performs it, and LoopX's receipt word for it
 NEXT_STEPS = {
-    "retire": ("retire_prepared", "retire_record", "retirement_authority"),
-    "edit": ("edit_prepared", "candidate_review", "corpus_reviewer"),
+    "retire": ("retire_record", "retirement_authority"),
+    "edit": ("candidate_review", "corpus_reviewer"),
+}
+LOOPX_NEXT_STEPS = {
+    "retire": "owner_write_retirement_then_exact_readback",
+    "edit": "review_replacement_then_owner_write_and_exact_readback",
 }
 
 
-def prepared(*, candidate: dict[str, Any] | None = None, **base: Any) -> dict[str, Any]:
-    """A prepared decision: a retire (performed later with ``retire-record``) or an edit
-    (its replacement ``candidate`` goes through review)."""
-    status, action, performed_by = NEXT_STEPS[base["action"]]
+def _ref_digest(ref: str) -> str:
+    """LoopX's 16-hex digest of a candidate ref."""
+    return hashlib.sha256(ref.encode("utf-8")).hexdigest()[:16]
+
+
+def loopx_receipt(
+    *, base: dict[str, Any], authority_ref: str, result_candidate_ref: str
+) -> dict[str, Any]:
+    """LoopX's ``receipt`` of the control: who acted under which server-verified
+    checkpoint (``authority_source_ref`` is the checkpoint's id), the prior and resulting
+    candidate refs as digests, the resulting state; no provider write, no readback yet."""
+    action = base["action"]
+    return {
+        "schema_version": SCHEMA,
+        "control_ref": base["control_ref"],
+        "action": action,
+        "effective_action": action,
+        "operator_ref": base["operator"],
+        "authority_ref": authority_ref,
+        "authority_source_ref": base["control_ref"],
+        "authority_verified": True,
+        "corpus_id": base["record"].corpus.corpus_id,
+        "prior_candidate_ref_digest": _ref_digest(base["record"].candidate_ref),
+        "result_candidate_ref_digest": _ref_digest(result_candidate_ref),
+        "result_state": "candidate" if action == "edit" else "retired",
+        "reasoning_summary": base["reasoning"],
+        "provider_write_performed": False,
+        "readback_verified": False,
+        "next_step": LOOPX_NEXT_STEPS[action],
+        "grants_new_action_authority": False,
+        "raw_content_captured": False,
+        "external_writes_performed": False,
+    }
+
+
+def prepared(
+    *,
+    authority_ref: str,
+    result_candidate_ref: str,
+    candidate: dict[str, Any] | None = None,
+    **base: Any,
+) -> dict[str, Any]:
+    """A prepared decision (LoopX's ``control_ready`` with its ``receipt``): a retire
+    (performed later with ``retire-record``) or an edit (its replacement ``candidate``
+    goes through review)."""
+    action, performed_by = NEXT_STEPS[base["action"]]
     return {
         **_control(**base),
-        "status": status,
+        "status": STATUS,
         "decision": {"decision": base["action"], "record_ref": base["record"].record_ref},
+        "receipt": loopx_receipt(
+            base=base, authority_ref=authority_ref, result_candidate_ref=result_candidate_ref
+        ),
         "replacement_candidate": candidate,
         "next_step": {"action": action, "performed_by": performed_by},
     }

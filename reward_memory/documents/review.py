@@ -102,9 +102,12 @@ def loopx_candidate(candidate: dict[str, Any], *, state: str = "candidate") -> d
     return record
 
 
-def loopx_fields(decision, effective, evaluation, revised, *, review_ref, reviewer):
+def loopx_fields(
+    decision, effective, evaluation, revised, *, review_ref, reviewer, preview_review=None
+):
     """LoopX's fields of the review: its status word, the ``record`` the decision leaves
-    (LoopX's layout), the ``review`` and the persistence next step."""
+    (LoopX's layout), the ``review`` (``preview_review``'s labels in a shipped case's
+    preview, else the recorded reviewer and our review id) and the persistence next step."""
     blocked = decision in ("accept", "edit") and effective == "no_write"
     record = None
     if evaluation.candidate is not None:
@@ -127,7 +130,9 @@ def loopx_fields(decision, effective, evaluation, revised, *, review_ref, review
         "ok": True,
         "status": "guard_blocked" if blocked else REVIEW_STATUS[effective],
         "guard_passed": not evaluation.blocked,
-        "review": {
+        "review": dict(preview_review)
+        if preview_review
+        else {
             "reviewer_ref": reviewer,
             "review_ref": review_ref,
             "reasoning_summary": REVIEW_REASONING[effective],
@@ -263,6 +268,7 @@ def review(
     revised: candidates.CandidateEvaluation | None,
     target_record_ref: str | None,
     next_step: Any,
+    preview_review: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``reward_memory_candidate_review_v0``: the decision record (``recorded: false``
     until the service stores it) in our fields and LoopX's."""
@@ -286,6 +292,12 @@ def review(
         "writes_provider": False,
         "recorded": False,
         **loopx_fields(
-            decision, effective, evaluation, revised, review_ref=review_id, reviewer=reviewer
+            decision,
+            effective,
+            evaluation,
+            revised,
+            review_ref=review_id,
+            reviewer=reviewer,
+            preview_review=preview_review,
         ),
     }

@@ -77,7 +77,7 @@ def grant_checkpoint(
     (which must request a non-empty subset of the checkpoint's scopes).
     """
     require_operator(operator, "grant_checkpoint")
-    v.identifier(checkpoint_id, "checkpoint_id")
+    v.checkpoint_id(checkpoint_id)
     v.project(project, "project")
     v.ref(actor, "actor")
     v.token(role, "role")

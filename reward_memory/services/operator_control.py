@@ -20,8 +20,8 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import prefixed_id, text_digest_ref
+from reward_memory import candidates, guards, principals, selectors
 from reward_memory import contracts as c
-from reward_memory import guards, principals, selectors
 from reward_memory import validation as v
 from reward_memory.documents import operator_control as control_documents
 from reward_memory.errors import RewardMemoryError, invalid
@@ -121,13 +121,21 @@ def operator_control(
         "reasoning": reasoning,
     }
     if action == "retire":
-        return _store(control_documents.prepared(**base), record, execute)
+        document = control_documents.prepared(
+            **base, authority_ref=facts.actor, result_candidate_ref=record.candidate_ref
+        )
+        return _store(document, record, execute)
     if edited_content_summary is None:
         raise invalid("edited_content_summary", "an edit needs the edited content summary")
     candidate = control_documents.replacement_candidate(
         record, edited=edited, reasoning=reasoning, facts=facts, control_ref=control_ref
     )
-    document = control_documents.prepared(**base, candidate=candidate)
+    document = control_documents.prepared(
+        **base,
+        candidate=candidate,
+        authority_ref=facts.actor,
+        result_candidate_ref=candidates.candidate_ref(candidate),
+    )
     return _store(document, record, execute)
 
 

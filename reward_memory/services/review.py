@@ -77,6 +77,7 @@ def review_candidate(
     record_ref: str | None = None,
     execute: bool = False,
     viewer: tuple[str, str | None] | None = None,
+    preview_review: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Return the ``reward_memory_candidate_review_v0`` record for ``decision``.
 
@@ -87,6 +88,8 @@ def review_candidate(
     declared reviewer, or a host token an operator bound to the reviewer role). The
     recorded reviewer is that principal. ``viewer`` limits which corpora exist for a
     Goal-scoped caller. A recorded ``reject`` closes the candidate's lineage.
+    ``preview_review`` (a shipped case's fixture review: LoopX's ``review`` labels) is
+    shown in an unrecorded preview only; it names no reviewer and grants nothing.
     """
     v.choice(decision, "decision", c.DECISIONS)
     corpus = (
@@ -169,6 +172,7 @@ def review_candidate(
         revised=revised,
         target_record_ref=target.record_ref if target else None,
         next_step=_next_step(effective, corpus, revised),
+        preview_review=None if execute else preview_review,
     )
     if not execute:
         return document

@@ -71,6 +71,14 @@ REVIEW_EXTRAS = [
     "adapter.adapter_id",
     "adapter.shared_candidate_ref",
 ]
+# docs/loopx-hosts.md, dogfood-evaluate: the gate's status word, the stored controls, and
+# two flags beside LoopX's batch.
+DOGFOOD_EXTRAS = [
+    "stage4_release_gate",
+    "operator_control_records",
+    "utility_counts_toward_readiness",
+    "external_writes_performed",
+]
 # docs/loopx-hosts.md, experiment-status: the effective flags as one object, and (when
 # available) the surface count and recall profile ids.
 EXPERIMENT_STATUS_EXTRAS = ["automation", "surface_count", "recall_profile_ids"]
@@ -1105,6 +1113,7 @@ GROUPS: list[Group] = [
             ),
         ],
         files={"dogfood.json": {"observations": [], "operator_controls": []}},
+        extras=DOGFOOD_EXTRAS,
     ),
     # LoopX 2.1.1 prints no recall packet from its CLI: its own builder makes one
     # (loopx_packet.py, under LoopX's interpreter) and ours must accept it.

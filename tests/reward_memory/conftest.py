@@ -89,12 +89,13 @@ CHECKPOINTS = (
     # a role binding only (no action scope): the default candidates' source
     # ``user:maint-1`` holds ``maintainer`` in proj-a through this server record
     (f.ROLE_CHECKPOINT_ID, f.PROJECT, "user:maint-1", "maintainer", []),
+    # the shipped case's checkpoint (LoopX's fixture authority map; reward_memory.demo)
     (
-        "example-repo-core-contributors",
-        "example-org/example-repo",
-        "contributor:maintainer-a",
-        "core_contributor",
-        ["issue_fix.request_reproduction", "issue_fix.request_changes"],
+        "repository:authority-map",
+        "repository:example",
+        "github:user:maintainer",
+        "verified_repository_core_contributor",
+        ["issue_fix:scope_selection"],
     ),
 )
 

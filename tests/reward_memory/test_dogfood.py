@@ -140,7 +140,7 @@ def full_batch(stored):
 def test_the_full_mix_is_ready_for_the_bounded_pilot(db, stored):
     batch = dogfood.evaluate_batch(full_batch(stored), evaluation=READY_GATE)
     assert batch["schema_version"] == "reward_memory_dogfood_batch_v1"
-    assert (batch["status"], batch["ready"], batch["reason_codes"]) == (
+    assert (batch["status"], batch["ok"], batch["reason_codes"]) == (
         "ready_for_bounded_issue_fix_pilot",
         True,
         [],
@@ -150,7 +150,13 @@ def test_the_full_mix_is_ready_for_the_bounded_pilot(db, stored):
         "not_applied",
         "refuted",
     ]
-    assert batch["production_rollout_allowed"] is False
+    assert batch["boundaries"]["production_rollout_allowed"] is False
+    # LoopX's layout: the sets present, the control actions, the metrics
+    assert batch["application_dispositions"] == ["applied", "not_applied", "refuted"]
+    assert batch["operator_controls"] == ["edit", "retire"]
+    assert batch["stage4_gate_verified"] is True
+    assert batch["metrics"]["receipt_count"] == len(batch["receipts"])
+    assert batch["metrics"]["issue_fix_receipt_count"] >= 1
 
 
 def _drop_issue_fix(b, s):
@@ -198,8 +204,8 @@ def test_each_missing_ingredient_flips_readiness(db, stored, mutate, reason, gat
     batch = full_batch(stored)
     mutate(batch, stored)
     result = dogfood.evaluate_batch(batch, evaluation=gate)
-    assert result["ready"] is False
-    assert result["status"] == "not_ready"
+    assert result["ok"] is False
+    assert result["status"] == "hold"
     assert result["reason_codes"] == [reason]
 
 
@@ -297,7 +303,7 @@ def test_another_agents_application_receipt_is_refused_like_a_made_up_one(db, st
         dogfood.evaluate_batch(batch, evaluation=READY_GATE, viewer=("demo", "reviewer"))
     assert exc.value.code == "application_receipt_not_found"
     mine = dogfood.evaluate_batch(batch, evaluation=READY_GATE, viewer=("demo", "author"))
-    assert mine["ready"] is True
+    assert mine["ok"] is True
 
 
 def test_an_operator_control_that_was_never_stored_is_refused_by_name(db, stored):
@@ -384,7 +390,7 @@ def test_utility_observations_are_typed_stable_and_do_not_count_toward_readiness
             "receipt_id"
         ]
     )  # the settlement id ignores utility
-    assert first["ready"] is True
+    assert first["ok"] is True
 
 
 @pytest.mark.parametrize(
@@ -400,7 +406,7 @@ def test_a_malformed_utility_evaluation_fails_open(db, stored, change, field):
     batch = full_batch(stored)
     batch["observations"][0]["utility"] = {**UTILITY, **change}
     result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
-    assert result["ready"] is True  # the batch result and readiness are unchanged
+    assert result["ok"] is True  # the batch result and readiness are unchanged
     receipt = result["receipts"][0]
     assert receipt["utility_observation"] is None
     assert receipt["utility_evaluation"]["status"] == "malformed"
@@ -420,7 +426,7 @@ def test_a_missing_or_timed_out_utility_evaluation_fails_open(db, stored, utilit
     batch = full_batch(stored)
     batch["observations"][0]["utility"] = utility
     result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
-    assert result["ready"] is True
+    assert result["ok"] is True
     assert result["receipts"][0]["utility_observation"] is None
     assert result["receipts"][0]["utility_evaluation"]["status"] == (
         (utility or {}).get("status", "missing")
@@ -491,3 +497,45 @@ def test_a_dogfood_artifact_url_with_a_credential_is_refused(stored, url):
     assert refused.value.code == "invalid_argument"
     assert refused.value.field == "observations.0.application_receipt.artifact_ref"
     assert url not in json.dumps(refused.value.envelope())
+
+
+def test_an_empty_batch_is_on_hold_in_loopx_layout_and_exits_2(db, tmp_path):
+    # loopx/capabilities/reward_memory/dogfood.py (build_reward_memory_dogfood_batch) and
+    # the leg's reward.dogfood-and-operator-control: an empty batch is evaluated, not
+    # refused — ok false, status hold, every missing ingredient, exit 2, nothing written
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps({"observations": [], "operator_controls": []}))
+    done = run_cli("reward_memory", "dogfood-evaluate", "--input", str(path))
+    assert done.code == 2
+    doc = done.json
+    assert (doc["ok"], doc["schema_version"], doc["status"]) == (
+        False,
+        "reward_memory_dogfood_batch_v1",
+        "hold",
+    )
+    assert doc["reason_codes"] == [
+        "issue_fix_outcome_missing",
+        "two_loopx_domains_required",
+        "application_disposition_missing:applied",
+        "application_disposition_missing:not_applied",
+        "application_disposition_missing:refuted",
+        "operator_control_missing:edit",
+        "operator_control_missing:retire",
+    ]
+    assert doc["stage4_gate_verified"] is True
+    assert (doc["loopx_domains"], doc["application_dispositions"], doc["operator_controls"]) == (
+        [],
+        [],
+        [],
+    )
+    assert set(doc["metrics"].values()) == {0}
+    assert len(doc["metrics"]) == 18
+    assert doc["boundaries"] == {
+        "semantic_uplift_claim_allowed": False,
+        "production_rollout_allowed": False,
+        "automatic_recall_enabled": False,
+        "new_store_provider_or_scheduler_added": False,
+        "operator_write_performed": False,
+        "raw_content_captured": False,
+    }
+    assert doc["receipts"] == []

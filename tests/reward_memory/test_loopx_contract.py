@@ -153,13 +153,123 @@ def test_candidate_review_speaks_loopx_record_adapter_and_review_layout(db):
         "issue_fix.patch_planning",
         False,
     )
-    assert adapter["issue_ref"] == "issue:example-org/example-repo#1042"
+    assert adapter["issue_ref"] == "github:example/repository#42"
     assert adapter["fresh_execution_context_source"] == "existing_loopx_control_plane"
     shared = adapter["shared_candidate"]
     assert (shared["status"], shared["candidate_persisted"]) == ("review_ready", False)
     assert shared["candidate"]["candidate_ref"] == record["candidate_ref"]
     assert shared["candidate"]["lifecycle"]["state"] == "candidate"
     assert set(doc["review"]) == {"reviewer_ref", "review_ref", "reasoning_summary"}
+    # a shipped case's preview shows LoopX's fixture review; our review id stays beside it
+    assert doc["review"]["review_ref"] == "review:fixture:accept"
+    assert doc["review_id"].startswith("rmrv_")
+
+
+# loopx/capabilities/reward_memory/candidate_review.py:
+# issue_fix_verified_contributor_candidate_fixture, and cli.py's fixture review
+LOOPX_FIXTURE_RECORD = {
+    "schema_version": "reward_memory_candidate_v0",
+    "target_class": "hard_policy",
+    "content_summary": "Keep focused fixes within the affected module unless broader "
+    "evidence is present.",
+    "source": {
+        "source_kind": "maintainer_correction",
+        "source_ref": "github:example/repository#42:comment:1",
+        "actor_ref": "github:user:maintainer",
+        "actor_role": "verified_repository_core_contributor",
+    },
+    "scope": {
+        "workspace_ref": "workspace:example",
+        "project_ref": "repository:example",
+        "surface_ids": ["issue_fix.patch_planning"],
+        "revision_ref": "revision:abc123",
+    },
+    "reasoning": {
+        "summary": "The correction consistently constrains issue-fix scope; it does not "
+        "grant repository write authority.",
+        "confidence": "high",
+    },
+    "guard_context": {
+        "source_freshness": "current",
+        "conflict_state": "clear",
+        "current_artifact_verified": True,
+    },
+    "requested_action_scopes": ["issue_fix:scope_selection"],
+    "lifecycle": {"state": "active", "supersedes_refs": []},
+    "privacy": {"raw_content_captured": False},
+    "candidate_ref": "candidate:ac39ee276795688ac3e8",
+}
+LOOPX_FIXTURE_CHECKPOINT = {
+    "verified": True,
+    "source_ref": "repository:authority-map",
+    "actor_ref": "github:user:maintainer",
+    "actor_role": "verified_repository_core_contributor",
+    "project_ref": "repository:example",
+    "action_scopes": ["issue_fix:scope_selection"],
+}
+
+
+@pytest.mark.parametrize("decision", ["accept", "edit", "reject", "retire", "no_write"])
+def test_shipped_case_review_carries_loopx_fixture_values(db, decision):
+    # the leg's reward.candidate-review: equal inputs, equal values — LoopX's fixture
+    # facts and fixture review (reviewer_ref, review:fixture:<decision>, reasoning)
+    doc = _review(decision, "--case", "issue-fix-verified-contributor").json
+    assert doc["review"] == {
+        "reviewer_ref": "github:user:maintainer",
+        "review_ref": f"review:fixture:{decision}",
+        "reasoning_summary": "The compact evidence and scope were reviewed.",
+    }
+    assert doc["reviewer"] is None  # a preview names nobody (labels only)
+    assert doc["adapter"]["issue_ref"] == "github:example/repository#42"
+    shared = doc["adapter"]["shared_candidate"]
+    assert shared["authority_checkpoint"] == LOOPX_FIXTURE_CHECKPOINT
+    assert shared["candidate"] == {
+        **LOOPX_FIXTURE_RECORD,
+        "lifecycle": {"state": "candidate", "supersedes_refs": []},
+    }
+    record = doc["record"]
+    if decision == "accept":
+        assert record == LOOPX_FIXTURE_RECORD
+    elif decision == "edit":
+        assert record["lifecycle"]["supersedes_refs"] == ["candidate:ac39ee276795688ac3e8"]
+        assert record["candidate_ref"] == "candidate:39047ef49c8ca34e25cd"
+    else:
+        assert record["candidate_ref"] == LOOPX_FIXTURE_RECORD["candidate_ref"]
+
+
+def test_shipped_case_is_authorised_only_by_the_operator_granted_checkpoint(db):
+    # seed 003: checkpoints are operator-granted records; the fixture's own
+    # ``verified: true`` claim grants nothing once the server record is revoked
+    from reward_memory import services
+
+    assert _review("accept").json["guard_passed"] is True
+    services.revoke_checkpoint(
+        checkpoint_id="repository:authority-map", operator=f.op(f.OWNER), execute=True
+    )
+    doc = _review("accept").json
+    assert (doc["status"], doc["effective_decision"], doc["guard_passed"]) == (
+        "guard_blocked",
+        "no_write",
+        False,
+    )
+    assert "checkpoint_revoked" in {r["code"] for r in doc["guard"]["reasons"]}
+
+
+def test_recorded_case_review_names_the_authenticated_reviewer_not_the_fixture(db, corpus):
+    # the fixture review is a preview's label: a recorded review is the principal's
+    from reward_memory import services
+    from reward_memory.inputs import read_case, read_case_review
+
+    doc = services.review_candidate(
+        candidate=read_case("issue-fix-verified-contributor"),
+        decision="reject",
+        corpus_id="prefs",
+        principal=f.op(f.REVIEWER),
+        execute=True,
+        preview_review=read_case_review("reject")["review"],
+    )
+    assert doc["recorded"] is True
+    assert doc["review"]["reviewer_ref"] == doc["reviewer"] == f.op(f.REVIEWER).actor_ref
     assert doc["review"]["review_ref"] == doc["review_id"]
 
 
@@ -648,3 +758,25 @@ def test_unsupported_field_names_that_look_like_paths_are_not_echoed(db, corpus,
     result = _cli("ingest-event", "--input", wrapper(document))
     assert result.code == 2
     assert "/home/alice" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("checkpoint_id", "scope", "ok"),
+    [
+        ("repository:maintainers", "issue_fix:scope_selection", True),
+        ("plain-id", "issue_fix.request_reproduction", True),
+        ("https://evil.example/x", "issue_fix:scope_selection", False),
+        ("repository:writers", "issue_fix:write", False),  # forbidden family word
+    ],
+)
+def test_checkpoint_grant_takes_loopx_id_and_scope_forms(db, checkpoint_id, scope, ok):
+    # LoopX's fixture authority map: `<kind>:<name>` ids and `:`-joined scope words;
+    # a URL is never an id, and a forbidden family is caught in any word
+    result = _cli(
+        "checkpoint", "grant", "--checkpoint-id", checkpoint_id, "--project",
+        "repository:example", "--subject", "github:user:other", "--role", "maintainer",
+        "--action-scope", scope, "--actor", f.OWNER,
+    )  # fmt: skip
+    assert (result.code == 0) is ok, result.stdout
+    if not ok:
+        assert result.json["ok"] is False

@@ -51,7 +51,7 @@ def _control(record, action, control_ref, **kw):
 
 def test_edit_with_the_owner_checkpoint_prepares_a_replacement_without_writing(record, double):
     doc = _control(record, "edit", "ckpt-edit", edited_content_summary="Lead with the effect.")
-    assert (doc["status"], doc["provider_write_performed"]) == ("edit_prepared", False)
+    assert (doc["status"], doc["provider_write_performed"]) == ("control_ready", False)
     candidate = doc["replacement_candidate"]
     assert candidate["lineage"] == {"prior_candidate_ref": record.candidate_ref}
     assert candidate["content_summary"] == "Lead with the effect."
@@ -63,8 +63,41 @@ def test_edit_with_the_owner_checkpoint_prepares_a_replacement_without_writing(r
 
 def test_retire_needs_the_retirement_authority_checkpoint(record):
     doc = _control(record, "retire", "ckpt-retire")
-    assert doc["status"] == "retire_prepared"
+    assert doc["status"] == "control_ready"
     assert doc["decision"] == {"decision": "retire", "record_ref": record.record_ref}
+
+
+def test_a_control_carries_loopx_receipt(record):
+    # loopx/capabilities/reward_memory/dogfood.py (build_reward_memory_operator_control:
+    # status control_ready, receipt with the authority, digests and next step)
+    import hashlib
+
+    from reward_memory import candidates
+
+    def digest(ref):
+        return hashlib.sha256(ref.encode("utf-8")).hexdigest()[:16]
+
+    retire = _control(record, "retire", "ckpt-retire")["receipt"]
+    assert retire["schema_version"] == "reward_memory_operator_control_v0"
+    assert (retire["action"], retire["effective_action"], retire["result_state"]) == (
+        "retire",
+        "retire",
+        "retired",
+    )
+    assert (retire["control_ref"], retire["authority_source_ref"]) == ("ckpt-retire",) * 2
+    assert retire["operator_ref"] == f.OWNER
+    assert retire["authority_verified"] is True
+    assert retire["prior_candidate_ref_digest"] == digest(record.candidate_ref)
+    assert retire["result_candidate_ref_digest"] == digest(record.candidate_ref)
+    assert retire["next_step"] == "owner_write_retirement_then_exact_readback"
+    assert (retire["provider_write_performed"], retire["readback_verified"]) == (False, False)
+    doc = _control(record, "edit", "ckpt-edit", edited_content_summary="Lead with the effect.")
+    edit = doc["receipt"]
+    assert edit["result_state"] == "candidate"
+    assert edit["result_candidate_ref_digest"] == digest(
+        candidates.candidate_ref(doc["replacement_candidate"])
+    )
+    assert edit["next_step"] == "review_replacement_then_owner_write_and_exact_readback"
 
 
 @pytest.mark.parametrize(
@@ -93,7 +126,7 @@ def test_operator_control_command(record, tmp_path):
         "--reasoning-summary", "Superseded by the team's new template.", "--actor", f.OWNER,
     ]  # fmt: skip
     ok = run_cli(*argv, "--control-ref", "ckpt-retire")
-    assert (ok.code, ok.json["status"]) == (0, "retire_prepared"), ok.stdout
+    assert (ok.code, ok.json["status"]) == (0, "control_ready"), ok.stdout
     refused = run_cli(*argv, "--control-ref", "ckpt-edit")
     assert (refused.code, refused.json["code"]) == (2, "operator_checkpoint_refused")
 

@@ -14,14 +14,9 @@ from reward_memory.documents import authority as authority_documents
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import registry
 from reward_memory.errors import AREA
-from reward_memory.inputs import CASES, read_case, read_json
+from reward_memory.inputs import CASES, read_case, read_case_review, read_json
 
 DEFAULT_CASE = "issue-fix-verified-contributor"
-# LoopX's fixture edit when an edit decision names no replacement text.
-CASE_EDIT = {
-    "content_summary": "Keep focused fixes within the affected module unless current "
-    "evidence requires a broader surface."
-}
 
 
 class Command(LoopxCommand):
@@ -257,7 +252,10 @@ class Command(LoopxCommand):
         if input is None and case is None:
             case = DEFAULT_CASE
         document = read_case(case) if case else read_json(input)
-        edit = CASE_EDIT if (case and decision == "edit") else None
+        fixture = read_case_review(decision) if case else None
+        edit = fixture["edit"] if (fixture and decision == "edit") else None
+        # a shipped case's preview shows LoopX's fixture review (labels, no authority)
+        preview_review = fixture["review"] if (fixture and not execute and not reviewer) else None
         if "candidate" in document and "schema_version" not in document:
             edit = document.get("edit")
             reviewer = reviewer or document.get("reviewer")
@@ -277,6 +275,7 @@ class Command(LoopxCommand):
             edit=edit,
             record_ref=record_ref,
             execute=execute,
+            preview_review=preview_review,
         )
 
     def run_apply_review(self, *, review_id, actor, execute=False, **_):
@@ -290,7 +289,7 @@ class Command(LoopxCommand):
         operator = principals.operator_account(
             options.get("actor"), field="actor", code="operator_required"
         )
-        checkpoint_id = validation.identifier(options.get("checkpoint_id"), "checkpoint_id")
+        checkpoint_id = validation.checkpoint_id(options.get("checkpoint_id"))
         if action == "revoke":
             return services.revoke_checkpoint(
                 checkpoint_id=checkpoint_id,
@@ -471,6 +470,10 @@ class Command(LoopxCommand):
         self.progress("running the Stage 4 gate for the batch readiness")
         return dogfood.evaluate_batch(document)
 
+    def exit_status(self, payload, *, subcommand=None):
+        # LoopX's dogfood-evaluate exits 2 on a batch that is not ready (``ok: false``)
+        return 2 if subcommand == "dogfood-evaluate" and payload.get("ok") is False else 0
+
     def run_experiment_status(self, *, goal_id, agent_id, **_):
         return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
 
@@ -501,7 +504,15 @@ class Command(LoopxCommand):
             return f"{head}\n" + format_table(rows, ["case", "passed", "ms"])
         if subcommand == "dogfood-evaluate":
             head = format_mapping(
-                payload, skip=("receipts", "operator_controls", "totals", "reason_codes")
+                payload,
+                skip=(
+                    "receipts",
+                    "operator_controls",
+                    "operator_control_records",
+                    "metrics",
+                    "boundaries",
+                    "reason_codes",
+                ),
             )
             rows = [
                 {"domain": r["domain_id"], "disposition": r["application_disposition"],
