@@ -7,7 +7,7 @@ deduplicates again on ``intent_id``: one ``IntentExecution`` per (executor, inte
 never decided again. No executor performs a network or sink call.
 """
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from django.db import IntegrityError, transaction
 
@@ -41,12 +41,7 @@ class Decision:
     decision: dict | None
 
     def public(self) -> dict:
-        return {
-            "intent_id": self.intent_id,
-            "action": self.action,
-            "reason": self.reason,
-            "decision": self.decision,
-        }
+        return asdict(self)  # every field, in declaration order
 
 
 def _events(executor_id: str, intent: HookIntent) -> list[dict]:
