@@ -63,17 +63,15 @@ def _events(executor_id: str, intent: HookIntent) -> list[dict]:
 
 def _record(executor, intent: HookIntent, *, admission: str, reason: str = "", decision=None):
     now = clock.now()
+    fields = {
+        "admission": admission,
+        "reason": reason,
+        "decision": decision,
+        "decision_digest": digest_ref(decision) if decision is not None else "",
+        "recorded_at": now,
+    }
     execution, created = get_or_create_once(
-        IntentExecution.objects,
-        executor_id=executor.executor_id,
-        intent=intent,
-        defaults={
-            "admission": admission,
-            "reason": reason,
-            "decision": decision,
-            "decision_digest": digest_ref(decision) if decision is not None else "",
-            "recorded_at": now,
-        },
+        IntentExecution.objects, executor_id=executor.executor_id, intent=intent, defaults=fields
     )
     if not created and decision is not None and execution.decision is None:
         IntentExecution.objects.filter(pk=execution.pk, decision__isnull=True).update(
