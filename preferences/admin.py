@@ -253,50 +253,46 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
                 messages.SUCCESS,
             )
 
-    @admin.action(description="Retire selected preferences", permissions=["change"])
-    def retire_selected(self, request, queryset):
+    def _journal_action(self, request, queryset, *, write, action, form_class, title):
+        """Run the journal service ``write`` (``services.retire`` / ``remember``) once per
+        selected subject, as the signed-in account (the service re-checks it)."""
+
         def run(subject, data, operation_id, expected):
-            return services.retire(
+            return write(
                 goal_id=subject.scope.goal_ref,
                 agent_id=subject.scope.agent_ref,
                 key=subject.key,
                 expected_revision=expected,
                 operation_id=operation_id,
                 execute=True,
-                operator=access.signed_in(request),  # the service re-checks the account
+                operator=access.signed_in(request),
                 **data,
             )
 
         return self._operator_action(
+            request, queryset, action=action, form_class=form_class, title=title, run=run
+        )
+
+    @admin.action(description="Retire selected preferences", permissions=["change"])
+    def retire_selected(self, request, queryset):
+        return self._journal_action(
             request,
             queryset,
+            write=services.retire,
             action="retire_selected",
             form_class=OperatorSourceForm,
             title="Retire preferences",
-            run=run,
         )
 
     @admin.action(description="Correct selected preferences", permissions=["change"])
     def correct_selected(self, request, queryset):
-        def run(subject, data, operation_id, expected):
-            return services.remember(
-                goal_id=subject.scope.goal_ref,
-                agent_id=subject.scope.agent_ref,
-                key=subject.key,
-                expected_revision=expected,
-                operation_id=operation_id,
-                execute=True,
-                operator=access.signed_in(request),  # the service re-checks the account
-                **data,
-            )
-
-        return self._operator_action(
+        return self._journal_action(
             request,
             queryset,
+            write=services.remember,
             action="correct_selected",
             form_class=CorrectionForm,
             title="Correct preferences",
-            run=run,
         )
 
 

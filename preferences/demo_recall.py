@@ -9,16 +9,15 @@ from pathlib import Path
 
 from loopx_site.core.demo_kit import Ledger
 from preferences import services
+from preferences.documents import recall as documents
 from preferences.models.recall import ProviderExtension, ProviderNote, SemanticPreferenceConfig
 
 PROJECT = "loopx-demo"
 GOAL_ID = "demo"
 MANIFEST = Path(__file__).resolve().parent / "extensions" / "loopx-local.json"
 
-DEMO_CONFIG = {
-    "schema_version": "semantic_preference_hook_config_v0",
-    "enabled": True,
-    "provider": {
+DEMO_CONFIG = documents.hook_config(
+    provider={
         "id": "loopx_local",
         "extension_id": "loopx-local",
         "setup_hints": {
@@ -26,7 +25,7 @@ DEMO_CONFIG = {
             "--config demo --execute` after adding notes."
         },
     },
-    "surfaces": {
+    surfaces={
         "issue_fix.pr_description": {
             "query": "PR description structure and reviewer language preferences",
             "limit": 5,
@@ -37,7 +36,7 @@ DEMO_CONFIG = {
             "failure_policy": "fail_open",
         },
     },
-}
+)
 
 NOTES = [
     {

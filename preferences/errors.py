@@ -26,6 +26,9 @@ CODES = declare(
         "scope_not_empty": (409, "The target scope already has a journal."),
         "source_scope_not_found": (404, "No earlier scope matches."),
         "source_scope_ambiguous": (409, "Several earlier scopes match; name one."),
+        # A cursor this history never issued: the caller's to fix (400), and LoopX's
+        # `unavailable` (no page can be read from it).
+        "cursor_unavailable": (400, "No history page can be read from this cursor.", "unavailable"),
     },
 )
 

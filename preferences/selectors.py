@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
+from django.db import DatabaseError
 from django.db.models import BooleanField, ExpressionWrapper
 
 from loopx_site.core import clock
@@ -24,6 +24,8 @@ from loopx_site.core import selectors as core_selectors
 from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
+from preferences import journal_store
+from preferences.documents import journal as documents
 from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 
@@ -157,6 +159,12 @@ def project(items: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any
 _BY_KEY = itemgetter("key")
 
 
+def list_bytes(subjects: int, used_bytes: int) -> int:
+    """The bytes of the whole current list as LoopX bounds it (``JSON.stringify`` of the
+    array: the items, a comma between two, the brackets) from the items' own sizes."""
+    return used_bytes + max(subjects, 1) + 1
+
+
 def usage(subjects: int, used_bytes: int) -> dict[str, int]:
     return {
         "subjects": subjects,
@@ -219,118 +227,6 @@ def unreadable() -> PreferenceError:
     )
 
 
-# -- the one-statement scope read ----------------------------------------------------------
-_SCOPE = PreferenceScope._meta.db_table
-_SUBJECT = PreferenceSubject._meta.db_table
-_OPERATION = PreferenceOperation._meta.db_table
-_GOAL = Goal._meta.db_table
-_AGENT = Agent._meta.db_table
-
-
-def _collate() -> str:
-    return ' COLLATE "C"' if connection.vendor == "postgresql" else ""
-
-
-def _now_param(now: dt.datetime):
-    return connection.ops.adapt_datetimefield_value(now)
-
-
-_READ_SQL: dict[str, str] = {}
-
-
-def _read_sql() -> str:
-    sql = _READ_SQL.get(connection.vendor)
-    if sql is None:
-        sql = _READ_SQL[connection.vendor] = (
-            "SELECT s.revision, s.used_bytes, sub.item, "  # noqa: S608 - table names are constants
-            "CASE WHEN sub.expires_at IS NOT NULL AND sub.expires_at <= %s THEN 1 ELSE 0 END, "
-            "sub.revision "
-            f"FROM {_SCOPE} s "
-            f"JOIN {_GOAL} g ON g.id = s.goal_id "
-            f"JOIN {_AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
-            f"LEFT JOIN {_SUBJECT} sub ON sub.scope_id = s.id "
-            "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
-            "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id "
-            "AND s.revision IS NOT NULL "
-            f'ORDER BY sub."key"{_collate()}'
-        )
-    return sql
-
-
-class _NativeCursor:
-    """The DB-API cursor taking Django's ``%s`` placeholders (rewritten once per
-    statement text and remembered)."""
-
-    __slots__ = ("_cursor", "_db")
-
-    def __init__(self, db, cursor):
-        self._db, self._cursor = db, cursor
-
-    def execute(self, sql: str, params: tuple = ()):
-        return self._cursor.execute(_native(self._db, sql), params)
-
-    def fetchone(self):
-        return self._cursor.fetchone()
-
-    def fetchall(self):
-        return self._cursor.fetchall()
-
-    @property
-    def rowcount(self) -> int:
-        return self._cursor.rowcount
-
-
-class statement_cursor:
-    """A cursor for the journal's hot statements.
-
-    While queries are being logged (``DEBUG``, tests, ``CaptureQueriesContext``) or an
-    execute wrapper is installed (instrumentation), this is Django's cursor, so every
-    statement is counted, captured and wrapped; otherwise the DB-API cursor itself,
-    skipping the wrapper's per-call placeholder rewriting and timing — errors still
-    surface as Django's ``DatabaseError``/``IntegrityError``.
-    """
-
-    __slots__ = ("_cursor", "_db", "_errors")
-
-    def __enter__(self):
-        db = self._db = connections[DEFAULT_DB_ALIAS]
-        if db.queries_logged or db.execute_wrappers:
-            self._errors = None
-            self._cursor = db.cursor()
-            return self._cursor.__enter__()
-        db.ensure_connection()
-        self._errors = db.wrap_database_errors
-        self._cursor = db.connection.cursor()
-        return _NativeCursor(db, self._cursor)
-
-    def __exit__(self, exc_type, exc, tb):
-        if self._errors is None:
-            return self._cursor.__exit__(exc_type, exc, tb)
-        self._cursor.close()
-        # Re-raise a driver error as Django's (IntegrityError, OperationalError, …).
-        return self._errors.__exit__(exc_type, exc, tb)
-
-
-def fetch_all(sql: str, params: tuple) -> list[tuple]:
-    """Run one read statement (through ``statement_cursor``) and return its rows."""
-    with statement_cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-_NATIVE: dict[str, str] = {}
-
-
-def _native(db, sql: str) -> str:
-    """``sql`` in the driver's own placeholder style (SQLite: ``?``)."""
-    if db.vendor != "sqlite":
-        return sql
-    native = _NATIVE.get(sql)
-    if native is None:
-        native = _NATIVE[sql] = sql.replace("%s", "?")
-    return native
-
-
 def read_state(
     *,
     goal_id: str,
@@ -345,10 +241,12 @@ def read_state(
     an empty scope). Only when it returns nothing does a second query tell an
     unregistered Goal/Agent from a scope that never committed.
     """
-    now = now or clock.now()
-    db = connections[DEFAULT_DB_ALIAS]
-    params = (db.ops.adapt_datetimefield_value(now), goal_id, agent_id, settings.LOOPX_RUNTIME_ID)
-    rows = fetch_all(_READ_SQL.get(db.vendor) or _read_sql(), params)
+    rows = journal_store.read_rows(
+        now=now or clock.now(),
+        goal_id=goal_id,
+        agent_id=agent_id,
+        runtime_id=settings.LOOPX_RUNTIME_ID,
+    )
     if not rows:
         resolve_scope(goal_id, agent_id)  # raises for an unknown Goal/Agent
         return state(goal_id, agent_id, None, [], 0)
@@ -399,10 +297,20 @@ def _decode_cursor(scope_key: str, cursor: str) -> int:
         prefix, _, sequence = base64.urlsafe_b64decode(padded.encode()).decode().partition(":")
         value = int(sequence)
     except (binascii.Error, UnicodeError, ValueError):
-        raise invalid("after_cursor", "after_cursor is not a cursor of this history") from None
+        raise _unreadable_from() from None
     if prefix != scope_key[:16] or value < 0:
-        raise invalid("after_cursor", "after_cursor is not a cursor of this history")
+        raise _unreadable_from()
     return value
+
+
+def _unreadable_from() -> PreferenceError:
+    """A cursor this history never issued: LoopX answers ``unavailable`` (no page can be
+    read from it), not a validation error."""
+    return PreferenceError(
+        "cursor_unavailable",
+        "No history page can be read from this `after_cursor`; page again from the start.",
+        field="after_cursor",
+    )
 
 
 _EVENT_FIELDS = (
@@ -421,11 +329,10 @@ _EVENT_FIELDS = (
 
 
 def history_event(row: dict[str, Any]) -> dict[str, Any]:
-    """One journal entry as ``agent_preference_changed_v1``: the row it wrote, plus our
-    ``sequence``, ``kind`` and ``revision``."""
+    """One journal entry (``documents.event`` renders it as ``agent_preference_changed_v1``):
+    the row it wrote, plus our ``sequence``, ``kind`` and ``revision``."""
     state_ = "active" if row["statement"] is not None else "retired"
     return {
-        "schema_version": "agent_preference_changed_v1",
         **stored_item(
             key=row["key"],
             state=state_,
@@ -477,7 +384,11 @@ def history(
         "agent_id": agent_id,
         "events": [history_event(r) for r in rows],
         "has_more": more,
-        "next_cursor": _encode_cursor(scope_ref.scope_key, rows[-1]["sequence"]) if more else None,
+        # LoopX keeps the cursor at the end: a page from it is empty and answers the same
+        # cursor, so a host tailing the journal resumes from where it stopped.
+        "next_cursor": (
+            _encode_cursor(scope_ref.scope_key, rows[-1]["sequence"]) if rows else after_cursor
+        ),
         "state": read_state(goal_id=goal_id, agent_id=agent_id),
     }
 
@@ -516,37 +427,34 @@ def turn_start_projection(goal: Goal, agent: Agent) -> dict[str, Any] | None:
     try:
         view = read_state(goal_id=goal.goal_id, agent_id=agent.agent_id, subject_revisions=True)
     except (DatabaseError, DomainError) as exc:
-        return {
-            "schema_version": "semantic_preference_turn_start_v0",
-            "status": "unavailable",
-            "error_code": unavailable_code(exc),
-        }
+        return documents.turn_start({"status": "unavailable", "error_code": unavailable_code(exc)})
     if view["revision"] is None:
         return None
     revisions = view.get("subject_revisions", {})
-    return {
-        "schema_version": "semantic_preference_turn_start_v0",
-        "status": "current",
-        "revision": view["revision"],
-        "authority": "advisory_only",
-        "observation_count": len(view["items"]),
-        "current": [
-            {
-                "key": i["key"],
-                "statement": i["statement"],
-                "revision": revisions.get(i["key"]),
-            }
-            for i in view["items"]
-            if i["state"] == "active"
-        ],
-        "markers": [
-            {"key": i["key"], "state": i["state"], "revision": revisions.get(i["key"])}
-            for i in view["items"]
-            if i["state"] != "active"
-        ],
-        "instructions": INSTRUCTIONS,
-        "required_reads": required_reads(goal.goal_id, agent.agent_id),
-    }
+    return documents.turn_start(
+        {
+            "status": "current",
+            "revision": view["revision"],
+            "authority": "advisory_only",
+            "observation_count": len(view["items"]),
+            "current": [
+                {
+                    "key": i["key"],
+                    "statement": i["statement"],
+                    "revision": revisions.get(i["key"]),
+                }
+                for i in view["items"]
+                if i["state"] == "active"
+            ],
+            "markers": [
+                {"key": i["key"], "state": i["state"], "revision": revisions.get(i["key"])}
+                for i in view["items"]
+                if i["state"] != "active"
+            ],
+            "instructions": INSTRUCTIONS,
+            "required_reads": required_reads(goal.goal_id, agent.agent_id),
+        }
+    )
 
 
 # -- live and earlier scopes ---------------------------------------------------------------

@@ -47,6 +47,18 @@ class LoopxCommandParser(CommandParser):
         raise CommandArgumentError(message)
 
 
+def option_dests(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """Every option's ``dest`` in ``parser`` and its subcommands' parsers."""
+    dests: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                dests |= option_dests(sub)
+        elif action.option_strings:
+            dests.add(action.dest)
+    return frozenset(dests)
+
+
 def _sniff_format(argv: Sequence[str]) -> str:
     for i, arg in enumerate(argv):
         if arg == "--format" and i + 1 < len(argv) and argv[i + 1] in FORMATS:
@@ -224,6 +236,7 @@ class LoopxCommand(BaseCommand):
     requires_system_checks = []
     #: Area of argument errors raised before a service runs (error schema name).
     error_area = "loopx"
+    _option_dests: frozenset[str] = frozenset()
     #: A service's field name → this command's option (its dest), where they differ, so an
     #: error names the caller's own input (``quota_decision`` → ``quota_decision_json``).
     field_options: dict[str, str] = {}
@@ -249,6 +262,7 @@ class LoopxCommand(BaseCommand):
         try:
             check_argv_text(argv[2:], area=self.error_area)
             parser = self.create_parser(argv[0], argv[1])
+            self._option_dests = option_dests(parser)
             rest, chosen = split_format(argv[2:])
             options = parser.parse_args(rest)
             cmd_options = vars(options)
@@ -308,9 +322,13 @@ class LoopxCommand(BaseCommand):
     def run(self, **options: Any) -> dict[str, Any]:
         raise NotImplementedError
 
-    def flag_of(self, field: str) -> str:
-        """The flag a person types for a service field (``corpus_id`` → ``--corpus-id``)."""
-        return "--" + self.field_options.get(field, field).replace("_", "-")
+    def flag_of(self, field: str) -> str | None:
+        """The flag a person types for a service field (``corpus_id`` → ``--corpus-id``),
+        or ``None`` if this command has no such option."""
+        option = self.field_options.get(field, field)
+        if option not in self._option_dests and field not in self.field_options:
+            return None
+        return "--" + option.replace("_", "-")
 
     # -- output -----------------------------------------------------------------
     def emit(self, payload: dict[str, Any], *, subcommand: str | None = None) -> None:

@@ -186,9 +186,16 @@ _FIELD_REF = re.compile(r"`([a-z][a-z0-9_]*)`")
 
 
 def name_fields(message: str, name_of) -> str:
-    """``message`` with each backticked field reference rewritten by ``name_of`` (the
-    CLI passes ``lambda f: "--" + f.replace("_", "-")``; the API keeps the name)."""
-    return _FIELD_REF.sub(lambda m: name_of(m.group(1)), message)
+    """``message`` with each backticked reference to one of the caller's inputs rewritten
+    by ``name_of`` (the CLI's ``--corpus-id``, the API's ``corpus_id``). ``name_of``
+    returns ``None`` for a name that is not one of this caller's inputs: a backticked
+    value (``extension `alpha` is not installed``) stays as written."""
+
+    def rewrite(match: re.Match) -> str:
+        named = name_of(match.group(1))
+        return match.group(0) if named is None else named
+
+    return _FIELD_REF.sub(rewrite, message)
 
 
 # -- one translator for database failures -------------------------------------------

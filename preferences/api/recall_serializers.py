@@ -16,6 +16,22 @@ class ContextField(serializers.JSONField):
     """``{lower_snake_key: value}``; the service rejects anything else as invalid_context."""
 
 
+def _refs(max_length: int) -> serializers.ListField:
+    """An optional list of provider-owned references (hashed into the receipt)."""
+    return serializers.ListField(
+        child=serializers.CharField(max_length=1024, trim_whitespace=False),
+        required=False,
+        default=list,
+        max_length=max_length,
+    )
+
+
+def _optional_ref() -> serializers.CharField:
+    return serializers.CharField(
+        max_length=2048, required=False, allow_null=True, default=None, trim_whitespace=False
+    )
+
+
 class SemanticPreferenceRecallInput(serializers.Serializer):
     config = serializers.CharField(max_length=128, help_text="Registered config name.")
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
@@ -30,17 +46,10 @@ class SemanticPreferenceDoctorInput(serializers.Serializer):
 
 class SemanticPreferenceApplicationReceiptInput(serializers.Serializer):
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
-    application_id = serializers.CharField(max_length=128, trim_whitespace=False)
+    application_id = serializers.CharField(max_length=200, trim_whitespace=False)
     outcome = serializers.CharField(max_length=32, help_text="applied | ignored | failed")
-    preference_refs = serializers.ListField(
-        child=serializers.CharField(max_length=1024, trim_whitespace=False),
-        required=False,
-        default=list,
-        max_length=20,
-    )
-    artifact_ref = serializers.CharField(
-        max_length=2048, required=False, allow_null=True, default=None, trim_whitespace=False
-    )
+    preference_refs = _refs(20)
+    artifact_ref = _optional_ref()
 
 
 class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
@@ -55,15 +64,8 @@ class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
         min_length=1,
         max_length=32,
     )
-    scope_refs = serializers.ListField(
-        child=serializers.CharField(max_length=1024, trim_whitespace=False),
-        required=False,
-        default=list,
-        max_length=32,
-    )
-    evidence_ref = serializers.CharField(
-        max_length=2048, required=False, allow_null=True, default=None, trim_whitespace=False
-    )
+    scope_refs = _refs(32)
+    evidence_ref = _optional_ref()
 
 
 class SemanticPreferenceItemOutput(serializers.Serializer):
@@ -166,9 +168,7 @@ class SemanticPreferenceDoctorOutput(serializers.Serializer):
 
 
 class SemanticPreferenceApplicationReceiptOutput(serializers.Serializer):
-    ok = serializers.BooleanField()
     schema_version = serializers.CharField(help_text="semantic_preference_application_receipt_v0")
-    status = serializers.CharField(help_text="built")
     surface = serializers.CharField()
     application_id = serializers.CharField()
     outcome = serializers.CharField()
@@ -177,9 +177,7 @@ class SemanticPreferenceApplicationReceiptOutput(serializers.Serializer):
 
 
 class SemanticPreferenceMaintenanceReceiptOutput(serializers.Serializer):
-    ok = serializers.BooleanField()
     schema_version = serializers.CharField(help_text="semantic_preference_maintenance_receipt_v0")
-    status = serializers.CharField(help_text="built")
     trigger = serializers.CharField()
     outcome = serializers.CharField()
     corpus_ids = serializers.ListField(child=serializers.CharField())

@@ -6,7 +6,7 @@ any other config answers 404 exactly like a missing one. The scope handed to the
 provider is the token's Goal/Agent (an operator's run uses the config's owner Goal) —
 never a field of the request body."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -27,7 +27,18 @@ TAG = ["semantic preferences"]
 
 
 class RecallHookApi(APIView):
+    """POST ``input_class`` → ``run(request, validated data)`` → its document."""
+
     error_area = "semantic_preference"
+    input_class = None
+
+    def post(self, request):
+        data = self.input_class(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(self.run(request, dict(data.validated_data)))
+
+    def run(self, request, data: dict):
+        raise NotImplementedError
 
     def config_and_scope(self, request, name):
         """The registered config this caller may run and the verified scope of the run."""
@@ -39,76 +50,68 @@ class RecallHookApi(APIView):
         return row, services.Scope(goal_id=caller.goal_id, agent_id=caller.agent_id)
 
 
+def _operation(operation_id: str, request, responses, summary: str):
+    """Document the view's POST and take its body with ``request``."""
+
+    def decorate(view):
+        view.input_class = request
+        schema = extend_schema(
+            operation_id=operation_id,
+            request=request,
+            responses=responses,
+            tags=TAG,
+            summary=summary,
+        )
+        return extend_schema_view(post=schema)(view)
+
+    return decorate
+
+
+@_operation(
+    "semantic_preferences_recall",
+    SemanticPreferenceRecallInput,
+    SemanticPreferenceRecallOutput,
+    "Recall ranked preferences for a surface (preview unless execute)",
+)
 class SemanticPreferenceRecallApi(RecallHookApi):
     throttle_scope = "recall"  # per token: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
 
-    @extend_schema(
-        operation_id="semantic_preferences_recall",
-        request=SemanticPreferenceRecallInput,
-        responses=SemanticPreferenceRecallOutput,
-        tags=TAG,
-        summary="Recall ranked preferences for a surface (preview unless execute)",
-    )
-    def post(self, request):
-        data = SemanticPreferenceRecallInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        row, scope = self.config_and_scope(request, data.validated_data["config"])
-        return Response(
-            services.recall(
-                row,
-                project=row.project,
-                surface=data.validated_data["surface"],
-                context=data.validated_data["context"],
-                execute=data.validated_data["execute"],
-                scope=scope,
-            )
-        )
+    def run(self, request, data):
+        row, scope = self.config_and_scope(request, data.pop("config"))
+        return services.recall(row, project=row.project, scope=scope, **data)
 
 
+@_operation(
+    "semantic_preferences_doctor",
+    SemanticPreferenceDoctorInput,
+    SemanticPreferenceDoctorOutput,
+    "Check a registered config and its provider (probe only with execute)",
+)
 class SemanticPreferenceDoctorApi(RecallHookApi):
     throttle_scope = "doctor"
 
-    @extend_schema(
-        operation_id="semantic_preferences_doctor",
-        request=SemanticPreferenceDoctorInput,
-        responses=SemanticPreferenceDoctorOutput,
-        tags=TAG,
-        summary="Check a registered config and its provider (probe only with execute)",
-    )
-    def post(self, request):
-        data = SemanticPreferenceDoctorInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        row, scope = self.config_and_scope(request, data.validated_data["config"])
-        return Response(
-            services.doctor(
-                row, project=row.project, execute=data.validated_data["execute"], scope=scope
-            )
-        )
+    def run(self, request, data):
+        row, scope = self.config_and_scope(request, data.pop("config"))
+        return services.doctor(row, project=row.project, scope=scope, **data)
 
 
+@_operation(
+    "semantic_preferences_receipt",
+    SemanticPreferenceApplicationReceiptInput,
+    SemanticPreferenceApplicationReceiptOutput,
+    "Build an application receipt (returned, not written)",
+)
 class SemanticPreferenceReceiptApi(RecallHookApi):
-    @extend_schema(
-        operation_id="semantic_preferences_receipt",
-        request=SemanticPreferenceApplicationReceiptInput,
-        responses=SemanticPreferenceApplicationReceiptOutput,
-        tags=TAG,
-        summary="Build an application receipt (returned, not written)",
-    )
-    def post(self, request):
-        data = SemanticPreferenceApplicationReceiptInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        return Response(services.application_receipt(**data.validated_data))
+    def run(self, request, data):
+        return services.application_receipt(**data)
 
 
+@_operation(
+    "semantic_preferences_maintenance_receipt",
+    SemanticPreferenceMaintenanceReceiptInput,
+    SemanticPreferenceMaintenanceReceiptOutput,
+    "Build a maintenance receipt (returned, not written)",
+)
 class SemanticPreferenceMaintenanceReceiptApi(RecallHookApi):
-    @extend_schema(
-        operation_id="semantic_preferences_maintenance_receipt",
-        request=SemanticPreferenceMaintenanceReceiptInput,
-        responses=SemanticPreferenceMaintenanceReceiptOutput,
-        tags=TAG,
-        summary="Build a maintenance receipt (returned, not written)",
-    )
-    def post(self, request):
-        data = SemanticPreferenceMaintenanceReceiptInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        return Response(services.maintenance_receipt(**data.validated_data))
+    def run(self, request, data):
+        return services.maintenance_receipt(**data)

@@ -25,103 +25,102 @@ WRITE_ERRORS = {409: ConflictOutput}
 
 
 class PreferenceApi(APIView):
+    """A journal operation on the URL's scope: parse the body or the query with
+    ``input_class``, call ``service``, render with ``render`` (201 when applied)."""
+
     error_area = "semantic_preference"
+    input_class = None
+    from_query = False
+    render = staticmethod(documents.read)
+    service = staticmethod(services.read)
+
+    def respond(self, request, goal_id: str, agent_id: str) -> Response:
+        arguments = {}
+        if self.input_class is not None:
+            data = self.input_class(data=request.query_params if self.from_query else request.data)
+            data.is_valid(raise_exception=True)
+            arguments = data.validated_data
+        document = documents.respond(
+            self.render, self.service, goal_id=goal_id, agent_id=agent_id, **arguments
+        )
+        return Response(document, status=201 if document["status"] == "applied" else 200)
+
+
+def _operation(operation_id: str, summary: str, output, *, write: bool = False, **schema):
+    responses = (
+        {200: output, 201: output, **WRITE_ERRORS} if write else {200: output, **READ_ERRORS}
+    )
+    return extend_schema(
+        operation_id=operation_id, responses=responses, tags=TAG, summary=summary, **schema
+    )
 
 
 class PreferenceReadApi(PreferenceApi):
-    @extend_schema(
-        operation_id="preferences_read",
-        responses={200: ReadOutput, **READ_ERRORS},
-        tags=TAG,
-        summary="Read the exact scope's current view (agent_preferences_v1)",
+    @_operation(
+        "preferences_read", "Read the exact scope's current view (agent_preferences_v1)", ReadOutput
     )
     def get(self, request, goal_id: str, agent_id: str):
-        return Response(
-            documents.respond(
-                documents.read, lambda: services.read(goal_id=goal_id, agent_id=agent_id)
-            )
-        )
+        return self.respond(request, goal_id, agent_id)
 
 
 class PreferenceObserveApi(PreferenceApi):
-    @extend_schema(
-        operation_id="preferences_observe",
-        responses={200: ObserveOutput, **READ_ERRORS},
-        tags=TAG,
-        summary="Content-free observation: absent, or observed with a count",
+    render = staticmethod(documents.observe)
+    service = staticmethod(services.observe)
+
+    @_operation(
+        "preferences_observe",
+        "Content-free observation: absent, or observed with a count",
+        ObserveOutput,
     )
     def get(self, request, goal_id: str, agent_id: str):
-        return Response(
-            documents.respond(
-                documents.observe, lambda: services.observe(goal_id=goal_id, agent_id=agent_id)
-            )
-        )
-
-
-def _write_response(document):
-    return Response(document, status=201 if document["status"] == "applied" else 200)
+        return self.respond(request, goal_id, agent_id)
 
 
 class PreferenceRememberApi(PreferenceApi):
     throttle_scope = "write"
+    input_class = RememberInput
+    render = staticmethod(documents.write)
+    service = staticmethod(services.remember)
 
-    @extend_schema(
-        operation_id="preferences_remember",
+    @_operation(
+        "preferences_remember",
+        "Remember or correct a preference (preview unless execute; 201 when applied)",
+        WriteOutput,
+        write=True,
         request=RememberInput,
-        responses={200: WriteOutput, 201: WriteOutput, **WRITE_ERRORS},
-        tags=TAG,
-        summary="Remember or correct a preference (preview unless execute; 201 when applied)",
     )
     def post(self, request, goal_id: str, agent_id: str):
-        data = RememberInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        return _write_response(
-            documents.respond(
-                documents.write,
-                lambda: services.remember(
-                    goal_id=goal_id, agent_id=agent_id, **data.validated_data
-                ),
-            )
-        )
+        return self.respond(request, goal_id, agent_id)
 
 
 class PreferenceRetireApi(PreferenceApi):
     throttle_scope = "write"
+    input_class = RetireInput
+    render = staticmethod(documents.write)
+    service = staticmethod(services.retire)
 
-    @extend_schema(
-        operation_id="preferences_retire",
+    @_operation(
+        "preferences_retire",
+        "Retire a preference, leaving a tombstone (preview unless execute)",
+        WriteOutput,
+        write=True,
         request=RetireInput,
-        responses={200: WriteOutput, 201: WriteOutput, **WRITE_ERRORS},
-        tags=TAG,
-        summary="Retire a preference, leaving a tombstone (preview unless execute)",
     )
     def post(self, request, goal_id: str, agent_id: str):
-        data = RetireInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        return _write_response(
-            documents.respond(
-                documents.write,
-                lambda: services.retire(goal_id=goal_id, agent_id=agent_id, **data.validated_data),
-            )
-        )
+        return self.respond(request, goal_id, agent_id)
 
 
 class PreferenceHistoryApi(PreferenceApi):
-    @extend_schema(
-        operation_id="preferences_history",
+    input_class = HistoryQuery
+    from_query = True
+    render = staticmethod(documents.history)
+    service = staticmethod(services.history)
+
+    @_operation(
+        "preferences_history",
+        "Page through the journal (events of agent_preference_changed_v1)",
+        HistoryOutput,
         parameters=[HistoryQuery],
-        responses={200: HistoryOutput, **READ_ERRORS},
-        tags=TAG,
-        summary="Page through the journal (events of agent_preference_changed_v1)",
     )
     def get(self, request, goal_id: str, agent_id: str):
-        query = HistoryQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        return Response(
-            documents.respond(
-                documents.history,
-                lambda: services.history(
-                    goal_id=goal_id, agent_id=agent_id, **query.validated_data
-                ),
-            )
-        )
+        return self.respond(request, goal_id, agent_id)

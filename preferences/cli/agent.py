@@ -30,99 +30,30 @@ def add_remember_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--execute", action="store_true", help="Commit (default: preview).")
 
 
-def run_read(*, goal_id, agent_id, **_) -> dict[str, Any]:
-    return documents.respond(
-        documents.read, lambda: services.read(goal_id=goal_id, agent_id=agent_id)
-    )
+def _runner(render, service, *options: str):
+    """A handler: the scope and these options → one journal service → its document."""
+
+    def run(*, goal_id, agent_id, **given) -> dict[str, Any]:
+        arguments = {name: given[name] for name in options}
+        return documents.respond(render, service, goal_id=goal_id, agent_id=agent_id, **arguments)
+
+    return run
 
 
-def run_observe(*, goal_id, agent_id, **_) -> dict[str, Any]:
-    return documents.respond(
-        documents.observe, lambda: services.observe(goal_id=goal_id, agent_id=agent_id)
-    )
-
-
-def run_remember(
-    *,
-    goal_id,
-    agent_id,
-    key,
-    statement,
-    source_ref,
-    source_quote,
-    expected_revision,
-    operation_id,
-    expires_at,
-    execute,
-    **_,
-) -> dict[str, Any]:
-    return documents.respond(
-        documents.write,
-        lambda: services.remember(
-            goal_id=goal_id,
-            agent_id=agent_id,
-            key=key,
-            statement=statement,
-            source_ref=source_ref,
-            source_quote=source_quote,
-            expected_revision=expected_revision,
-            operation_id=operation_id,
-            expires_at=expires_at,
-            execute=execute,
-        ),
-    )
-
-
-def run_retire(
-    *,
-    goal_id,
-    agent_id,
-    key,
-    source_ref,
-    source_quote,
-    expected_revision,
-    operation_id,
-    execute,
-    **_,
-) -> dict[str, Any]:
-    return documents.respond(
-        documents.write,
-        lambda: services.retire(
-            goal_id=goal_id,
-            agent_id=agent_id,
-            key=key,
-            source_ref=source_ref,
-            source_quote=source_quote,
-            expected_revision=expected_revision,
-            operation_id=operation_id,
-            execute=execute,
-        ),
-    )
-
-
-def run_history(*, goal_id, agent_id, after_cursor, limit, **_) -> dict[str, Any]:
-    return documents.respond(
-        documents.history,
-        lambda: services.history(
-            goal_id=goal_id, agent_id=agent_id, after_cursor=after_cursor, limit=limit
-        ),
-    )
-
-
-def run_migrate_scope(
-    *, goal_id, agent_id, operation_id, from_state_ref, from_instance_id, execute, **_
-) -> dict[str, Any]:
-    return documents.respond(
-        documents.migration,
-        lambda: services.migrate_scope(
-            goal_id=goal_id,
-            agent_id=agent_id,
-            operation_id=operation_id,
-            from_state_ref=from_state_ref,
-            from_instance_id=from_instance_id,
-            execute=execute,
-        ),
-    )
+_WRITE = ("key", "source_ref", "source_quote", "expected_revision", "operation_id", "execute")
+run_read = _runner(documents.read, services.read)
+run_observe = _runner(documents.observe, services.observe)
+run_remember = _runner(documents.write, services.remember, "statement", "expires_at", *_WRITE)
+run_retire = _runner(documents.write, services.retire, *_WRITE)
+run_history = _runner(documents.history, services.history, "after_cursor", "limit")
+run_migrate_scope = _runner(
+    documents.migration,
+    services.migrate_scope,
+    "operation_id",
+    "from_state_ref",
+    "from_instance_id",
+    "execute",
+)
 
 
 # -- text rendering -----------------------------------------------------------------------

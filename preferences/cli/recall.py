@@ -125,54 +125,35 @@ def run_doctor(*, project, config, execute, **_) -> dict[str, Any]:
     return services.doctor(source, project=project, execute=execute, scope=scope)
 
 
-def run_receipt(
-    *, surface, application_id, outcome, preference_refs, artifact_ref, **_
-) -> dict[str, Any]:
-    return services.application_receipt(
-        surface=surface,
-        application_id=application_id,
-        outcome=outcome,
-        preference_refs=preference_refs,
-        artifact_ref=artifact_ref,
-    )
+def _call(service: str, *options: str, **fixed: Any):
+    """A handler passing these options (``option:argument`` renames one) to the service
+    named ``service`` (looked up on call: the recall half of ``services`` loads lazily)."""
+
+    def run(**given) -> dict[str, Any]:
+        names = [o.partition(":") for o in options]
+        arguments = {(arg or opt): given[opt] for opt, _, arg in names}
+        return getattr(services, service)(**arguments, **fixed)
+
+    return run
 
 
-def run_maintenance_receipt(
-    *, trigger, outcome, corpus_ids, scope_refs, evidence_ref, **_
-) -> dict[str, Any]:
-    return services.maintenance_receipt(
-        trigger=trigger,
-        outcome=outcome,
-        corpus_ids=corpus_ids,
-        scope_refs=scope_refs,
-        evidence_ref=evidence_ref,
-    )
-
-
-def run_install(*, manifest, execute, **_) -> dict[str, Any]:
-    return services.install_extension(manifest_path=manifest, execute=execute)
-
-
-def run_upgrade(*, manifest, execute, **_) -> dict[str, Any]:
-    return services.upgrade_extension(manifest_path=manifest, execute=execute)
-
-
-def run_enable(*, extension_id, execute, **_) -> dict[str, Any]:
-    return services.activate_extension(extension_id=extension_id, execute=execute)
-
-
-def run_disable(*, extension_id, execute, **_) -> dict[str, Any]:
-    return services.deactivate_extension(
-        extension_id=extension_id, operator=access.SHELL, execute=execute
-    )
-
-
-def run_rollback(*, extension_id, execute, **_) -> dict[str, Any]:
-    return services.rollback_extension(extension_id=extension_id, execute=execute)
-
-
-def run_list(**_) -> dict[str, Any]:
-    return services.list_extensions()
+run_receipt = _call(
+    "application_receipt",
+    "surface",
+    "application_id",
+    "outcome",
+    "preference_refs",
+    "artifact_ref",
+)
+run_maintenance_receipt = _call(
+    "maintenance_receipt", "trigger", "outcome", "corpus_ids", "scope_refs", "evidence_ref"
+)
+run_install = _call("install_extension", "manifest:manifest_path", "execute")
+run_upgrade = _call("upgrade_extension", "manifest:manifest_path", "execute")
+run_enable = _call("activate_extension", "extension_id", "execute")
+run_disable = _call("deactivate_extension", "extension_id", "execute", operator=access.SHELL)
+run_rollback = _call("rollback_extension", "extension_id", "execute")
+run_list = _call("list_extensions")
 
 
 EXTENSION_COLUMNS = [

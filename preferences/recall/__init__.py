@@ -3,7 +3,9 @@
 * ``errors``      — the ``semantic_preference`` error codes of the hook.
 * ``config``      — ``semantic_preference_hook_config_v0`` loading and validation, the
                     git-ignore check, ``--context`` parsing.
-* ``extensions``  — provider extension manifests, runtime state, selection.
+* ``manifest``    — provider extension manifests (parsing, validation).
+* ``doctor``      — the extension doctor (read-only probe of a manifest).
+* ``binding``     — which provider a config binds to, and how it runs.
 * the bounded subprocess runner shared by every provider path is ``loopx_site.core.sandbox``.
 * ``protocol``    — request, response and ``corpus_inventory`` validation, guidance.
 * ``receipts``    — stateless application and maintenance receipts.

@@ -32,14 +32,17 @@ MAX_ARG_CHARS = 4096
 SETUP_HINT_KEYS = ("install", "configure")
 MAX_SETUP_HINT_CHARS = 1000
 FAILURE_POLICIES = ("fail_open", "fail_closed")
-MAX_CONTEXT_ENTRIES = 16
+#: LoopX sets no count; ours stays bounded, well above what LoopX hosts send.
+MAX_CONTEXT_ENTRIES = 64
 MAX_CONTEXT_VALUE_CHARS = 500
 MAX_PROJECT_CHARS = 1024
 
-SURFACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9][A-Za-z0-9_-]*)+$")
+#: LoopX's module-qualified surface: lower-case segments, each starting with a letter.
+SURFACE_RE = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$")
 MAX_SURFACE_CHARS = 128
 PROVIDER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-CONTEXT_KEY_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+#: LoopX's context key (``pr-number`` and ``pr__x`` included).
+CONTEXT_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 MAX_CONTEXT_KEY_CHARS = 64
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -118,8 +121,9 @@ def require_surface_id(value: Any, field_name: str, *, code: str = "invalid_argu
         raise invalid(
             code,
             field_name,
-            "A surface is a module-qualified id such as module.surface "
-            f"(letters, digits, _ and -, dot-separated, at most {MAX_SURFACE_CHARS} chars).",
+            "A surface is a module-qualified id such as module.surface (lower-case "
+            "segments starting with a letter, then letters, digits, _ and -; at most "
+            f"{MAX_SURFACE_CHARS} chars).",
         )
     return value
 
@@ -460,8 +464,7 @@ def parse_context_entries(entries: list[str] | None) -> dict[str, str]:
                 "context must use lower-snake key=value syntax (lower_snake=value).",
             )
         key, value = entry.split("=", 1)
-        if key in mapping:
-            raise invalid("invalid_context", "context", "A context key may appear only once.")
+        mapping.pop(key, None)  # a repeated key: the last value wins, as in LoopX
         mapping[key] = value
     return validate_context(mapping)
 
@@ -485,17 +488,17 @@ def validate_context(mapping: Any) -> dict[str, str]:
             raise invalid(
                 "invalid_context",
                 "context",
-                "context must use lower-snake key=value syntax (keys: a-z, 0-9, _).",
+                "context must use lower-snake key=value syntax (keys: a-z, then a-z, 0-9, _, -).",
             )
         if (
             not isinstance(value, str)
-            or not 1 <= len(value) <= MAX_CONTEXT_VALUE_CHARS
+            or len(value) > MAX_CONTEXT_VALUE_CHARS
             or _CONTROL_RE.search(value)
         ):
             raise invalid(
                 "invalid_context",
                 "context",
-                f"Each context value must be 1-{MAX_CONTEXT_VALUE_CHARS} characters "
+                f"Each context value must be at most {MAX_CONTEXT_VALUE_CHARS} characters "
                 "without control characters.",
             )
         out[key] = value

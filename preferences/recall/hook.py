@@ -18,8 +18,15 @@ from typing import Any
 from django.db.models import Q
 
 from loopx_site.core import sandbox as runner
+from preferences.documents import recall as documents
 from preferences.models import SemanticPreferenceConfig
 from preferences.recall import protocol
+from preferences.recall.binding import (
+    BINDING_UNAVAILABLE,
+    Binding,
+    BindingUnavailable,
+    resolve_binding,
+)
 from preferences.recall.config import (
     HookConfig,
     load_config_file,
@@ -29,11 +36,7 @@ from preferences.recall.config import (
     validate_context,
 )
 from preferences.recall.errors import SemanticPreferenceError, invalid
-from preferences.recall.extensions import Binding, BindingUnavailable, resolve_binding
 
-RECALL_SCHEMA = "semantic_preference_recall_v0"
-DOCTOR_SCHEMA = "semantic_preference_provider_doctor_v0"
-BINDING_UNAVAILABLE = "extension_binding_unavailable"
 #: LoopX's doctor flags: the doctor never sets anything up or writes anywhere.
 DOCTOR_FLAGS = {
     "automatic_setup_performed": False,
@@ -122,6 +125,22 @@ def _bind(hook: HookConfig) -> tuple[Binding | None, str | None]:
         return None, BINDING_UNAVAILABLE
 
 
+def _doctor_binding(hook: HookConfig) -> tuple[Binding | None, str | None]:
+    """The doctor's view of the binding, as LoopX reports it: a config naming an
+    extension that is not installed is an error; one naming a disabled extension is
+    ``disabled`` (``failure`` ``"disabled"``)."""
+    try:
+        return resolve_binding(hook.provider), None
+    except BindingUnavailable as unavailable:
+        if unavailable.reason == "not_installed":
+            raise SemanticPreferenceError(
+                "extension_not_found",
+                f"extension `{hook.provider.extension_id}` is not installed",
+                field="provider.extension_id",
+            ) from None
+        return None, "disabled" if unavailable.reason == "disabled" else BINDING_UNAVAILABLE
+
+
 def _env(binding: Binding, project: str, scope: Scope | None) -> dict[str, str]:
     extra = dict(binding.env)
     if binding.builtin:
@@ -149,8 +168,6 @@ def recall(
     context = validate_context(context)
     hook = load_config(config)
     result: dict[str, Any] = {
-        "ok": True,
-        "schema_version": RECALL_SCHEMA,
         "status": "disabled",
         "surface": surface,
         "items": [],
@@ -161,7 +178,7 @@ def recall(
         "provider": None,
     }
     if not hook.enabled:
-        return result
+        return documents.recall(result)
     surface_config = hook.surface(surface)
     result["failure_policy"] = surface_config.failure_policy
     result["limit"] = surface_config.limit
@@ -172,10 +189,10 @@ def recall(
     if binding is not None:
         result["provider"] = binding.public()
     if failure is not None:
-        return _degrade(result, failure)
+        return documents.recall(_degrade(result, failure))
     if not execute:
         result.update(status="preview_ready", request=request)
-        return result
+        return documents.recall(result)
     run = runner.run(
         list(binding.argv),
         request=protocol.encode_request(request),
@@ -183,11 +200,11 @@ def recall(
         env=_env(binding, project, scope),
     )
     if run.failure_kind is not None:
-        return _degrade(result, run.failure_kind)
+        return documents.recall(_degrade(result, run.failure_kind))
     try:
         parsed = protocol.parse_response(run.stdout, limit=surface_config.limit)
     except protocol.ProtocolFailure as failure_:
-        return _degrade(result, failure_.kind)
+        return documents.recall(_degrade(result, failure_.kind))
     result.update(
         status="completed",
         items=parsed.items,
@@ -195,7 +212,7 @@ def recall(
         corpus_inventory=parsed.inventory,
         maintenance_guidance=protocol.maintenance_guidance(parsed.inventory),
     )
-    return result
+    return documents.recall(result)
 
 
 def _degrade(result: dict[str, Any], failure_kind: str) -> dict[str, Any]:
@@ -231,8 +248,6 @@ def doctor(
     project = require_project(project)
     hook = load_config(config)
     result: dict[str, Any] = {
-        "ok": True,
-        "schema_version": DOCTOR_SCHEMA,
         "status": "disabled",
         "provider_id": None,
         "available": False,
@@ -245,28 +260,32 @@ def doctor(
         "provider": None,
     }
     if not hook.enabled:
-        return result
+        return documents.doctor(result)
     result["provider_id"] = hook.provider.id or "configured_provider"
     result["setup_hints"] = dict(hook.provider.setup_hints)
-    binding, failure = _bind(hook)
+    binding, failure = _doctor_binding(hook)
+    if failure == "disabled":
+        result.update(status="disabled", failure_kind=None)
+        result["probe_configured"] = True
+        return documents.doctor(result)
     if failure is not None:
         result.update(status="provider_unavailable", failure_kind=failure)
         result["probe_configured"] = not hook.provider.is_legacy
-        return result
+        return documents.doctor(result)
     result["provider"] = binding.public()
     result["setup_hints"] = dict(binding.setup_hints)
     probe = binding.doctor_argv
     result["probe_configured"] = probe is not None
     if not _program_available(binding.argv[0]):
         result.update(status="provider_missing", failure_kind=None)
-        return result
+        return documents.doctor(result)
     result["available"] = True
     if probe is None:
         result["status"] = "ready"
-        return result
+        return documents.doctor(result)
     if not execute:
         result["status"] = "probe_required"
-        return result
+        return documents.doctor(result)
     run = runner.run(
         list(probe),
         request=b"",
@@ -279,6 +298,6 @@ def doctor(
             available=False,
             failure_kind=PROBE_FAILURE.get(run.failure_kind, "probe_execution_failed"),
         )
-        return result
+        return documents.doctor(result)
     result.update(status="ready", verified=True)
-    return result
+    return documents.doctor(result)

@@ -30,6 +30,7 @@ from django.utils.module_loading import import_string
 
 from loopx_site.core import access, clock, fulltext
 from loopx_site.core.validation import IDENTIFIER_RE
+from preferences.documents import recall as documents
 from preferences.models import ProviderNote
 from preferences.recall import protocol
 from preferences.recall.config import (
@@ -216,12 +217,7 @@ def reindex_project(*, project: str, execute: bool = False) -> dict[str, Any]:
                 _sync_note_index(note)
             for ref in stale:
                 fulltext.remove(ns, ref)
-    return {
-        "schema_version": "semantic_preference_local_reindex_v0",
-        "status": "reindexed" if execute else "preview",
-        "indexed": len(notes),
-        "removed": len(stale),
-    }
+    return documents.reindex(execute=execute, indexed=len(notes), removed=len(stale))
 
 
 def _sync_note_index(row: ProviderNote) -> None:
@@ -234,17 +230,18 @@ def _sync_note_index(row: ProviderNote) -> None:
 
 
 def _note_result(status: str, row: ProviderNote) -> dict[str, Any]:
-    return {
-        "schema_version": "semantic_preference_provider_note_v0",
-        "status": status,
-        "project": row.project,
-        "note_id": row.note_id,
-        "preference_ref": note_ref(row.note_id),
-        "active": row.active,
-        "surfaces": row.surfaces,
-        "context_keys": sorted(row.context),
-        "updated_at": clock.iso(row.updated_at),
-    }
+    return documents.provider_note(
+        status,
+        {
+            "project": row.project,
+            "note_id": row.note_id,
+            "preference_ref": note_ref(row.note_id),
+            "active": row.active,
+            "surfaces": row.surfaces,
+            "context_keys": sorted(row.context),
+            "updated_at": clock.iso(row.updated_at),
+        },
+    )
 
 
 # -- reward-memory soft preferences (optional) ------------------------------------------
@@ -419,12 +416,7 @@ def recall_response(
                 items.append(item)
             if len(items) >= limit:
                 break
-    response: dict[str, Any] = {
-        "schema_version": protocol.RESPONSE_SCHEMA,
-        "items": items,
-        "corpus_inventory": inventory(project, with_soft=soft is not None),
-    }
-    return response
+    return protocol.response_document(items, inventory(project, with_soft=soft is not None))
 
 
 def inventory(project: str, *, with_soft: bool) -> list[dict[str, Any]]:
@@ -472,12 +464,11 @@ def doctor_report(*, project: str | None = None) -> dict[str, Any]:
             _read_soft_source(source, project or "doctor")
         except SoftSourceFailed:
             source_state = "failing"
-    report: dict[str, Any] = {
-        "schema_version": "semantic_preference_provider_doctor_v0",
-        "extension_id": EXTENSION_ID,
-        "healthy": source_state != "failing",
-        "soft_preference_source": source_state,
-    }
+    report = protocol.provider_doctor_document(
+        extension_id=EXTENSION_ID,
+        healthy=source_state != "failing",
+        soft_preference_source=source_state,
+    )
     if project is not None:
         project = require_project(project)
         active = ProviderNote.objects.filter(project=project, active=True).count()

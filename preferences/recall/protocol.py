@@ -18,6 +18,7 @@ PROTOCOL = "semantic_preference_provider_v0"
 REQUEST_SCHEMA = "semantic_preference_provider_request_v0"
 RESPONSE_SCHEMA = "semantic_preference_provider_response_v0"
 GUIDANCE_SCHEMA = "semantic_preference_maintenance_guidance_v0"
+PROVIDER_DOCTOR_SCHEMA = "semantic_preference_provider_doctor_v0"
 
 INVALID_JSON = "invalid_json"
 INVALID_RESPONSE = "invalid_response"
@@ -51,9 +52,6 @@ GUIDANCE_COMPLETION = "provider_write_then_wait_l2_read_and_scoped_recall"
 #: Corpus ids: LoopX's lower-snake tokens (receipts also accept our dotted form).
 INVENTORY_CORPUS_ID_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 CORPUS_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-TOKEN_RE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
-MAX_TOKEN_CHARS = 64
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class ProtocolFailure(Exception):
@@ -85,6 +83,25 @@ def request_document(
     }
 
 
+def response_document(
+    items: list[dict[str, Any]], inventory: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A provider's ``semantic_preference_provider_response_v0`` (what it prints)."""
+    response: dict[str, Any] = {"schema_version": RESPONSE_SCHEMA, "items": items}
+    if inventory is not None:
+        response["corpus_inventory"] = inventory
+    return response
+
+
+def provider_doctor_document(
+    *, schema: str = PROVIDER_DOCTOR_SCHEMA, **fields: Any
+) -> dict[str, Any]:
+    """A provider's own doctor report (what its doctor command prints): the built-in
+    provider's ``semantic_preference_provider_doctor_v0`` (``extension_id``, ``healthy``,
+    its detail) or a shipped extension's own report schema."""
+    return {"schema_version": schema, **fields}
+
+
 def encode_request(request: dict[str, Any]) -> bytes:
     return canonical_bytes(request) + b"\n"
 
@@ -96,8 +113,13 @@ class ParsedResponse:
     inventory: list[dict[str, Any]]
 
 
-def _is_text(value: Any, max_chars: int) -> bool:
-    return isinstance(value, str) and 1 <= len(value) <= max_chars and not _CONTROL_RE.search(value)
+#: LoopX's public-safe reference (``public_safe_text.PUBLIC_SAFE_REFERENCE_PATTERN``): what
+#: an inventory's ``scope_ref``, ``write_actor_ref`` and ``source_of_truth`` may be.
+REFERENCE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}")
+
+
+def _is_reference(value: Any) -> bool:
+    return isinstance(value, str) and REFERENCE_RE.fullmatch(value) is not None
 
 
 def parse_response(stdout: bytes, *, limit: int) -> ParsedResponse:
@@ -164,14 +186,12 @@ def validate_inventory(raw: Any) -> list[dict[str, Any]]:
         closure = entry.get("closure_policy") or "none"
         triggers = entry.get("writeback_triggers") or []
         if (
-            not _is_text(scope_ref, MAX_REF_CHARS)
-            or (actor not in (None, "") and not _is_text(actor, MAX_REF_CHARS))
+            not _is_reference(scope_ref)
+            or (actor not in (None, "") and not _is_reference(actor))
             or entry.get("read_role") not in READ_ROLES
             or entry.get("write_mode") not in WRITE_MODES
             or closure not in CLOSURE_POLICIES
-            or not isinstance(source, str)
-            or len(source) > MAX_TOKEN_CHARS
-            or not TOKEN_RE.fullmatch(source)
+            or not _is_reference(source)
             or not isinstance(triggers, list)
             or any(t not in WRITEBACK_TRIGGERS for t in triggers)
         ):

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from loopx_site.core.errors import DomainError
 from loopx_site.core.validation import require_credential_free_url
+from preferences.documents import recall as documents
 from preferences.recall.config import require_surface_id
 from preferences.recall.errors import AREA, invalid
 from preferences.recall.protocol import (
@@ -26,14 +27,13 @@ from preferences.recall.protocol import (
     ref_digest,
 )
 
-APPLICATION_SCHEMA = "semantic_preference_application_receipt_v0"
-MAINTENANCE_SCHEMA = "semantic_preference_maintenance_receipt_v0"
 APPLICATION_OUTCOMES = ("applied", "ignored", "failed")
 MAX_PREFERENCE_REFS = 20
 MAX_SCOPE_REFS = 32
 MAX_CORPUS_IDS = 32
 MAX_URL_CHARS = 2048
-APPLICATION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+#: LoopX's public-safe reference (``owner/repo#123``; at most 200 characters).
+APPLICATION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}")
 EVIDENCE_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
 _PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".localdomain")
 _HOST_LABEL_RE = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
@@ -158,16 +158,13 @@ def application_receipt(
     )
     if artifact_ref is not None:
         public_https_url(artifact_ref, "artifact_ref")
-    return {
-        "ok": True,
-        "schema_version": APPLICATION_SCHEMA,
-        "status": "built",
-        "surface": surface,
-        "application_id": application_id,
-        "outcome": outcome,
-        "artifact_ref": artifact_ref,
-        "preference_ref_digests": sorted(digests),
-    }
+    return documents.application_receipt(
+        surface=surface,
+        application_id=application_id,
+        outcome=outcome,
+        artifact_ref=artifact_ref,
+        preference_ref_digests=sorted(digests),
+    )
 
 
 def maintenance_receipt(
@@ -208,13 +205,10 @@ def maintenance_receipt(
         isinstance(evidence_ref, str) and EVIDENCE_TOKEN_RE.fullmatch(evidence_ref)
     ):
         public_https_url(evidence_ref, "evidence_ref")
-    return {
-        "ok": True,
-        "schema_version": MAINTENANCE_SCHEMA,
-        "status": "built",
-        "trigger": trigger,
-        "outcome": outcome,
-        "corpus_ids": sorted(set(corpus_ids)),
-        "evidence_ref": evidence_ref,
-        "scope_ref_digests": sorted(scope_digests),
-    }
+    return documents.maintenance_receipt(
+        trigger=trigger,
+        outcome=outcome,
+        corpus_ids=sorted(set(corpus_ids)),
+        evidence_ref=evidence_ref,
+        scope_ref_digests=sorted(scope_digests),
+    )

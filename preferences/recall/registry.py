@@ -19,6 +19,7 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.models import Goal
 from loopx_site.core.validation import IDENTIFIER_RE
+from preferences.documents import recall as documents
 from preferences.models import ProviderExtension, SemanticPreferenceConfig
 from preferences.recall.config import require_project, validate_config
 from preferences.recall.errors import SemanticPreferenceError, invalid
@@ -93,12 +94,7 @@ def register_config(
         )
         now = clock.now()
         row = SemanticPreferenceConfig(name=name, created_at=now, updated_at=now, **values)
-        return {
-            "schema_version": "semantic_preference_config_registration_v0",
-            "status": "preview",
-            "action": action,
-            "config": config_payload(row),
-        }
+        return documents.registration(status="preview", action=action, config=config_payload(row))
     for _attempt in range(2):
         try:
             with transaction.atomic():
@@ -112,18 +108,13 @@ def register_config(
                     status = "created"
                 elif row.config_digest == digest and row.description == description:
                     status = "unchanged"
-                else:
-                    for key, value in values.items():
-                        setattr(row, key, value)
-                    row.updated_at = now
-                    row.save()
+                else:  # the row is locked: one UPDATE, then the stored values
+                    SemanticPreferenceConfig.objects.filter(pk=row.pk).update(
+                        updated_at=now, **values
+                    )
+                    row.refresh_from_db()
                     status = "updated"
-            return {
-                "schema_version": "semantic_preference_config_registration_v0",
-                "status": status,
-                "action": status,
-                "config": config_payload(row),
-            }
+            return documents.registration(status=status, action=status, config=config_payload(row))
         except IntegrityError:
             continue
     raise SemanticPreferenceError("operation_conflict", "Concurrent registrations did not settle.")
@@ -150,12 +141,9 @@ def share_config(*, name: str, goal_ids: list[str], execute: bool = False) -> di
     payload = config_payload(row)
     if not execute:
         payload["shared_with"] = [g.goal_id for g in goals]
-    return {
-        "schema_version": "semantic_preference_config_registration_v0",
-        "status": "shared" if execute else "preview",
-        "action": "share",
-        "config": payload,
-    }
+    return documents.registration(
+        status="shared" if execute else "preview", action="share", config=payload
+    )
 
 
 def unregister_config(*, name: str) -> None:

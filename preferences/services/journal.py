@@ -30,14 +30,14 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from loopx_site.core import access, clock
 from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.models import Goal
 from loopx_site.core.validation import require_text
-from preferences import selectors
+from preferences import journal_store, selectors
 from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 from preferences.selectors import ScopeRef
@@ -91,15 +91,30 @@ def _operation_id(value: Any, *, max_length: int = 128) -> str:
     )
 
 
+#: LoopX's timestamp form: whole seconds or milliseconds, UTC ``Z`` (no microseconds).
+EXPIRES_AT_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z")
+
+
 def _expires_at(value: Any) -> dt.datetime | None:
     if value is None:
         return None
     try:
+        if not isinstance(value, str) or not EXPIRES_AT_RE.fullmatch(value):
+            raise ValueError(value)
         return clock.parse_iso_z(value)
     except ValueError:
         raise invalid(
-            "expires_at", "expires_at must be a UTC timestamp like 2026-12-01T00:00:00Z"
+            "expires_at",
+            "expires_at must be a UTC timestamp like 2026-12-01T00:00:00Z (at most "
+            "millisecond precision)",
         ) from None
+
+
+def _expires_text(value: dt.datetime | None) -> str | None:
+    """An expiry as LoopX stores it (``toISOString``: always milliseconds, ``Z``)."""
+    if value is None:
+        return None
+    return value.astimezone(dt.UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 # -- planning ------------------------------------------------------------------------------
@@ -164,59 +179,18 @@ class _Snapshot:
     high_water: int | None = None
 
 
-_SNAPSHOT_SQL: dict[tuple[str, bool], str] = {}
-
-
-def _snapshot_sql(lock: bool) -> str:
-    vendor = connection.vendor
-    sql = _SNAPSHOT_SQL.get((vendor, lock))
-    if sql is not None:
-        return sql
-    t = selectors
-    postgres = vendor == "postgresql"
-    # PostgreSQL: a row lock that waited returns the locked row's newest version but the
-    # joined rows and subqueries of the statement's snapshot; the journal's newest
-    # revision as seen by that snapshot tells the two apart (on SQLite the write lock is
-    # taken at BEGIN).
-    newest = (
-        f"(SELECT MAX(j.resulting_revision) FROM {t._OPERATION} j WHERE j.scope_id = s.id)"  # noqa: S608 - table names are constants
-        if postgres
-        else "s.revision"
-    )
-    # Every current subject's stored item as one JSON array body (order is irrelevant:
-    # the view is sorted by key), so the row count stays one and one parse decodes all.
-    concat = "string_agg(x.item, ',')" if postgres else "group_concat(x.item, ',')"
-    # PostgreSQL: besides the scope row, a KEY SHARE lock on the Goal row — writers never
-    # block one another on it, but ``goal register`` (FOR UPDATE) waits for them and they
-    # for it, so no write commits into a scope the Goal has just moved away from, and the
-    # high-water mark below is never read while another scope of the Agent is advancing.
-    sql = _SNAPSHOT_SQL[(vendor, lock)] = (
-        "SELECT s.id, s.revision, s.used_bytes, s.migrated_from_id, g.state_ref, "  # noqa: S608 - table names are constants
-        f"g.instance_id, op.intent_hash, op.receipt, sub.item, sub.size, {newest}, "
-        f"(SELECT {concat} FROM {t._SUBJECT} x WHERE x.scope_id = s.id), "
-        f"(SELECT MAX(o.revision) FROM {t._SCOPE} o "
-        "WHERE o.agent_id = s.agent_id AND o.runtime_id = s.runtime_id) "
-        f"FROM {t._SCOPE} s "
-        f"JOIN {t._GOAL} g ON g.id = s.goal_id "
-        f"JOIN {t._AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
-        f"LEFT JOIN {t._OPERATION} op ON op.scope_id = s.id AND op.operation_id = %s "
-        f'LEFT JOIN {t._SUBJECT} sub ON sub.scope_id = s.id AND sub."key" = %s '
-        "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
-        "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id"
-        + (" FOR UPDATE OF s FOR KEY SHARE OF g" if lock and postgres else "")
-    )
-    return sql
-
-
 def _snapshot(plan: _Plan, *, lock: bool = False, cursor=None) -> _Snapshot | None:
     """Resolve the scope (and, for a commit, lock it) in one statement: one row with the
     operation id's earlier entry, the plan key's subject and every current item."""
-    params = (plan.operation_id, plan.key, plan.goal_id, plan.agent_id, settings.LOOPX_RUNTIME_ID)
-    if cursor is None:
-        rows = selectors.fetch_all(_snapshot_sql(lock), params)
-    else:
-        cursor.execute(_snapshot_sql(lock), params)
-        rows = cursor.fetchall()
+    rows = journal_store.snapshot_rows(
+        operation_id=plan.operation_id,
+        key=plan.key,
+        goal_id=plan.goal_id,
+        agent_id=plan.agent_id,
+        runtime_id=settings.LOOPX_RUNTIME_ID,
+        lock=lock,
+        cursor=cursor,
+    )
     if not rows:
         return None
     row = rows[0]
@@ -341,7 +315,7 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
         key=plan.key,
         state="retired" if plan.action == "retire" else "active",
         statement=plan.statement,
-        expires_at=clock.iso(plan.expires_at),
+        expires_at=_expires_text(plan.expires_at),
         source_ref=plan.source_ref,
         source_quote=plan.source_quote,
         recorded_at=clock.iso(now),
@@ -351,7 +325,7 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
     text, size = selectors.encode_item(item)
     count = len(snap.items) + (0 if previous is not None else 1)
     used = snap.used_bytes - (snap.previous[1] if snap.previous is not None else 0) + size
-    if count > selectors.MAX_SUBJECTS or used > selectors.MAX_BYTES:
+    if count > selectors.MAX_SUBJECTS or selectors.list_bytes(count, used) > selectors.MAX_BYTES:
         raise PreferenceError(
             "capacity_exceeded",
             "The current view would exceed its capacity; nothing was evicted.",
@@ -426,7 +400,7 @@ def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
         }
 
     try:
-        with transaction.atomic(), selectors.statement_cursor() as cursor:
+        with transaction.atomic(), journal_store.statement_cursor() as cursor:
             snap = _snapshot(plan, lock=True, cursor=cursor)
             if snap is None:
                 snap = _create_scope(selectors.resolve_scope(plan.goal_id, plan.agent_id), now)
@@ -487,79 +461,31 @@ def high_water(scope_ref: ScopeRef) -> int | None:
     )
 
 
-_RECEIPT_FIELD = PreferenceOperation._meta.get_field("receipt")
-
-
-def _insert_operation_sql() -> str:
-    return (
-        f"INSERT INTO {selectors._OPERATION} (scope_id, sequence, operation_id, kind, "  # noqa: S608 - table names are constants
-        '"key", statement, source_ref, source_quote, expected_revision, resulting_revision, '
-        "predecessor_operation_id, expires_at, intent_hash, receipt, created_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
-    )
-
-
 def _commit(cursor, plan: _Plan, snap: _Snapshot, ev: _Evaluation, receipt: dict, now) -> None:
-    """Persist one evaluated operation (three statements); caller holds the scope lock."""
-    ops = connection.ops
-    at = ops.adapt_datetimefield_value(now)
-    expires = None if plan.expires_at is None else ops.adapt_datetimefield_value(plan.expires_at)
-    cursor.execute(
-        _insert_operation_sql(),
-        (
-            snap.scope_id,
-            ev.revision,
-            plan.operation_id,
-            plan.action,
-            plan.key,
-            plan.statement,
-            plan.source_ref,
-            plan.source_quote,
-            plan.expected_revision,
-            ev.revision,
-            ev.item["supersedes_operation_id"],
-            expires,
-            receipt["intent_hash"],
-            _RECEIPT_FIELD.get_db_prep_save(receipt, connection),
-            at,
-        ),
+    """Persist one evaluated operation; the caller holds the scope lock."""
+    journal_store.commit(
+        cursor,
+        scope_id=snap.scope_id,
+        expected_scope_revision=snap.revision,
+        revision=ev.revision,
+        action=plan.action,
+        key=plan.key,
+        statement=plan.statement,
+        source_ref=plan.source_ref,
+        source_quote=plan.source_quote,
+        expected_revision=plan.expected_revision,
+        predecessor_operation_id=ev.item["supersedes_operation_id"],
+        operation_id=plan.operation_id,
+        expires_at=plan.expires_at,
+        state=ev.item["state"],
+        item_text=ev.text,
+        item_size=ev.size,
+        existing=ev.existing,
+        subject_count=ev.subject_count,
+        used_bytes=ev.used_bytes,
+        receipt=receipt,
+        now=now,
     )
-    op_pk = cursor.fetchone()[0]
-    subject = (
-        ev.item["state"],
-        plan.statement,
-        plan.source_ref,
-        expires,
-        ev.revision,
-        op_pk,
-        at,
-        ev.text,
-        ev.size,
-    )
-    if ev.existing:
-        cursor.execute(
-            f"UPDATE {selectors._SUBJECT} SET state = %s, statement = %s, "  # noqa: S608 - table names are constants
-            "source_ref = %s, expires_at = %s, revision = %s, operation_id = %s, "
-            'updated_at = %s, item = %s, size = %s WHERE scope_id = %s AND "key" = %s',
-            (*subject, snap.scope_id, plan.key),
-        )
-    else:
-        cursor.execute(
-            f"INSERT INTO {selectors._SUBJECT} (state, statement, source_ref, expires_at, "  # noqa: S608 - table names are constants
-            'revision, operation_id, updated_at, item, size, scope_id, "key") '
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (*subject, snap.scope_id, plan.key),
-        )
-    guard = "revision IS NULL" if snap.revision is None else "revision = %s"
-    cursor.execute(
-        f"UPDATE {selectors._SCOPE} SET revision = %s, "  # noqa: S608 - table names are constants
-        "journal_started_at = COALESCE(journal_started_at, %s), subject_count = %s, "
-        f"used_bytes = %s WHERE id = %s AND {guard}",
-        (ev.revision, at, ev.subject_count, ev.used_bytes, snap.scope_id)
-        + (() if snap.revision is None else (snap.revision,)),
-    )
-    if cursor.rowcount != 1:  # impossible while the lock is held; the backstop says so
-        raise IntegrityError("scope revision moved under the lock")
 
 
 def _after_lost_race(plan: _Plan, exc: IntegrityError) -> dict[str, Any]:
@@ -581,7 +507,14 @@ def _after_lost_race(plan: _Plan, exc: IntegrityError) -> dict[str, Any]:
 
 # -- public services ---------------------------------------------------------------------
 def _text(value: Any, field: str, max_length: int) -> str:
-    return require_text(value, field, max_length=max_length, area=AREA)
+    """LoopX's journal text: not blank, and at most ``max_length`` UTF-16 code units
+    (JavaScript's ``length``: a character outside the BMP, e.g. an emoji, counts two)."""
+    text = require_text(value, field, max_length=max_length, area=AREA)
+    if not text.strip():
+        raise invalid(field, f"{field} must not be blank")
+    if not text.isascii() and len(text.encode("utf-16-le")) // 2 > max_length:
+        raise invalid(field, f"{field} must be 1-{max_length} characters (UTF-16 code units)")
+    return text
 
 
 #: The model permission an operator account needs to write an Agent's preferences in the

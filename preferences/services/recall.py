@@ -13,15 +13,6 @@ the hook's public service surface, star-imported by ``preferences.services``::
         outcome="applied", preference_refs=[i["preference_ref"] for i in result["items"]])
 """
 
-from loopx_site.core import access
-from preferences.recall.errors import SemanticPreferenceError
-from preferences.recall.extensions import (
-    install_manifest,
-    list_extensions,
-    read_manifest_file,
-    rollback,
-    set_active,
-)
 from preferences.recall.hook import (
     Scope,
     config_for_cli,
@@ -38,6 +29,15 @@ from preferences.recall.local_provider import (
 )
 from preferences.recall.receipts import application_receipt, maintenance_receipt
 from preferences.recall.registry import register_config, share_config, unregister_config
+from preferences.services.extensions import (
+    activate_extension,
+    deactivate_extension,
+    install_extension,
+    install_manifest,
+    list_extensions,
+    rollback_extension,
+    upgrade_extension,
+)
 
 __all__ = [
     "Scope",
@@ -63,34 +63,3 @@ __all__ = [
     "unregister_config",
     "upgrade_extension",
 ]
-
-
-def install_extension(*, manifest_path, execute: bool = False) -> dict:
-    """``extension install --manifest FILE [--execute]``: validate, then install enabled."""
-    return install_manifest(read_manifest_file(manifest_path), execute=execute)
-
-
-def upgrade_extension(*, manifest_path, execute: bool = False) -> dict:
-    """``extension upgrade --manifest FILE [--execute]``: a new revision of an installed id."""
-    return install_manifest(read_manifest_file(manifest_path), execute=execute, operation="upgrade")
-
-
-def activate_extension(*, extension_id: str, execute: bool = False) -> dict:
-    """``extension enable|activate ID [--execute]``."""
-    return set_active(extension_id, active=True, execute=execute)
-
-
-def deactivate_extension(
-    *, extension_id: str, operator: access.Operator, execute: bool = False
-) -> dict:
-    """``extension disable|deactivate ID [--execute]`` (the operator's shell) or the admin
-    action (an account holding ``preferences.change_providerextension``)."""
-    access.require_operator_permission(
-        operator, "preferences.change_providerextension", error=SemanticPreferenceError
-    )
-    return set_active(extension_id, active=False, execute=execute)
-
-
-def rollback_extension(*, extension_id: str, execute: bool = False) -> dict:
-    """``extension rollback ID [--execute]``."""
-    return rollback(extension_id, execute=execute)

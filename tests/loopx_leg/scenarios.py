@@ -25,7 +25,16 @@ from tests.loopx_leg.runner import GOAL_ID, PROVIDERS
 # Every error envelope (spec README "Errors", loopx_wire.md "Every document"): LoopX's
 # conflict documents carry neither schema_version nor error; ours always do.
 ERROR_EXTRAS = ["schema_version", "error", "code", "field", "details"]
-AGENT_EXTRAS = ["schema_version", "goal_id", "agent_id", "usage"]  # README: Documents
+# docs/loopx-hosts.md "Documents": our detail beside LoopX's fields.
+AGENT_EXTRAS = [
+    "schema_version",
+    "goal_id",
+    "agent_id",
+    "usage",
+    "events*.sequence",
+    "events*.kind",
+    "events*.revision",
+]
 # README "For LoopX hosts", Reward Memory documents: "with our detail beside it".
 ARCHITECTURE_EXTRAS = [  # docs/loopx-hosts.md: Reward Memory documents
     "classes",
@@ -65,6 +74,24 @@ REVIEW_EXTRAS = [
 # docs/loopx-hosts.md, experiment-status: the effective flags as one object, and (when
 # available) the surface count and recall profile ids.
 EXPERIMENT_STATUS_EXTRAS = ["automation", "surface_count", "recall_profile_ids"]
+# docs/loopx-hosts.md "Semantic recall": our recall and doctor documents keep one key set
+# whatever their status (recall: items, truncated, failure_kind, failure_policy, limit,
+# provider; doctor: the ready-path fields and flags, config, provider).
+RECALL_EXTRAS = [
+    "items",
+    "truncated",
+    "failure_kind",
+    "failure_policy",
+    "limit",
+    "provider",
+    "config",
+    "provider_id",
+    "probe_configured",
+    "setup_hints",
+    "automatic_setup_performed",
+    "credential_writes_performed",
+    "service_writes_performed",
+]
 
 
 @dataclass
@@ -252,6 +279,17 @@ def _diffs(group, step, lx, us):
     extras = [*group.extras, *step.extras]
     if group.area == JOURNAL:
         extras += AGENT_EXTRAS
+    if (
+        group.area in (RECALL, EXTENSIONS)
+        and us.doc
+        and us.doc.get("schema_version")
+        in (
+            "semantic_preference_recall_v0",
+            "semantic_preference_provider_doctor_v0",
+            "semantic_preference_error_v0",  # provider_failed: failure_kind beside the envelope
+        )
+    ):
+        extras += RECALL_EXTRAS
     if us.doc and us.doc.get("ok") is False:
         extras += ERROR_EXTRAS
     return compare_results(

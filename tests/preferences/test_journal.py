@@ -127,7 +127,7 @@ def test_correction_reusing_the_key_supersedes_in_view_and_keeps_history(remembe
     assert receipt["receipt"]["supersedes_operation_id"] == "preference-1"
     view = services.read(goal_id="demo", agent_id="author")
     assert [i["statement"] for i in view["items"]] == ["Do not ask a reviewer."]
-    events = services.history(goal_id="demo", agent_id="author")["events"]
+    events = documents.history(services.history(goal_id="demo", agent_id="author"))["events"]
     assert [e["statement"] for e in events] == [
         "Ask the designated reviewer before merging.",
         "Do not ask a reviewer.",
@@ -298,9 +298,13 @@ def test_history_pages_have_stable_cursors_without_duplicates_or_gaps(remember):
     while True:
         page = services.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
         seen += [e["sequence"] for e in page["events"]]
-        assert page["has_more"] is (page["next_cursor"] is not None)
+        assert page["next_cursor"] is not None  # LoopX keeps the cursor, also at the end
         cursor = page["next_cursor"]
-        if cursor is None:
+        if not page["has_more"]:
+            # a page from the end is empty and answers the same cursor (a tail resumes)
+            tail = services.history(goal_id="demo", agent_id="author", after_cursor=cursor)
+            assert tail["events"] == []
+            assert tail["next_cursor"] == cursor
             break
         # a cursor is stable: the same page again
         again = services.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
@@ -311,11 +315,12 @@ def test_history_pages_have_stable_cursors_without_duplicates_or_gaps(remember):
 
 
 @pytest.mark.parametrize("cursor", ["garbage", "", "MTIz", "!!"])
-def test_foreign_or_malformed_cursor_is_invalid_argument(remember, cursor):
+def test_foreign_or_malformed_cursor_is_unavailable_like_loopx(remember, cursor):
     remember()
     with pytest.raises(DomainError) as exc:
         services.history(goal_id="demo", agent_id="author", after_cursor=cursor or "x")
     assert exc.value.field == "after_cursor"
+    assert exc.value.wire_status == "unavailable"  # LoopX: preference_history_unreadable
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,6 @@ def test_a_registered_config_name_works_on_the_command_line(bind):
     [
         (("--context", "Repository=x"), "invalid_context"),
         (("--context", "novalue"), "invalid_context"),
-        (("--context", "a=1", "--context", "a=2"), "invalid_context"),
         (("--surface", "content_ops.nope"), "unknown_surface"),
     ],
 )

@@ -317,7 +317,7 @@ def test_preview_resolves_the_provider_without_invoking_it(write_json, tmp_path)
 
 @pytest.mark.parametrize(
     "entry",
-    ["repository", "Repository=x", "repo-name=x", "_x=1", "a__b=1", "k=", "k=a\nb", "1k=v"],
+    ["repository", "Repository=x", "_x=1", "-x=1", "k=a\nb", "1k=v", "k" * 65 + "=v"],
 )
 def test_context_entries_must_be_lower_snake_equals_value(entry):
     with pytest.raises(SemanticPreferenceError) as exc:
@@ -325,13 +325,26 @@ def test_context_entries_must_be_lower_snake_equals_value(entry):
     assert _error(exc).code == "invalid_context"
 
 
-def test_context_entries_parse_into_a_sorted_mapping_and_reject_duplicates():
+def test_context_entries_parse_into_a_sorted_mapping_and_the_last_repeat_wins():
     assert parse_context_entries(["repository=owner/repo", "branch_name=a=b"]) == {
         "branch_name": "a=b",
         "repository": "owner/repo",
     }
+    # real LoopX 2.1.1: a repeated key keeps its last value, not an error
+    assert parse_context_entries(["k=1", "k=2"]) == {"k": "2"}
+
+
+@pytest.mark.parametrize("entry", ["pr-number=1", "a__b=1", "repository="])
+def test_context_takes_what_loopx_takes(entry):
+    key, _, value = entry.partition("=")
+    assert parse_context_entries([entry]) == {key: value}
+
+
+def test_context_takes_21_entries_like_loopx_and_stays_bounded():
+    entries = [f"k{i}=v" for i in range(21)]
+    assert len(parse_context_entries(entries)) == 21
     with pytest.raises(SemanticPreferenceError) as exc:
-        parse_context_entries(["k=1", "k=2"])
+        parse_context_entries([f"k{i}=v" for i in range(65)])
     assert _error(exc).code == "invalid_context"
 
 

@@ -39,13 +39,19 @@ def test_install_previews_by_default_and_writes_nothing(write_json):
     assert ProviderExtension.objects.count() == 0
 
 
-def test_install_execute_is_idempotent_and_installs_enabled(write_json):
+def test_install_execute_installs_enabled_and_a_reinstall_is_an_error(write_json):
     path = write_json("m.json", manifest("alpha", provider("valid")))
     first = services.install_extension(manifest_path=path, execute=True)
-    again = services.install_extension(manifest_path=path, execute=True)
     assert (first["status"], first["changed"], first["enabled"]) == ("applied", True, True)
-    assert (again["status"], again["changed"]) == ("unchanged", False)
-    assert again["revision"] == first["revision"]
+    # real LoopX 2.1.1: installing an installed id again, same manifest or not, is refused
+    for execute in (False, True):
+        with pytest.raises(SemanticPreferenceError) as exc:
+            services.install_extension(manifest_path=path, execute=execute)
+        assert exc.value.code == "extension_installed"
+        assert exc.value.envelope()["schema_version"] == "loopx_extension_error_v0"
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.upgrade_extension(manifest_path=path, execute=True)
+    assert exc.value.message == "This revision is already active."
     row = ProviderExtension.objects.get()
     assert row.active is True
     assert row.entrypoint_argv == provider("valid")
@@ -403,7 +409,59 @@ def test_extension_install_errors_are_structured_and_do_not_echo_the_path(tmp_pa
         "semantic_preference", "extension", "install", "--manifest", str(missing), "--execute"
     )
     assert result.code == 2
-    assert result.json["schema_version"] == "semantic_preference_error_v0"
+    assert result.json["schema_version"] == "loopx_extension_error_v0"
     assert "private-dir" not in result.stdout
     unknown = run_cli("semantic_preference", "extension", "activate", "nope", "--execute")
     assert (unknown.code, unknown.json["code"]) == (2, "extension_not_found")
+
+
+def _loopx_identity(program: str) -> str:
+    """LoopX 2.1.1's ``readiness._file_identity`` digest, computed independently."""
+    import hashlib
+
+    real = os.path.realpath(program)
+    with open(real, "rb") as handle:
+        content = hashlib.sha256(handle.read()).hexdigest()
+    identity = {
+        "content_sha256": content,
+        "executable": True,
+        "kind": "file_artifact",
+        "schema_version": "loopx_runtime_entrypoint_identity_v1",
+        "size": os.stat(real).st_size,
+    }
+    serialized = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(serialized.encode())
+
+
+def test_extension_doctor_and_operations_carry_loopx_fields(write_json):
+    import sys
+
+    path = write_json("m.json", manifest("alpha", provider("valid"), doctor=provider("doctor_ok")))
+    preview = services.install_extension(manifest_path=path)
+    expected = _loopx_identity(sys.executable).hexdigest()
+    doctor = preview["doctor"]
+    assert list(doctor)[:4] == ["ok", "schema_version", "extension_id", "version"]
+    assert (doctor["ok"], doctor["version"], doctor["status"]) == (True, "1.0.0", "probe_required")
+    assert doctor["probed_entrypoint_identity"] == expected
+    assert doctor["entrypoint_identity"] is None  # only a verified probe admits it
+    applied = services.install_extension(manifest_path=path, execute=True)
+    assert applied["doctor"]["verified"] is True
+    assert applied["doctor"]["entrypoint_identity"] == expected
+    assert applied["active_revision"] == applied["revision"]
+
+
+def test_doctor_of_a_config_bound_to_a_disabled_or_uninstalled_extension_is_loopx_s(install):
+    # real LoopX 2.1.1: bound to a disabled extension → doctor `disabled`; to one that is
+    # not installed → exit 2, `extension `<id>` is not installed`
+    with pytest.raises(SemanticPreferenceError) as exc:
+        services.doctor(extension_config(extension_id="alpha"), project="p")
+    assert (exc.value.code, exc.value.wire_status) == ("extension_not_found", "invalid_request")
+    assert exc.value.message == "extension `alpha` is not installed"
+    install(manifest("alpha", provider("valid")))
+    services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)
+    result = services.doctor(extension_config(extension_id="alpha"), project="p", execute=True)
+    assert (result["status"], result["failure_kind"]) == ("disabled", None)
+    recalled = services.recall(
+        extension_config(extension_id="alpha"), project="p", surface=SURFACE, execute=True
+    )
+    assert recalled["status"] == "provider_unavailable"  # recall keeps the failure policy

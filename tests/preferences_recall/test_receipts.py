@@ -16,8 +16,6 @@ from tests.preferences_recall.conftest import SURFACE
 pytestmark = pytest.mark.django_db
 
 APPLICATION_FIELDS = {
-    "ok",
-    "status",
     "schema_version",
     "surface",
     "application_id",
@@ -26,8 +24,6 @@ APPLICATION_FIELDS = {
     "preference_ref_digests",
 }
 MAINTENANCE_FIELDS = {
-    "ok",
-    "status",
     "schema_version",
     "trigger",
     "outcome",
@@ -111,9 +107,7 @@ def test_every_receipt_shape_holds_only_pinned_fields_and_digests():
 def test_application_receipt_pins_the_seed_example():
     receipt = _application(preference_refs=["provider-owned-reference"])
     assert receipt == {
-        "ok": True,
         "schema_version": "semantic_preference_application_receipt_v0",
-        "status": "built",
         "surface": SURFACE,
         "application_id": "pr-123-description-v2",
         "outcome": "applied",

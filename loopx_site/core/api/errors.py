@@ -80,6 +80,20 @@ def to_domain_error(exc: Exception, area: str) -> DomainError | None:
     return from_database_error(exc, area=area)
 
 
+def _field_namer(request, field: str | None):
+    """The API names a field as sent: backticks go from the names of this request's
+    fields (body keys, query parameters, the error's own field); others stay."""
+    names = {field} if field else set()
+    data = getattr(request, "_full_data", None)
+    if isinstance(data, dict):
+        names |= set(data)
+    query = getattr(request, "query_params", None)
+    if query is not None:
+        names |= set(query)
+    names |= set((getattr(request, "parser_context", None) or {}).get("kwargs", {}))
+    return lambda name: name if name in names else None
+
+
 def exception_handler(exc, context):
     view = context.get("view")
     area = getattr(view, "error_area", "loopx")
@@ -87,7 +101,7 @@ def exception_handler(exc, context):
     if err is None:
         return None
     # The message names the caller's input as the field they sent.
-    err.message = name_fields(err.message, str)
+    err.message = name_fields(err.message, _field_namer(context.get("request"), err.field))
     headers = {}
     if err.http_status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="api"'

@@ -83,14 +83,29 @@ def write(result: dict[str, Any]) -> dict[str, Any]:
     return _document(status, result["state"], receipt=result["receipt"])
 
 
+def event(entry: dict[str, Any]) -> dict[str, Any]:
+    """One journal entry as ``agent_preference_changed_v1`` (``selectors.history_event``)."""
+    return {"schema_version": EVENT_SCHEMA, **entry}
+
+
 def history(page: dict[str, Any]) -> dict[str, Any]:
     return _document(
         "history",
         page["state"],
-        events=page["events"],
+        events=[event(e) for e in page["events"]],
         has_more=page["has_more"],
         next_cursor=page["next_cursor"],
     )
+
+
+TURN_START_SCHEMA = "semantic_preference_turn_start_v0"
+
+
+def turn_start(projection: dict[str, Any]) -> dict[str, Any]:
+    """The participating hook's ``semantic_preference_turn_start_v0`` contribution to a
+    turn (``selectors.turn_start_projection``): ``unavailable`` with its error code, or
+    ``current`` with the active entries and the markers."""
+    return {"schema_version": TURN_START_SCHEMA, **projection}
 
 
 def migration(result: dict[str, Any]) -> dict[str, Any]:
@@ -101,11 +116,17 @@ def migration(result: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def respond(render: Callable[[dict[str, Any]], dict[str, Any]], result_of: Callable[[], Any]):
-    """Run a service call and render its document. A coded error that carries the
-    scope's state (a conflict) gets ``current`` beside its envelope."""
+def respond(
+    render: Callable[[dict[str, Any]], dict[str, Any]],
+    service: Callable[..., Any],
+    /,
+    **arguments: Any,
+) -> dict[str, Any]:
+    """Call one journal service and render its document — the whole of a CLI handler or
+    a view. A coded error that carries the scope's state (a conflict) gets ``current``
+    beside its envelope."""
     try:
-        result = result_of()
+        result = service(**arguments)
     except DomainError as err:
         state = getattr(err, "state", None)
         if state is not None:

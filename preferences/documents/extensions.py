@@ -1,0 +1,138 @@
+"""Documents of provider extensions: the stored manifest, the extension doctor, lifecycle
+operations (``loopx_extension_operation_v0``), the listing (``loopx_extension_state_v0``)
+and the public projection of an installed row (LoopX's status fields plus ours — no
+command, only its digest)."""
+
+from typing import Any
+
+from loopx_site.core import clock
+
+MANIFEST_SCHEMA = "loopx_provider_extension_manifest_v0"
+DOCTOR_SCHEMA = "loopx_extension_doctor_v0"
+OPERATION_SCHEMA = "loopx_extension_operation_v0"
+LIST_SCHEMA = "loopx_extension_state_v0"
+
+
+def manifest(m) -> dict[str, Any]:
+    """A validated (resolved) ``Manifest`` as the JSON manifest it is stored as; its
+    canonical digest is the manifest's revision."""
+    return {
+        "schema_version": MANIFEST_SCHEMA,
+        "extension_id": m.extension_id,
+        "version": m.version,
+        "description": m.description,
+        "capability": m.capability,
+        "protocol": m.protocol,
+        "entrypoint": list(m.entrypoint),
+        "doctor": list(m.doctor) if m.doctor is not None else None,
+        "permission": m.permission,
+        "timeout_seconds": m.timeout_seconds,
+        "setup_hints": dict(m.setup_hints),
+    }
+
+
+def doctor(
+    m,
+    *,
+    status: str,
+    available: bool = True,
+    verified: bool = False,
+    failure_kind: str | None = None,
+    probed_identity: str | None = None,
+) -> dict[str, Any]:
+    """LoopX's extension doctor document for one manifest (``recall.doctor.probe``), key
+    for key: ``entrypoint_identity`` only once verified, ``probed_entrypoint_identity``
+    whenever the entrypoint file could be identified."""
+    return {
+        "ok": True,
+        "schema_version": DOCTOR_SCHEMA,
+        "extension_id": m.extension_id,
+        "version": m.version,
+        "status": status,
+        "available": available,
+        "verified": verified,
+        "entrypoint_identity": probed_identity if verified else None,
+        "probed_entrypoint_identity": probed_identity,
+        "failure_kind": failure_kind,
+        "external_writes_performed": False,
+    }
+
+
+ENTRYPOINT_IDENTITY_SCHEMA = "loopx_runtime_entrypoint_identity_v1"
+
+
+def entrypoint_identity(*, size: int, content_sha256: str) -> dict[str, Any]:
+    """LoopX's identity of an executable entrypoint file (hashed into its identity)."""
+    return {
+        "schema_version": ENTRYPOINT_IDENTITY_SCHEMA,
+        "kind": "file_artifact",
+        "executable": True,
+        "size": size,
+        "content_sha256": content_sha256,
+    }
+
+
+def extension(row, active_entry: dict[str, Any] | None) -> dict[str, Any]:
+    """Public projection of an installed ``ProviderExtension`` (``active_entry``: the
+    stored revision entry of its active revision)."""
+    active_entry = active_entry or {}
+    return {
+        "id": row.extension_id,
+        "extension_id": row.extension_id,
+        "enabled": row.active,
+        "active": row.active,
+        "active_revision": row.revision or None,
+        "rollback_available": bool(row.rollback_revision),
+        "doctor_verified": bool(row.active and active_entry.get("doctor_verified")),
+        "revision_count": len(row.revisions or []),
+        "version": row.version,
+        "description": row.description,
+        "capability": row.capability,
+        "protocol": row.protocol,
+        "permission": row.permission,
+        "timeout_seconds": row.timeout_seconds,
+        "doctor": row.doctor_argv is not None,
+        "manifest_digest": row.manifest_digest,
+        "installed_at": clock.iso(row.installed_at),
+        "updated_at": clock.iso(row.updated_at),
+        "activated_at": clock.iso(row.activated_at) if row.activated_at else None,
+    }
+
+
+def operation(
+    name: str,
+    *,
+    execute: bool,
+    changed: bool,
+    row,
+    payload: dict[str, Any],
+    previous_revision: str | None = None,
+    doctor: dict[str, Any] | None = None,
+    would_change: bool | None = None,
+) -> dict[str, Any]:
+    """``loopx_extension_operation_v0``: ``preview`` unless ``execute``, then ``applied``
+    or ``unchanged``; ``payload`` is ``extension(row, …)``."""
+    document = {
+        "ok": True,
+        "schema_version": OPERATION_SCHEMA,
+        "status": "preview" if not execute else ("applied" if changed else "unchanged"),
+        "operation": name,
+        "dry_run": not execute,
+        "changed": changed,
+        "extension_id": row.extension_id,
+        "version": row.version,
+        "revision": row.revision,
+        "active_revision": row.revision or None,
+        "previous_revision": previous_revision,
+        "enabled": row.active,
+        "doctor": doctor,
+        "rollback_available": bool(row.rollback_revision),
+        "extension": payload,
+    }
+    if would_change is not None:
+        document["would_change"] = would_change
+    return document
+
+
+def listing(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"ok": True, "schema_version": LIST_SCHEMA, "status": "listed", "extensions": payloads}

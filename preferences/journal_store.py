@@ -1,0 +1,296 @@
+"""The preference journal's raw SQL — the one module that holds it.
+
+The journal's hot paths are single statements the ORM cannot express (the scope
+resolved through the registry with its subjects joined in one round trip; a commit's
+row lock, operation insert, subject upsert and compare-and-swap of the scope's
+revision). Their text is private to this module (``_READ_SQL``, ``_SNAPSHOT_SQL``,
+``_INSERT_OPERATION_SQL``, ``_UPDATE_SUBJECT_SQL``, ``_INSERT_SUBJECT_SQL``,
+``_UPDATE_SCOPE_SQL``); callers use the functions below:
+
+* ``read_rows`` — the current-view read of ``preferences.selectors.read_state``;
+* ``snapshot_rows`` — the scope snapshot of a write (``lock=True`` under a commit);
+* ``commit`` — persist one evaluated operation (the caller holds the scope lock);
+* ``statement_cursor`` — the cursor these statements run on.
+"""
+
+import datetime as dt
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections
+
+from loopx_site.core.models import Agent, Goal
+from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
+
+_SCOPE = PreferenceScope._meta.db_table
+_SUBJECT = PreferenceSubject._meta.db_table
+_OPERATION = PreferenceOperation._meta.db_table
+_GOAL = Goal._meta.db_table
+_AGENT = Agent._meta.db_table
+_RECEIPT_FIELD = PreferenceOperation._meta.get_field("receipt")
+
+
+def _collate() -> str:
+    return ' COLLATE "C"' if connection.vendor == "postgresql" else ""
+
+
+# -- the one-statement scope read ----------------------------------------------------------
+_READ_SQL: dict[str, str] = {}
+
+
+def _read_sql(vendor: str) -> str:
+    sql = _READ_SQL.get(vendor)
+    if sql is None:
+        sql = _READ_SQL[vendor] = (
+            "SELECT s.revision, s.used_bytes, sub.item, "  # noqa: S608 - table names are constants
+            "CASE WHEN sub.expires_at IS NOT NULL AND sub.expires_at <= %s THEN 1 ELSE 0 END, "
+            "sub.revision "
+            f"FROM {_SCOPE} s "
+            f"JOIN {_GOAL} g ON g.id = s.goal_id "
+            f"JOIN {_AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
+            f"LEFT JOIN {_SUBJECT} sub ON sub.scope_id = s.id "
+            "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
+            "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id "
+            "AND s.revision IS NOT NULL "
+            f'ORDER BY sub."key"{_collate()}'
+        )
+    return sql
+
+
+def read_rows(*, now: dt.datetime, goal_id: str, agent_id: str, runtime_id: str) -> list[tuple]:
+    """``(revision, used_bytes, item, expired 0/1, subject revision)`` per current subject
+    of the scope the registered Goal points to now (one row with ``item`` NULL for a
+    committed scope without subjects; none for a scope that never committed)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    params = (db.ops.adapt_datetimefield_value(now), goal_id, agent_id, runtime_id)
+    return _fetch_all(_read_sql(db.vendor), params)
+
+
+# -- a write's snapshot --------------------------------------------------------------------
+_SNAPSHOT_SQL: dict[tuple[str, bool], str] = {}
+
+
+def _snapshot_sql(lock: bool) -> str:
+    vendor = connection.vendor
+    sql = _SNAPSHOT_SQL.get((vendor, lock))
+    if sql is not None:
+        return sql
+    postgres = vendor == "postgresql"
+    # PostgreSQL: a row lock that waited returns the locked row's newest version but the
+    # joined rows and subqueries of the statement's snapshot; the journal's newest
+    # revision as seen by that snapshot tells the two apart (on SQLite the write lock is
+    # taken at BEGIN).
+    newest = (
+        f"(SELECT MAX(j.resulting_revision) FROM {_OPERATION} j WHERE j.scope_id = s.id)"  # noqa: S608 - table names are constants
+        if postgres
+        else "s.revision"
+    )
+    # Every current subject's stored item as one JSON array body (order is irrelevant:
+    # the view is sorted by key), so the row count stays one and one parse decodes all.
+    concat = "string_agg(x.item, ',')" if postgres else "group_concat(x.item, ',')"
+    # PostgreSQL: besides the scope row, a KEY SHARE lock on the Goal row — writers never
+    # block one another on it, but ``goal register`` (FOR UPDATE) waits for them and they
+    # for it, so no write commits into a scope the Goal has just moved away from, and the
+    # high-water mark below is never read while another scope of the Agent is advancing.
+    sql = _SNAPSHOT_SQL[(vendor, lock)] = (
+        "SELECT s.id, s.revision, s.used_bytes, s.migrated_from_id, g.state_ref, "  # noqa: S608 - table names are constants
+        f"g.instance_id, op.intent_hash, op.receipt, sub.item, sub.size, {newest}, "
+        f"(SELECT {concat} FROM {_SUBJECT} x WHERE x.scope_id = s.id), "
+        f"(SELECT MAX(o.revision) FROM {_SCOPE} o "
+        "WHERE o.agent_id = s.agent_id AND o.runtime_id = s.runtime_id) "
+        f"FROM {_SCOPE} s "
+        f"JOIN {_GOAL} g ON g.id = s.goal_id "
+        f"JOIN {_AGENT} a ON a.id = s.agent_id AND a.goal_id = g.id "
+        f"LEFT JOIN {_OPERATION} op ON op.scope_id = s.id AND op.operation_id = %s "
+        f'LEFT JOIN {_SUBJECT} sub ON sub.scope_id = s.id AND sub."key" = %s '
+        "WHERE g.goal_id = %s AND a.agent_id = %s AND s.runtime_id = %s "
+        "AND s.state_ref = g.state_ref AND s.instance_id = g.instance_id"
+        + (" FOR UPDATE OF s FOR KEY SHARE OF g" if lock and postgres else "")
+    )
+    return sql
+
+
+def snapshot_rows(
+    *,
+    operation_id: str,
+    key: str,
+    goal_id: str,
+    agent_id: str,
+    runtime_id: str,
+    lock: bool = False,
+    cursor=None,
+) -> list[tuple]:
+    """The scope's one snapshot row (or none): ``(scope id, revision, used_bytes,
+    migrated_from_id, state_ref, instance_id, operation's intent_hash, its receipt, the
+    key's stored item, its size, newest journal revision, every current item joined by
+    commas, the Agent's high-water revision)``. ``lock`` locks the scope (a commit)."""
+    params = (operation_id, key, goal_id, agent_id, runtime_id)
+    if cursor is None:
+        return _fetch_all(_snapshot_sql(lock), params)
+    cursor.execute(_snapshot_sql(lock), params)
+    return cursor.fetchall()
+
+
+# -- a commit ------------------------------------------------------------------------------
+_INSERT_OPERATION_SQL = (
+    f"INSERT INTO {_OPERATION} (scope_id, sequence, operation_id, kind, "  # noqa: S608 - table names are constants
+    '"key", statement, source_ref, source_quote, expected_revision, resulting_revision, '
+    "predecessor_operation_id, expires_at, intent_hash, receipt, created_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
+_UPDATE_SUBJECT_SQL = (
+    f"UPDATE {_SUBJECT} SET state = %s, statement = %s, "  # noqa: S608 - table names are constants
+    "source_ref = %s, expires_at = %s, revision = %s, operation_id = %s, "
+    'updated_at = %s, item = %s, size = %s WHERE scope_id = %s AND "key" = %s'
+)
+_INSERT_SUBJECT_SQL = (
+    f"INSERT INTO {_SUBJECT} (state, statement, source_ref, expires_at, "  # noqa: S608 - table names are constants
+    'revision, operation_id, updated_at, item, size, scope_id, "key") '
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_UPDATE_SCOPE_SQL = (
+    f"UPDATE {_SCOPE} SET revision = %s, "  # noqa: S608 - table names are constants
+    "journal_started_at = COALESCE(journal_started_at, %s), subject_count = %s, "
+    "used_bytes = %s WHERE id = %s AND "
+)
+
+
+def commit(
+    cursor,
+    *,
+    scope_id: int,
+    expected_scope_revision: int | None,
+    revision: int,
+    action: str,
+    key: str,
+    statement: str | None,
+    source_ref: str,
+    source_quote: str,
+    expected_revision: int | None,
+    predecessor_operation_id: str | None,
+    operation_id: str,
+    expires_at: dt.datetime | None,
+    state: str,
+    item_text: str,
+    item_size: int,
+    existing: bool,
+    subject_count: int,
+    used_bytes: int,
+    receipt: dict[str, Any],
+    now: dt.datetime,
+) -> None:
+    """Persist one evaluated operation (three statements); the caller holds the scope
+    lock. The scope's revision moves by compare-and-swap from ``expected_scope_revision``."""
+    ops = connection.ops
+    at = ops.adapt_datetimefield_value(now)
+    expires = None if expires_at is None else ops.adapt_datetimefield_value(expires_at)
+    cursor.execute(
+        _INSERT_OPERATION_SQL,
+        (
+            scope_id,
+            revision,
+            operation_id,
+            action,
+            key,
+            statement,
+            source_ref,
+            source_quote,
+            expected_revision,
+            revision,
+            predecessor_operation_id,
+            expires,
+            receipt["intent_hash"],
+            _RECEIPT_FIELD.get_db_prep_save(receipt, connection),
+            at,
+        ),
+    )
+    op_pk = cursor.fetchone()[0]
+    subject = (state, statement, source_ref, expires, revision, op_pk, at, item_text, item_size)
+    cursor.execute(
+        _UPDATE_SUBJECT_SQL if existing else _INSERT_SUBJECT_SQL, (*subject, scope_id, key)
+    )
+    if expected_scope_revision is None:
+        cursor.execute(
+            _UPDATE_SCOPE_SQL + "revision IS NULL",
+            (revision, at, subject_count, used_bytes, scope_id),
+        )
+    else:
+        cursor.execute(
+            _UPDATE_SCOPE_SQL + "revision = %s",
+            (revision, at, subject_count, used_bytes, scope_id, expected_scope_revision),
+        )
+    if cursor.rowcount != 1:  # impossible while the lock is held; the backstop says so
+        raise IntegrityError("scope revision moved under the lock")
+
+
+# -- the cursor ----------------------------------------------------------------------------
+class _NativeCursor:
+    """The DB-API cursor taking Django's ``%s`` placeholders (rewritten once per
+    statement text and remembered)."""
+
+    __slots__ = ("_cursor", "_db")
+
+    def __init__(self, db, cursor):
+        self._db, self._cursor = db, cursor
+
+    def execute(self, sql: str, params: tuple = ()):
+        return self._cursor.execute(_native(self._db, sql), params)
+
+    def fetchone(self):
+        return self._cursor.fetchone()
+
+    def fetchall(self):
+        return self._cursor.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+
+class statement_cursor:
+    """A cursor for the journal's hot statements.
+
+    While queries are being logged (``DEBUG``, tests, ``CaptureQueriesContext``) or an
+    execute wrapper is installed (instrumentation), this is Django's cursor, so every
+    statement is counted, captured and wrapped; otherwise the DB-API cursor itself,
+    skipping the wrapper's per-call placeholder rewriting and timing — errors still
+    surface as Django's ``DatabaseError``/``IntegrityError``.
+    """
+
+    __slots__ = ("_cursor", "_db", "_errors")
+
+    def __enter__(self):
+        db = self._db = connections[DEFAULT_DB_ALIAS]
+        if db.queries_logged or db.execute_wrappers:
+            self._errors = None
+            self._cursor = db.cursor()
+            return self._cursor.__enter__()
+        db.ensure_connection()
+        self._errors = db.wrap_database_errors
+        self._cursor = db.connection.cursor()
+        return _NativeCursor(db, self._cursor)
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._errors is None:
+            return self._cursor.__exit__(exc_type, exc, tb)
+        self._cursor.close()
+        # Re-raise a driver error as Django's (IntegrityError, OperationalError, …).
+        return self._errors.__exit__(exc_type, exc, tb)
+
+
+def _fetch_all(sql: str, params: tuple) -> list[tuple]:
+    with statement_cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+_NATIVE: dict[str, str] = {}
+
+
+def _native(db, sql: str) -> str:
+    """``sql`` in the driver's own placeholder style (SQLite: ``?``)."""
+    if db.vendor != "sqlite":
+        return sql
+    native = _NATIVE.get(sql)
+    if native is None:
+        native = _NATIVE[sql] = sql.replace("%s", "?")
+    return native
