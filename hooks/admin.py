@@ -40,6 +40,16 @@ def _pretty(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
 
 
+def _json_display(field: str, description: str):
+    """A read-only detail field showing the raw JSON ``field`` indented."""
+
+    @admin.display(description=description)
+    def show(self, obj):
+        return _pretty(getattr(obj, field))
+
+    return show
+
+
 class TodoAddForm(forms.ModelForm):
     """An operator adds a Todo (and declares its completion validator) through
     ``services.add_todo``; the form's clean runs the service's preview checks."""
@@ -189,10 +199,7 @@ class HookDispatchAdmin(ReadOnlyAdmin):
     search_fields = ("dispatch_id", "hook_id", "receipt__receipt_id")
     exclude = ("result",)
     readonly_fields = fields_then(HookDispatch, "validated_result", without="result")
-
-    @admin.display(description="validated result")
-    def validated_result(self, obj):
-        return _pretty(obj.result)
+    validated_result = _json_display("result", "validated result")
 
 
 @admin.register(HookIntent)
@@ -211,10 +218,7 @@ class HookIntentAdmin(ReadOnlyAdmin):
     exclude = ("payload",)
     readonly_fields = fields_then(HookIntent, "payload_json", without="payload")
     actions = ["admit_selected", "reject_selected"]
-
-    @admin.display(description="payload")
-    def payload_json(self, obj):
-        return _pretty(obj.payload)
+    payload_json = _json_display("payload", "payload")
 
     def has_change_permission(self, request, obj=None):
         # The changelist actions need it; a single intent is never edited.
@@ -264,10 +268,7 @@ class IntentExecutionAdmin(ReadOnlyAdmin):
     search_fields = ("intent__intent_id",)
     exclude = ("decision",)
     readonly_fields = fields_then(IntentExecution, "decision_json", without="decision")
-
-    @admin.display(description="decision")
-    def decision_json(self, obj):
-        return _pretty(obj.decision)
+    decision_json = _json_display("decision", "decision")
 
 
 @admin.register(HookRegistration)

@@ -76,6 +76,17 @@ def _each(admin_obj, request, rows, run, *, ref, done=None) -> int:
     return count
 
 
+def _action(description: str, run, *args, permissions: tuple[str, ...] = ("change",)):
+    """An admin action that is ``run(admin, request, queryset, *args)``: one handler
+    serves the actions that differ only in the argument they pass it."""
+
+    @admin.action(description=description, permissions=list(permissions))
+    def action(self, request, queryset):
+        run(self, request, queryset, *args)
+
+    return action
+
+
 class _ActionsOnly:
     """Change permission only to offer the model's actions (every field stays read-only):
     the model's own ``change_<model>`` permission, never on a row."""
@@ -213,46 +224,29 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
             done=lambda _, record: _performed(self, request, record, verb),
         )
 
-    @admin.action(
-        description="Revoke the selected records (as the signed-in operator)",
-        permissions=["change"],
-    )
-    def revoke(self, request, queryset):
-        self._each(
-            request,
-            queryset,
-            lambda r, p: services.revoke_record(
-                record_ref=r.record_ref, principal=p, revocation_ref=f"admin:{p.name}"
-            ),
-            "revoked",
-        )
+    #: the closing operations offered here: verb → the service call on (record, principal)
+    CLOSERS = {
+        "revoked": lambda r, p: services.revoke_record(
+            record_ref=r.record_ref, principal=p, revocation_ref=f"admin:{p.name}"
+        ),
+        "retired": lambda r, p: services.retire_record(
+            record_ref=r.record_ref, principal=p, reason_summary="admin action"
+        ),
+    }
 
-    @admin.action(
-        description="Retire the selected records (as the signed-in operator)",
-        permissions=["change"],
-    )
-    def retire(self, request, queryset):
-        self._each(
-            request,
-            queryset,
-            lambda r, p: services.retire_record(
-                record_ref=r.record_ref, principal=p, reason_summary="admin action"
-            ),
-            "retired",
-        )
+    def _close(self, request, queryset, verb: str) -> None:
+        self._each(request, queryset, self.CLOSERS[verb], verb)
 
-    @admin.action(
-        description="Operator control: edit (needs an owner checkpoint)", permissions=["change"]
+    revoke = _action("Revoke the selected records (as the signed-in operator)", _close, "revoked")
+    retire = _action("Retire the selected records (as the signed-in operator)", _close, "retired")
+    operator_edit = _action(
+        "Operator control: edit (needs an owner checkpoint)",
+        lambda *a: _operator_control(*a, "edit"),
     )
-    def operator_edit(self, request, queryset):
-        _operator_control(self, request, queryset, "edit")
-
-    @admin.action(
-        description="Operator control: retire (needs a retirement checkpoint)",
-        permissions=["change"],
+    operator_retire = _action(
+        "Operator control: retire (needs a retirement checkpoint)",
+        lambda *a: _operator_control(*a, "retire"),
     )
-    def operator_retire(self, request, queryset):
-        _operator_control(self, request, queryset, "retire")
 
     @admin.action(
         description="Supersede the older selected records by the newest one", permissions=["change"]
@@ -725,19 +719,14 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
         if done:
             self.message_user(request, f"Recorded {status} for {done} reflection(s).")
 
-    @admin.action(
-        description="Record validation: passed (as the signed-in operator)",
-        permissions=["record_validation"],
-    )
-    def record_validation_passed(self, request, queryset):
-        self._record(request, queryset, "passed")
-
-    @admin.action(
-        description="Record validation: failed (as the signed-in operator)",
-        permissions=["record_validation"],
-    )
-    def record_validation_failed(self, request, queryset):
-        self._record(request, queryset, "failed")
+    record_validation_passed = _action(
+        "Record validation: passed (as the signed-in operator)",
+        _record, "passed", permissions=("record_validation",),
+    )  # fmt: skip
+    record_validation_failed = _action(
+        "Record validation: failed (as the signed-in operator)",
+        _record, "failed", permissions=("record_validation",),
+    )  # fmt: skip
 
     readonly_fields = _shown(ReflectionCandidate)
 
@@ -851,28 +840,12 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
             done=decided,
         )
 
-    @admin.action(
-        description="Accept the replacement (as the corpus reviewer)", permissions=["change"]
+    accept = _action("Accept the replacement (as the corpus reviewer)", _decide, "accept")
+    edit = _action(
+        "Edit the replacement: use the edited summary (as the corpus reviewer)", _decide, "edit"
     )
-    def accept(self, request, queryset):
-        self._decide(request, queryset, "accept")
-
-    @admin.action(
-        description="Edit the replacement: use the edited summary (as the corpus reviewer)",
-        permissions=["change"],
-    )
-    def edit(self, request, queryset):
-        self._decide(request, queryset, "edit")
-
-    @admin.action(
-        description="Reject the replacement (as the corpus reviewer)", permissions=["change"]
-    )
-    def reject(self, request, queryset):
-        self._decide(request, queryset, "reject")
-
-    @admin.action(description="Decide no_write (as the corpus reviewer)", permissions=["change"])
-    def no_write(self, request, queryset):
-        self._decide(request, queryset, "no_write")
+    reject = _action("Reject the replacement (as the corpus reviewer)", _decide, "reject")
+    no_write = _action("Decide no_write (as the corpus reviewer)", _decide, "no_write")
 
     @admin.action(
         description="Apply the accepted replacement (as the corpus owner, with readback)",

@@ -173,6 +173,17 @@ def _strict(document: dict, allowed: set[str], where: str) -> None:
             raise config_error(f"{where}.{key}" if where else key, "field not modelled by v1")
 
 
+def _entries(value: Any, where: str, *, most: int, noun: str, keys: set[str]):
+    """``(where.i, entry)`` for a list of 1..``most`` objects, each with only ``keys``."""
+    if not isinstance(value, list) or not 1 <= len(value) <= most:
+        raise config_error(where, f"must list 1..{most} {noun}")
+    for i, entry in enumerate(value):
+        at = f"{where}.{i}"
+        entry = _check(v.obj, entry, at)
+        _strict(entry, keys, at)
+        yield at, entry
+
+
 def _check(fn, *args, **kwargs):
     """Run a structural validator, re-coding its error as ``config_invalid``."""
     try:
@@ -208,40 +219,31 @@ def parse(document: Any) -> ExperimentConfig:
         binding.get("namespace", "reward_memory"),
         "project_provider_binding.namespace",
     )
-    scopes_doc = binding.get("corpus_scopes")
-    if not isinstance(scopes_doc, list) or not 1 <= len(scopes_doc) <= 32:
-        raise config_error("project_provider_binding.corpus_scopes", "must list 1..32 scopes")
     scopes: dict[str, str] = {}
-    for i, entry in enumerate(scopes_doc):
-        where = f"project_provider_binding.corpus_scopes.{i}"
-        entry = _check(v.obj, entry, where)
-        _strict(entry, {"corpus_id", "scope_ref"}, where)
+    for where, entry in _entries(
+        binding.get("corpus_scopes"), "project_provider_binding.corpus_scopes",
+        most=32, noun="scopes", keys={"corpus_id", "scope_ref"},
+    ):  # fmt: skip
         corpus_id = _check(v.identifier, entry.get("corpus_id"), f"{where}.corpus_id")
         scope_ref = _check(v.text, entry.get("scope_ref"), f"{where}.scope_ref", max_length=512)
         if corpus_id in scopes:
             raise config_error(f"{where}.corpus_id", "each corpus has exactly one scope")
         scopes[corpus_id] = scope_ref
 
-    corpora_doc = document.get("corpora")
-    if not isinstance(corpora_doc, list) or not 1 <= len(corpora_doc) <= 32:
-        raise config_error("corpora", "must list 1..32 corpora")
     corpus_ids: list[str] = []
     policies: dict[str, dict] = {}
-    for i, entry in enumerate(corpora_doc):
-        entry = _check(v.obj, entry, f"corpora.{i}")
-        _strict(entry, {"corpus", "standing_policy"}, f"corpora.{i}")
-        corpus = _check(v.obj, entry.get("corpus"), f"corpora.{i}.corpus")
-        corpus_id = _check(v.identifier, corpus.get("corpus_id"), f"corpora.{i}.corpus.corpus_id")
+    for where, entry in _entries(
+        document.get("corpora"), "corpora", most=32, noun="corpora",
+        keys={"corpus", "standing_policy"},
+    ):  # fmt: skip
+        corpus = _check(v.obj, entry.get("corpus"), f"{where}.corpus")
+        corpus_id = _check(v.identifier, corpus.get("corpus_id"), f"{where}.corpus.corpus_id")
         if corpus_id in corpus_ids:
-            raise config_error(f"corpora.{i}.corpus.corpus_id", "corpora must be distinct")
+            raise config_error(f"{where}.corpus.corpus_id", "corpora must be distinct")
         if corpus_id not in scopes:
-            raise config_error(
-                f"corpora.{i}.corpus.corpus_id", "every corpus needs a provider scope"
-            )
+            raise config_error(f"{where}.corpus.corpus_id", "every corpus needs a provider scope")
         policies[corpus_id] = (
-            _check(
-                v.obj, entry.get("standing_policy"), f"corpora.{i}.standing_policy", required=False
-            )
+            _check(v.obj, entry.get("standing_policy"), f"{where}.standing_policy", required=False)
             or {}
         )
         corpus_ids.append(corpus_id)
@@ -250,18 +252,11 @@ def parse(document: Any) -> ExperimentConfig:
             "project_provider_binding.corpus_scopes", "scopes must match the listed corpora"
         )
 
-    surfaces_doc = document.get("surfaces")
-    if not isinstance(surfaces_doc, list) or not 1 <= len(surfaces_doc) <= 16:
-        raise config_error("surfaces", "must list 1..16 surfaces")
     surfaces: dict[str, Surface] = {}
-    for i, entry in enumerate(surfaces_doc):
-        where = f"surfaces.{i}"
-        entry = _check(v.obj, entry, where)
-        _strict(
-            entry,
-            {"surface_id", "adapter", "corpus_ids", "ingest_corpus_id", "recall_profile"},
-            where,
-        )
+    for where, entry in _entries(
+        document.get("surfaces"), "surfaces", most=16, noun="surfaces",
+        keys={"surface_id", "adapter", "corpus_ids", "ingest_corpus_id", "recall_profile"},
+    ):  # fmt: skip
         surface_id = _check(v.surface, entry.get("surface_id"), f"{where}.surface_id")
         if surface_id in surfaces:
             raise config_error(f"{where}.surface_id", "surfaces must be distinct")

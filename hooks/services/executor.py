@@ -7,15 +7,16 @@ deduplicates again on ``intent_id``: one ``IntentExecution`` per (executor, inte
 never decided again. No executor performs a network or sink call.
 """
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from hooks import documents, executors
 from hooks.errors import AREA, HookError, error
 from hooks.models import HookIntent, IntentExecution
 from loopx_site.core import access, clock, progress
 from loopx_site.core.canonical import digest_ref
+from loopx_site.core.rows import get_or_create_once
 from loopx_site.core.validation import require_identifier
 
 MAX_EVENTS = 200
@@ -41,12 +42,7 @@ class Decision:
     decision: dict | None
 
     def public(self) -> dict:
-        return {
-            "intent_id": self.intent_id,
-            "action": self.action,
-            "reason": self.reason,
-            "decision": self.decision,
-        }
+        return asdict(self)  # every field, in declaration order
 
 
 def _events(executor_id: str, intent: HookIntent) -> list[dict]:
@@ -67,22 +63,16 @@ def _events(executor_id: str, intent: HookIntent) -> list[dict]:
 
 def _record(executor, intent: HookIntent, *, admission: str, reason: str = "", decision=None):
     now = clock.now()
-    try:
-        with transaction.atomic():
-            execution, created = IntentExecution.objects.get_or_create(
-                executor_id=executor.executor_id,
-                intent=intent,
-                defaults={
-                    "admission": admission,
-                    "reason": reason,
-                    "decision": decision,
-                    "decision_digest": digest_ref(decision) if decision is not None else "",
-                    "recorded_at": now,
-                },
-            )
-    except IntegrityError:
-        execution = IntentExecution.objects.get(executor_id=executor.executor_id, intent=intent)
-        created = False
+    fields = {
+        "admission": admission,
+        "reason": reason,
+        "decision": decision,
+        "decision_digest": digest_ref(decision) if decision is not None else "",
+        "recorded_at": now,
+    }
+    execution, created = get_or_create_once(
+        IntentExecution.objects, executor_id=executor.executor_id, intent=intent, defaults=fields
+    )
     if not created and decision is not None and execution.decision is None:
         IntentExecution.objects.filter(pk=execution.pk, decision__isnull=True).update(
             decision=decision, decision_digest=digest_ref(decision), recorded_at=now

@@ -29,6 +29,7 @@ from hooks import errors as codes
 from hooks.dispatcher import Outcome
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, HookPhaseCheckpoint
 from loopx_site.core import clock
+from loopx_site.core.rows import insert_once
 
 logger = logging.getLogger("loopx.hooks")
 
@@ -287,13 +288,11 @@ def _run(receipt: DurableWritebackReceipt, *, retry_failed: bool, fresh: bool) -
 
 
 def _checkpoint(receipt: DurableWritebackReceipt, registry_digest: str, ids: list[str]) -> None:
-    try:
-        with transaction.atomic():
-            HookPhaseCheckpoint.objects.create(
-                receipt=receipt,
-                registry_digest=registry_digest,
-                dispatch_ids=ids,
-                completed_at=clock.now(),
-            )
-    except IntegrityError:  # a concurrent phase checkpointed first
-        pass
+    # a concurrent phase that checkpointed first stands
+    insert_once(
+        HookPhaseCheckpoint,
+        receipt=receipt,
+        registry_digest=registry_digest,
+        dispatch_ids=ids,
+        completed_at=clock.now(),
+    )

@@ -3,13 +3,12 @@
 import re
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
-
 from hooks.errors import AREA, error
 from hooks.models import Todo
 from hooks.services import validators
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
+from loopx_site.core.rows import get_or_create_once
 from loopx_site.core.validation import require_identifier, require_text
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -69,21 +68,18 @@ def add_todo(
             validator=declared, created_at=now, updated_at=now,
         )  # fmt: skip
         return TodoResult(todo=proposed, created=False, status="preview")
-    try:
-        with transaction.atomic():
-            todo, created = Todo.objects.get_or_create(
-                goal=goal,
-                todo_id=todo_id,
-                defaults={
-                    "title": title,
-                    "segment_ref": segment,
-                    "validator": declared,
-                    "created_at": now,
-                    "updated_at": now,
-                },
-            )
-    except IntegrityError:  # lost a creation race; the row exists now
-        todo, created = Todo.objects.get(goal=goal, todo_id=todo_id), False
+    todo, created = get_or_create_once(
+        Todo.objects,
+        goal=goal,
+        todo_id=todo_id,
+        defaults={
+            "title": title,
+            "segment_ref": segment,
+            "validator": declared,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
     if not created:
         _check_same(todo, title, segment, declared, todo_id)
     return TodoResult(todo=todo, created=created, status="created" if created else "unchanged")

@@ -4,11 +4,12 @@ import hashlib
 import secrets
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from loopx_site.core import access, clock, selectors
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal, HostToken
+from loopx_site.core.rows import get_or_create_once
 from loopx_site.core.validation import require_identifier, require_text
 
 TOKEN_PREFIX = "lxh_"  # noqa: S105 - a public prefix, not a secret
@@ -131,19 +132,16 @@ def register_goal(
 
     now = clock.now()
     with transaction.atomic():
-        try:
-            with transaction.atomic():
-                goal, created = Goal.objects.select_for_update().get_or_create(
-                    goal_id=goal_id,
-                    defaults={
-                        "state_ref": state_ref or "",
-                        "instance_id": instance_id or "",
-                        "created_at": now,
-                        "updated_at": now,
-                    },
-                )
-        except IntegrityError:  # lost a creation race: the row exists now
-            goal, created = Goal.objects.select_for_update().get(goal_id=goal_id), False
+        goal, created = get_or_create_once(
+            Goal.objects.select_for_update(),
+            goal_id=goal_id,
+            defaults={
+                "state_ref": state_ref or "",
+                "instance_id": instance_id or "",
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
         changes = {} if created else _changes(goal, state_ref, instance_id)
         existing = set(goal.agents.values_list("agent_id", flat=True))
         added = sorted(set(agent_ids) - existing)

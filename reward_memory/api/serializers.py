@@ -16,6 +16,11 @@ from reward_memory.validation import IDENT_RE
 ContractDocumentField = JsonObjectField
 
 
+class DocumentOutput(serializers.Serializer):
+    # a document: its ``schema_version`` first, then its own fields
+    schema_version = serializers.CharField()
+
+
 class CandidateReviewInput(serializers.Serializer):
     candidate = ContractDocumentField(
         help_text="reward_memory_candidate_v0, or an adapter input mapped onto it."
@@ -49,8 +54,7 @@ class RecordReadbackOutput(serializers.Serializer):
     recallable = serializers.BooleanField()
 
 
-class RecordOperationOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class RecordOperationOutput(DocumentOutput):
     operation = serializers.CharField()
     executed = serializers.BooleanField()
     record = serializers.DictField()
@@ -59,8 +63,7 @@ class RecordOperationOutput(serializers.Serializer):
     )
 
 
-class ActivationReceiptOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class ActivationReceiptOutput(DocumentOutput):
     review_id = serializers.CharField()
     status = serializers.CharField()
     record_ref = serializers.CharField(allow_null=True)
@@ -119,8 +122,7 @@ class GuardOutput(serializers.Serializer):
     reasons = serializers.ListField(child=serializers.DictField())
 
 
-class CorpusOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class CorpusOutput(DocumentOutput):
     corpus_id = serializers.CharField()
     memory_class = serializers.CharField(help_text=" | ".join(c.MEMORY_CLASSES))
     owner = serializers.CharField()
@@ -139,21 +141,18 @@ class CorpusOutput(serializers.Serializer):
     health = serializers.DictField()
 
 
-class CorpusListOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class CorpusListOutput(DocumentOutput):
     corpora = CorpusOutput(many=True)
 
 
-class CorpusHealthOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class CorpusHealthOutput(DocumentOutput):
     corpus_id = serializers.CharField()
     revision = serializers.IntegerField()
     health = serializers.DictField(help_text="Five separate states: " + ", ".join(c.HEALTH_STATES))
     records = serializers.DictField()
 
 
-class ReviewOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class ReviewOutput(DocumentOutput):
     review_id = serializers.CharField()
     candidate_ref = serializers.CharField()
     requested_decision = serializers.CharField(help_text=" | ".join(c.DECISIONS))
@@ -163,8 +162,7 @@ class ReviewOutput(serializers.Serializer):
     recorded = serializers.BooleanField()
 
 
-class IngestReceiptOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class IngestReceiptOutput(DocumentOutput):
     receipt_id = serializers.CharField()
     status = serializers.CharField(help_text=" | ".join(c.INGEST_STATUSES))
     event_ref = serializers.CharField()
@@ -188,8 +186,7 @@ class IngestReceiptOutput(serializers.Serializer):
     guard = GuardOutput()
 
 
-class RecallResultOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class RecallResultOutput(DocumentOutput):
     status = serializers.CharField(help_text=" | ".join(c.RECALL_STATUSES))
     recall_id = serializers.CharField()
     items = serializers.ListField(child=serializers.DictField())
@@ -203,8 +200,7 @@ class RecallResultOutput(serializers.Serializer):
     )
 
 
-class ApplicationReceiptOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class ApplicationReceiptOutput(DocumentOutput):
     application_receipt_id = serializers.CharField()
     recall_id = serializers.CharField()
     decision = serializers.CharField(help_text=" | ".join(c.APPLICATION_DECISIONS))
@@ -214,8 +210,7 @@ class ApplicationReceiptOutput(serializers.Serializer):
     recorded = serializers.BooleanField()
 
 
-class ExperimentStatusOutput(serializers.Serializer):
-    schema_version = serializers.CharField()
+class ExperimentStatusOutput(DocumentOutput):
     status = serializers.CharField()
     automation = serializers.DictField()
 

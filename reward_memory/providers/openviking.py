@@ -33,15 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import loopx_site.openviking_http as ov
-from reward_memory.providers.base import (
-    Binding,
-    Preflight,
-    Provider,
-    ProviderUnavailable,
-    ProviderWrite,
-    RecallItem,
-    WriteResult,
-)
+from reward_memory.providers import base
 
 RESOURCE_SUFFIX = ".md"
 RETIRE_WAIT_SECONDS = 10.0
@@ -72,7 +64,7 @@ class PreflightReport:
     version_supported: bool
 
 
-class OpenVikingProvider(Provider):
+class OpenVikingProvider(base.Provider):
     provider_id = "openviking"
 
     def __init__(self, settings: ov.Settings | None = None, *, sleep=None):
@@ -87,7 +79,7 @@ class OpenVikingProvider(Provider):
     def _client(self) -> ov.Client:
         settings = self.settings
         if not settings.configured:
-            raise ProviderUnavailable("not_installed")
+            raise base.ProviderUnavailable("not_installed")
         if self._sleep is not None:
             return ov.Client(settings, sleep=self._sleep)
         return ov.Client(settings)
@@ -97,10 +89,10 @@ class OpenVikingProvider(Provider):
         """The deterministic OpenViking peer of one Goal-scoped Agent."""
         return ov.peer_token(goal_id, agent_id)
 
-    def resource_ref(self, binding: Binding, *, surface: str, key: str) -> str:
+    def resource_ref(self, binding: base.Binding, *, surface: str, key: str) -> str:
         return f"{binding.scope_ref.rstrip('/')}/{surface}/{key}{RESOURCE_SUFFIX}"
 
-    def _checked(self, binding: Binding, uri: str) -> tuple[str, str]:
+    def _checked(self, binding: base.Binding, uri: str) -> tuple[str, str]:
         """(uri, peer) after the private-target rule; refusals send nothing."""
         try:
             ov.check_private_target(
@@ -112,39 +104,39 @@ class OpenVikingProvider(Provider):
                 uri, actor_peer_id=binding.actor_peer_id, user_id=self.settings.user_id or None
             )
         except ov.TargetRefused:
-            raise ProviderUnavailable("forbidden") from None
+            raise base.ProviderUnavailable("forbidden") from None
         scope = binding.scope_ref.rstrip("/")
         if uri != scope and not uri.startswith(scope + "/"):
-            raise ProviderUnavailable("forbidden")
+            raise base.ProviderUnavailable("forbidden")
         return uri, binding.actor_peer_id
 
     # -- interface ----------------------------------------------------------------------
-    def preflight(self, binding: Binding) -> Preflight:
+    def preflight(self, binding: base.Binding) -> base.Preflight:
         report = self.preflight_report(binding)
         if report.status != "ready":
-            return Preflight(
+            return base.Preflight(
                 status=report.status, index_present=False, failure_kind=report.failure_kind
             )
         try:
             client = self._client()
             uri, peer = self._checked(binding, binding.scope_ref.rstrip("/"))
             hits = client.find("reward memory", target_uri=uri, peer=peer, limit=1)
-        except ProviderUnavailable as exc:
-            return Preflight(status="unavailable", index_present=False, failure_kind=exc.kind)
+        except base.ProviderUnavailable as exc:
+            return base.Preflight(status="unavailable", index_present=False, failure_kind=exc.kind)
         except ov.OpenVikingError as exc:
             if exc.status == 404 or exc.code == "NOT_FOUND":
-                return Preflight(status="ready", index_present=False)
-            return Preflight(status="unavailable", index_present=False, failure_kind=exc.kind)
-        return Preflight(status="ready", index_present=bool(hits))
+                return base.Preflight(status="ready", index_present=False)
+            return base.Preflight(status="unavailable", index_present=False, failure_kind=exc.kind)
+        return base.Preflight(status="ready", index_present=bool(hits))
 
-    def preflight_report(self, binding: Binding | None = None) -> PreflightReport:
+    def preflight_report(self, binding: base.Binding | None = None) -> PreflightReport:
         """``/health`` and the server version (≥ 0.4.19); read-only, never writes."""
         try:
             client = self._client()
             if binding is not None:
                 self._checked(binding, binding.scope_ref.rstrip("/"))
             health = client.health()
-        except ProviderUnavailable as exc:
+        except base.ProviderUnavailable as exc:
             return PreflightReport("unavailable", exc.kind, None, False)
         except ov.OpenVikingError as exc:
             return PreflightReport("unavailable", exc.kind, None, False)
@@ -162,13 +154,13 @@ class OpenVikingProvider(Provider):
             return PreflightReport("incomplete", "forbidden", public_version, True)
         return PreflightReport("ready", None, public_version, True)
 
-    def write(self, binding: Binding, item: ProviderWrite) -> WriteResult:
+    def write(self, binding: base.Binding, item: base.ProviderWrite) -> base.WriteResult:
         client = self._client()
         uri, peer = self._checked(binding, item.resource_ref)
         try:
             text = item.content.decode("utf-8")
         except UnicodeDecodeError:
-            raise ProviderUnavailable("invalid_response") from None
+            raise base.ProviderUnavailable("invalid_response") from None
         try:
             try:
                 result = client.write(uri, text, peer=peer, mode="replace")
@@ -185,15 +177,17 @@ class OpenVikingProvider(Provider):
         except ov.OpenVikingError as exc:
             if exc.kind == ov.TIMED_OUT:
                 # The bytes may have landed: an ambiguous commit, retried with the same ref.
-                return WriteResult(status="pending", resource_ref=item.resource_ref)
-            raise ProviderUnavailable(exc.kind) from None
+                return base.WriteResult(status="pending", resource_ref=item.resource_ref)
+            raise base.ProviderUnavailable(exc.kind) from None
         if result.get("uri") not in (None, uri):
-            raise ProviderUnavailable("invalid_response")
+            raise base.ProviderUnavailable("invalid_response")
         if result.get("vector_status") not in (None, "complete", "skipped"):
-            return WriteResult(status="pending", resource_ref=item.resource_ref)
-        return WriteResult(status="committed", resource_ref=item.resource_ref)
+            return base.WriteResult(status="pending", resource_ref=item.resource_ref)
+        return base.WriteResult(status="committed", resource_ref=item.resource_ref)
 
-    def recall(self, binding: Binding, *, surface: str, query: str, limit: int) -> list[RecallItem]:
+    def recall(
+        self, binding: base.Binding, *, surface: str, query: str, limit: int
+    ) -> list[base.RecallItem]:
         target = f"{binding.scope_ref.rstrip('/')}/{surface}"
         client = self._client()
         uri, peer = self._checked(binding, target)
@@ -204,7 +198,7 @@ class OpenVikingProvider(Provider):
         except ov.OpenVikingError as exc:
             if exc.status == 404 or exc.code == "NOT_FOUND":
                 return []  # nothing was ever written on this surface
-            raise ProviderUnavailable(exc.kind) from None
+            raise base.ProviderUnavailable(exc.kind) from None
         items = []
         for hit in hits:
             ref = hit["uri"]
@@ -213,21 +207,21 @@ class OpenVikingProvider(Provider):
                 continue  # directory summaries and anything outside the exact surface
             content = self.readback(binding, ref)
             if content is not None:
-                items.append(RecallItem(resource_ref=ref, content=content, score=hit["score"]))
+                items.append(base.RecallItem(resource_ref=ref, content=content, score=hit["score"]))
             if len(items) >= limit:
                 break
         return items
 
-    def readback(self, binding: Binding, resource_ref: str) -> bytes | None:
+    def readback(self, binding: base.Binding, resource_ref: str) -> bytes | None:
         client = self._client()
         uri, peer = self._checked(binding, resource_ref)
         try:
             text = client.read(uri, peer=peer)
         except ov.OpenVikingError as exc:
-            raise ProviderUnavailable(exc.kind) from None
+            raise base.ProviderUnavailable(exc.kind) from None
         return None if text is None else text.encode("utf-8")
 
-    def retire(self, binding: Binding, resource_ref: str) -> None:
+    def retire(self, binding: base.Binding, resource_ref: str) -> None:
         client = self._client()
         uri, peer = self._checked(binding, resource_ref)
         try:
@@ -235,8 +229,8 @@ class OpenVikingProvider(Provider):
             if task_id is not None and not client.wait_task(
                 task_id, deadline_seconds=RETIRE_WAIT_SECONDS
             ):
-                raise ProviderUnavailable("timed_out")
+                raise base.ProviderUnavailable("timed_out")
         except ov.OpenVikingError as exc:
             if exc.status == 404 or exc.code == "NOT_FOUND":
                 return
-            raise ProviderUnavailable(exc.kind) from None
+            raise base.ProviderUnavailable(exc.kind) from None

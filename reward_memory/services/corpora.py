@@ -171,6 +171,13 @@ def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, An
     for key in d:
         if key not in allowed:
             raise invalid(f"standing_policy.{key}", "field not modelled by the standing policy")
+
+    def tokens(key: str) -> list[str]:  # a required, non-empty set of tokens, sorted
+        values = v.string_list(
+            d.get(key), f"standing_policy.{key}", v.token, required=True, min_items=1
+        )
+        return sorted(set(values))
+
     policy = {
         "corpus_id": v.identifier(d.get("corpus_id"), "standing_policy.corpus_id"),
         "owner": v.ref(d.get("owner"), "standing_policy.owner"),
@@ -181,28 +188,8 @@ def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, An
         "memory_class": v.choice(
             d.get("memory_class"), "standing_policy.memory_class", c.MEMORY_CLASSES
         ),
-        "allowed_source_kinds": sorted(
-            set(
-                v.string_list(
-                    d.get("allowed_source_kinds"),
-                    "standing_policy.allowed_source_kinds",
-                    v.token,
-                    required=True,
-                    min_items=1,
-                )
-            )
-        ),
-        "verified_actor_roles": sorted(
-            set(
-                v.string_list(
-                    d.get("verified_actor_roles"),
-                    "standing_policy.verified_actor_roles",
-                    v.token,
-                    required=True,
-                    min_items=1,
-                )
-            )
-        ),
+        "allowed_source_kinds": tokens("allowed_source_kinds"),
+        "verified_actor_roles": tokens("verified_actor_roles"),
         "action_scopes": sorted(
             {
                 scope.lower()

@@ -8,8 +8,7 @@ it imports neither, so both depend on it one way.
 import datetime as dt
 from typing import Any
 
-from django.db import IntegrityError, transaction
-
+from loopx_site.core.rows import insert_once
 from reward_memory import candidates
 from reward_memory.models import Corpus, LineageClosure
 
@@ -30,16 +29,14 @@ def close_lineage(
     ).exists():
         return
     digest = candidates.lineage_digest(candidate or {})
-    try:
-        with transaction.atomic():
-            LineageClosure.objects.create(
-                corpus=corpus,
-                candidate_ref=candidate_ref,
-                content_digest=digest,
-                reason=reason,
-                reference=reference[:128],
-                closed_by=actor,
-                closed_at=now,
-            )
-    except IntegrityError:
-        pass  # closed concurrently by the same decision
+    # closed concurrently by the same decision: that closure stands
+    insert_once(
+        LineageClosure,
+        corpus=corpus,
+        candidate_ref=candidate_ref,
+        content_digest=digest,
+        reason=reason,
+        reference=reference[:128],
+        closed_by=actor,
+        closed_at=now,
+    )

@@ -30,9 +30,9 @@ SYSTEM_CHECKPOINT = "system:checkpoint_revocation"
 
 def _transition(
     record: MemoryRecord,
-    *,
     to_state: str,
     reason: str,
+    *,
     actor: str,
     reference: str = "",
     now: dt.datetime,
@@ -104,23 +104,13 @@ def activate(
         predecessor |= Q(candidate_ref=prior_candidate_ref)
     for old in olds.filter(predecessor).exclude(pk=locked.pk):
         _transition(
-            old,
-            to_state=c.SUPERSEDED,
-            reason="superseded_on_activation",
-            actor=actor,
-            reference=locked.record_ref,
-            now=now,
-            superseded_by=locked,
-        )
+            old, c.SUPERSEDED, "superseded_on_activation", actor=actor, now=now,
+            reference=locked.record_ref, superseded_by=locked,
+        )  # fmt: skip
     return _transition(
-        locked,
-        to_state=c.ACTIVE,
-        reason="readback_verified",
-        actor=actor,
-        now=now,
-        readback_verified_at=now,
-        activated_at=now,
-    )
+        locked, c.ACTIVE, "readback_verified", actor=actor, now=now,
+        readback_verified_at=now, activated_at=now,
+    )  # fmt: skip
 
 
 def _deindex(record: MemoryRecord) -> None:
@@ -238,11 +228,18 @@ def record_operation(
     return record_documents.record_operation(record, operation=name, executed=True)
 
 
+def _authorized(record_ref: str, principal: Principal, operation: str) -> MemoryRecord:
+    """The record ``record_ref`` once ``principal`` may perform ``operation`` on it."""
+    record = selectors.get_record(record_ref)
+    authorize_record_operation(principal, record.corpus, operation)
+    return record
+
+
 def _close(
     record: MemoryRecord,
-    *,
     to_state: str,
     reason: str,
+    *,
     actor: str,
     now: dt.datetime,
     reference: str = "",
@@ -254,13 +251,7 @@ def _close(
     effort provider de-index."""
     with transaction.atomic():
         record = _transition(
-            record,
-            to_state=to_state,
-            reason=reason,
-            actor=actor,
-            reference=reference,
-            now=now,
-            **updates,
+            record, to_state, reason, actor=actor, reference=reference, now=now, **updates
         )
         if lineage is not None:
             close_lineage(
@@ -281,56 +272,41 @@ def retire_record(
 ) -> MemoryRecord:
     """Close an active (or still pending) record and its candidate lineage. Only the
     corpus's declared ``retirement_authority`` or owner (authenticated) may retire."""
-    record = selectors.get_record(record_ref)
-    authorize_record_operation(principal, record.corpus, "retire")
+    record = _authorized(record_ref, principal, "retire")
     actor, now = principal.actor_ref, clock.now()
+    retirement = {"actor": actor, "at": clock.iso(now), "reason_summary": reason_summary}
+    lineage = ("retire", record.record_ref)
     return _close(
-        record,
-        to_state=c.RETIRED,
-        reason="retired",
-        actor=actor,
-        now=now,
-        lineage=("retire", record.record_ref),
-        retirement={"actor": actor, "at": clock.iso(now), "reason_summary": reason_summary},
+        record, c.RETIRED, "retired", actor=actor, now=now, lineage=lineage, retirement=retirement
     )
 
 
 def revoke_record(*, record_ref: str, principal: Principal, revocation_ref: str) -> MemoryRecord:
     """Revoke an active record and close its lineage (the corpus's authority source or
     owner, authenticated)."""
-    record = selectors.get_record(record_ref)
-    authorize_record_operation(principal, record.corpus, "revoke")
+    record = _authorized(record_ref, principal, "revoke")
     actor, now = principal.actor_ref, clock.now()
+    revocation = {"revocation_ref": revocation_ref, "actor": actor, "at": clock.iso(now)}
     return _close(
-        record,
-        to_state=c.REVOKED,
-        reason="revoked",
-        actor=actor,
-        now=now,
-        reference=revocation_ref,
-        lineage=("revoke", record.record_ref),
-        revocation={"revocation_ref": revocation_ref, "actor": actor, "at": clock.iso(now)},
-    )
+        record, c.REVOKED, "revoked", actor=actor, now=now, reference=revocation_ref,
+        lineage=("revoke", record.record_ref), revocation=revocation,
+    )  # fmt: skip
 
 
 def close_for_checkpoint(record: MemoryRecord, *, checkpoint_id: str, now: dt.datetime) -> None:
     """Revoke one record because its authority checkpoint was revoked (call inside the
     checkpoint revocation's transaction). The lineage stays open: the authority went,
     not the judgement of the content."""
+    revocation = {
+        "revocation_ref": f"checkpoint:{checkpoint_id}",
+        "reason": "checkpoint_revoked",
+        "actor": SYSTEM_CHECKPOINT,
+        "at": clock.iso(now),
+    }
     _transition(
-        record,
-        to_state=c.REVOKED,
-        reason="checkpoint_revoked",
-        actor=SYSTEM_CHECKPOINT,
-        reference=checkpoint_id,
-        now=now,
-        revocation={
-            "revocation_ref": f"checkpoint:{checkpoint_id}",
-            "reason": "checkpoint_revoked",
-            "actor": SYSTEM_CHECKPOINT,
-            "at": clock.iso(now),
-        },
-    )
+        record, c.REVOKED, "checkpoint_revoked", actor=SYSTEM_CHECKPOINT, reference=checkpoint_id,
+        now=now, revocation=revocation,
+    )  # fmt: skip
     transaction.on_commit(lambda: _deindex(record))
 
 
@@ -357,14 +333,10 @@ def mark_experience(
         )
     authorize_record_operation(principal, record.corpus, "mark")
     return _close(
-        record,
-        to_state=state,
-        reason=f"source_truth_{state}",
-        actor=principal.actor_ref,
-        now=clock.now(),
+        record, state, f"source_truth_{state}", actor=principal.actor_ref, now=clock.now(),
         reference=source_truth_ref,
         lineage=("refute", source_truth_ref) if state == c.REFUTED else None,
-    )
+    )  # fmt: skip
 
 
 def supersede_record(
@@ -393,14 +365,9 @@ def supersede_record(
             field="by_record_ref",
         )
     return _close(
-        record,
-        to_state=c.SUPERSEDED,
-        reason="superseded",
-        actor=principal.actor_ref,
-        now=clock.now(),
-        reference=successor.record_ref,
-        superseded_by=successor,
-    )
+        record, c.SUPERSEDED, "superseded", actor=principal.actor_ref, now=clock.now(),
+        reference=successor.record_ref, superseded_by=successor,
+    )  # fmt: skip
 
 
 def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -> dict[str, Any]:
@@ -418,9 +385,7 @@ def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -
         for record in due.filter(record_ref__in=refs):
             try:
                 with transaction.atomic():
-                    record = _transition(
-                        record, to_state=c.EXPIRED, reason="expired", actor=SYSTEM_EXPIRY, now=now
-                    )
+                    record = _transition(record, c.EXPIRED, "expired", actor=SYSTEM_EXPIRY, now=now)
             except RewardMemoryError:
                 continue  # closed concurrently
             _deindex(record)

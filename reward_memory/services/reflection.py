@@ -29,10 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
-
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
+from loopx_site.core.rows import get_or_create_once
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import guards, principals, selectors
@@ -297,25 +296,22 @@ def record_validation(
 
 def _claim(agent, turn_instance_id, parsed, digest, settled) -> ReflectionCandidate:
     now = clock.now()
-    try:
-        with transaction.atomic():
-            row, _ = ReflectionCandidate.objects.get_or_create(
-                agent=agent,
-                reflection_digest=digest,
-                defaults={
-                    "goal": agent.goal,
-                    "turn_instance_id": turn_instance_id,
-                    "surface": parsed["surface_id"],
-                    "evidence_refs": parsed["evidence_refs"],
-                    "reflection": parsed,
-                    "status": c.REFLECTION_AWAITING,
-                    "turn_settled": settled,
-                    "created_at": now,
-                    "updated_at": now,
-                },
-            )
-    except IntegrityError:
-        row = ReflectionCandidate.objects.get(agent=agent, reflection_digest=digest)
+    row, _ = get_or_create_once(
+        ReflectionCandidate.objects,
+        agent=agent,
+        reflection_digest=digest,
+        defaults={
+            "goal": agent.goal,
+            "turn_instance_id": turn_instance_id,
+            "surface": parsed["surface_id"],
+            "evidence_refs": parsed["evidence_refs"],
+            "reflection": parsed,
+            "status": c.REFLECTION_AWAITING,
+            "turn_settled": settled,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
     if settled and not row.turn_settled:
         ReflectionCandidate.objects.filter(pk=row.pk).update(turn_settled=True, updated_at=now)
         row.refresh_from_db()

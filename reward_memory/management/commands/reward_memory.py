@@ -1,7 +1,7 @@
 """``manage.py reward_memory …`` — thin adapters over ``reward_memory.services``."""
 
 from loopx_site.core import access
-from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
+from loopx_site.core.cli import LoopxCommand, call_with_options, format_mapping, format_table
 from reward_memory import (
     contracts,
     principals,
@@ -268,15 +268,9 @@ class Command(LoopxCommand):
                 reviewer, field="reviewer", code="reviewer_not_authorized"
             )
         return services.review_candidate(
-            candidate=document,
-            decision=decision,
-            principal=principal,
-            corpus_id=corpus_id,
-            edit=edit,
-            record_ref=record_ref,
-            execute=execute,
-            preview_review=preview_review,
-        )
+            candidate=document, decision=decision, principal=principal, corpus_id=corpus_id,
+            edit=edit, record_ref=record_ref, execute=execute, preview_review=preview_review,
+        )  # fmt: skip
 
     def run_apply_review(self, *, review_id, actor, execute=False, **_):
         principal = principals.operator_account(actor, field="actor", code="owner_not_authorized")
@@ -348,28 +342,11 @@ class Command(LoopxCommand):
         }
         return routing.route(observation)
 
-    def run_operator_control(
-        self,
-        *,
-        input,
-        action,
-        control_ref,
-        reasoning_summary,
-        actor,
-        edited_content_summary=None,
-        execute=False,
-        **_,
-    ):
+    def run_operator_control(self, *, input, actor, **options):
         principal = principals.operator_account(actor, field="actor", code="operator_required")
-        record = read_json(input)
-        return services.operator_control(
-            record_ref=validation.ref(record.get("record_ref"), "record_ref"),
-            action=action,
-            control_ref=control_ref,
-            reasoning_summary=reasoning_summary,
-            edited_content_summary=edited_content_summary,
-            principal=principal,
-            execute=execute,
+        record_ref = validation.ref(read_json(input).get("record_ref"), "record_ref")
+        return call_with_options(
+            services.operator_control, options, record_ref=record_ref, principal=principal
         )
 
     def run_mark_experience(
@@ -380,27 +357,9 @@ class Command(LoopxCommand):
             state=state, source_truth_ref=source_truth_ref,
         )  # fmt: skip
 
-    def run_reflection_validate(
-        self,
-        *,
-        goal_id,
-        agent_id,
-        reflection_digest,
-        status,
-        evidence_ref,
-        actor,
-        execute=False,
-        **_,
-    ):
-        return services.record_validation(
-            goal_id=goal_id,
-            agent_id=agent_id,
-            reflection_digest=reflection_digest,
-            status=status,
-            evidence_ref=evidence_ref,
-            principal=principals.operator_account(actor, field="actor", code="operator_required"),
-            execute=execute,
-        )
+    def run_reflection_validate(self, *, actor, **options):
+        principal = principals.operator_account(actor, field="actor", code="operator_required")
+        return call_with_options(services.record_validation, options, principal=principal)
 
     def run_reopen(self, *, corpus_id, candidate_ref, actor, execute=False, **_):
         operator = principals.operator_account(actor, field="actor", code="operator_required")
@@ -416,12 +375,9 @@ class Command(LoopxCommand):
             acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
             goal_id, agent_id = acting.goal_id, acting.agent_id
         return services.submit_event(
-            document=read_json(input),
-            goal_id=goal_id,
-            agent_id=agent_id,
-            execute=execute,
+            document=read_json(input), goal_id=goal_id, agent_id=agent_id, execute=execute,
             principal=principal,
-        )
+        )  # fmt: skip
 
     def run_reconcile_ingest(self, *, goal_id, agent_id, **_):
         return services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
@@ -433,12 +389,9 @@ class Command(LoopxCommand):
             acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
             goal_id, agent_id, viewer = acting.goal_id, acting.agent_id, acting.viewer
         return services.recall(
-            request=read_json(input),
-            execute=execute,
-            goal_id=goal_id,
-            agent_id=agent_id,
+            request=read_json(input), execute=execute, goal_id=goal_id, agent_id=agent_id,
             viewer=viewer,
-        )
+        )  # fmt: skip
 
     def run_application_receipt(self, *, input, execute=False, **_):
         return services.record_application(document=read_json(input), execute=execute)
@@ -446,17 +399,13 @@ class Command(LoopxCommand):
     def run_expire_records(self, *, corpus_id=None, execute=False, **_):
         return services.expire_due_records(corpus_id=corpus_id, execute=execute)
 
-    def run_hook(self, *, boundary, goal_id, agent_id, queries, event=None, execute=False, **_):
+    def run_hook(self, *, goal_id, agent_id, event=None, **options):
         acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
-        return services.run_boundary_hook(
-            goal_id=acting.goal_id,
-            agent_id=acting.agent_id,
-            viewer=acting.viewer,
-            boundary=boundary,
-            queries=queries,
+        return call_with_options(
+            services.run_boundary_hook, options, goal_id=acting.goal_id,
+            agent_id=acting.agent_id, viewer=acting.viewer,
             event=read_json(event) if event else None,
-            execute=execute,
-        )
+        )  # fmt: skip
 
     def run_evaluate(self, **_):
         from reward_memory import evaluation
