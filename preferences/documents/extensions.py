@@ -124,7 +124,8 @@ def operation(
         "revision": row.revision,
         "active_revision": row.revision or None,
         "previous_revision": previous_revision,
-        "enabled": row.active,
+        # LoopX: an install preview has decided nothing about enablement yet.
+        "enabled": row.active if (execute or row.pk) else None,
         "doctor": doctor,
         "rollback_available": bool(row.rollback_revision),
         "extension": payload,

@@ -281,6 +281,39 @@ def _expected(step, us):
     return diffs
 
 
+# docs/loopx-hosts.md "Extensions": our operation and state documents' detail beside
+# LoopX's fields.
+EXTENSION_EXTRAS = [
+    "status",
+    "extension",
+    "version",
+    "revision",
+    "previous_revision",
+    "rollback_available",
+    "doctor",
+    "would_change",
+    "active_revision",
+    *(
+        f"extensions*.{key}"
+        for key in (
+            "extension_id",
+            "active",
+            "version",
+            "description",
+            "capability",
+            "protocol",
+            "permission",
+            "timeout_seconds",
+            "doctor",
+            "manifest_digest",
+            "installed_at",
+            "updated_at",
+            "activated_at",
+        )
+    ),
+]
+
+
 def _diffs(group, step, lx, us):
     if step.expect is not None:
         return _expected(step, us)
@@ -298,6 +331,11 @@ def _diffs(group, step, lx, us):
         )
     ):
         extras += RECALL_EXTRAS
+    if us.doc and us.doc.get("schema_version") in (
+        "loopx_extension_operation_v0",
+        "loopx_extension_state_v0",
+    ):
+        extras += EXTENSION_EXTRAS
     if us.doc and us.doc.get("ok") is False:
         extras += ERROR_EXTRAS
     return compare_results(
