@@ -7,7 +7,7 @@ evidence quote: providers appear as ``provider_id`` + ``binding_ref`` (a digest)
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
@@ -145,19 +145,27 @@ def readable_records(
     corpus: Corpus | None = None,
     surface: str | None = None,
     now=None,
+    corpus_is_current: bool = False,
 ):
     """Records a (Goal, Agent) may read: corpus active and readable by it
     (``may_read_corpus``), record active and unexpired with a verified exact readback,
-    and — for hard_policy — derived from a live operator checkpoint. No Goal → nothing."""
+    and — for hard_policy — derived from a live operator checkpoint. No Goal → nothing.
+    ``corpus_is_current``: ``corpus`` was read in this request, so its ``active`` flag
+    is taken from it instead of being read again."""
     if not goal_id:
         return MemoryRecord.objects.none()
     now = now or clock.now()
-    corpora = Corpus.objects.filter(active=True)
-    if corpus is not None:
-        corpora = corpora.filter(pk=corpus.pk)
-    if project is not None:
-        corpora = corpora.filter(project=project)
-    allowed = [c_.pk for c_ in corpora if may_read_corpus(c_, goal_id, agent_id)]
+    if corpus_is_current and corpus is not None and project is None:
+        # the caller read this corpus row in the same request: no second read of it
+        readable = corpus.active and may_read_corpus(corpus, goal_id, agent_id)
+        allowed = [corpus.pk] if readable else []
+    else:
+        corpora = Corpus.objects.filter(active=True)
+        if corpus is not None:
+            corpora = corpora.filter(pk=corpus.pk)
+        if project is not None:
+            corpora = corpora.filter(project=project)
+        allowed = [c_.pk for c_ in corpora if may_read_corpus(c_, goal_id, agent_id)]
     rows = MemoryRecord.objects.filter(
         corpus_id__in=allowed, lifecycle_state=c.ACTIVE, readback_verified_at__isnull=False
     ).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
@@ -175,6 +183,17 @@ def readable_records(
             | Q(authority_checkpoint__expires_at__lte=now)
         )
     )
+
+
+def with_readable(rows, *, goal_id: str | None, agent_id: str | None, corpus: Corpus, now):
+    """``rows`` (records of ``corpus``) annotated with ``readable``: whether
+    ``readable_records`` for this (Goal, Agent) includes the row now, as a subquery of
+    the same statement (a recall reads its candidate rows and their readability in one
+    query)."""
+    readable = readable_records(
+        goal_id=goal_id, agent_id=agent_id, corpus=corpus, now=now, corpus_is_current=True
+    )
+    return rows.annotate(readable=Exists(readable.filter(pk=OuterRef("pk"))))
 
 
 #: Why a stored answer's record no longer passes ``readable_records`` (replays count them):

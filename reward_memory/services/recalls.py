@@ -240,16 +240,12 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now):
     for items in hits:
         for item in items:
             order.setdefault(item.resource_ref, item.content)
-    readable = set(
-        selectors.readable_records(
-            goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
-        )
-        .filter(provider_resource_ref__in=list(order))
-        .values_list("pk", flat=True)
-    )
+    candidates = _result_rows().filter(corpus=corpus, provider_resource_ref__in=list(order))
     rows = {
         r.provider_resource_ref: r
-        for r in _result_rows().filter(corpus=corpus, provider_resource_ref__in=list(order))
+        for r in selectors.with_readable(
+            candidates, goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
+        )
     }
     filtered = {
         "not_active": 0,
@@ -267,7 +263,7 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now):
             filtered["not_active"] += 1
         elif record.expires_at is not None and record.expires_at <= now:
             filtered["expired"] += 1
-        elif record.pk not in readable:
+        elif not record.readable:
             filtered["not_readable"] += 1
         elif "sha256:" + hashlib.sha256(content).hexdigest() != record.content_digest:
             filtered["readback_mismatch"] += 1
