@@ -7,7 +7,8 @@ evidence quote: providers appear as ``provider_id`` + ``binding_ref`` (a digest)
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db import connection
+from django.db.models import Count, Q
 
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
@@ -25,6 +26,7 @@ from reward_memory.models import (
     MemoryRecord,
     PendingIngest,
     RecallReceipt,
+    Review,
     StandingPolicy,
 )
 from reward_memory.peers import agent_key, binding_peer
@@ -145,27 +147,19 @@ def readable_records(
     corpus: Corpus | None = None,
     surface: str | None = None,
     now=None,
-    corpus_is_current: bool = False,
 ):
     """Records a (Goal, Agent) may read: corpus active and readable by it
     (``may_read_corpus``), record active and unexpired with a verified exact readback,
-    and — for hard_policy — derived from a live operator checkpoint. No Goal → nothing.
-    ``corpus_is_current``: ``corpus`` was read in this request, so its ``active`` flag
-    is taken from it instead of being read again."""
+    and — for hard_policy — derived from a live operator checkpoint. No Goal → nothing."""
     if not goal_id:
         return MemoryRecord.objects.none()
     now = now or clock.now()
-    if corpus_is_current and corpus is not None and project is None:
-        # the caller read this corpus row in the same request: no second read of it
-        readable = corpus.active and may_read_corpus(corpus, goal_id, agent_id)
-        allowed = [corpus.pk] if readable else []
-    else:
-        corpora = Corpus.objects.filter(active=True)
-        if corpus is not None:
-            corpora = corpora.filter(pk=corpus.pk)
-        if project is not None:
-            corpora = corpora.filter(project=project)
-        allowed = [c_.pk for c_ in corpora if may_read_corpus(c_, goal_id, agent_id)]
+    corpora = Corpus.objects.filter(active=True)
+    if corpus is not None:
+        corpora = corpora.filter(pk=corpus.pk)
+    if project is not None:
+        corpora = corpora.filter(project=project)
+    allowed = [c_.pk for c_ in corpora if may_read_corpus(c_, goal_id, agent_id)]
     rows = MemoryRecord.objects.filter(
         corpus_id__in=allowed, lifecycle_state=c.ACTIVE, readback_verified_at__isnull=False
     ).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
@@ -185,15 +179,104 @@ def readable_records(
     )
 
 
-def with_readable(rows, *, goal_id: str | None, agent_id: str | None, corpus: Corpus, now):
-    """``rows`` (records of ``corpus``) annotated with ``readable``: whether
-    ``readable_records`` for this (Goal, Agent) includes the row now, as a subquery of
-    the same statement (a recall reads its candidate rows and their readability in one
-    query)."""
-    readable = readable_records(
-        goal_id=goal_id, agent_id=agent_id, corpus=corpus, now=now, corpus_is_current=True
+#: The record columns a recall result renders (``documents.recall``: public lineage and
+#: private items); every other column is deferred.
+RESULT_COLUMNS = (
+    "id",
+    "record_ref",
+    "candidate_ref",
+    "memory_class",
+    "surface",
+    "summary",
+    "content_digest",
+    "activation_basis",
+    "policy_digest",
+    "review_id",
+    "confidence_level",
+    "authority",
+    "lifecycle_state",
+    "expires_at",
+    "provider_resource_ref",
+    "provider_ref_digest",
+)
+
+
+def _converters(fields, alias: str) -> list:
+    """``(index, column, converters)`` of the columns the ORM would convert on load (the
+    backend's and the field's: datetimes, JSON); worked out once per statement."""
+    out = []
+    for i, f in enumerate(fields):
+        col = f.get_col(alias)
+        convert = connection.ops.get_db_converters(col) + f.get_db_converters(connection)
+        if convert:
+            out.append((i, col, convert))
+    return out
+
+
+def _converted(converters, row) -> list:
+    values = list(row)
+    for i, col, convert in converters:
+        for one in convert:
+            values[i] = one(values[i], col, connection)
+    return values
+
+
+def recall_rows(
+    resource_refs: list[str], *, goal_id: str | None, agent_id: str | None, corpus: Corpus, now
+) -> dict[str, MemoryRecord]:
+    """The records of ``corpus`` behind these provider refs, with just the result columns
+    (``RESULT_COLUMNS``, and ``review.review_id``) and ``readable``: whether
+    ``readable_records`` for this (Goal, Agent) includes the record now.
+
+    One plain statement, because every recall runs it: the readability of the row is
+    ``readable_records``' rule as one SQL expression of the same row (its corpus part is
+    ``may_read_corpus`` of the corpus this request already read).
+    ``tests/reward_memory/test_recall_rows.py`` holds it equal to ``readable_records``
+    over every lifecycle state, expiry and checkpoint state."""
+    if not resource_refs:
+        return {}
+    fields = [f for f in MemoryRecord._meta.concrete_fields if f.attname in RESULT_COLUMNS]
+    qn, adapt = connection.ops.quote_name, connection.ops.adapt_datetimefield_value
+    params: list = []
+    corpus_readable = bool(goal_id) and corpus.active and may_read_corpus(corpus, goal_id, agent_id)
+    if corpus_readable:
+        readable = (
+            "CASE WHEN r.lifecycle_state = %s AND r.readback_verified_at IS NOT NULL "
+            "AND (r.expires_at IS NULL OR r.expires_at > %s) "
+            "AND NOT (r.memory_class = %s AND (ac.id IS NULL OR ac.revoked_at IS NOT NULL "
+            "OR (ac.expires_at IS NOT NULL AND ac.expires_at <= %s))) THEN 1 ELSE 0 END"
+        )
+        params += [c.ACTIVE, adapt(now), c.HARD_POLICY, adapt(now)]
+    else:
+        readable = "0"
+    select = ", ".join(f"r.{qn(f.column)}" for f in fields)
+    sql = (
+        f"SELECT {select}, v.{qn('review_id')}, {readable} "  # noqa: S608 - quoted model names
+        f"FROM {qn(MemoryRecord._meta.db_table)} r "
+        f"LEFT JOIN {qn(Review._meta.db_table)} v ON v.id = r.review_id "
+        f"LEFT JOIN {qn(AuthorityCheckpoint._meta.db_table)} ac "
+        "ON ac.id = r.authority_checkpoint_id "
+        "WHERE r.corpus_id = %s AND r.provider_resource_ref IN "
+        f"({', '.join(['%s'] * len(resource_refs))})"
     )
-    return rows.annotate(readable=Exists(readable.filter(pk=OuterRef("pk"))))
+    params += [corpus.pk, *resource_refs]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    names, converters = [f.attname for f in fields], _converters(fields, "r")
+    out = {}
+    for row in rows:
+        record = MemoryRecord.from_db(connection.alias, names, _converted(converters, row[:-2]))
+        review_id = row[-2]
+        review = None
+        if review_id is not None:
+            review = Review.from_db(
+                connection.alias, ["id", "review_id"], [record.review_id, review_id]
+            )
+        MemoryRecord.review.field.set_cached_value(record, review)
+        record.readable = bool(row[-1])
+        out[record.provider_resource_ref] = record
+    return out
 
 
 #: Why a stored answer's record no longer passes ``readable_records`` (replays count them):

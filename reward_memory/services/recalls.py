@@ -240,13 +240,9 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now):
     for items in hits:
         for item in items:
             order.setdefault(item.resource_ref, item.content)
-    candidates = _result_rows().filter(corpus=corpus, provider_resource_ref__in=list(order))
-    rows = {
-        r.provider_resource_ref: r
-        for r in selectors.with_readable(
-            candidates, goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
-        )
-    }
+    rows = selectors.recall_rows(
+        list(order), goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
+    )
     filtered = {
         "not_active": 0,
         "expired": 0,
