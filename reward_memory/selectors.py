@@ -221,6 +221,37 @@ def _converted(converters, row) -> list:
     return values
 
 
+def corpus_named(corpus_id: str) -> Corpus | None:
+    """The registered corpus with this id (unique), or ``None``: one plain statement
+    (every recall starts with it)."""
+    fields = list(Corpus._meta.concrete_fields)
+    qn = connection.ops.quote_name
+    sql = (
+        f"SELECT {', '.join(qn(f.column) for f in fields)} "  # noqa: S608 - quoted model names
+        f"FROM {qn(Corpus._meta.db_table)} WHERE {qn('corpus_id')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [corpus_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = _converted(_converters(fields, Corpus._meta.db_table), row)
+    return Corpus.from_db(connection.alias, [f.attname for f in fields], values)
+
+
+def stored_recall(recall_id: str) -> RecallReceipt | None:
+    """The receipt of an earlier recall with this id (a replay), or ``None``. Nearly
+    every recall is new, so the existence check is one plain indexed statement and only
+    a replay loads the row."""
+    qn = connection.ops.quote_name
+    sql = f"SELECT 1 FROM {qn(RecallReceipt._meta.db_table)} WHERE recall_id = %s"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [recall_id])
+        if cursor.fetchone() is None:
+            return None
+    return RecallReceipt.objects.filter(recall_id=recall_id).first()
+
+
 def recall_rows(
     resource_refs: list[str], *, goal_id: str | None, agent_id: str | None, corpus: Corpus, now
 ) -> dict[str, MemoryRecord]:

@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, prefixed_id, text_digest_ref
@@ -168,7 +168,7 @@ def recall(
         return documents.loopx_answer(result, request["request"])
     parsed, shape = parse_recall(request)
     agent = get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
-    corpus = Corpus.objects.filter(corpus_id=parsed.corpus_id).first()
+    corpus = selectors.corpus_named(parsed.corpus_id)
     now = clock.now()
     reasons = guards.normalise(shape + _guard(parsed, corpus, now, viewer))
     recall_id = recall_id_for(parsed)
@@ -176,7 +176,7 @@ def recall(
         return documents.recall_result(parsed, recall_id, "guard_blocked", [], reasons=reasons)
     if not execute:
         return documents.recall_result(parsed, recall_id, "preview", [])
-    stored = RecallReceipt.objects.filter(recall_id=recall_id).first()
+    stored = selectors.stored_recall(recall_id)
     if stored is not None:
         return _replay(parsed, stored, now)
     binding = selectors.provider_binding(
@@ -273,22 +273,28 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now):
 def _store(
     request: RecallRequest, corpus: Corpus, agent, result: dict, records=()
 ) -> dict[str, Any]:
+    receipt = RecallReceipt(
+        recall_id=result["recall_id"],
+        corpus=corpus,
+        goal=agent.goal,
+        agent=agent,
+        surface=request.surface,
+        mode=request.mode,
+        status=result["status"],
+        query_count=len(request.queries),
+        result_refs=[r.record_ref for r in records],
+        packet=result["public_packet"],
+        provider_calls=result["provider_calls"],
+        created_at=clock.now(),
+    )
     try:
-        with transaction.atomic():
-            RecallReceipt.objects.create(
-                recall_id=result["recall_id"],
-                corpus=corpus,
-                goal=agent.goal,
-                agent=agent,
-                surface=request.surface,
-                mode=request.mode,
-                status=result["status"],
-                query_count=len(request.queries),
-                result_refs=[r.record_ref for r in records],
-                packet=result["public_packet"],
-                provider_calls=result["provider_calls"],
-                created_at=clock.now(),
-            )
+        # one INSERT is atomic by itself; inside a caller's transaction a savepoint keeps
+        # a duplicate from breaking it (outside one, BEGIN/COMMIT would be two more trips)
+        if connection.in_atomic_block:
+            with transaction.atomic():
+                receipt.save(force_insert=True)
+        else:
+            receipt.save(force_insert=True)
     except IntegrityError:  # the same recall ran concurrently: answer from its receipt
         return _replay(
             request, RecallReceipt.objects.get(recall_id=result["recall_id"]), clock.now()
