@@ -203,7 +203,19 @@ RESULT_COLUMNS = (
 
 def _converters(fields, alias: str) -> list:
     """``(index, column, converters)`` of the columns the ORM would convert on load (the
-    backend's and the field's: datetimes, JSON); worked out once per statement."""
+    backend's and the field's: datetimes, JSON); worked out once per backend and column
+    list (they depend on nothing else)."""
+    key = (connection.vendor, alias, tuple(fields))
+    known = _CONVERTERS.get(key)
+    if known is None:
+        known = _CONVERTERS[key] = _converters_of(fields, alias)
+    return known
+
+
+_CONVERTERS: dict[tuple, list] = {}
+
+
+def _converters_of(fields, alias: str) -> list:
     out = []
     for i, f in enumerate(fields):
         col = f.get_col(alias)
