@@ -211,24 +211,10 @@ def recall(
 
 
 def _result_rows():
-    """Records with just the columns a recall result needs (no provider content)."""
-    return MemoryRecord.objects.select_related("review").only(
-        "record_ref",
-        "candidate_ref",
-        "memory_class",
-        "surface",
-        "summary",
-        "content_digest",
-        "activation_basis",
-        "policy_digest",
-        "confidence_level",
-        "authority",
-        "lifecycle_state",
-        "expires_at",
-        "provider_resource_ref",
-        "provider_ref_digest",
-        "review__review_id",
-    )
+    """Records with just the columns a recall result needs (``selectors.RESULT_COLUMNS``;
+    no provider content)."""
+    columns = [name for name in selectors.RESULT_COLUMNS if name not in ("id", "review_id")]
+    return MemoryRecord.objects.select_related("review").only(*columns, "review__review_id")
 
 
 def _accept(corpus: Corpus, request: RecallRequest, hits, now):
