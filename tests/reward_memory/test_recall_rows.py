@@ -83,7 +83,8 @@ def test_recall_rows_readable_is_readable_records_in_every_state(db, agents):
             got = rows[record.provider_resource_ref]
             assert got.readable is expected, (state, expires, verified, memory_class, checkpoint)
             seen.add(expected)
-            assert got.record_ref == ref and got.lifecycle_state == state
+            assert got.record_ref == ref
+            assert got.lifecycle_state == state
             assert got.expires_at == expires
     assert seen == {True, False}  # both outcomes were reached
 
