@@ -367,6 +367,7 @@ def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict
         fulltext.search(namespace, q, limit=16)
     service, ranking, overlap, first, compared = [], [], [], 0, 0
     service_cpu, ranking_cpu = [], []
+
     def run_service(i, q):
         started, cpu = time.perf_counter(), time.thread_time()
         result = services.recall(request=request(i, q), execute=True)
