@@ -19,18 +19,36 @@ def fmt(value) -> str:
 
 
 def recall_rows(line: dict) -> list[str]:
+    """One row per size. Lines from 2026-12-01 on carry the overhead (median of service −
+    ranking, paired call by call), peak RSS and the load seconds; older lines render
+    without them."""
     rows = []
+    when = f", {line['date']}" if line.get("date") else ""
     for size in line["sizes"]:
         k = str(size)
+        extra = ""
+        if "overhead_p50_ms" in line:
+            extra = (
+                f"; overhead (service − ranking) median **+{line['overhead_p50_ms'][k]} ms** "
+                f"(CPU +{line.get('overhead_cpu_p50_ms', {}).get(k)} ms); peak RSS "
+                f"{line.get('peak_rss_mb', {}).get(k)} MiB; loaded in "
+                f"{line.get('load_seconds', {}).get(k)} s"
+            )
+        load = line.get("load_average_1m_by_size", {}).get(k, line.get("load_average_1m"))
+        target = (
+            "overlap 1.00, overhead ≤ +3 ms, p95 ≤ 30 ms at 1M"
+            if "overhead_p50_ms" in line
+            else "overlap 1.00, p95 ≤ 20 ms at 100k"
+        )
         rows.append(
             f"| recall, {line['backend']}, {size:,} records (+{line['other_corpus_records']:,} "
-            f"in another corpus) | overlap {fmt(line['overlap_top4'][k])}, exact #1 "
+            f"in another corpus){when} | overlap {fmt(line['overlap_top4'][k])}, exact #1 "
             f"{line['exact_first'][k]}; service p50 {line['p50_ms'][k]} / p95 "
             f"**{line['p95_ms'][k]} ms** (CPU p95 {line.get('cpu_p95_ms', {}).get(k)} ms); "
-            f"ranking alone p95 {line['ranking_p95_ms'][k]} ms (CPU "
-            f"{line.get('ranking_cpu_p95_ms', {}).get(k)} ms), load "
-            f"{line.get('load_average_1m')} "
-            f"| overlap 1.00, p95 ≤ 20 ms at 100k | {durability(line)} |"
+            f"ranking alone p50 {line.get('ranking_p50_ms', {}).get(k)} / p95 "
+            f"{line['ranking_p95_ms'][k]} ms (CPU p95 "
+            f"{line.get('ranking_cpu_p95_ms', {}).get(k)} ms){extra}, load {load} "
+            f"| {target} | {durability(line)} |"
         )
     return rows
 

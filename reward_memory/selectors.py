@@ -7,6 +7,7 @@ evidence quote: providers appear as ``provider_id`` + ``binding_ref`` (a digest)
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Q
 
 from loopx_site.core import clock
@@ -25,6 +26,7 @@ from reward_memory.models import (
     MemoryRecord,
     PendingIngest,
     RecallReceipt,
+    Review,
     StandingPolicy,
 )
 from reward_memory.peers import agent_key, binding_peer
@@ -175,6 +177,149 @@ def readable_records(
             | Q(authority_checkpoint__expires_at__lte=now)
         )
     )
+
+
+#: The record columns a recall result renders (``documents.recall``: public lineage and
+#: private items); every other column is deferred.
+RESULT_COLUMNS = (
+    "id",
+    "record_ref",
+    "candidate_ref",
+    "memory_class",
+    "surface",
+    "summary",
+    "content_digest",
+    "activation_basis",
+    "policy_digest",
+    "review_id",
+    "confidence_level",
+    "authority",
+    "lifecycle_state",
+    "expires_at",
+    "provider_resource_ref",
+    "provider_ref_digest",
+)
+
+
+def _converters(fields, alias: str) -> list:
+    """``(index, column, converters)`` of the columns the ORM would convert on load (the
+    backend's and the field's: datetimes, JSON); worked out once per backend and column
+    list (they depend on nothing else)."""
+    key = (connection.vendor, alias, tuple(fields))
+    known = _CONVERTERS.get(key)
+    if known is None:
+        known = _CONVERTERS[key] = _converters_of(fields, alias)
+    return known
+
+
+_CONVERTERS: dict[tuple, list] = {}
+
+
+def _converters_of(fields, alias: str) -> list:
+    out = []
+    for i, f in enumerate(fields):
+        col = f.get_col(alias)
+        convert = connection.ops.get_db_converters(col) + f.get_db_converters(connection)
+        if convert:
+            out.append((i, col, convert))
+    return out
+
+
+def _converted(converters, row) -> list:
+    values = list(row)
+    for i, col, convert in converters:
+        for one in convert:
+            values[i] = one(values[i], col, connection)
+    return values
+
+
+def corpus_named(corpus_id: str) -> Corpus | None:
+    """The registered corpus with this id (unique), or ``None``: one plain statement
+    (every recall starts with it)."""
+    fields = list(Corpus._meta.concrete_fields)
+    qn = connection.ops.quote_name
+    sql = (
+        f"SELECT {', '.join(qn(f.column) for f in fields)} "  # noqa: S608 - quoted model names
+        f"FROM {qn(Corpus._meta.db_table)} WHERE {qn('corpus_id')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [corpus_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = _converted(_converters(fields, Corpus._meta.db_table), row)
+    return Corpus.from_db(connection.alias, [f.attname for f in fields], values)
+
+
+def stored_recall(recall_id: str) -> RecallReceipt | None:
+    """The receipt of an earlier recall with this id (a replay), or ``None``. Nearly
+    every recall is new, so the existence check is one plain indexed statement and only
+    a replay loads the row."""
+    qn = connection.ops.quote_name
+    sql = f"SELECT 1 FROM {qn(RecallReceipt._meta.db_table)} WHERE recall_id = %s"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [recall_id])
+        if cursor.fetchone() is None:
+            return None
+    return RecallReceipt.objects.filter(recall_id=recall_id).first()
+
+
+def recall_rows(
+    resource_refs: list[str], *, goal_id: str | None, agent_id: str | None, corpus: Corpus, now
+) -> dict[str, MemoryRecord]:
+    """The records of ``corpus`` behind these provider refs, with just the result columns
+    (``RESULT_COLUMNS``, and ``review.review_id``) and ``readable``: whether
+    ``readable_records`` for this (Goal, Agent) includes the record now.
+
+    One plain statement, because every recall runs it: the readability of the row is
+    ``readable_records``' rule as one SQL expression of the same row (its corpus part is
+    ``may_read_corpus`` of the corpus this request already read).
+    ``tests/reward_memory/test_recall_rows.py`` holds it equal to ``readable_records``
+    over every lifecycle state, expiry and checkpoint state."""
+    if not resource_refs:
+        return {}
+    fields = [f for f in MemoryRecord._meta.concrete_fields if f.attname in RESULT_COLUMNS]
+    qn, adapt = connection.ops.quote_name, connection.ops.adapt_datetimefield_value
+    params: list = []
+    corpus_readable = bool(goal_id) and corpus.active and may_read_corpus(corpus, goal_id, agent_id)
+    if corpus_readable:
+        readable = (
+            "CASE WHEN r.lifecycle_state = %s AND r.readback_verified_at IS NOT NULL "
+            "AND (r.expires_at IS NULL OR r.expires_at > %s) "
+            "AND NOT (r.memory_class = %s AND (ac.id IS NULL OR ac.revoked_at IS NOT NULL "
+            "OR (ac.expires_at IS NOT NULL AND ac.expires_at <= %s))) THEN 1 ELSE 0 END"
+        )
+        params += [c.ACTIVE, adapt(now), c.HARD_POLICY, adapt(now)]
+    else:
+        readable = "0"
+    select = ", ".join(f"r.{qn(f.column)}" for f in fields)
+    sql = (
+        f"SELECT {select}, v.{qn('review_id')}, {readable} "  # noqa: S608 - quoted model names
+        f"FROM {qn(MemoryRecord._meta.db_table)} r "
+        f"LEFT JOIN {qn(Review._meta.db_table)} v ON v.id = r.review_id "
+        f"LEFT JOIN {qn(AuthorityCheckpoint._meta.db_table)} ac "
+        "ON ac.id = r.authority_checkpoint_id "
+        "WHERE r.corpus_id = %s AND r.provider_resource_ref IN "
+        f"({', '.join(['%s'] * len(resource_refs))})"
+    )
+    params += [corpus.pk, *resource_refs]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    names, converters = [f.attname for f in fields], _converters(fields, "r")
+    out = {}
+    for row in rows:
+        record = MemoryRecord.from_db(connection.alias, names, _converted(converters, row[:-2]))
+        review_id = row[-2]
+        review = None
+        if review_id is not None:
+            review = Review.from_db(
+                connection.alias, ["id", "review_id"], [record.review_id, review_id]
+            )
+        MemoryRecord.review.field.set_cached_value(record, review)
+        record.readable = bool(row[-1])
+        out[record.provider_resource_ref] = record
+    return out
 
 
 #: Why a stored answer's record no longer passes ``readable_records`` (replays count them):

@@ -28,6 +28,7 @@ Reason codes (stable; callers map them to their own vocabularies):
 | ``local_path`` | an absolute, home-relative, environment-relative or Windows/UNC path |
 """
 
+import functools
 import math
 import re
 import unicodedata
@@ -287,7 +288,21 @@ def scan(text: str) -> list[Finding]:
 
 def scan_text(text: str) -> list[str]:
     """Sorted, distinct reason codes for ``text``; an empty list means clean."""
-    return sorted({f.code for f in scan(text)})
+    if not isinstance(text, str) or len(text) > _MEMO_MAX_CHARS:
+        return sorted({f.code for f in scan(text)})
+    return list(_scan_codes(text))
+
+
+#: ``scan`` is a pure function of its text (fixed detectors, no configuration), and one
+#: request names the same identifiers, corpus and surface in many fields (a recall scans
+#: ~17 strings, most of them repeated in every request): the codes of short strings are
+#: memoised, bounded, in this process only.
+_MEMO_MAX_CHARS = 512
+
+
+@functools.lru_cache(maxsize=4096)
+def _scan_codes(text: str) -> tuple[str, ...]:
+    return tuple(sorted({f.code for f in scan(text)}))
 
 
 def is_clean(text: str) -> bool:

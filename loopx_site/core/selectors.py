@@ -29,11 +29,7 @@ def get_agent(goal_id: str, agent_id: str, *, area: str = "loopx") -> Agent:
     """The registered Agent of that Goal, or ``goal_/agent_not_registered`` (404)."""
     require_identifier(goal_id, "goal_id", area=area)
     require_identifier(agent_id, "agent_id", area=area)
-    agent = (
-        Agent.objects.select_related("goal")
-        .filter(goal__goal_id=goal_id, agent_id=agent_id)
-        .first()
-    )
+    agent = _agent_with_goal(goal_id, agent_id)
     if agent is None:
         get_goal(goal_id, area=area)  # raises goal_not_registered when that is the cause
         raise DomainError(
@@ -42,6 +38,42 @@ def get_agent(goal_id: str, agent_id: str, *, area: str = "loopx") -> Agent:
             field="agent_id",
             area=area,
         )
+    return agent
+
+
+def _columns(model) -> list:
+    return list(model._meta.concrete_fields)
+
+
+def _agent_with_goal(goal_id: str, agent_id: str) -> Agent | None:
+    """The Agent with its Goal attached, in one plain indexed statement (unique
+    ``(goal, agent_id)``): every recall and settle resolves its runtime identity, and
+    building the equivalent ``select_related`` query costs more than running it."""
+    agent_fields, goal_fields = _columns(Agent), _columns(Goal)
+    qn = connection.ops.quote_name
+    select = ", ".join(
+        [f"a.{qn(f.column)}" for f in agent_fields] + [f"g.{qn(f.column)}" for f in goal_fields]
+    )
+    sql = (
+        f"SELECT {select} FROM {qn(Agent._meta.db_table)} a "  # noqa: S608 - quoted model names
+        f"JOIN {qn(Goal._meta.db_table)} g ON g.id = a.goal_id "
+        "WHERE g.goal_id = %s AND a.agent_id = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [goal_id, agent_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n = len(agent_fields)
+    values = []
+    for i, (f, value) in enumerate(zip(agent_fields + goal_fields, row, strict=True)):
+        col = f.get_col("a" if i < n else "g")
+        for convert in connection.ops.get_db_converters(col) + f.get_db_converters(connection):
+            value = convert(value, col, connection)
+        values.append(value)
+    agent = Agent.from_db(connection.alias, [f.attname for f in agent_fields], values[:n])
+    goal = Goal.from_db(connection.alias, [f.attname for f in goal_fields], values[n:])
+    Agent.goal.field.set_cached_value(agent, goal)
     return agent
 
 

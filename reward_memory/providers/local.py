@@ -7,7 +7,7 @@ corpora or surfaces. Writes are idempotent upserts keyed by resource ref.
 
 import hashlib
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 
 from loopx_site.core import clock, fulltext
 from loopx_site.core.canonical import digest_ref
@@ -78,13 +78,7 @@ class LocalProvider(base.Provider):
             hits = fulltext.search(namespace(binding, surface), query, limit=limit)
             if not hits:
                 return []
-            docs = dict(
-                LocalProviderDocument.objects.filter(
-                    scope_key=binding.scope_key,
-                    resource_ref__in=[h.ref for h in hits],
-                    recallable=True,
-                ).values_list("resource_ref", "content")
-            )
+            docs = _recallable_contents(binding.scope_key, [h.ref for h in hits])
         except DatabaseError:
             raise base.ProviderUnavailable("unavailable") from None
         return [
@@ -117,6 +111,21 @@ class LocalProvider(base.Provider):
                 docs.update(recallable=False, updated_at=clock.now())
         except DatabaseError:
             raise base.ProviderUnavailable("unavailable") from None
+
+
+def _recallable_contents(scope_key: str, refs: list[str]) -> dict[str, str]:
+    """``resource_ref → content`` of the recallable documents among ``refs``: one plain
+    statement (every recall reads its hits back; the ORM's query building cost more
+    than the read)."""
+    qn = connection.ops.quote_name
+    sql = (
+        f"SELECT resource_ref, content FROM {qn(LocalProviderDocument._meta.db_table)} "  # noqa: S608 - quoted model name
+        "WHERE scope_key = %s AND recallable = %s "
+        f"AND resource_ref IN ({', '.join(['%s'] * len(refs))})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [scope_key, True, *refs])
+        return dict(cursor.fetchall())
 
 
 def public_ref(resource_ref: str) -> str:

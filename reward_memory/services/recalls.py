@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, prefixed_id, text_digest_ref
@@ -168,7 +168,7 @@ def recall(
         return documents.loopx_answer(result, request["request"])
     parsed, shape = parse_recall(request)
     agent = get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
-    corpus = Corpus.objects.filter(corpus_id=parsed.corpus_id).first()
+    corpus = selectors.corpus_named(parsed.corpus_id)
     now = clock.now()
     reasons = guards.normalise(shape + _guard(parsed, corpus, now, viewer))
     recall_id = recall_id_for(parsed)
@@ -176,7 +176,7 @@ def recall(
         return documents.recall_result(parsed, recall_id, "guard_blocked", [], reasons=reasons)
     if not execute:
         return documents.recall_result(parsed, recall_id, "preview", [])
-    stored = RecallReceipt.objects.filter(recall_id=recall_id).first()
+    stored = selectors.stored_recall(recall_id)
     if stored is not None:
         return _replay(parsed, stored, now)
     binding = selectors.provider_binding(
@@ -211,24 +211,10 @@ def recall(
 
 
 def _result_rows():
-    """Records with just the columns a recall result needs (no provider content)."""
-    return MemoryRecord.objects.select_related("review").only(
-        "record_ref",
-        "candidate_ref",
-        "memory_class",
-        "surface",
-        "summary",
-        "content_digest",
-        "activation_basis",
-        "policy_digest",
-        "confidence_level",
-        "authority",
-        "lifecycle_state",
-        "expires_at",
-        "provider_resource_ref",
-        "provider_ref_digest",
-        "review__review_id",
-    )
+    """Records with just the columns a recall result needs (``selectors.RESULT_COLUMNS``;
+    no provider content)."""
+    columns = [name for name in selectors.RESULT_COLUMNS if name not in ("id", "review_id")]
+    return MemoryRecord.objects.select_related("review").only(*columns, "review__review_id")
 
 
 def _accept(corpus: Corpus, request: RecallRequest, hits, now):
@@ -240,17 +226,9 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now):
     for items in hits:
         for item in items:
             order.setdefault(item.resource_ref, item.content)
-    readable = set(
-        selectors.readable_records(
-            goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
-        )
-        .filter(provider_resource_ref__in=list(order))
-        .values_list("pk", flat=True)
+    rows = selectors.recall_rows(
+        list(order), goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
     )
-    rows = {
-        r.provider_resource_ref: r
-        for r in _result_rows().filter(corpus=corpus, provider_resource_ref__in=list(order))
-    }
     filtered = {
         "not_active": 0,
         "expired": 0,
@@ -267,7 +245,7 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now):
             filtered["not_active"] += 1
         elif record.expires_at is not None and record.expires_at <= now:
             filtered["expired"] += 1
-        elif record.pk not in readable:
+        elif not record.readable:
             filtered["not_readable"] += 1
         elif "sha256:" + hashlib.sha256(content).hexdigest() != record.content_digest:
             filtered["readback_mismatch"] += 1
@@ -281,22 +259,28 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now):
 def _store(
     request: RecallRequest, corpus: Corpus, agent, result: dict, records=()
 ) -> dict[str, Any]:
+    receipt = RecallReceipt(
+        recall_id=result["recall_id"],
+        corpus=corpus,
+        goal=agent.goal,
+        agent=agent,
+        surface=request.surface,
+        mode=request.mode,
+        status=result["status"],
+        query_count=len(request.queries),
+        result_refs=[r.record_ref for r in records],
+        packet=result["public_packet"],
+        provider_calls=result["provider_calls"],
+        created_at=clock.now(),
+    )
     try:
-        with transaction.atomic():
-            RecallReceipt.objects.create(
-                recall_id=result["recall_id"],
-                corpus=corpus,
-                goal=agent.goal,
-                agent=agent,
-                surface=request.surface,
-                mode=request.mode,
-                status=result["status"],
-                query_count=len(request.queries),
-                result_refs=[r.record_ref for r in records],
-                packet=result["public_packet"],
-                provider_calls=result["provider_calls"],
-                created_at=clock.now(),
-            )
+        # one INSERT is atomic by itself; inside a caller's transaction a savepoint keeps
+        # a duplicate from breaking it (outside one, BEGIN/COMMIT would be two more trips)
+        if connection.in_atomic_block:
+            with transaction.atomic():
+                receipt.save(force_insert=True)
+        else:
+            receipt.save(force_insert=True)
     except IntegrityError:  # the same recall ran concurrently: answer from its receipt
         return _replay(
             request, RecallReceipt.objects.get(recall_id=result["recall_id"]), clock.now()
