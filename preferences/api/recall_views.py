@@ -50,7 +50,7 @@ class RecallHookApi(APIView):
         return row, services.Scope(goal_id=caller.goal_id, agent_id=caller.agent_id)
 
 
-def _operation(operation_id: str, request, responses, summary: str):
+def operation(operation_id: str, request, responses, summary: str):
     """Document the view's POST and take its body with ``request``."""
 
     def decorate(view):
@@ -67,7 +67,7 @@ def _operation(operation_id: str, request, responses, summary: str):
     return decorate
 
 
-@_operation(
+@operation(
     "semantic_preferences_recall",
     SemanticPreferenceRecallInput,
     SemanticPreferenceRecallOutput,
@@ -81,7 +81,7 @@ class SemanticPreferenceRecallApi(RecallHookApi):
         return services.recall(row, project=row.project, scope=scope, **data)
 
 
-@_operation(
+@operation(
     "semantic_preferences_doctor",
     SemanticPreferenceDoctorInput,
     SemanticPreferenceDoctorOutput,
@@ -95,7 +95,7 @@ class SemanticPreferenceDoctorApi(RecallHookApi):
         return services.doctor(row, project=row.project, scope=scope, **data)
 
 
-@_operation(
+@operation(
     "semantic_preferences_receipt",
     SemanticPreferenceApplicationReceiptInput,
     SemanticPreferenceApplicationReceiptOutput,
@@ -106,7 +106,7 @@ class SemanticPreferenceReceiptApi(RecallHookApi):
         return services.application_receipt(**data)
 
 
-@_operation(
+@operation(
     "semantic_preferences_maintenance_receipt",
     SemanticPreferenceMaintenanceReceiptInput,
     SemanticPreferenceMaintenanceReceiptOutput,
