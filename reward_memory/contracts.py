@@ -218,7 +218,7 @@ REASON_CODES: dict[str, str] = {
     "action_scope_unbound": "hard_policy requests no action scope to constrain",
     "action_scope_not_in_checkpoint": "requested action scopes exceed the checkpoint's",
     "forbidden_action_scope": "an action scope of a forbidden authority family "
-    "(reward_memory.authority.FORBIDDEN_AUTHORITY_FAMILIES)",
+    "(reward_memory.domain.authority.FORBIDDEN_AUTHORITY_FAMILIES)",
     # standing policy (ingest)
     "standing_policy_missing": "no active standing policy for the corpus and surface",
     "source_kind_not_allowed": "source kind not allowed by the standing policy",

@@ -37,7 +37,7 @@ from reward_memory.documents.demo import (
     POLICY_SURFACE,
     PROJECT,
 )
-from reward_memory.inputs import FIXTURES
+from reward_memory.domain.inputs import FIXTURES
 from reward_memory.models import (
     AuthorityCheckpoint,
     Corpus,

@@ -29,12 +29,13 @@ from typing import Any
 from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
 from reward_memory import evaluation as stage4
-from reward_memory import guards, selectors
-from reward_memory import validation as v
+from reward_memory import selectors
 from reward_memory.documents import dogfood as documents
 from reward_memory.documents.dogfood import (
     DISPOSITIONS,
 )
+from reward_memory.domain import guards
+from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
 
 NOT_APPLIED_OUTCOMES = ("ignored", "failed", "not_available", "available_not_applied")

@@ -15,12 +15,13 @@ from typing import Any
 
 from loopx_site.core import clock
 from loopx_site.core.encoding import dumps
-from reward_memory import candidates, principals, providers, routing, selectors, services
 from reward_memory import contracts as c
 from reward_memory import evaluation_fixtures as fx
+from reward_memory import principals, providers, routing, selectors, services
 from reward_memory.documents import evaluation as documents
 from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import registry
+from reward_memory.domain import candidates
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
 from reward_memory.providers.double import ProviderDouble
 from reward_memory.services import activation

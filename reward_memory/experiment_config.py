@@ -33,8 +33,8 @@ from django.conf import settings
 from loopx_site.core import files
 from loopx_site.core.errors import DomainError
 from reward_memory import contracts as c
-from reward_memory import uris
-from reward_memory import validation as v
+from reward_memory.domain import uris
+from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import Corpus
 from reward_memory.peers import binding_peer

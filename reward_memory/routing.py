@@ -12,9 +12,9 @@ hot path or storage change; benchmark only for retrieval/memory-quality claims.
 
 from typing import Any
 
-from reward_memory import guards
-from reward_memory import validation as v
 from reward_memory.documents import route_check as documents
+from reward_memory.domain import guards
+from reward_memory.domain import validation as v
 from reward_memory.errors import invalid
 
 BEHAVIOR_STATUSES = ("bug_confirmed", "by_design", "uncertain")

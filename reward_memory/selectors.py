@@ -12,9 +12,10 @@ from django.db.models import Count, Q
 
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
-from reward_memory import authority, candidates, guards, models, providers, uris
 from reward_memory import contracts as c
 from reward_memory import experiment_config as cfg
+from reward_memory import models, providers
+from reward_memory.domain import authority, candidates, guards, uris
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import (
     ApplicationReceipt,

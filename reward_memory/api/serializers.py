@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from loopx_site.core.api.fields import FullRegexField, JsonObjectField
 from reward_memory import contracts as c
-from reward_memory.validation import IDENT_RE
+from reward_memory.domain.validation import IDENT_RE
 
 # A contract document: a JSON object passed through to the service guards as is.
 ContractDocumentField = JsonObjectField

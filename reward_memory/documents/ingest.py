@@ -6,8 +6,8 @@ from typing import Any
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, prefixed_id
 from reward_memory import contracts as c
-from reward_memory import guards
-from reward_memory.guards import Reason
+from reward_memory.domain import guards
+from reward_memory.domain.guards import Reason
 
 SETUP_GUIDANCE = (
     "The corpus provider is not reachable; the event is kept for a retry at the next "

@@ -6,8 +6,8 @@ import hashlib
 from typing import Any
 
 from loopx_site.core import clock
-from reward_memory import authority
 from reward_memory import contracts as c
+from reward_memory.domain import authority
 from reward_memory.models import MemoryRecord
 
 SCHEMA = "reward_memory_operator_control_v0"

@@ -11,11 +11,11 @@ from typing import Any
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, text_digest_ref
 from reward_memory import contracts as c
-from reward_memory import guards
 from reward_memory.documents import registry
-from reward_memory.guards import Reason
+from reward_memory.domain import guards
+from reward_memory.domain.guards import Reason
+from reward_memory.domain.recall_request import Application, RecallRequest
 from reward_memory.models import MemoryRecord
-from reward_memory.recall_request import Application, RecallRequest
 
 LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
 LOOPX_STATUS = {"ok": "completed", "empty": "empty"}

@@ -5,8 +5,8 @@ import hashlib
 import json
 from typing import Any
 
-from reward_memory import candidates
 from reward_memory import contracts as c
+from reward_memory.domain import candidates
 from reward_memory.models import Review
 
 ACTIVATION_RECEIPT_SCHEMA = "reward_memory_activation_receipt_v0"
@@ -63,7 +63,7 @@ def loopx_candidate_ref(candidate: dict[str, Any]) -> str:
 def loopx_candidate(candidate: dict[str, Any], *, state: str = "candidate") -> dict[str, Any]:
     """Our ``reward_memory_candidate_v0`` in LoopX's layout (``source_*``/``*_ref`` names,
     ``surface_ids``, ``reasoning``, ``guard_context``, ``privacy``, ``candidate:<hex>``);
-    the inverse of ``reward_memory.loopx``'s mapping of LoopX events."""
+    the inverse of ``reward_memory.domain.loopx``'s mapping of LoopX events."""
     source = candidate.get("source") or {}
     scope = candidate.get("scope") or {}
     freshness = candidate.get("freshness") or {}

@@ -15,7 +15,7 @@ HTTP adapter for an OpenViking server (resource refs are then ``viking://…`` U
 * ``canary(binding, canary_ref=)`` — a fresh non-recallable write and exact readback;
 * ``actor_peer_for(goal_id, agent_id)`` — the peer a (Goal, Agent) acts as (default none).
 
-Callers check ``reward_memory.uris.peer_matches`` before any call: a peer-scoped resource
+Callers check ``reward_memory.domain.uris.peer_matches`` before any call: a peer-scoped resource
 is read or written only with the configured peer of the acting (Goal, Agent).
 
 Failures to reach the provider raise ``ProviderUnavailable(kind)`` with a bounded kind;

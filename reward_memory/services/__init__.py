@@ -5,7 +5,7 @@ other apps call these).
 (corpora), Stage 2 (review), lifecycle (records), the ingest loop and Stage 3 recall.
 """
 
-from reward_memory.loopx import is_loopx_packet
+from reward_memory.domain.loopx import is_loopx_packet
 from reward_memory.services import review_queue
 from reward_memory.services.authority import (
     bind_role,

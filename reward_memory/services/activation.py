@@ -16,8 +16,9 @@ from django.db import IntegrityError, transaction
 from loopx_site.core import clock
 from loopx_site.core.canonical import canonical_bytes, digest_ref, prefixed_id, sha256_hex
 from reward_memory import contracts as c
-from reward_memory import guards, providers, selectors, uris
+from reward_memory import providers, selectors
 from reward_memory.documents import activation as activation_documents
+from reward_memory.domain import guards, uris
 from reward_memory.models import AuthorityCheckpoint, Corpus, MemoryRecord, Review
 from reward_memory.services import records
 

@@ -15,10 +15,11 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.models import HostToken
-from reward_memory import authority, principals, selectors
 from reward_memory import contracts as c
-from reward_memory import validation as v
+from reward_memory import principals, selectors
 from reward_memory.documents import authority as authority_documents
+from reward_memory.domain import authority
+from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import (
     AuthorityCheckpoint,

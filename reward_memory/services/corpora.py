@@ -9,9 +9,10 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, nfc
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import providers, selectors, uris
-from reward_memory import validation as v
+from reward_memory import providers, selectors
 from reward_memory.documents import corpora as corpus_documents
+from reward_memory.domain import uris
+from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import Corpus, StandingPolicy
 from reward_memory.principals import Principal

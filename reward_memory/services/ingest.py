@@ -29,12 +29,13 @@ from django.db.models import F, Q
 
 from loopx_site.core import clock, progress
 from loopx_site.core.selectors import get_agent
-from reward_memory import candidates, guards, loopx, principals, selectors, uris
 from reward_memory import contracts as c
-from reward_memory import validation as v
+from reward_memory import principals, selectors
 from reward_memory.documents import ingest as ingest_documents
+from reward_memory.domain import candidates, guards, loopx, uris
+from reward_memory.domain import validation as v
+from reward_memory.domain.guards import Reason
 from reward_memory.errors import AREA, RewardMemoryError, invalid
-from reward_memory.guards import Reason
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
 from reward_memory.principals import Principal
 from reward_memory.services import activation

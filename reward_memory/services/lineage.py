@@ -9,7 +9,7 @@ import datetime as dt
 from typing import Any
 
 from loopx_site.core.rows import insert_once
-from reward_memory import candidates
+from reward_memory.domain import candidates
 from reward_memory.models import Corpus, LineageClosure
 
 

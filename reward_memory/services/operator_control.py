@@ -20,10 +20,11 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import prefixed_id, text_digest_ref
-from reward_memory import candidates, guards, principals, selectors
 from reward_memory import contracts as c
-from reward_memory import validation as v
+from reward_memory import principals, selectors
 from reward_memory.documents import operator_control as control_documents
+from reward_memory.domain import candidates, guards
+from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import OperatorControl
 from reward_memory.principals import Principal

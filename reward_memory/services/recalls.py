@@ -22,12 +22,11 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, prefixed_id, text_digest_ref
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import guards, loopx, providers, selectors, uris
+from reward_memory import providers, selectors
 from reward_memory.documents import recall as documents
-from reward_memory.errors import AREA, RewardMemoryError
-from reward_memory.guards import Reason
-from reward_memory.models import ApplicationReceipt, Corpus, MemoryRecord, RecallReceipt
-from reward_memory.recall_request import (
+from reward_memory.domain import guards, loopx, uris
+from reward_memory.domain.guards import Reason
+from reward_memory.domain.recall_request import (
     FRESHNESS_WINDOW,
     RecallRequest,
     parse_application,
@@ -35,6 +34,8 @@ from reward_memory.recall_request import (
     parse_recall_id,
     recall_id_for,
 )
+from reward_memory.errors import AREA, RewardMemoryError
+from reward_memory.models import ApplicationReceipt, Corpus, MemoryRecord, RecallReceipt
 
 OVERFETCH = 4
 APPLICATION_REASONS = {

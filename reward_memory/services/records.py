@@ -15,8 +15,8 @@ from django.db.models import Max, Q
 from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory import principals, providers, selectors
-from reward_memory import validation as v
 from reward_memory.documents import records as record_documents
+from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
 from reward_memory.principals import Principal

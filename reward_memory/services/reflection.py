@@ -34,9 +34,10 @@ from loopx_site.core.canonical import digest_ref
 from loopx_site.core.rows import get_or_create_once
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import guards, principals, selectors
-from reward_memory import validation as v
+from reward_memory import principals, selectors
 from reward_memory.documents import reflection as reflection_documents
+from reward_memory.domain import guards
+from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import ReflectionCandidate
 from reward_memory.principals import Principal

@@ -14,12 +14,13 @@ from django.db import IntegrityError, transaction
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
-from reward_memory import candidates, guards, principals, selectors
 from reward_memory import contracts as c
-from reward_memory import validation as v
+from reward_memory import principals, selectors
 from reward_memory.documents import review as review_documents
+from reward_memory.domain import candidates, guards
+from reward_memory.domain import validation as v
+from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError, invalid
-from reward_memory.guards import Reason
 from reward_memory.models import Candidate, Corpus, Review
 from reward_memory.principals import Principal
 from reward_memory.services import activation, lineage, records

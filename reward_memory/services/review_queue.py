@@ -11,7 +11,8 @@ candidate the next decision is about: the replacement candidate, or — after a 
 from dataclasses import dataclass
 from typing import Any
 
-from reward_memory import candidates, principals
+from reward_memory import principals
+from reward_memory.domain import candidates
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import OperatorControl, Review
 from reward_memory.principals import Principal

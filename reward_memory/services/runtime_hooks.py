@@ -25,9 +25,10 @@ from typing import Any
 
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import loopx, selectors
-from reward_memory import validation as v
+from reward_memory import selectors
 from reward_memory.documents import boundary_hooks as hook_documents
+from reward_memory.domain import loopx
+from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.services.ingest import ingest_event
 from reward_memory.services.recalls import recall_guidance

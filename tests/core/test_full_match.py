@@ -22,7 +22,7 @@ from loopx_site.core.validation import IDENTIFIER_RE, require_identifier, requir
 from preferences.recall import config as recall_config
 from preferences.recall import receipts
 from preferences.services import journal
-from reward_memory import validation as rm
+from reward_memory.domain import validation as rm
 from tests.helpers import ROOT, run_cli
 
 REFUSALS = (

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from reward_memory import services as rm_services
-from reward_memory.inputs import FIXTURES
+from reward_memory.domain.inputs import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
 

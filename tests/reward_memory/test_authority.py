@@ -13,7 +13,8 @@ from django.urls import reverse
 
 from loopx_site.core import services as core_services
 from preferences.recall import local_provider
-from reward_memory import authority, selectors, services, uris
+from reward_memory import selectors, services
+from reward_memory.domain import authority, uris
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import (
     AuthorityCheckpoint,

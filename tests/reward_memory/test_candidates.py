@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reward_memory import candidates
+from reward_memory.domain import candidates
 from reward_memory.errors import RewardMemoryError
 from tests.reward_memory import factories as f
 

@@ -1,7 +1,8 @@
 """Stage 4: the eight cases pass their gate on the real code, and fail it when a guard
 is deliberately disabled (the cases can fail)."""
 
-from reward_memory import evaluation, guards, routing
+from reward_memory import evaluation, routing
+from reward_memory.domain import guards
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
 from tests.helpers import run_cli
 

@@ -6,7 +6,8 @@ import datetime as dt
 
 import pytest
 
-from reward_memory import contracts, guards, services
+from reward_memory import contracts, services
+from reward_memory.domain import guards
 from reward_memory.models import Candidate, IngestEvent, MemoryRecord, Review
 from tests.reward_memory import factories as f
 

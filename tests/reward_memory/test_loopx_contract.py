@@ -258,7 +258,7 @@ def test_shipped_case_is_authorised_only_by_the_operator_granted_checkpoint(db):
 def test_recorded_case_review_names_the_authenticated_reviewer_not_the_fixture(db, corpus):
     # the fixture review is a preview's label: a recorded review is the principal's
     from reward_memory import services
-    from reward_memory.inputs import read_case, read_case_review
+    from reward_memory.domain.inputs import read_case, read_case_review
 
     doc = services.review_candidate(
         candidate=read_case("issue-fix-verified-contributor"),

@@ -4,7 +4,7 @@ route-check, evaluate) and LoopX's own recall packets are accepted."""
 import pytest
 
 from reward_memory import contracts, evaluation, routing, services
-from reward_memory import validation as v
+from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
 from tests.reward_memory import factories as f
 from tests.reward_memory.test_loopx_contract import _loopx_packet

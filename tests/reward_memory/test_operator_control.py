@@ -72,7 +72,7 @@ def test_a_control_carries_loopx_receipt(record):
     # status control_ready, receipt with the authority, digests and next step)
     import hashlib
 
-    from reward_memory import candidates
+    from reward_memory.domain import candidates
 
     def digest(ref):
         return hashlib.sha256(ref.encode("utf-8")).hexdigest()[:16]

@@ -136,7 +136,7 @@ def test_hard_policy_may_request_only_a_subset_of_a_verified_checkpoint(
 
 
 def test_shipped_issue_fix_cases_review_deterministically(db):
-    from reward_memory.inputs import read_case
+    from reward_memory.domain.inputs import read_case
 
     ok = _review("accept", read_case("issue-fix-verified-contributor"))
     assert ok["adapter_id"] == "issue_fix_maintainer_feedback"

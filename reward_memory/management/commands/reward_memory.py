@@ -2,19 +2,13 @@
 
 from loopx_site.core import access
 from loopx_site.core.cli import LoopxCommand, call_with_options, format_mapping, format_table
-from reward_memory import (
-    contracts,
-    principals,
-    routing,
-    selectors,
-    services,
-    validation,
-)
+from reward_memory import contracts, principals, routing, selectors, services
 from reward_memory.documents import authority as authority_documents
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import registry
+from reward_memory.domain import validation
+from reward_memory.domain.inputs import CASES, read_case, read_case_review, read_json
 from reward_memory.errors import AREA
-from reward_memory.inputs import CASES, read_case, read_case_review, read_json
 
 DEFAULT_CASE = "issue-fix-verified-contributor"
 

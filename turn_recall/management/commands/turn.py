@@ -3,7 +3,7 @@ from hooks.models import EVENT_KINDS
 from hooks.registry import PROFILE_NAMES
 from loopx_site.core import files
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
-from reward_memory.inputs import read_json
+from reward_memory.domain.inputs import read_json
 from turn_recall import capsule, services, settlement
 from turn_recall import contracts as c
 from turn_recall.cli import acting, add_scope

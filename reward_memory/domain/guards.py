@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopx_site.core import scanner
-from reward_memory import authority
 from reward_memory import contracts as c
+from reward_memory.domain import authority
 
 
 @dataclass(frozen=True, order=True)
@@ -132,7 +132,7 @@ def compact_reasons(text: str, field: str) -> list[Reason]:
 
 
 def forbidden_scope(scope: str) -> bool:
-    """One rule, one list: ``reward_memory.authority.FORBIDDEN_AUTHORITY_FAMILIES``."""
+    """One rule, one list: ``reward_memory.domain.authority.FORBIDDEN_AUTHORITY_FAMILIES``."""
     return authority.forbidden_family(scope) is not None
 
 

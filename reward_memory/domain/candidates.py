@@ -13,10 +13,10 @@ from typing import Any
 
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
 from reward_memory import contracts as c
-from reward_memory import guards
-from reward_memory import validation as v
+from reward_memory.domain import guards
+from reward_memory.domain import validation as v
+from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError, invalid
-from reward_memory.guards import Reason
 
 
 @dataclass

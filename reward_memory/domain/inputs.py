@@ -9,7 +9,7 @@ from typing import Any
 from loopx_site.core import files
 from reward_memory.errors import RewardMemoryError
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = {
     "issue-fix-verified-contributor": "issue_fix_verified_contributor.json",
     "issue-fix-unverified-contributor": "issue_fix_unverified_contributor.json",

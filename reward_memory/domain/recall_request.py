@@ -13,9 +13,9 @@ from typing import Any
 
 from loopx_site.core.canonical import nfc, prefixed_id, text_digest_ref
 from reward_memory import contracts as c
-from reward_memory import guards
-from reward_memory import validation as v
-from reward_memory.guards import Reason
+from reward_memory.domain import guards
+from reward_memory.domain import validation as v
+from reward_memory.domain.guards import Reason
 
 RECALL_ID_RE = re.compile(r"^rmc_[0-9a-f]{64}$")
 MEMORY_REF_RE = re.compile(r"^rmr_[0-9a-f]{64}$")

@@ -19,7 +19,7 @@ from typing import Any
 
 from loopx_site.core import clock
 from reward_memory import contracts as c
-from reward_memory import validation as v
+from reward_memory.domain import validation as v
 from reward_memory.errors import invalid
 
 ROUTE_FIELDS = ("adapter", "event", "observed_at")
