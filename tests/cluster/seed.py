@@ -45,9 +45,9 @@ def main() -> int:
         "author": core.create_token(goal_id="demo", agent_id="author", label="leg").secret,
         "throttle": core.create_token(goal_id="cluster", label="cluster-throttle").secret,
     }
-    from reward_memory.demo import _turn_event
+    from reward_memory.documents.demo import turn_event
 
-    event = _turn_event("cl-template", "template", "The operator chose this in the cluster leg.")
+    event = turn_event("cl-template", "template", "The operator chose this in the cluster leg.")
     print(json.dumps({"tokens": tokens, "event": event}))
     return 0
 
