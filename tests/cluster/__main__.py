@@ -22,7 +22,7 @@ from pathlib import Path
 from tests.cluster import scenarios
 from tests.cluster.topology import ROOT, Topology, wait_port
 
-TODOS = 200
+TODOS = 600  # settles across every scenario stay below this, however fast the machine
 
 
 def _scenarios(celery: bool):
