@@ -153,7 +153,8 @@ class Command(LoopxCommand):
             "Record a reflection candidate's validation by hand (passed | failed), attributed "
             "to the --actor operator account; a pass on a settled Turn finalises it.",
         )
-        add_agent_arguments(validate)
+        validate.add_argument("--goal-id", required=True)
+        validate.add_argument("--agent-id", required=True)
         validate.add_argument("--reflection-digest", required=True)
         validate.add_argument("--status", required=True, choices=["passed", "failed"])
         validate.add_argument("--evidence-ref", help="Opaque ref of what the operator checked.")
