@@ -47,13 +47,14 @@ def checkpoint_list(rows) -> dict[str, Any]:
     }
 
 
-def lineage_reopen(*, executed: bool, closure: LineageClosure, corpus_id: str) -> dict[str, Any]:
-    """``reward_memory_lineage_reopen_v0`` (``planned`` unless executed)."""
+def lineage_reopen(closure: LineageClosure, *, executed: bool) -> dict[str, Any]:
+    """``reward_memory_lineage_reopen_v0`` of the closure reopened (``planned`` unless
+    executed)."""
     return {
         "schema_version": LINEAGE_REOPEN_SCHEMA,
         "status": "reopened" if executed else "planned",
         "executed": executed,
-        "corpus_id": corpus_id,
+        "corpus_id": closure.corpus.corpus_id,
         "candidate_ref": closure.candidate_ref,
         "closed_reason": closure.reason,
     }

@@ -220,9 +220,11 @@ def reopen_lineage(
     """An operator's explicit reopen of a closed candidate lineage."""
     require_operator(operator, "reopen_lineage")
     corpus = selectors.get_corpus(corpus_id)
-    closure = LineageClosure.objects.filter(
-        corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True
-    ).first()
+    closure = (
+        LineageClosure.objects.select_related("corpus")
+        .filter(corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True)
+        .first()
+    )
     if closure is None:
         raise RewardMemoryError(
             "closure_not_found", "That candidate lineage is not closed.", field="candidate_ref"
@@ -231,6 +233,4 @@ def reopen_lineage(
         LineageClosure.objects.filter(pk=closure.pk, reopened_at__isnull=True).update(
             reopened_at=clock.now(), reopened_by=operator.actor_ref
         )
-    return authority_documents.lineage_reopen(
-        executed=execute, closure=closure, corpus_id=corpus.corpus_id
-    )
+    return authority_documents.lineage_reopen(closure, executed=execute)
