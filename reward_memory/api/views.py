@@ -1,10 +1,12 @@
 """One APIView per Reward Memory operation. ``RewardMemoryApi`` parses the body, answers
 one document and publishes the OpenAPI operation; each view states only what differs: its
-operation, input and output shapes, and ``act`` (check scope, call one service).
+``Operation`` (name, input and output shapes, method, throttle) and ``act`` (check scope,
+call one service).
 
 Hosts see and use only corpora that allowlist their Goal (and Agent); operators see all.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -36,62 +38,72 @@ SUMMARIES = {
 }
 
 
-def _free_form(request) -> dict[str, Any]:
-    """A free-form document body (recall, application receipt) and its ``execute``."""
-    if not isinstance(request.data, dict):
-        raise invalid(None, "the body must be a JSON object")
-    body = dict(request.data)
-    execute = body.pop("execute", False)
-    if not isinstance(execute, bool):
-        raise invalid("execute", "execute must be true or false")
-    return {"body": body, "execute": execute}
+@dataclass(frozen=True)
+class Operation:
+    """One published operation: ``reward_memory_<name>`` (summary in ``SUMMARIES``), the
+    body's ``input`` shape, its ``output`` document, its HTTP ``method`` and throttle
+    scope."""
+
+    name: str
+    input: type | None = None
+    output: type | None = None
+    method: str = "post"
+    throttle: str | None = None
 
 
 # (no class docstrings here: drf-spectacular would publish them as descriptions)
 class RewardMemoryApi(DocumentApi):
-    # One operation: ``method`` answers ``act(request, values, **path)`` (the parsed body:
-    # ``input_serializer``'s, or ``{"body", "execute"}`` when ``free_form``; ``{}`` for a
-    # GET) as one document, 201 when ``created_when_recorded`` and it recorded something.
+    # A view declares its ``operation`` and answers ``act(request, values, **path)``
+    # (``values``: the parsed body, ``{}`` for a GET) with one service's document: 201
+    # when the document ``recorded`` something, else 200.
     error_area = AREA
-    operation = ""  # the OpenAPI name; SUMMARIES holds its summary
-    method = "post"
-    input_serializer: type | None = None
-    output_serializer: type | None = None
-    free_form = False
-    created_when_recorded = False
+    operation: Operation | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if not cls.operation:
+        op = cls.operation
+        if op is None:
             return
+        if op.throttle:
+            cls.throttle_scope = op.throttle  # REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
 
         def answer(self, request, **path):
             document = self.act(request, self.values(request), **path)
-            recorded = self.created_when_recorded and bool(document.get("recorded"))
-            return self.document(document, created=recorded)
+            return self.document(document, created=bool(document.get("recorded")))
 
         schema = extend_schema(
-            operation_id=f"reward_memory_{cls.operation}",
-            request=cls.input_serializer,
-            responses=cls.output_serializer,
+            operation_id=f"reward_memory_{op.name}",
+            request=op.input,
+            responses=op.output,
             tags=["reward-memory"],
-            summary=SUMMARIES[cls.operation],
+            summary=SUMMARIES[op.name],
         )
-        setattr(cls, cls.method, schema(answer))
+        setattr(cls, op.method, schema(answer))
 
     def values(self, request) -> dict[str, Any]:
-        if self.free_form:
-            return _free_form(request)
-        if self.method == "get":
+        if self.operation.method == "get":
             return {}
-        return self.parse(self.input_serializer, request.data)
+        return self.parse(self.operation.input, request.data)
 
     def act(self, request, values: dict[str, Any], **path) -> dict[str, Any]:
         raise NotImplementedError
 
 
+class _ContractDocumentApi(RewardMemoryApi):
+    # the body is a contract document, passed through whole to the service's guards
+    # (``input`` only documents it): ``values`` is ``{"body", "execute"}``
+    def values(self, request) -> dict[str, Any]:
+        if not isinstance(request.data, dict):
+            raise invalid(None, "the body must be a JSON object")
+        body = dict(request.data)
+        execute = body.pop("execute", False)
+        if not isinstance(execute, bool):
+            raise invalid("execute", "execute must be true or false")
+        return {"body": body, "execute": execute}
+
+
 class CorpusListApi(RewardMemoryApi):
-    operation, method, output_serializer = "corpora_list", "get", s.CorpusListOutput
+    operation = Operation("corpora_list", output=s.CorpusListOutput, method="get")
 
     def act(self, request, values):
         viewer = self.caller(request).viewer
@@ -100,7 +112,7 @@ class CorpusListApi(RewardMemoryApi):
 
 
 class CorpusHealthApi(RewardMemoryApi):
-    operation, method, output_serializer = "corpus_health", "get", s.CorpusHealthOutput
+    operation = Operation("corpus_health", output=s.CorpusHealthOutput, method="get")
 
     def act(self, request, values, corpus_id: str):
         # a corpus the caller may not see is the same corpus_not_found a missing one gives
@@ -109,9 +121,9 @@ class CorpusHealthApi(RewardMemoryApi):
 
 
 class CandidateReviewApi(RewardMemoryApi):
-    operation, throttle_scope = "candidate_review", "review"
-    input_serializer, output_serializer = s.CandidateReviewInput, s.ReviewOutput
-    created_when_recorded = True
+    operation = Operation(
+        "candidate_review", s.CandidateReviewInput, s.ReviewOutput, throttle="review"
+    )
 
     def act(self, request, values):
         values.pop("reviewer", None)  # a claim; the reviewer is the authenticated principal
@@ -121,8 +133,9 @@ class CandidateReviewApi(RewardMemoryApi):
 
 
 class ReviewApplyApi(RewardMemoryApi):
-    operation, throttle_scope = "review_apply", "review"
-    input_serializer, output_serializer = s.ExecuteInput, s.ActivationReceiptOutput
+    operation = Operation(
+        "review_apply", s.ExecuteInput, s.ActivationReceiptOutput, throttle="review"
+    )
 
     def act(self, request, values, review_id: str):
         services.get_review(review_id, viewer=self.caller(request).viewer)  # unseen = absent
@@ -133,8 +146,6 @@ class ReviewApplyApi(RewardMemoryApi):
 
 class _RecordOperationApi(RewardMemoryApi):
     # one lifecycle operation on a record the caller may see (services.record_operation)
-    throttle_scope = "review"  # revoke, supersede
-    output_serializer = s.RecordOperationOutput
     record_operation = ""
 
     def act(self, request, values, record_ref: str):
@@ -149,18 +160,22 @@ class _RecordOperationApi(RewardMemoryApi):
 
 
 class RecordRevokeApi(_RecordOperationApi):
-    operation, record_operation, input_serializer = "record_revoke", "revoke", s.RevokeInput
+    operation = Operation(
+        "record_revoke", s.RevokeInput, s.RecordOperationOutput, throttle="review"
+    )
+    record_operation = "revoke"
 
 
 class RecordSupersedeApi(_RecordOperationApi):
-    operation, record_operation = "record_supersede", "supersede"
-    input_serializer = s.SupersedeInput
+    operation = Operation(
+        "record_supersede", s.SupersedeInput, s.RecordOperationOutput, throttle="review"
+    )
+    record_operation = "supersede"
 
 
 class IngestApi(RewardMemoryApi):
-    operation = "ingest"
-    throttle_scope = "ingest"  # per token: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
-    input_serializer, output_serializer = s.IngestInput, s.IngestReceiptOutput
+    # throttled per token
+    operation = Operation("ingest", s.IngestInput, s.IngestReceiptOutput, throttle="ingest")
 
     def act(self, request, values):
         caller = self.caller(request)
@@ -182,9 +197,10 @@ class IngestApi(RewardMemoryApi):
         )
 
 
-class RecallApi(RewardMemoryApi):
-    operation, throttle_scope, free_form = "recall", "reward_recall", True
-    input_serializer, output_serializer = s.RecallRequestInput, s.RecallResultOutput
+class RecallApi(_ContractDocumentApi):
+    operation = Operation(
+        "recall", s.RecallRequestInput, s.RecallResultOutput, throttle="reward_recall"
+    )
 
     def act(self, request, values):
         body = values["body"]
@@ -205,10 +221,10 @@ class RecallApi(RewardMemoryApi):
         )
 
 
-class ApplicationReceiptApi(RewardMemoryApi):
-    operation, throttle_scope, free_form = "application_receipt", "write", True
-    input_serializer, output_serializer = s.ApplicationInput, s.ApplicationReceiptOutput
-    created_when_recorded = True
+class ApplicationReceiptApi(_ContractDocumentApi):
+    operation = Operation(
+        "application_receipt", s.ApplicationInput, s.ApplicationReceiptOutput, throttle="write"
+    )
 
     def act(self, request, values):
         recall_id = values["body"].get("recall_id")
@@ -219,15 +235,16 @@ class ApplicationReceiptApi(RewardMemoryApi):
 
 
 class ExperimentStatusApi(RewardMemoryApi):
-    operation, method, output_serializer = "experiment_status", "get", s.ExperimentStatusOutput
+    operation = Operation("experiment_status", output=s.ExperimentStatusOutput, method="get")
 
     def act(self, request, values, goal_id: str, agent_id: str):
         return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
 
 
 class BoundaryHookApi(RewardMemoryApi):
-    operation, throttle_scope = "boundary_hook", "reward_recall"
-    input_serializer, output_serializer = s.BoundaryHookInput, s.BoundaryHookOutput
+    operation = Operation(
+        "boundary_hook", s.BoundaryHookInput, s.BoundaryHookOutput, throttle="reward_recall"
+    )
 
     def act(self, request, values, boundary: str):
         acting = self.caller(request).acting_for(values["goal_id"], values["agent_id"], area=AREA)
