@@ -266,11 +266,6 @@ class Topology:
             "CACHE_URL": f"{redis}/1",
             "LOOPX_THROTTLE_STORE": "cache",
             "LOOPX_CELERY_BROKER_URL": f"{redis}/0",
-            # Known defect (issue 25, open): with forked hook workers inside a threaded
-            # gunicorn worker, a settle's retry after the kill scenario hung past 30 s in
-            # this leg. Until that is found, the leg runs hooks on threads; process
-            # isolation is tested in one process by tests/hooks/test_isolation.py.
-            "LOOPX_HOOK_ISOLATION": "thread",
             # The leg's clock is seconds, not minutes: a committed receipt without its hook
             # phase is due for recovery after 3 s (the schedule runs every 2 s, set by
             # tests/cluster/seed.py), and a killed worker's unacknowledged task is handed
