@@ -264,7 +264,8 @@ def _enter_child(*, keep: tuple[int, ...]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     _let_go_inherited(null, keep)
     for fd in (0, 1, 2):  # open even where the parent had them closed
-        os.dup2(null, fd)
+        if fd not in keep:  # (a parent without stdin may have handed out 0 for a pipe)
+            os.dup2(null, fd)
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     with contextlib.suppress(ValueError, OSError):  # a server's wake-up pipe is not ours

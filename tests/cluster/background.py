@@ -49,13 +49,18 @@ def _settle_api(topo, tokens, todo: str, turn: str) -> int:
     return answer.status
 
 
-def _replayed_by_a_worker(topo, tokens, todo: str, turn: str, seconds: float) -> dict:
+def _replayed_by_a_worker(
+    topo, tokens, todo: str, turn: str, seconds: float, before: list[str] | None = None
+) -> dict:
+    """``before``: the dispatch ids found right after the kill, when the caller has already
+    asked a worker to replay it (otherwise looked up here)."""
     committed = scenarios.count(
         topo,
         "SELECT count(*) FROM hooks_durablewritebackreceipt r JOIN hooks_turnsettlement s ON "
         f"r.settlement_id = s.id WHERE s.turn_instance_id = '{turn}' AND r.state = 'committed'",
     )
-    before = _dispatch_ids(topo, turn)
+    if before is None:
+        before = _dispatch_ids(topo, turn)
     t0 = time.monotonic()
     replayed = []
     while time.monotonic() < t0 + seconds:
@@ -143,12 +148,13 @@ def prefork_worker_replays(topo, tokens, ids, seconds=30):
     )
     try:
         exit_status = _settle_cli(topo, todo, turn)
+        before = _dispatch_ids(topo, turn)  # nothing dispatched by the killed settle
         task_id = sender.communicate("send\n", timeout=60)[0].strip().splitlines()[-1]
     finally:
         if sender.poll() is None:
             sender.kill()
             sender.wait()
-    case = _replayed_by_a_worker(topo, tokens, todo, turn, seconds)
+    case = _replayed_by_a_worker(topo, tokens, todo, turn, seconds, before=before)
     run = topo.psql(
         "SELECT worker, counts->>'claimed', outcome FROM core_backgroundrun "
         f"WHERE task_id = '{task_id}'",
