@@ -26,6 +26,17 @@ other hook keeps its own budget. A child that dies without a whole answer is
 ``producer_failed`` (``provider_crashed``). A child's stdin, stdout and stderr are
 ``/dev/null``: nothing a provider prints reaches the CLI's output or a log.
 
+A child keeps no descriptor of this process but its own pipe ends
+(:func:`_let_go_inherited`): ``fork`` copies every descriptor open at that instant — in a
+threaded server the listening socket, the keep-alive connections other threads are
+serving, the database and Redis sockets, the server's wake-up pipes. A kept worker holding
+a copy of a client connection keeps that connection open after the server closes it: no
+FIN is sent, the proxy in front (HAProxy) believes its idle connection is alive, reuses it
+and the next request waits on a socket nobody reads. So, first thing in the child, every
+inherited descriptor is pointed at ``/dev/null`` (``dup2``, not ``close``: a number an
+inherited object still owns is never handed to something new). A provider opens what it
+needs (a database connection, a file) inside ``produce``.
+
 All models share :func:`produce` (call the provider, encode its result, apply the byte
 budget) and one per-process bound on running invocations, :class:`WorkerPool`
 (``settings.LOOPX_HOOK_WORKERS``); a slot is held while an invocation runs (until its
@@ -239,16 +250,22 @@ def _child(provider, input_bytes: bytes, max_bytes: int, write_end: int) -> None
     """The forked child: run the provider, write one framed message, ``os._exit``."""
     code = 1
     try:
-        _enter_child()
+        _enter_child(keep=(write_end,))
         _write_answer(write_end, produce(provider, input_bytes, max_bytes))
         code = 0
     finally:
         os._exit(code)  # no atexit, no finalizers, no flush of the parent's buffers
 
 
-def _enter_child() -> None:
-    """A fresh child's set-up: its own process group (so the parent can kill all of it),
-    default signal handling, ``/dev/null`` for its standard streams, no database."""
+def _enter_child(*, keep: tuple[int, ...]) -> None:
+    """A fresh child's set-up: no descriptor of the parent but ``keep`` (its pipe ends),
+    ``/dev/null`` for its standard streams, its own process group (so the parent can kill
+    all of it), default signal handling, no database."""
+    null = os.open(os.devnull, os.O_RDWR)
+    _let_go_inherited(null, keep)
+    for fd in (0, 1, 2):  # open even where the parent had them closed
+        if fd not in keep:  # (a parent without stdin may have handed out 0 for a pipe)
+            os.dup2(null, fd)
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     with contextlib.suppress(ValueError, OSError):  # a server's wake-up pipe is not ours
@@ -256,11 +273,37 @@ def _enter_child() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
             signal.signal(sig, signal.SIG_DFL)  # the server's handlers are not ours
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
     sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "r+")  # noqa: SIM115
     _detach_database()
+
+
+def _let_go_inherited(null: int, keep: tuple[int, ...]) -> None:
+    """Point every descriptor this child inherited at ``null`` — all but ``keep``, ``null``
+    itself and the standard streams (``/dev/null`` too, see ``_enter_child``). See the
+    module docstring: a kept copy of a socket the parent closes keeps the connection
+    open."""
+    for fd in _open_descriptors():
+        if fd <= 2 or fd == null or fd in keep:
+            continue
+        try:
+            os.fstat(fd)  # open? (``dup2`` onto a free number would open it)
+        except OSError:
+            continue
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd, inheritable=False)  # nothing a provider runs gets it
+
+
+def _open_descriptors() -> list[int]:
+    """The descriptor numbers open in this process (``/proc/self/fd``, ``/dev/fd``), or
+    every number below the descriptor limit where neither can be listed."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        with contextlib.suppress(OSError, ValueError):
+            return sorted(int(name) for name in os.listdir(folder))
+    try:
+        limit = os.sysconf("SC_OPEN_MAX")
+    except (OSError, ValueError):
+        limit = 1024
+    return list(range(min(limit if limit > 0 else 1024, 65536)))
 
 
 def _write_answer(fd: int, produced: Produced) -> None:
@@ -384,7 +427,7 @@ def _worker_main(provider, request: int, answer: int) -> None:
     pipe closes (the parent retired it, or is gone)."""
     code = 1
     try:
-        _enter_child()
+        _enter_child(keep=(request, answer))
         while True:
             header = _read_exact(request, _REQUEST_HEADER)
             if header is None:

@@ -39,6 +39,7 @@ def _scenarios(celery: bool):
     if celery:
         listed += [
             ("killed_dispatch_replayed", background.killed_dispatch_replayed),
+            ("prefork_worker_replays", background.prefork_worker_replays),
             ("instance_and_worker_killed", background.instance_and_worker_killed),
         ]
     else:
@@ -91,8 +92,8 @@ def main(argv=None) -> int:
                 raise RuntimeError(f"{app.name} did not start:\n{app.tail()}")
         topo.start_haproxy()
         if celery:
-            for name in ("worker1", "worker2"):
-                topo.start_worker(name)
+            topo.start_worker("worker1", pool="prefork")
+            topo.start_worker("worker2")  # solo: the process instance_and_worker_killed kills
             topo.start_beat()
         if not topo.wait_backends_up(30):
             raise RuntimeError("HAProxy never saw both app instances healthy")

@@ -1,15 +1,17 @@
 """The scenarios that kill processes: a settle killed before its dispatch (a worker
-replays it), and one app instance + one worker SIGKILLed mid-traffic."""
+replays it; once more by worker1's prefork pool process), and one app instance + one
+worker SIGKILLed mid-traffic."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 
 from tests.cluster import scenarios
 from tests.cluster.client import Client
-from tests.cluster.topology import wait_port
+from tests.cluster.topology import PYTHON, ROOT, _children, wait_port
 
 
 def _dispatch_ids(topo, turn: str) -> list[str]:
@@ -47,13 +49,18 @@ def _settle_api(topo, tokens, todo: str, turn: str) -> int:
     return answer.status
 
 
-def _replayed_by_a_worker(topo, tokens, todo: str, turn: str, seconds: float) -> dict:
+def _replayed_by_a_worker(
+    topo, tokens, todo: str, turn: str, seconds: float, before: list[str] | None = None
+) -> dict:
+    """``before``: the dispatch ids found right after the kill, when the caller has already
+    asked a worker to replay it (otherwise looked up here)."""
     committed = scenarios.count(
         topo,
         "SELECT count(*) FROM hooks_durablewritebackreceipt r JOIN hooks_turnsettlement s ON "
         f"r.settlement_id = s.id WHERE s.turn_instance_id = '{turn}' AND r.state = 'committed'",
     )
-    before = _dispatch_ids(topo, turn)
+    if before is None:
+        before = _dispatch_ids(topo, turn)
     t0 = time.monotonic()
     replayed = []
     while time.monotonic() < t0 + seconds:
@@ -71,7 +78,8 @@ def _replayed_by_a_worker(topo, tokens, todo: str, turn: str, seconds: float) ->
         d["dispatch_id"] for d in again.body.get("hook_phase", {}).get("dispatches", [])
     )
     final = _dispatch_ids(topo, turn)
-    ok = committed == 1 and before == [] and replayed != []
+    failed_hooks = scenarios.hook_failures(topo, {turn})  # run by the worker's hook workers
+    ok = committed == 1 and before == [] and replayed != [] and not failed_hooks
     ok &= after_wait == replayed == final == retried and len(set(final)) == len(final)
     return {
         "ok": ok,
@@ -80,6 +88,7 @@ def _replayed_by_a_worker(topo, tokens, todo: str, turn: str, seconds: float) ->
         "replayed_by_worker_after_s": round(waited, 1) if replayed else None,
         "dispatch_rows": len(final),
         "retry_same_ids": retried == final and bool(final),
+        "hook_failures": failed_hooks,
     }
 
 
@@ -105,6 +114,8 @@ def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
         "WHERE task = 'loopx.hooks.recover_dispatches'",
     )
     pids = {str(p.pid): p.name for p in topo.procs.values()}
+    for proc in list(topo.procs.values()):  # worker1's prefork pool process runs its tasks
+        pids.update({str(child): f"{proc.name}/pool" for child in _children(proc.pid)})
     workers = [
         pids.get(w.rsplit(":", 1)[-1], w)
         for w in topo.psql(
@@ -116,6 +127,50 @@ def killed_dispatch_replayed(topo, tokens, ids, seconds=60):
     ok = cases["cli"].pop("ok") and cases["api"].pop("ok")
     ok &= cases["cli"]["exit"] == -9 and cases["api"]["answer"] == 0 and claimed == 2
     return ok, {**cases, "receipts_claimed_by_workers": claimed, "recovery_runs_by": workers}
+
+
+def prefork_worker_replays(topo, tokens, ids, seconds=30):
+    """A settle killed after its primary commit (``turn settle --execute``), replayed by
+    worker1's *prefork* pool process: the recovery task goes to worker1's own queue at
+    once (``grace_seconds=0``, ahead of beat's 3 s grace), so the hook runs in a hook
+    worker forked by a Celery pool child (``LOOPX_HOOK_ISOLATION=worker``). The kill
+    scenario's checks, plus: that run is the pool process's, it claimed the receipt, its
+    hook dispatch did not fail."""
+    todo = ids.todo()
+    turn = f"turn-prefork-{todo}"
+    sender = subprocess.Popen(  # loaded before the settle: sends the moment it is told
+        [PYTHON, "-c", SEND_ON_LINE, "worker1", json.dumps({"limit": 50, "grace_seconds": 0})],
+        cwd=ROOT,
+        env=topo.app_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        exit_status = _settle_cli(topo, todo, turn)
+        before = _dispatch_ids(topo, turn)  # nothing dispatched by the killed settle
+        task_id = sender.communicate("send\n", timeout=60)[0].strip().splitlines()[-1]
+    finally:
+        if sender.poll() is None:
+            sender.kill()
+            sender.wait()
+    case = _replayed_by_a_worker(topo, tokens, todo, turn, seconds, before=before)
+    run = topo.psql(
+        "SELECT worker, counts->>'claimed', outcome FROM core_backgroundrun "
+        f"WHERE task_id = '{task_id}'",
+        db="loopx",
+    )
+    worker, claimed, outcome = ([*run.split("|"), "", "", ""])[:3]
+    pool = {str(child) for child in _children(topo.procs["worker1"].pid)}
+    by_pool = worker.rsplit(":", 1)[-1] in pool
+    ok = case.pop("ok") and exit_status == -9 and by_pool and claimed == "1" and outcome == "ok"
+    return ok, {
+        "exit": exit_status,
+        **case,
+        "run_by": "worker1/pool" if by_pool else worker,
+        "claimed": claimed,
+        "outcome": outcome,
+    }
 
 
 def instance_and_worker_killed(topo, tokens, ids, seconds=12):
@@ -140,6 +195,7 @@ def instance_and_worker_killed(topo, tokens, ids, seconds=12):
     survivor = topo.served_by(6)
     stats = topo.haproxy_stats()
     missing = traffic.readback()
+    failed_hooks = scenarios.hook_failures(topo, {turn for turn, _ in traffic.acked["settle"]})
     late_errors = [s for t, s in traffic.errors_after if t > killed_at + 3.0]
     drained, broker = wait_drained(topo, task_ids, 60) if topo.celery else (True, {})
     acked = {k: len(v) for k, v in traffic.acked.items()}
@@ -155,6 +211,7 @@ def instance_and_worker_killed(topo, tokens, ids, seconds=12):
         "killed_pids": killed,
         "acked": acked,
         "missing": dict(missing),
+        "hook_failures": failed_hooks,  # reported: a killed instance's settles are recovered
         "unanswered_then_retried": sum(
             v for k, v in traffic.statuses.items() if k.startswith("unanswered")
         ),
@@ -174,14 +231,22 @@ def instance_and_worker_killed(topo, tokens, ids, seconds=12):
 
 SEND = (
     "import json, sys; from loopx_site.celery import app; "
-    "print(json.dumps([app.send_task('loopx.hooks.recover_dispatches', "
-    "kwargs={'limit': 50}).id for _ in range(int(sys.argv[1]))]))"
+    "print(json.dumps([app.send_task('loopx.hooks.recover_dispatches', queue=sys.argv[2], "
+    "kwargs=json.loads(sys.argv[3])).id for _ in range(int(sys.argv[1]))]))"
 )
 
 
-def enqueue_tasks(topo, n: int) -> list[str]:
-    """``n`` recovery tasks on the broker (as beat would send them); their Celery ids."""
-    run = topo.python("-c", SEND, str(n))
+SEND_ON_LINE = (
+    "import json, sys; from loopx_site.celery import app; sys.stdin.readline(); "
+    "print(app.send_task('loopx.hooks.recover_dispatches', queue=sys.argv[1], "
+    "kwargs=json.loads(sys.argv[2])).id, flush=True)"
+)
+
+
+def enqueue_tasks(topo, n: int, queue: str = "loopx", **kwargs) -> list[str]:
+    """``n`` recovery tasks on the broker (as beat would send them, on ``queue``); their
+    Celery ids."""
+    run = topo.python("-c", SEND, str(n), queue, json.dumps({"limit": 50, **kwargs}))
     if run.returncode:
         raise RuntimeError(f"could not enqueue tasks: {run.stderr[-300:]}")
     return json.loads(run.stdout.strip().splitlines()[-1])

@@ -246,6 +246,23 @@ def history(client: Client, agent: str) -> dict[str, str]:
     return found
 
 
+def hook_failures(topo, turns) -> dict[str, int]:
+    """Failure code → how many hook dispatches of these Turn instances failed. The hooks
+    run in forked hook workers (``LOOPX_HOOK_ISOLATION=worker``, the default) of the
+    gunicorn worker that settled, or of the Celery worker that recovered the receipt."""
+    if not turns:
+        return {}
+    listed = "','".join(sorted(turns))
+    out = topo.psql(
+        "SELECT d.failure_code, count(*) FROM hooks_hookdispatch d JOIN "
+        "hooks_durablewritebackreceipt r ON d.receipt_id = r.id JOIN hooks_turnsettlement s "
+        f"ON r.settlement_id = s.id WHERE s.turn_instance_id IN ('{listed}') AND "
+        "d.status = 'failed' GROUP BY d.failure_code",
+        db="loopx",
+    )
+    return {code: int(n) for code, n in (line.split("|") for line in out.splitlines() if line)}
+
+
 def five_xx(statuses: Counter) -> int:
     return sum(c for s, c in statuses.items() if s.startswith(("5", "unanswered")))
 
@@ -256,14 +273,16 @@ def mixed_traffic(topo, tokens, ids):
     started = time.monotonic()
     traffic.run(clients=6, requests=48, seconds=60)
     missing = traffic.readback()
+    failed_hooks = hook_failures(topo, {turn for turn, _ in traffic.acked["settle"]})
     acked = {k: len(v) for k, v in traffic.acked.items()}
-    bad = five_xx(traffic.statuses) + sum(missing.values())
+    bad = five_xx(traffic.statuses) + sum(missing.values()) + sum(failed_hooks.values())
     both = len(traffic.served) == 2
     return bad == 0 and both and all(acked.values()), {
         "requests": sum(v for k, v in traffic.statuses.items() if not k.startswith("un")),
         "five_xx": five_xx(traffic.statuses),
         "acked": acked,
         "missing": dict(missing),
+        "hook_failures": failed_hooks,
         "served_by": dict(traffic.served),
         "statuses": dict(traffic.statuses),
         "seconds": round(time.monotonic() - started, 1),

@@ -3,8 +3,9 @@
 PostgreSQL (throwaway cluster, as the ``postgres`` user when run as root) ← PgBouncer
 (transaction pooling, as ``postgres`` too: it refuses to run as root) ← two gunicorn
 instances (``--workers 1`` each) ← HAProxy (round robin, health checks); Redis is the
-shared cache (throttle counters) and the Celery broker; two Celery workers (solo pool)
-and one beat when the project has a Celery app (``loopx_site/celery.py``).
+shared cache (throttle counters) and the Celery broker; two Celery workers (worker1 on
+the prefork pool with one pool process, worker2 solo: one process to SIGKILL) and one
+beat when the project has a Celery app (``loopx_site/celery.py``).
 
 Every PID started is written to ``<scratch>/pids/<name>.pid`` as soon as it is known,
 so ``scripts/test-cluster.sh`` can stop what is left even if this process is killed.
@@ -266,11 +267,6 @@ class Topology:
             "CACHE_URL": f"{redis}/1",
             "LOOPX_THROTTLE_STORE": "cache",
             "LOOPX_CELERY_BROKER_URL": f"{redis}/0",
-            # Known defect (issue 25, open): with forked hook workers inside a threaded
-            # gunicorn worker, a settle's retry after the kill scenario hung past 30 s in
-            # this leg. Until that is found, the leg runs hooks on threads; process
-            # isolation is tested in one process by tests/hooks/test_isolation.py.
-            "LOOPX_HOOK_ISOLATION": "thread",
             # The leg's clock is seconds, not minutes: a committed receipt without its hook
             # phase is due for recovery after 3 s (the schedule runs every 2 s, set by
             # tests/cluster/seed.py), and a killed worker's unacknowledged task is handed
@@ -386,10 +382,14 @@ class Topology:
             raise RuntimeError(f"HAProxy did not start:\n{proc.tail()}")
         return proc
 
-    def start_worker(self, name: str) -> Proc:
-        """One Celery worker on the ``loopx`` queue, solo pool: one process to SIGKILL."""
+    def start_worker(self, name: str, pool: str = "solo") -> Proc:
+        """One Celery worker on the ``loopx`` queue and a queue of its own (``name``):
+        ``solo`` (one process to SIGKILL) or ``prefork`` with one pool process (its tasks,
+        and the hook workers they fork, run in a forked child of the worker)."""
         argv = [PYTHON, "-m", "celery", "-A", "loopx_site.celery", "worker"]
-        argv += ["--queues", "loopx", "--pool", "solo", "--hostname", f"{name}@cluster-leg"]
+        argv += ["--queues", f"loopx,{name}", "--pool", pool, "--hostname", f"{name}@cluster-leg"]
+        if pool == "prefork":
+            argv += ["--concurrency", "1"]
         argv += ["--loglevel", "INFO", "--without-gossip", "--without-mingle"]
         return self.spawn(name, argv, env=self.app_env())
 
