@@ -61,7 +61,7 @@ def run(rounds: int, warmup: int, percentile) -> dict:
     from django.conf import settings
     from hooks_bench import settle_fresh
 
-    from hooks import dispatcher, isolation, registry
+    from hooks import contracts, dispatcher, isolation, registry
     from hooks.models import DurableWritebackReceipt, HookDispatch
     from loopx_site.core import services as core_services
     from loopx_site.core.canonical import canonical_bytes
@@ -85,7 +85,12 @@ def run(rounds: int, warmup: int, percentile) -> dict:
     ).first()
     ids = {h.hook_id: dispatcher.dispatch_id_for(receipt, h) for h in hooks}
     inputs = {
-        h.hook_id: canonical_bytes(dispatcher.hook_input(receipt, h, ids[h.hook_id])) for h in hooks
+        h.hook_id: canonical_bytes(
+            contracts.hook_input(
+                receipt, h.hook_id, h.capability_id, h.registration, ids[h.hook_id]
+            )
+        )
+        for h in hooks
     }
 
     def invoke_one(mode: str, hook) -> float:
