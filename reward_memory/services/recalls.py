@@ -233,9 +233,10 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now, documents_of: str
     exactly; rank by first appearance.
 
     ``hits`` are, per query, the provider's ``RecallItem``s — or, with ``documents_of``
-    (a provider ``in_database``), its ranked refs, whose bytes are read with the records
-    in one statement (a ref without a recallable document is no item, as in
-    ``LocalProvider.recall``)."""
+    (a provider ``in_database``), its ranked refs, whose bytes are read in the statement
+    that reads their records (a ref without a recallable document is no item, as in
+    ``LocalProvider.recall``). One statement reads the first ``limit`` refs; a second
+    reads the others only when some of those were filtered out."""
     order: dict[str, bytes | None] = {}
     for items in hits:
         for item in items:
@@ -243,14 +244,6 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now, documents_of: str
                 order.setdefault(item.resource_ref, item.content)
             else:
                 order.setdefault(item, None)
-    rows, contents = selectors.recall_read(
-        list(order),
-        goal_id=request.goal_id,
-        agent_id=request.agent_id,
-        corpus=corpus,
-        now=now,
-        documents_of=documents_of,
-    )
     filtered = {
         "not_active": 0,
         "expired": 0,
@@ -258,28 +251,43 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now, documents_of: str
         "readback_mismatch": 0,
         "unknown": 0,
     }
-    accepted = []
-    for resource_ref, content in order.items():
-        if documents_of is not None:
-            text = contents.get(resource_ref)
-            if text is None:
-                continue  # not a recallable document: the provider returns no such item
-            content = text.encode("utf-8")
-        row = rows.get(resource_ref)
-        if row is None or row.surface != request.surface:
-            filtered["unknown"] += 1
-        elif row.lifecycle_state != c.ACTIVE:
-            filtered["not_active"] += 1
-        elif row.expired:
-            filtered["expired"] += 1
-        elif not row.readable:
-            filtered["not_readable"] += 1
-        elif "sha256:" + hashlib.sha256(content).hexdigest() != row.content_digest:
-            filtered["readback_mismatch"] += 1
-        else:
-            accepted.append(row.record())
-        if len(accepted) >= request.limit:
+    accepted: list[MemoryRecord] = []
+    refs = list(order)
+    # the first ``limit`` refs usually fill the answer; the rest is read only when some
+    # of them are filtered (at 1M records every row read is a cold page or two)
+    for batch in (refs[: request.limit], refs[request.limit :]):
+        if not batch or len(accepted) >= request.limit:
             break
+        rows, contents = selectors.recall_read(
+            batch,
+            goal_id=request.goal_id,
+            agent_id=request.agent_id,
+            corpus=corpus,
+            now=now,
+            documents_of=documents_of,
+        )
+        for resource_ref in batch:
+            content = order[resource_ref]
+            if documents_of is not None:
+                text = contents.get(resource_ref)
+                if text is None:
+                    continue  # not a recallable document: the provider returns no such item
+                content = text.encode("utf-8")
+            row = rows.get(resource_ref)
+            if row is None or row.surface != request.surface:
+                filtered["unknown"] += 1
+            elif row.lifecycle_state != c.ACTIVE:
+                filtered["not_active"] += 1
+            elif row.expired:
+                filtered["expired"] += 1
+            elif not row.readable:
+                filtered["not_readable"] += 1
+            elif "sha256:" + hashlib.sha256(content).hexdigest() != row.content_digest:
+                filtered["readback_mismatch"] += 1
+            else:
+                accepted.append(row.record())
+            if len(accepted) >= request.limit:
+                break
     return accepted, filtered
 
 
