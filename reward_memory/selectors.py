@@ -289,9 +289,9 @@ class RecallRow:
     values: tuple  # the raw ``RESULT_COLUMNS`` columns, then ``review.review_id``
 
     def record(self) -> MemoryRecord:
-        fields = _recall_fields()
-        values = _converted(_converters(fields, "r"), self.values[:-1])
-        record = MemoryRecord.from_db(connection.alias, [f.attname for f in fields], values)
+        shape = _recall_shape()
+        values = _converted(shape.converters, self.values[:-1])
+        record = MemoryRecord.from_db(connection.alias, shape.names, values)
         review = None
         if self.values[-1] is not None:
             review = Review.from_db(
@@ -302,8 +302,28 @@ class RecallRow:
         return record
 
 
-def _recall_fields() -> list:
-    return [f for f in MemoryRecord._meta.concrete_fields if f.attname in RESULT_COLUMNS]
+@dataclass(frozen=True)
+class _RecallShape:
+    fields: list
+    names: list[str]
+    converters: list
+    at: dict[str, int]  # attname → index among the record columns
+
+
+_RECALL_SHAPES: dict[str, _RecallShape] = {}
+
+
+def _recall_shape() -> _RecallShape:
+    """The record columns ``recall_read`` selects and how they load, worked out once per
+    backend (every recall builds a few records from them)."""
+    shape = _RECALL_SHAPES.get(connection.vendor)
+    if shape is None:
+        fields = [f for f in MemoryRecord._meta.concrete_fields if f.attname in RESULT_COLUMNS]
+        names = [f.attname for f in fields]
+        shape = _RECALL_SHAPES[connection.vendor] = _RecallShape(
+            fields, names, _converters(fields, "r"), {n: i for i, n in enumerate(names)}
+        )
+    return shape
 
 
 def recall_read(
@@ -332,7 +352,7 @@ def recall_read(
     checkpoint state, in both forms."""
     if not resource_refs:
         return {}, {}
-    fields = _recall_fields()
+    shape = _recall_shape()
     qn = connection.ops.quote_name
     stamp = connection.ops.adapt_datetimefield_value(now)
     corpus_readable = bool(goal_id) and corpus.active and may_read_corpus(corpus, goal_id, agent_id)
@@ -372,15 +392,14 @@ def recall_read(
         params += [corpus.pk, documents_of, True, *resource_refs]
     columns = (
         "CASE WHEN r.expires_at IS NOT NULL AND r.expires_at <= %s THEN 1 ELSE 0 END, "
-        f"{readable}, {', '.join(f'r.{qn(f.column)}' for f in fields)}, v.{qn('review_id')}"
+        f"{readable}, {', '.join(f'r.{qn(f.column)}' for f in shape.fields)}, v.{qn('review_id')}"
     )
     sql = "SELECT " + source.format(columns=columns)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
-    names = [f.attname for f in fields]
     surface, state, digest = (
-        4 + names.index(name) for name in ("surface", "lifecycle_state", "content_digest")
+        4 + shape.at[name] for name in ("surface", "lifecycle_state", "content_digest")
     )
     rows, contents = {}, {}
     for row in fetched:
