@@ -253,19 +253,13 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now, documents_of: str
     }
     accepted: list[MemoryRecord] = []
     refs = list(order)
+    reader = {"goal_id": request.goal_id, "agent_id": request.agent_id, "corpus": corpus}
     # the first ``limit`` refs usually fill the answer; the rest is read only when some
     # of them are filtered (at 1M records every row read is a cold page or two)
     for batch in (refs[: request.limit], refs[request.limit :]):
         if not batch or len(accepted) >= request.limit:
             break
-        rows, contents = selectors.recall_read(
-            batch,
-            goal_id=request.goal_id,
-            agent_id=request.agent_id,
-            corpus=corpus,
-            now=now,
-            documents_of=documents_of,
-        )
+        rows, contents = selectors.recall_read(batch, now=now, documents_of=documents_of, **reader)
         for resource_ref in batch:
             content = order[resource_ref]
             if documents_of is not None:

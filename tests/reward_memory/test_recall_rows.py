@@ -1,5 +1,7 @@
-"""``selectors.recall_rows`` (the recall's one-statement row read) agrees with
-``selectors.readable_records`` (the rule) on every state a record can be in."""
+"""``selectors.recall_rows`` and the statement behind it (``selectors.recall_read``, the
+recall's one-statement row read, with and without the local provider's documents)
+agree with ``selectors.readable_records`` (the rule) on every state a record can be
+in."""
 
 import datetime as dt
 import itertools
@@ -35,6 +37,9 @@ def test_recall_rows_readable_is_readable_records_in_every_state(db, agents):
     )["record_ref"]
     record = MemoryRecord.objects.get(record_ref=ref)
     corpus = Corpus.objects.get(corpus_id="prefs")
+    scope_key = selectors.provider_binding(corpus).scope_key
+    doc = LocalProviderDocument.objects.get(resource_ref=record.provider_resource_ref)
+    forms = ((None, {}), (scope_key, {doc.resource_ref: doc.content}))
     now = clock.now()
     hour = dt.timedelta(hours=1)
     checkpoints = [
@@ -86,6 +91,22 @@ def test_recall_rows_readable_is_readable_records_in_every_state(db, agents):
             assert got.record_ref == ref
             assert got.lifecycle_state == state
             assert got.expires_at == expires
+            # the statement behind it, records only and with the local provider's
+            # documents joined (what a recall runs): the same rule, the same expiry
+            for documents_of, contents in forms:
+                read, texts = selectors.recall_read(
+                    [record.provider_resource_ref],
+                    goal_id=goal_id,
+                    agent_id=agent_id,
+                    corpus=corpus,
+                    now=now,
+                    documents_of=documents_of,
+                )
+                row = read[record.provider_resource_ref]
+                assert row.readable is expected, documents_of
+                assert row.expired is (expires is not None and expires <= now)
+                assert (row.lifecycle_state, row.surface) == (state, record.surface)
+                assert texts == contents
     assert seen == {True, False}  # both outcomes were reached
 
 
@@ -120,70 +141,3 @@ def test_recall_rows_loads_the_rendered_columns_like_the_orm(db, agents):
         corpus=inactive,
         now=clock.now(),
     )[record.provider_resource_ref].readable
-
-
-def test_recall_read_with_the_provider_documents_is_the_same_rule(db, agents):
-    """The fused form (the ``local`` provider's documents joined in the same statement)
-    computes ``readable`` and ``expired`` exactly as the records-only form, and both as
-    ``readable_records`` and ``expires_at <= now``, in every state."""
-    f.register("prefs", agents=[("demo", "author")])
-    ref = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )["record_ref"]
-    record = MemoryRecord.objects.get(record_ref=ref)
-    corpus = Corpus.objects.get(corpus_id="prefs")
-    scope_key = selectors.provider_binding(corpus).scope_key
-    doc = LocalProviderDocument.objects.get(resource_ref=record.provider_resource_ref)
-    now = clock.now()
-    hour = dt.timedelta(hours=1)
-    checkpoints = [None, _checkpoint("live"), _checkpoint("revoked", revoked_at=now - hour)]
-    combos = itertools.product(
-        [c.ACTIVE, c.RETIRED, c.EXPIRED],
-        [None, now + hour, now - hour, now],
-        [now, None],
-        [c.SOFT_PREFERENCE, c.HARD_POLICY],
-        checkpoints,
-    )
-    seen = set()
-    for state, expires, verified, memory_class, checkpoint in combos:
-        try:
-            with transaction.atomic():
-                MemoryRecord.objects.filter(pk=record.pk).update(
-                    lifecycle_state=state,
-                    expires_at=expires,
-                    readback_verified_at=verified,
-                    memory_class=memory_class,
-                    authority_checkpoint=checkpoint,
-                )
-        except IntegrityError:
-            continue
-        for goal_id, agent_id in (("demo", "author"), ("other", "x")):
-            expected = (
-                selectors.readable_records(
-                    goal_id=goal_id, agent_id=agent_id, corpus=corpus, now=now
-                )
-                .filter(pk=record.pk)
-                .exists()
-            )
-            forms = [
-                selectors.recall_read(
-                    [record.provider_resource_ref],
-                    goal_id=goal_id,
-                    agent_id=agent_id,
-                    corpus=corpus,
-                    now=now,
-                    documents_of=documents_of,
-                )
-                for documents_of in (None, scope_key)
-            ]
-            (plain, no_contents), (fused, contents) = forms
-            assert no_contents == {}
-            assert contents == {record.provider_resource_ref: doc.content}
-            for rows in (plain, fused):
-                row = rows[record.provider_resource_ref]
-                assert row.readable is expected, (state, expires, verified, memory_class)
-                assert row.expired is (expires is not None and expires <= now)
-                assert row.lifecycle_state == state
-                assert row.record().record_ref == ref
-            seen.add(expected)
-    assert seen == {True, False}

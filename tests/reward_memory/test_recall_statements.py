@@ -21,27 +21,16 @@ from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord, Re
 from reward_memory.providers import local
 from reward_memory.services import recalls
 from tests.reward_memory import factories as f
+from tests.reward_memory.test_recall import SUMMARIES as FIRST_SUMMARIES
+from tests.reward_memory.test_recall import _activate
 
 SUMMARIES = [
-    "Lead PR descriptions with the user-visible effect.",
-    "List the validation commands in the PR description.",
-    "Keep the PR description under twenty lines.",
+    *FIRST_SUMMARIES,
     "Name the failing test in the PR description.",
     "Quote the PR description effect for reviewers.",
     "Link the issue from the PR description effect line.",
 ]
 QUERY = "PR description effect"
-
-
-def _activate(summary, event_id):
-    receipt = services.ingest_event(
-        event=f.scoped_event(event_id, content_summary=summary),
-        goal_id="demo",
-        agent_id="author",
-        execute=True,
-    )
-    assert receipt["status"] == "activated"
-    return receipt["record_ref"]
 
 
 @pytest.fixture
