@@ -388,8 +388,12 @@ def recall_guidance(
     the configured binding's (never the corpus URI's). ``viewer`` is the caller's own
     read scope, as for ``recall``. Never raises for guard or provider conditions.
     """
-    get_agent(goal_id, agent_id, area=AREA)
-    corpus = Corpus.objects.filter(corpus_id=corpus_id).first()
+    # the Agent and the corpus in one statement (no recall id yet: its replay flag is
+    # read again with the recall's own context)
+    context = selectors.recall_context(goal_id, agent_id, corpus_id, "")
+    if context.agent_pk is None:
+        get_agent(goal_id, agent_id, area=AREA)  # raises the validation/registration error
+    corpus = context.corpus
     request = c.recall_request(
         goal_id=goal_id,
         agent_id=agent_id,
