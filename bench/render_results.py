@@ -20,8 +20,8 @@ def fmt(value) -> str:
 
 def recall_rows(line: dict) -> list[str]:
     """One row per size. Lines from 2026-12-01 on carry the overhead (median of service −
-    ranking, paired call by call), peak RSS and the load seconds; older lines render
-    without them."""
+    ranking, paired call by call), peak RSS and the load seconds, later ones the
+    statements per recall; older lines render without them."""
     rows = []
     when = f", {line['date']}" if line.get("date") else ""
     for size in line["sizes"]:
@@ -33,6 +33,11 @@ def recall_rows(line: dict) -> list[str]:
                 f"(CPU +{line.get('overhead_cpu_p50_ms', {}).get(k)} ms); peak RSS "
                 f"{line.get('peak_rss_mb', {}).get(k)} MiB; loaded in "
                 f"{line.get('load_seconds', {}).get(k)} s"
+            )
+        if "service_statements" in line:
+            extra += (
+                f"; {line['service_statements'][k]} statements per recall besides the "
+                f"ranking's {line['ranking_statements'][k]}"
             )
         load = line.get("load_average_1m_by_size", {}).get(k, line.get("load_average_1m"))
         target = (

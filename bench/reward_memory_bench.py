@@ -9,7 +9,8 @@ At each size, for natural-language queries drawn from the corpus vocabulary
 (Zipf-weighted, stop words included), it alternates call by call:
 
 - ``reward_memory.services.recall(execute=True)`` — guards, ranking, exact byte readback,
-  lifecycle filter and the receipt write (the service figure);
+  lifecycle filter and the receipt write (the service figure; the statements one recall
+  runs besides the ranking's, counted on the warm-up calls, are ``service_statements``);
 - ``loopx_site.core.fulltext.search`` alone (the ranking's share);
 
 and compares the service's top-4 with the exact BM25 top-4 computed by the reference
@@ -19,8 +20,8 @@ thread's CPU time, which the machine's other load does not inflate), durability
 settings. Targets: overlap 1.00 at every size; p95 ≤ 20 ms at 100k. On PostgreSQL each
 bulk load is followed by ``ANALYZE`` (the statistics autovacuum would have by then).
 
-Usage: .venv/bin/python bench/reward_memory_bench.py [--quick] [--queries N]
-(``--quick``: 1k / 5k / 20k, for a fast check).
+Usage: .venv/bin/python bench/reward_memory_bench.py [--quick] [--sizes 1000,10000]
+[--queries N] (``--quick``: 1k / 5k / 20k, for a fast check).
 """
 
 import argparse
@@ -331,6 +332,8 @@ def rss_mb() -> float:
 
 
 def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict:
+    from django.db import connection
+
     from loopx_site.core import clock, fulltext
     from reward_memory import selectors, services
     from reward_memory.providers import local
@@ -362,8 +365,15 @@ def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict
             "request_id": f"{tag}-{i}",
         }
 
-    for i, q in enumerate(queries[:10]):  # warm-up
-        services.recall(request=request(f"w{i}", q), execute=True)
+    statements = {"service": 0, "ranking": 0}
+
+    def count(execute, sql, params, many, context):
+        statements["ranking" if "core_search" in sql else "service"] += 1
+        return execute(sql, params, many, context)
+
+    for i, q in enumerate(queries[:10]):  # warm-up, counting the statements of a recall
+        with connection.execute_wrapper(count):  # (not while timing: the wrapper costs)
+            services.recall(request=request(f"w{i}", q), execute=True)
         fulltext.search(namespace, q, limit=16)
     service, ranking, overlap, first, compared = [], [], [], 0, 0
     service_cpu, ranking_cpu = [], []
@@ -418,6 +428,9 @@ def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict
         "ranking_cpu_p95_ms": round(percentile(ranking_cpu, 0.95), 3),
         "overlap_top4": round(statistics.mean(overlap), 4) if overlap else None,
         "exact_first": f"{first}/{compared}",
+        # per recall (mean of the warm-up's), besides and of the ranking's statements
+        "service_statements": round(statements["service"] / min(10, len(queries)), 2),
+        "ranking_statements": round(statements["ranking"] / min(10, len(queries)), 2),
     }
 
 
@@ -495,6 +508,8 @@ def main() -> None:
         "cpu_p95_ms": {k: v["cpu_p95_ms"] for k, v in results.items()},
         "ranking_cpu_p95_ms": {k: v["ranking_cpu_p95_ms"] for k, v in results.items()},
         "load_average_1m_by_size": {k: v["load_average_1m"] for k, v in results.items()},
+        "service_statements": {k: v["service_statements"] for k, v in results.items()},
+        "ranking_statements": {k: v["ranking_statements"] for k, v in results.items()},
         "peak_rss_mb": {k: v["peak_rss_mb"] for k, v in results.items()},
         "load_average_1m": round(os.getloadavg()[0], 2),
         "targets": {"overlap_top4": 1.0, "p95_ms_at_largest": 30, "overhead_p50_ms": 3},

@@ -12,6 +12,7 @@ from django.db.models import Count, Q
 
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
+from loopx_site.core.models import Agent, Goal
 from reward_memory import contracts as c
 from reward_memory import experiment_config as cfg
 from reward_memory import models, providers
@@ -24,6 +25,7 @@ from reward_memory.models import (
     CorpusRoleBinding,
     IngestEvent,
     LineageClosure,
+    LocalProviderDocument,
     MemoryRecord,
     PendingIngest,
     RecallReceipt,
@@ -234,55 +236,127 @@ def _converted(converters, row) -> list:
     return values
 
 
-def corpus_named(corpus_id: str) -> Corpus | None:
-    """The registered corpus with this id (unique), or ``None``: one plain statement
-    (every recall starts with it)."""
+@dataclass(frozen=True)
+class RecallContext:
+    """What a recall reads before its guards, in one statement (``recall_context``)."""
+
+    agent_pk: int | None  # None: no such (Goal, Agent) is registered
+    goal_pk: int | None
+    corpus: Corpus | None  # None: no corpus with that id
+    replay: bool  # a receipt with this recall id exists (an earlier identical recall)
+
+
+def recall_context(goal_id: str, agent_id: str, corpus_id: str, recall_id: str) -> RecallContext:
+    """The acting Agent's and its Goal's ids, the named corpus (every column) and whether
+    the recall id already has a receipt: one plain statement of unique-index lookups, as
+    every recall starts with it (three statements were three round trips)."""
     fields = list(Corpus._meta.concrete_fields)
     qn = connection.ops.quote_name
     sql = (
-        f"SELECT {', '.join(qn(f.column) for f in fields)} "  # noqa: S608 - quoted model names
-        f"FROM {qn(Corpus._meta.db_table)} WHERE {qn('corpus_id')} = %s"
+        f"SELECT a.id, a.goal_id, {', '.join('co.' + qn(f.column) for f in fields)}, "  # noqa: S608 - quoted model names
+        f"(SELECT 1 FROM {qn(RecallReceipt._meta.db_table)} WHERE recall_id = %s) "
+        "FROM (SELECT 1 AS one) k "
+        f"LEFT JOIN {qn(Goal._meta.db_table)} g ON g.goal_id = %s "
+        f"LEFT JOIN {qn(Agent._meta.db_table)} a ON a.goal_id = g.id AND a.agent_id = %s "
+        f"LEFT JOIN {qn(Corpus._meta.db_table)} co ON co.corpus_id = %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [corpus_id])
+        cursor.execute(sql, [recall_id, goal_id, agent_id, corpus_id])
         row = cursor.fetchone()
-    if row is None:
-        return None
-    values = _converted(_converters(fields, Corpus._meta.db_table), row)
-    return Corpus.from_db(connection.alias, [f.attname for f in fields], values)
+    corpus = None
+    if row[2] is not None:
+        values = _converted(_converters(fields, "co"), row[2:-1])
+        corpus = Corpus.from_db(connection.alias, [f.attname for f in fields], values)
+    return RecallContext(row[0], row[1], corpus, row[-1] is not None)
 
 
 def stored_recall(recall_id: str) -> RecallReceipt | None:
-    """The receipt of an earlier recall with this id (a replay), or ``None``. Nearly
-    every recall is new, so the existence check is one plain indexed statement and only
-    a replay loads the row."""
-    qn = connection.ops.quote_name
-    sql = f"SELECT 1 FROM {qn(RecallReceipt._meta.db_table)} WHERE recall_id = %s"  # noqa: S608
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [recall_id])
-        if cursor.fetchone() is None:
-            return None
+    """The receipt of an earlier recall with this id (a replay), or ``None``."""
     return RecallReceipt.objects.filter(recall_id=recall_id).first()
 
 
-def recall_rows(
-    resource_refs: list[str], *, goal_id: str | None, agent_id: str | None, corpus: Corpus, now
-) -> dict[str, MemoryRecord]:
-    """The records of ``corpus`` behind these provider refs, with just the result columns
-    (``RESULT_COLUMNS``, and ``review.review_id``) and ``readable``: whether
-    ``readable_records`` for this (Goal, Agent) includes the record now.
+@dataclass(frozen=True)
+class RecallRow:
+    """The record behind one provider hit as the recall's filter reads it;
+    ``record()`` builds the model with the result columns (``RESULT_COLUMNS``,
+    ``review.review_id`` and ``readable``), only for the rows a recall returns."""
 
-    One plain statement, because every recall runs it: the readability of the row is
-    ``readable_records``' rule as one SQL expression of the same row (its corpus part is
-    ``may_read_corpus`` of the corpus this request already read).
-    ``tests/reward_memory/test_recall_rows.py`` holds it equal to ``readable_records``
-    over every lifecycle state, expiry and checkpoint state."""
+    surface: str
+    lifecycle_state: str
+    expired: bool  # active past ``expires_at`` (``expires_at <= now``)
+    readable: bool  # ``readable_records`` for this (Goal, Agent) includes it now
+    content_digest: str
+    values: tuple  # the raw ``RESULT_COLUMNS`` columns, then ``review.review_id``
+
+    def record(self) -> MemoryRecord:
+        shape = _recall_shape()
+        values = _converted(shape.converters, self.values[:-1])
+        record = MemoryRecord.from_db(connection.alias, shape.names, values)
+        review = None
+        if self.values[-1] is not None:
+            review = Review.from_db(
+                connection.alias, ["id", "review_id"], [record.review_id, self.values[-1]]
+            )
+        MemoryRecord.review.field.set_cached_value(record, review)
+        record.readable = self.readable
+        return record
+
+
+@dataclass(frozen=True)
+class _RecallShape:
+    fields: list
+    names: list[str]
+    converters: list
+    at: dict[str, int]  # attname → index among the record columns
+
+
+_RECALL_SHAPES: dict[str, _RecallShape] = {}
+
+
+def _recall_shape() -> _RecallShape:
+    """The record columns ``recall_read`` selects and how they load, worked out once per
+    backend (every recall builds a few records from them)."""
+    shape = _RECALL_SHAPES.get(connection.vendor)
+    if shape is None:
+        fields = [f for f in MemoryRecord._meta.concrete_fields if f.attname in RESULT_COLUMNS]
+        names = [f.attname for f in fields]
+        shape = _RECALL_SHAPES[connection.vendor] = _RecallShape(
+            fields, names, _converters(fields, "r"), {n: i for i, n in enumerate(names)}
+        )
+    return shape
+
+
+def recall_read(
+    resource_refs: list[str],
+    *,
+    goal_id: str | None,
+    agent_id: str | None,
+    corpus: Corpus,
+    now,
+    documents_of: str | None = None,
+) -> tuple[dict[str, RecallRow], dict[str, str]]:
+    """``(rows, contents)``: ``provider ref → RecallRow`` of ``corpus``'s records behind
+    these refs (a ref without a record of this corpus has no row). ``readable`` is
+    ``readable_records``' rule as one SQL expression of the same row (its corpus part
+    is ``may_read_corpus`` of the corpus this request already read).
+
+    ``documents_of`` (the ``local`` provider's scope key): the refs are read from that
+    provider's own rows in the same statement — ``contents`` holds the exact stored text
+    of the recallable documents among them (what ``LocalProvider.recall`` returns), and
+    only those refs have rows — so the provider's read and the record read are one round
+    trip. Without it ``contents`` is empty.
+
+    One plain statement, because every recall runs it;
+    ``tests/reward_memory/test_recall_rows.py`` holds ``readable`` and ``expired`` equal
+    to ``readable_records`` and ``expires_at`` over every lifecycle state, expiry and
+    checkpoint state, in both forms."""
     if not resource_refs:
-        return {}
-    fields = [f for f in MemoryRecord._meta.concrete_fields if f.attname in RESULT_COLUMNS]
-    qn, adapt = connection.ops.quote_name, connection.ops.adapt_datetimefield_value
-    params: list = []
+        return {}, {}
+    shape = _recall_shape()
+    qn = connection.ops.quote_name
+    stamp = connection.ops.adapt_datetimefield_value(now)
     corpus_readable = bool(goal_id) and corpus.active and may_read_corpus(corpus, goal_id, agent_id)
+    params: list = [stamp]
     if corpus_readable:
         readable = (
             "CASE WHEN r.lifecycle_state = %s AND r.readback_verified_at IS NOT NULL "
@@ -290,37 +364,68 @@ def recall_rows(
             "AND NOT (r.memory_class = %s AND (ac.id IS NULL OR ac.revoked_at IS NOT NULL "
             "OR (ac.expires_at IS NOT NULL AND ac.expires_at <= %s))) THEN 1 ELSE 0 END"
         )
-        params += [c.ACTIVE, adapt(now), c.HARD_POLICY, adapt(now)]
+        params += [c.ACTIVE, stamp, c.HARD_POLICY, stamp]
     else:
         readable = "0"
-    select = ", ".join(f"r.{qn(f.column)}" for f in fields)
-    sql = (
-        f"SELECT {select}, v.{qn('review_id')}, {readable} "  # noqa: S608 - quoted model names
-        f"FROM {qn(MemoryRecord._meta.db_table)} r "
+    records = qn(MemoryRecord._meta.db_table)
+    joins = (
         f"LEFT JOIN {qn(Review._meta.db_table)} v ON v.id = r.review_id "
         f"LEFT JOIN {qn(AuthorityCheckpoint._meta.db_table)} ac "
         "ON ac.id = r.authority_checkpoint_id "
-        "WHERE r.corpus_id = %s AND r.provider_resource_ref IN "
-        f"({', '.join(['%s'] * len(resource_refs))})"
     )
-    params += [corpus.pk, *resource_refs]
+    marks = ", ".join(["%s"] * len(resource_refs))
+    if documents_of is None:
+        source = (
+            "r.provider_resource_ref, NULL, "
+            f"{{columns}} FROM {records} r {joins}"
+            f"WHERE r.corpus_id = %s AND r.provider_resource_ref IN ({marks})"
+        )
+        params += [corpus.pk, *resource_refs]
+    else:
+        source = (
+            "d.resource_ref, d.content, "
+            f"{{columns}} FROM {qn(LocalProviderDocument._meta.db_table)} d "
+            f"LEFT JOIN {records} r "
+            f"ON r.corpus_id = %s AND r.provider_resource_ref = d.resource_ref {joins}"
+            f"WHERE d.scope_key = %s AND d.recallable = %s AND d.resource_ref IN ({marks})"
+        )
+        params += [corpus.pk, documents_of, True, *resource_refs]
+    columns = (
+        "CASE WHEN r.expires_at IS NOT NULL AND r.expires_at <= %s THEN 1 ELSE 0 END, "
+        f"{readable}, {', '.join(f'r.{qn(f.column)}' for f in shape.fields)}, v.{qn('review_id')}"
+    )
+    sql = "SELECT " + source.format(columns=columns)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    names, converters = [f.attname for f in fields], _converters(fields, "r")
-    out = {}
-    for row in rows:
-        record = MemoryRecord.from_db(connection.alias, names, _converted(converters, row[:-2]))
-        review_id = row[-2]
-        review = None
-        if review_id is not None:
-            review = Review.from_db(
-                connection.alias, ["id", "review_id"], [record.review_id, review_id]
+        fetched = cursor.fetchall()
+    surface, state, digest = (
+        4 + shape.at[name] for name in ("surface", "lifecycle_state", "content_digest")
+    )
+    rows, contents = {}, {}
+    for row in fetched:
+        if row[1] is not None:
+            contents[row[0]] = row[1]
+        if row[surface] is not None:  # else a provider document without a record here
+            rows[row[0]] = RecallRow(
+                surface=row[surface],
+                lifecycle_state=row[state],
+                expired=bool(row[2]),
+                readable=bool(row[3]),
+                content_digest=row[digest],
+                values=row[4:],
             )
-        MemoryRecord.review.field.set_cached_value(record, review)
-        record.readable = bool(row[-1])
-        out[record.provider_resource_ref] = record
-    return out
+    return rows, contents
+
+
+def recall_rows(
+    resource_refs: list[str], *, goal_id: str | None, agent_id: str | None, corpus: Corpus, now
+) -> dict[str, MemoryRecord]:
+    """The records of ``corpus`` behind these provider refs, with just the result columns
+    (``RESULT_COLUMNS``, and ``review.review_id``) and ``readable``: whether
+    ``readable_records`` for this (Goal, Agent) includes the record now
+    (``recall_read``'s rows, built)."""
+    rows, _ = recall_read(resource_refs, goal_id=goal_id, agent_id=agent_id, corpus=corpus, now=now)
+    return {ref: row.record() for ref, row in rows.items()}
 
 
 #: Why a stored answer's record no longer passes ``readable_records`` (replays count them):

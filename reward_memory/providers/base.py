@@ -99,6 +99,10 @@ class Provider:
     """Base class; subclasses implement the storage operations."""
 
     provider_id = "abstract"
+    #: ``True`` for a provider whose documents are rows of the project database
+    #: (``local``): it also offers ``rank`` (refs only) and a recall reads the bytes in
+    #: the statement that reads the records
+    in_database = False
 
     def actor_peer_for(self, goal_id: str, agent_id: str) -> str | None:
         """The actor peer this provider derives for a (Goal, Agent) runtime identity, or

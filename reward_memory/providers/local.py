@@ -71,6 +71,18 @@ class LocalProvider(base.Provider):
             raise base.ProviderUnavailable("unavailable") from None
         return base.WriteResult(status="committed", resource_ref=item.resource_ref)
 
+    #: the documents are rows of this database: a recall ranks with ``rank`` and reads
+    #: the bytes back in the statement that reads the records (``selectors.recall_read``
+    #: with ``documents_of=binding.scope_key``), the same rows ``recall`` returns
+    in_database = True
+
+    def rank(self, binding: base.Binding, *, surface: str, query: str, limit: int) -> list[str]:
+        """The resource refs of the top ``limit`` hits, best first (no document read)."""
+        try:
+            return [h.ref for h in fulltext.search(namespace(binding, surface), query, limit=limit)]
+        except DatabaseError:
+            raise base.ProviderUnavailable("unavailable") from None
+
     def recall(
         self, binding: base.Binding, *, surface: str, query: str, limit: int
     ) -> list[base.RecallItem]:

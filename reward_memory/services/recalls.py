@@ -168,47 +168,55 @@ def recall(
         result = recall(request=mapped, execute=execute, viewer=viewer)
         return documents.loopx_answer(result, request["request"])
     parsed, shape = parse_recall(request)
-    agent = get_agent(parsed.goal_id, parsed.agent_id, area=AREA)
-    corpus = selectors.corpus_named(parsed.corpus_id)
+    recall_id = recall_id_for(parsed)
+    context = selectors.recall_context(parsed.goal_id, parsed.agent_id, parsed.corpus_id, recall_id)
+    if context.agent_pk is None:
+        get_agent(parsed.goal_id, parsed.agent_id, area=AREA)  # raises the registration error
+        context = selectors.recall_context(
+            parsed.goal_id, parsed.agent_id, parsed.corpus_id, recall_id
+        )  # registered in between: read again
+    corpus = context.corpus
     now = clock.now()
     reasons = guards.normalise(shape + _guard(parsed, corpus, now, viewer))
-    recall_id = recall_id_for(parsed)
     if reasons:
         return documents.recall_result(parsed, recall_id, "guard_blocked", [], reasons=reasons)
     if not execute:
         return documents.recall_result(parsed, recall_id, "preview", [])
-    stored = selectors.stored_recall(recall_id)
-    if stored is not None:
-        return _replay(parsed, stored, now)
+    if context.replay:
+        stored = selectors.stored_recall(recall_id)
+        if stored is not None:
+            return _replay(parsed, stored, now)
     binding = selectors.provider_binding(
         corpus, actor_peer_id=selectors.binding_peer(corpus, parsed.goal_id, parsed.agent_id)
     )
     calls = 0
+    limit = min(parsed.limit * OVERFETCH, 50)
     try:
         provider = providers.get(corpus.provider_id)
         hits = []
         for query in parsed.queries:
             calls += 1
-            hits.append(
-                provider.recall(
-                    binding,
-                    surface=parsed.surface,
-                    query=query,
-                    limit=min(parsed.limit * OVERFETCH, 50),
+            if provider.in_database:  # refs only: the bytes come with the records
+                hits.append(
+                    provider.rank(binding, surface=parsed.surface, query=query, limit=limit)
                 )
-            )
+            else:
+                hits.append(
+                    provider.recall(binding, surface=parsed.surface, query=query, limit=limit)
+                )
     except providers.ProviderUnavailable as exc:
         result = documents.recall_result(
             parsed, recall_id, "provider_unavailable", [], calls=calls, failure_kind=exc.kind
         )
-        _store(parsed, corpus, agent, result)
+        _store(parsed, corpus, context, result)
         return result
-    records, filtered = _accept(corpus, parsed, hits, now)
+    scope_key = binding.scope_key if provider.in_database else None
+    records, filtered = _accept(corpus, parsed, hits, now, scope_key)
     status = "ok" if records else "empty"
     result = documents.recall_result(
         parsed, recall_id, status, records, calls=calls, filtered=filtered
     )
-    return _store(parsed, corpus, agent, result, records)
+    return _store(parsed, corpus, context, result, records)
 
 
 def _result_rows():
@@ -218,18 +226,24 @@ def _result_rows():
     return MemoryRecord.objects.select_related("review").only(*columns, "review__review_id")
 
 
-def _accept(corpus: Corpus, request: RecallRequest, hits, now):
+def _accept(corpus: Corpus, request: RecallRequest, hits, now, documents_of: str | None = None):
     """Keep only records the (Goal, Agent) may read (``selectors.readable_records``:
     active, unexpired, read back, hard_policy with a live checkpoint) of this
     corpus+surface whose provider bytes match the record's canonical content digest
-    exactly; rank by first appearance."""
-    order: dict[str, bytes] = {}
+    exactly; rank by first appearance.
+
+    ``hits`` are, per query, the provider's ``RecallItem``s — or, with ``documents_of``
+    (a provider ``in_database``), its ranked refs, whose bytes are read in the statement
+    that reads their records (a ref without a recallable document is no item, as in
+    ``LocalProvider.recall``). One statement reads the first ``limit`` refs; a second
+    reads the others only when some of those were filtered out."""
+    order: dict[str, bytes | None] = {}
     for items in hits:
         for item in items:
-            order.setdefault(item.resource_ref, item.content)
-    rows = selectors.recall_rows(
-        list(order), goal_id=request.goal_id, agent_id=request.agent_id, corpus=corpus, now=now
-    )
+            if documents_of is None:
+                order.setdefault(item.resource_ref, item.content)
+            else:
+                order.setdefault(item, None)
     filtered = {
         "not_active": 0,
         "expired": 0,
@@ -237,52 +251,82 @@ def _accept(corpus: Corpus, request: RecallRequest, hits, now):
         "readback_mismatch": 0,
         "unknown": 0,
     }
-    accepted = []
-    for resource_ref, content in order.items():
-        record = rows.get(resource_ref)
-        if record is None or record.surface != request.surface:
-            filtered["unknown"] += 1
-        elif record.lifecycle_state != c.ACTIVE:
-            filtered["not_active"] += 1
-        elif record.expires_at is not None and record.expires_at <= now:
-            filtered["expired"] += 1
-        elif not record.readable:
-            filtered["not_readable"] += 1
-        elif "sha256:" + hashlib.sha256(content).hexdigest() != record.content_digest:
-            filtered["readback_mismatch"] += 1
-        else:
-            accepted.append(record)
-        if len(accepted) >= request.limit:
+    accepted: list[MemoryRecord] = []
+    refs = list(order)
+    reader = {"goal_id": request.goal_id, "agent_id": request.agent_id, "corpus": corpus}
+    # the first ``limit`` refs usually fill the answer; the rest is read only when some
+    # of them are filtered (at 1M records every row read is a cold page or two)
+    for batch in (refs[: request.limit], refs[request.limit :]):
+        if not batch or len(accepted) >= request.limit:
             break
+        rows, contents = selectors.recall_read(batch, now=now, documents_of=documents_of, **reader)
+        for resource_ref in batch:
+            content = order[resource_ref]
+            if documents_of is not None:
+                text = contents.get(resource_ref)
+                if text is None:
+                    continue  # not a recallable document: the provider returns no such item
+                content = text.encode("utf-8")
+            row = rows.get(resource_ref)
+            if row is None or row.surface != request.surface:
+                filtered["unknown"] += 1
+            elif row.lifecycle_state != c.ACTIVE:
+                filtered["not_active"] += 1
+            elif row.expired:
+                filtered["expired"] += 1
+            elif not row.readable:
+                filtered["not_readable"] += 1
+            elif "sha256:" + hashlib.sha256(content).hexdigest() != row.content_digest:
+                filtered["readback_mismatch"] += 1
+            else:
+                accepted.append(row.record())
+            if len(accepted) >= request.limit:
+                break
     return accepted, filtered
 
 
-def _store(
-    request: RecallRequest, corpus: Corpus, agent, result: dict, records=()
-) -> dict[str, Any]:
-    receipt = RecallReceipt(
-        recall_id=result["recall_id"],
-        corpus=corpus,
-        goal=agent.goal,
-        agent=agent,
-        surface=request.surface,
-        mode=request.mode,
-        status=result["status"],
-        query_count=len(request.queries),
-        result_refs=[r.record_ref for r in records],
-        packet=result["public_packet"],
-        provider_calls=result["provider_calls"],
-        created_at=clock.now(),
+_RECEIPT_FIELDS = [f for f in RecallReceipt._meta.concrete_fields if not f.primary_key]
+
+
+def _receipt_insert_sql() -> str:
+    """One ``INSERT … ON CONFLICT (recall_id) DO NOTHING`` (SQLite and PostgreSQL): a
+    concurrent identical recall is a row count of 0, not an error — no savepoint inside
+    a caller's transaction, no ORM statement building on every recall."""
+    qn = connection.ops.quote_name
+    return (
+        f"INSERT INTO {qn(RecallReceipt._meta.db_table)} "  # noqa: S608 - quoted model names
+        f"({', '.join(qn(f.column) for f in _RECEIPT_FIELDS)}) "
+        f"VALUES ({', '.join(['%s'] * len(_RECEIPT_FIELDS))}) "
+        f"ON CONFLICT ({qn('recall_id')}) DO NOTHING"
     )
-    try:
-        # one INSERT is atomic by itself; inside a caller's transaction a savepoint keeps
-        # a duplicate from breaking it (outside one, BEGIN/COMMIT would be two more trips)
-        if connection.in_atomic_block:
-            with transaction.atomic():
-                receipt.save(force_insert=True)
-        else:
-            receipt.save(force_insert=True)
-    except IntegrityError:  # the same recall ran concurrently: answer from its receipt
+
+
+def _store(
+    request: RecallRequest,
+    corpus: Corpus,
+    context: selectors.RecallContext,
+    result: dict,
+    records=(),
+) -> dict[str, Any]:
+    values = {
+        "recall_id": result["recall_id"],
+        "corpus_id": corpus.pk,
+        "goal_id": context.goal_pk,
+        "agent_id": context.agent_pk,
+        "surface": request.surface,
+        "mode": request.mode,
+        "status": result["status"],
+        "query_count": len(request.queries),
+        "result_refs": [r.record_ref for r in records],
+        "packet": result["public_packet"],
+        "provider_calls": result["provider_calls"],
+        "created_at": clock.now(),
+    }
+    params = [f.get_db_prep_save(values[f.attname], connection) for f in _RECEIPT_FIELDS]
+    with connection.cursor() as cursor:
+        cursor.execute(_receipt_insert_sql(), params)
+        inserted = cursor.rowcount
+    if not inserted:  # the same recall ran concurrently: answer from its receipt
         return _replay(
             request, RecallReceipt.objects.get(recall_id=result["recall_id"]), clock.now()
         )
@@ -344,8 +388,12 @@ def recall_guidance(
     the configured binding's (never the corpus URI's). ``viewer`` is the caller's own
     read scope, as for ``recall``. Never raises for guard or provider conditions.
     """
-    get_agent(goal_id, agent_id, area=AREA)
-    corpus = Corpus.objects.filter(corpus_id=corpus_id).first()
+    # the Agent and the corpus in one statement (no recall id yet: its replay flag is
+    # read again with the recall's own context)
+    context = selectors.recall_context(goal_id, agent_id, corpus_id, "")
+    if context.agent_pk is None:
+        get_agent(goal_id, agent_id, area=AREA)  # raises the validation/registration error
+    corpus = context.corpus
     request = c.recall_request(
         goal_id=goal_id,
         agent_id=agent_id,

@@ -1,5 +1,7 @@
-"""``selectors.recall_rows`` (the recall's one-statement row read) agrees with
-``selectors.readable_records`` (the rule) on every state a record can be in."""
+"""``selectors.recall_rows`` and the statement behind it (``selectors.recall_read``, the
+recall's one-statement row read, with and without the local provider's documents)
+agree with ``selectors.readable_records`` (the rule) on every state a record can be
+in."""
 
 import datetime as dt
 import itertools
@@ -9,7 +11,7 @@ from django.db import IntegrityError, transaction
 from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory import selectors, services
-from reward_memory.models import AuthorityCheckpoint, Corpus, MemoryRecord
+from reward_memory.models import AuthorityCheckpoint, Corpus, LocalProviderDocument, MemoryRecord
 from tests.reward_memory import factories as f
 
 
@@ -35,6 +37,9 @@ def test_recall_rows_readable_is_readable_records_in_every_state(db, agents):
     )["record_ref"]
     record = MemoryRecord.objects.get(record_ref=ref)
     corpus = Corpus.objects.get(corpus_id="prefs")
+    scope_key = selectors.provider_binding(corpus).scope_key
+    doc = LocalProviderDocument.objects.get(resource_ref=record.provider_resource_ref)
+    forms = ((None, {}), (scope_key, {doc.resource_ref: doc.content}))
     now = clock.now()
     hour = dt.timedelta(hours=1)
     checkpoints = [
@@ -86,6 +91,22 @@ def test_recall_rows_readable_is_readable_records_in_every_state(db, agents):
             assert got.record_ref == ref
             assert got.lifecycle_state == state
             assert got.expires_at == expires
+            # the statement behind it, records only and with the local provider's
+            # documents joined (what a recall runs): the same rule, the same expiry
+            for documents_of, contents in forms:
+                read, texts = selectors.recall_read(
+                    [record.provider_resource_ref],
+                    goal_id=goal_id,
+                    agent_id=agent_id,
+                    corpus=corpus,
+                    now=now,
+                    documents_of=documents_of,
+                )
+                row = read[record.provider_resource_ref]
+                assert row.readable is expected, documents_of
+                assert row.expired is (expires is not None and expires <= now)
+                assert (row.lifecycle_state, row.surface) == (state, record.surface)
+                assert texts == contents
     assert seen == {True, False}  # both outcomes were reached
 
 
