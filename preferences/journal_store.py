@@ -19,7 +19,6 @@ import datetime as dt
 import threading
 from typing import Any
 
-from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 
 from loopx_site.core.models import Agent, Goal
@@ -226,11 +225,12 @@ def commit(
 
 
 def datetime_param(db, value: dt.datetime) -> Any:
-    """``value`` as Django binds it to a DateTimeField (``adapt_datetimefield_value``);
-    on SQLite with time zone support that is the naive text in the connection's zone,
-    written here without the per-call settings and zone checks."""
-    if db.vendor == "sqlite" and value.tzinfo is not None and settings.USE_TZ:
-        return str(value.astimezone(db.timezone).replace(tzinfo=None))
+    """``value`` as Django binds it to a DateTimeField (``adapt_datetimefield_value``).
+    On SQLite with time zone support, for a UTC value on a UTC connection (the clock's
+    and the settings'), that is ``str`` of the naive value — here the aware value's
+    text without its ``+00:00``, skipping the per-call settings and zone checks."""
+    if db.vendor == "sqlite" and value.tzinfo is dt.UTC and db.timezone is dt.UTC:
+        return str(value)[:-6]
     return db.ops.adapt_datetimefield_value(value)
 
 
@@ -334,12 +334,14 @@ class write_transaction:
 
     def __enter__(self) -> "write_transaction":
         db = self._db = connections[DEFAULT_DB_ALIAS]
+        if db.connection is None:
+            db.ensure_connection()
         if (
             db.vendor == "sqlite"
+            and db.autocommit
             and not db.in_atomic_block
             and not db.execute_wrappers
             and not db.queries_logged
-            and db.get_autocommit()
             and not db.connection.in_transaction
         ):
             raw = self._raw = db.connection

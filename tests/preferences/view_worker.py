@@ -1,4 +1,4 @@
-"""A separate process writing one scope's journal step by step (``test_view_cache``).
+"""A separate process writing one scope's journal step by step (``test_write_path``).
 
 Reads one JSON line per step from stdin — ``{"kind": "remember"|"retire", "now": ISO,
 "args": {…}}`` — runs it at that time through the service and its document, and prints
@@ -20,7 +20,7 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
-from tests.preferences.test_view_cache import CountingDecode, run_step  # noqa: E402
+from tests.preferences.test_write_path import CountingDecode, run_step  # noqa: E402
 
 
 def main() -> None:

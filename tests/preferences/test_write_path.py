@@ -288,3 +288,42 @@ def test_a_commit_outside_atomic_blocks_runs_in_its_own_sqlite_transaction(demo_
     assert not connection.connection.in_transaction
     with CaptureQueriesContext(connection), journal_store.write_transaction():
         assert connection.in_atomic_block  # instrumented: Django's atomic
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        BASE,
+        BASE.replace(microsecond=0),
+        dt.datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=dt.UTC),
+        dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+    ],
+)
+def test_datetime_parameters_are_what_django_binds(db, value):
+    assert journal_store.datetime_param(connection, value) == (
+        connection.ops.adapt_datetimefield_value(value)
+    )
+
+
+@pytest.mark.parametrize(
+    "receipt",
+    [
+        {"supersedes_operation_id": None},
+        {"supersedes_operation_id": "op-0:1"},
+        {"key": "k", "supersedes_operation_id": 'quote"d'},  # not a plain value
+        {"operation_id": "ünï", "supersedes_operation_id": None},
+    ],
+)
+def test_receipt_parameters_are_what_the_json_field_binds(db, receipt):
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL binds the field's own adapter")
+    receipt = {
+        "operation_id": "op-1",
+        "intent_hash": "ab" * 32,
+        "key": "review.collaboration",
+        "state": "active",
+        **receipt,
+    }
+    assert journal_store._receipt_param(connection, receipt) == (
+        journal_store._RECEIPT_FIELD.get_db_prep_save(receipt, connection)
+    )
