@@ -370,7 +370,9 @@ class write_transaction:
         if exc_type is None:
             try:
                 with db.wrap_database_errors:
-                    raw.commit()
+                    # A statement (prepared once, cached) rather than ``raw.commit()``,
+                    # which prepares its COMMIT on every call.
+                    self.cursor._cursor.execute("COMMIT")
                 return False
             except BaseException:
                 _rollback(db, raw)

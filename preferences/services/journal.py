@@ -29,7 +29,7 @@ import itertools
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from django.conf import settings
@@ -121,7 +121,7 @@ def _expires_text(value: dt.datetime | None) -> str | None:
 
 
 # -- planning ------------------------------------------------------------------------------
-@dataclass
+@dataclass(slots=True)
 class _Plan:
     """One validated remember/retire request."""
 
@@ -163,7 +163,7 @@ class _Plan:
         ).hexdigest()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Snapshot:
     """The locked scope as one statement returned it."""
 
@@ -225,8 +225,7 @@ def _snapshot(plan: _Plan, *, lock: bool = False, cursor=None) -> _Snapshot | No
 
 
 # -- the decoded current view, remembered per scope ---------------------------------------
-@dataclass(frozen=True)
-class _View:
+class _View(NamedTuple):
     """One scope's current items exactly as a snapshot returned them: ``joined`` is the
     snapshot's text of every stored item, ``texts``/``items``/``keys`` the items in that
     order (``items`` is ``decode_items([joined])``; it is never handed out, only copied)."""
@@ -360,7 +359,7 @@ def _revision_conflict(plan: _Plan, snap: _Snapshot, now) -> PreferenceError:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Evaluation:
     item: dict[str, Any]
     text: str
