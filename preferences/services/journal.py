@@ -15,7 +15,11 @@ scope's revision advances by compare-and-swap and the unique constraints (scope,
 operation id) / (scope, revision) are the backstop: an ``IntegrityError`` from a lost
 race — e.g. two first writes creating the scope row — rolls the whole transaction back
 and is reported as ``revision_conflict`` (or as a replay when the winner carried the
-same operation), never as a 500 or a lost write.
+same operation), never as a 500 or a lost write. The transaction is
+``journal_store.write_transaction`` (on SQLite in autocommit, the connection's own
+``BEGIN IMMEDIATE``); the decoded current items are remembered per scope and reused only
+for a byte-identical snapshot text (``_decoded_view``), so another process's commit is a
+miss, never a stale view.
 
 Services return plain data (``status``, ``proposed``, ``receipt``, ``state``) and raise
 ``PreferenceError``; a conflict carries the current state in ``err.state``.
