@@ -10,13 +10,16 @@ revision). Their text is private to this module (``_READ_SQL``, ``_SNAPSHOT_SQL`
 * ``read_rows`` — the current-view read of ``preferences.selectors.read_state``;
 * ``snapshot_rows`` — the scope snapshot of a write (``lock=True`` under a commit);
 * ``commit`` — persist one evaluated operation (the caller holds the scope lock);
-* ``statement_cursor`` — the cursor these statements run on.
+* ``write_transaction`` — a write's transaction and the cursor its statements run on;
+* ``statement_cursor`` — the cursor these statements run on (reads).
 """
 
+import contextlib
 import datetime as dt
+import threading
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 
 from loopx_site.core.models import Agent, Goal
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
@@ -69,8 +72,7 @@ def read_rows(*, now: dt.datetime, goal_id: str, agent_id: str, runtime_id: str)
 _SNAPSHOT_SQL: dict[tuple[str, bool], str] = {}
 
 
-def _snapshot_sql(lock: bool) -> str:
-    vendor = connection.vendor
+def _snapshot_sql(lock: bool, vendor: str) -> str:
     sql = _SNAPSHOT_SQL.get((vendor, lock))
     if sql is not None:
         return sql
@@ -125,8 +127,8 @@ def snapshot_rows(
     commas, the Agent's high-water revision)``. ``lock`` locks the scope (a commit)."""
     params = (operation_id, key, goal_id, agent_id, runtime_id)
     if cursor is None:
-        return _fetch_all(_snapshot_sql(lock), params)
-    cursor.execute(_snapshot_sql(lock), params)
+        return _fetch_all(_snapshot_sql(lock, connection.vendor), params)
+    cursor.execute(_snapshot_sql(lock, cursor.db.vendor), params)
     return cursor.fetchall()
 
 
@@ -180,9 +182,9 @@ def commit(
 ) -> None:
     """Persist one evaluated operation (three statements); the caller holds the scope
     lock. The scope's revision moves by compare-and-swap from ``expected_scope_revision``."""
-    ops = connection.ops
-    at = ops.adapt_datetimefield_value(now)
-    expires = None if expires_at is None else ops.adapt_datetimefield_value(expires_at)
+    db = cursor.db
+    at = datetime_param(db, now)
+    expires = None if expires_at is None else datetime_param(db, expires_at)
     cursor.execute(
         _INSERT_OPERATION_SQL,
         (
@@ -199,7 +201,7 @@ def commit(
             predecessor_operation_id,
             expires,
             receipt["intent_hash"],
-            _RECEIPT_FIELD.get_db_prep_save(receipt, connection),
+            _receipt_param(db, receipt),
             at,
         ),
     )
@@ -222,18 +224,50 @@ def commit(
         raise IntegrityError("scope revision moved under the lock")
 
 
-# -- the cursor ----------------------------------------------------------------------------
+def datetime_param(db, value: dt.datetime) -> Any:
+    """``value`` as Django binds it to a DateTimeField (``adapt_datetimefield_value``).
+    On SQLite with time zone support, for a UTC value on a UTC connection (the clock's
+    and the settings'), that is ``str`` of the naive value — here the aware value's
+    text without its ``+00:00``, skipping the per-call settings and zone checks."""
+    if db.vendor == "sqlite" and value.tzinfo is dt.UTC and db.timezone is dt.UTC:
+        return str(value)[:-6]
+    return db.ops.adapt_datetimefield_value(value)
+
+
+#: A receipt's fields in the order ``preferences.services.journal`` builds them.
+_RECEIPT_KEYS = ("operation_id", "intent_hash", "key", "state", "supersedes_operation_id")
+_RECEIPT_TEXT = (
+    '{"operation_id": "%s", "intent_hash": "%s", "key": "%s", "state": "%s", '
+    '"supersedes_operation_id": %s}'
+)
+
+
+def _receipt_param(db, receipt: dict[str, Any]) -> Any:
+    """The receipt as the JSONField binds it. On SQLite that is ``json.dumps`` text; for
+    the journal's receipt — printable ASCII strings without quotes or backslashes
+    (operation ids, keys and digests are validated so) — the same bytes come from one
+    format string; anything else takes the field's own encoding."""
+    if db.vendor == "sqlite" and tuple(receipt) == _RECEIPT_KEYS:
+        before = receipt["supersedes_operation_id"]
+        values = (receipt["operation_id"], receipt["intent_hash"], receipt["key"], receipt["state"])
+        plain = "".join(values) if before is None else "".join(values) + before
+        if plain.isascii() and plain.isprintable() and '"' not in plain and "\\" not in plain:
+            return _RECEIPT_TEXT % (*values, "null" if before is None else f'"{before}"')
+    return _RECEIPT_FIELD.get_db_prep_save(receipt, db)
+
+
+# -- the cursors ---------------------------------------------------------------------------
 class _NativeCursor:
     """The DB-API cursor taking Django's ``%s`` placeholders (rewritten once per
     statement text and remembered)."""
 
-    __slots__ = ("_cursor", "_db")
+    __slots__ = ("_cursor", "db")
 
     def __init__(self, db, cursor):
-        self._db, self._cursor = db, cursor
+        self.db, self._cursor = db, cursor
 
     def execute(self, sql: str, params: tuple = ()):
-        return self._cursor.execute(_native(self._db, sql), params)
+        return self._cursor.execute(_native(self.db, sql), params)
 
     def fetchone(self):
         return self._cursor.fetchone()
@@ -275,6 +309,84 @@ class statement_cursor:
         self._cursor.close()
         # Re-raise a driver error as Django's (IntegrityError, OperationalError, …).
         return self._errors.__exit__(exc_type, exc, tb)
+
+
+#: The BEGIN of Django's SQLite transactions, by the connection's ``transaction_mode``.
+_BEGIN = {None: "BEGIN"}
+_CURSORS = threading.local()
+
+
+class write_transaction:
+    """A write's transaction; ``cursor`` runs its statements (``snapshot_rows``, ``commit``).
+
+    On SQLite in autocommit — no atomic block open, queries not being logged and no
+    execute wrapper installed — this is the DB-API connection's own ``BEGIN IMMEDIATE``
+    (Django's ``transaction_mode``) … ``COMMIT`` on a cursor kept per connection, with
+    ``ROLLBACK`` on any exception: the very transaction ``transaction.atomic()`` opens,
+    without its bookkeeping. The body must not open an atomic block (SQLite refuses a
+    nested ``BEGIN``); ORM queries run inside it. Everywhere else — PostgreSQL, inside a
+    caller's transaction (a savepoint), under instrumentation — it is
+    ``transaction.atomic()`` with ``statement_cursor``. Driver errors surface as
+    Django's ``DatabaseError``/``IntegrityError`` either way.
+    """
+
+    __slots__ = ("_db", "_raw", "_stack", "cursor")
+
+    def __enter__(self) -> "write_transaction":
+        db = self._db = connections[DEFAULT_DB_ALIAS]
+        if db.connection is None:
+            db.ensure_connection()
+        if (
+            db.vendor == "sqlite"
+            and db.autocommit
+            and not db.in_atomic_block
+            and not db.execute_wrappers
+            and not db.queries_logged
+            and not db.connection.in_transaction
+        ):
+            raw = self._raw = db.connection
+            pair = getattr(_CURSORS, "pair", None)
+            if pair is None or pair[0] is not raw:
+                pair = _CURSORS.pair = (raw, _NativeCursor(db, raw.cursor()))
+            self.cursor = pair[1]
+            begin = _BEGIN.get(db.transaction_mode)
+            if begin is None:
+                begin = _BEGIN[db.transaction_mode] = f"BEGIN {db.transaction_mode}"
+            with db.wrap_database_errors:
+                pair[1]._cursor.execute(begin)
+            return self
+        self._raw = None
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(transaction.atomic(using=db.alias))
+            self.cursor = stack.enter_context(statement_cursor())
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        raw = self._raw
+        if raw is None:
+            return self._stack.__exit__(exc_type, exc, tb)
+        db = self._db
+        if exc_type is None:
+            try:
+                with db.wrap_database_errors:
+                    # A statement (prepared once, cached) rather than ``raw.commit()``,
+                    # which prepares its COMMIT on every call.
+                    self.cursor._cursor.execute("COMMIT")
+                return False
+            except BaseException:
+                _rollback(db, raw)
+                raise
+        _rollback(db, raw)
+        # Re-raise a driver error as Django's (IntegrityError, OperationalError, …).
+        return db.wrap_database_errors.__exit__(exc_type, exc, tb)
+
+
+def _rollback(db, raw) -> None:
+    try:
+        raw.rollback()
+    except Exception:  # as transaction.atomic: a failed rollback drops the connection
+        db.close()
 
 
 def _fetch_all(sql: str, params: tuple) -> list[tuple]:
