@@ -31,6 +31,8 @@ class RecallHookApi(APIView):
 
     error_area = "semantic_preference"
     input_class = None
+    # The service the validated fields are handed to (a subclass sets it).
+    service = None
 
     def post(self, request):
         data = self.input_class(data=request.data)
@@ -38,7 +40,7 @@ class RecallHookApi(APIView):
         return Response(self.run(request, dict(data.validated_data)))
 
     def run(self, request, data: dict):
-        raise NotImplementedError
+        return self.service(**data)
 
     def config_and_scope(self, request, name):
         """The registered config this caller may run and the verified scope of the run."""
@@ -67,18 +69,22 @@ def operation(operation_id: str, request, responses, summary: str):
     return decorate
 
 
+class ConfigRunApi(RecallHookApi):
+    # Runs the registered ``config`` the caller may run, on the run's verified scope.
+    def run(self, request, data):
+        row, scope = self.config_and_scope(request, data.pop("config"))
+        return self.service(row, project=row.project, scope=scope, **data)
+
+
 @operation(
     "semantic_preferences_recall",
     SemanticPreferenceRecallInput,
     SemanticPreferenceRecallOutput,
     "Recall ranked preferences for a surface (preview unless execute)",
 )
-class SemanticPreferenceRecallApi(RecallHookApi):
+class SemanticPreferenceRecallApi(ConfigRunApi):
     throttle_scope = "recall"  # per token: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
-
-    def run(self, request, data):
-        row, scope = self.config_and_scope(request, data.pop("config"))
-        return services.recall(row, project=row.project, scope=scope, **data)
+    service = staticmethod(services.recall)
 
 
 @operation(
@@ -87,12 +93,9 @@ class SemanticPreferenceRecallApi(RecallHookApi):
     SemanticPreferenceDoctorOutput,
     "Check a registered config and its provider (probe only with execute)",
 )
-class SemanticPreferenceDoctorApi(RecallHookApi):
+class SemanticPreferenceDoctorApi(ConfigRunApi):
     throttle_scope = "doctor"
-
-    def run(self, request, data):
-        row, scope = self.config_and_scope(request, data.pop("config"))
-        return services.doctor(row, project=row.project, scope=scope, **data)
+    service = staticmethod(services.doctor)
 
 
 @operation(
@@ -102,8 +105,7 @@ class SemanticPreferenceDoctorApi(RecallHookApi):
     "Build an application receipt (returned, not written)",
 )
 class SemanticPreferenceReceiptApi(RecallHookApi):
-    def run(self, request, data):
-        return services.application_receipt(**data)
+    service = staticmethod(services.application_receipt)
 
 
 @operation(
@@ -113,5 +115,4 @@ class SemanticPreferenceReceiptApi(RecallHookApi):
     "Build a maintenance receipt (returned, not written)",
 )
 class SemanticPreferenceMaintenanceReceiptApi(RecallHookApi):
-    def run(self, request, data):
-        return services.maintenance_receipt(**data)
+    service = staticmethod(services.maintenance_receipt)
