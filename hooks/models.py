@@ -16,7 +16,8 @@ by named database constraints, so replays and races collapse to one row.
 from django.db import models
 from django.db.models import Q
 
-from loopx_site.core.models import Agent, Goal
+from loopx_site.core.model_bases import goal_and_agent
+from loopx_site.core.models import Goal
 
 EVENT_KINDS = ("todo_completed", "replan_recorded")
 EVENT_KIND_CHOICES = [(k, k) for k in EVENT_KINDS]
@@ -100,8 +101,7 @@ class Todo(models.Model):
 class TurnSettlement(models.Model):
     """One Turn instance of one Agent settling one Todo event; ``effect_id`` is its plan."""
 
-    goal = models.ForeignKey(Goal, on_delete=models.CASCADE, related_name="settlements")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="settlements")
+    goal, agent = goal_and_agent("settlements")
     todo = models.ForeignKey(Todo, on_delete=models.CASCADE, related_name="settlements")
     turn_instance_id = models.CharField(max_length=128)
     event_kind = models.CharField(max_length=32, choices=EVENT_KIND_CHOICES)
@@ -177,8 +177,7 @@ class QuotaSpend(models.Model):
     receipt = models.OneToOneField(
         DurableWritebackReceipt, on_delete=models.CASCADE, related_name="quota_spend"
     )
-    goal = models.ForeignKey(Goal, on_delete=models.CASCADE, related_name="quota_spends")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="quota_spends")
+    goal, agent = goal_and_agent("quota_spends")
     units = models.PositiveIntegerField(default=1)
     spent_at = models.DateTimeField()
 
@@ -206,8 +205,7 @@ class HookDispatch(models.Model):
     receipt = models.ForeignKey(
         DurableWritebackReceipt, on_delete=models.CASCADE, related_name="dispatches"
     )
-    goal = models.ForeignKey(Goal, on_delete=models.CASCADE, related_name="hook_dispatches")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="hook_dispatches")
+    goal, agent = goal_and_agent("hook_dispatches")
     hook_id = models.CharField(max_length=140)
     capability_id = models.CharField(max_length=64, blank=True, default="")
     event_kind = models.CharField(max_length=32, choices=EVENT_KIND_CHOICES)
@@ -267,8 +265,7 @@ class HookIntent(models.Model):
 
     intent_id = models.CharField(max_length=80, unique=True)
     dispatch = models.ForeignKey(HookDispatch, on_delete=models.CASCADE, related_name="intents")
-    goal = models.ForeignKey(Goal, on_delete=models.CASCADE, related_name="hook_intents")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="hook_intents")
+    goal, agent = goal_and_agent("hook_intents")
     position = models.PositiveSmallIntegerField(default=0)
     hook_id = models.CharField(max_length=140)
     capability_id = models.CharField(max_length=64)
