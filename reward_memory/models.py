@@ -10,7 +10,9 @@ transition history never enters a state twice.
 from django.db import models
 from django.db.models import Q
 
+from loopx_site.core.model_bases import check as _check
 from loopx_site.core.model_bases import goal_and_agent
+from loopx_site.core.model_bases import unique as _unique
 from reward_memory import contracts as c
 
 MEMORY_CLASS_CHOICES = [(v, v) for v in c.MEMORY_CLASSES]
@@ -22,18 +24,6 @@ RECALL_MODE_CHOICES = [(v, v) for v in c.RECALL_MODES]
 RECALL_STATUS_CHOICES = [(v, v) for v in c.RECALL_STATUSES]
 APPLICATION_DECISION_CHOICES = [(v, v) for v in c.APPLICATION_DECISIONS]
 APPLICATION_STATUS_CHOICES = [(v, v) for v in c.APPLICATION_STATUSES]
-
-
-def _unique(rule: str, *fields: str, condition: Q | None = None) -> models.UniqueConstraint:
-    """``%(app_label)s_%(class)s_<rule>_uniq`` on ``fields`` (partial under ``condition``)."""
-    return models.UniqueConstraint(
-        fields=list(fields), condition=condition, name=f"%(app_label)s_%(class)s_{rule}_uniq"
-    )
-
-
-def _check(rule: str, condition: Q) -> models.CheckConstraint:
-    """``%(app_label)s_%(class)s_<rule>_check``."""
-    return models.CheckConstraint(condition=condition, name=f"%(app_label)s_%(class)s_{rule}_check")
 
 
 class Corpus(models.Model):
