@@ -16,10 +16,10 @@ by named database constraints, so replays and races collapse to one row.
 from django.db import models
 from django.db.models import Q
 
+from hooks.contracts import EVENT_KINDS
 from loopx_site.core.model_bases import check, goal_and_agent, unique
 from loopx_site.core.models import Goal
 
-EVENT_KINDS = ("todo_completed", "replan_recorded")
 EVENT_KIND_CHOICES = [(k, k) for k in EVENT_KINDS]
 
 
