@@ -28,7 +28,9 @@ Two families:
   dispatch receipt records (RFC section 10). They never fail the primary settlement.
 """
 
-from loopx_site.core.errors import DomainError, declare
+from pathlib import Path
+
+from loopx_site.core.errors import DomainError, declare_file
 
 AREA = "post_writeback_hook"
 
@@ -37,21 +39,7 @@ class HookError(DomainError):
     area = AREA
 
 
-CODES = declare(
-    "hooks",
-    {
-        "todo_not_found": (404, "No such Todo in that Goal."),
-        "receipt_not_found": (404, "No such durable-writeback receipt."),
-        "intent_not_found": (404, "No such outbox intent."),
-        "unknown_executor": (400, "No governed executor has this name."),
-        "todo_conflict": (409, "The Todo id was added with another title or segment."),
-        "todo_not_open": (409, "The Todo is already completed."),
-        "settlement_conflict": (409, "The Turn instance was settled with other identities."),
-        "intent_not_pending": (409, "The intent was already admitted, rejected or executed."),
-        "validator_not_found": (404, "No installed, enabled completion validator has this id."),
-        "validator_conflict": (409, "The validator id is installed with another manifest."),
-    },
-)
+CODES = declare_file("hooks", Path(__file__).with_name("errors.toml"))
 
 
 def error(code: str, message: str, *, field: str | None = None, **details) -> HookError:

@@ -13,24 +13,13 @@ A conflict error raised by the journal carries the scope's current state in
 ``err.state``; ``preferences.documents`` puts it beside the envelope as ``current``.
 """
 
-from loopx_site.core.errors import DomainError, declare
+from pathlib import Path
+
+from loopx_site.core.errors import DomainError, declare_file
 
 AREA = "semantic_preference"
 
-CODES = declare(
-    "preferences",
-    {
-        "not_found": (409, "The scope holds no such key."),
-        "already_retired": (409, "The key is already retired."),
-        "stale_source": (409, "That source ref was already used by this key's lineage."),
-        "scope_not_empty": (409, "The target scope already has a journal."),
-        "source_scope_not_found": (404, "No earlier scope matches."),
-        "source_scope_ambiguous": (409, "Several earlier scopes match; name one."),
-        # A cursor this history never issued: the caller's to fix (400), and LoopX's
-        # `unavailable` (no page can be read from it).
-        "cursor_unavailable": (400, "No history page can be read from this cursor.", "unavailable"),
-    },
-)
+CODES = declare_file("preferences", Path(__file__).with_name("errors.toml"))
 
 
 class PreferenceError(DomainError):

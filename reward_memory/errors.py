@@ -50,48 +50,14 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 Every 403 code above answers LoopX's ``status: forbidden`` (``loopx_site.core.errors``).
 """
 
+from pathlib import Path
 from typing import Any
 
-from loopx_site.core.errors import DomainError, declare
+from loopx_site.core.errors import DomainError, declare_file
 
 AREA = "reward_memory"
 
-CODES = declare(
-    "reward_memory",
-    {
-        "corpus_not_found": (404, "No corpus has this id."),
-        "review_not_found": (404, "No review has this id."),
-        "record_not_found": (404, "No record has this ref."),
-        "recall_not_found": (404, "No recall has this id."),
-        "reflection_not_found": (404, "No reflection candidate has this digest."),
-        "corpus_class_immutable": (409, "A corpus keeps its memory class."),
-        "standing_policy_conflict": (409, "The standing policy does not match its corpus."),
-        "invalid_transition": (409, "The record's state does not allow this transition."),
-        "review_not_actionable": (409, "The review's effective decision has no next step."),
-        "review_already_applied": (409, "The review was already applied."),
-        "already_reviewed": (409, "This replacement was already decided."),
-        "not_accepted": (409, "Only an accepted replacement can be applied."),
-        "not_authorized": (403, "The actor lacks the corpus authority this needs."),
-        "reviewer_not_authorized": (403, "Only the corpus reviewer records a review."),
-        "owner_not_authorized": (403, "Only the corpus owner applies an accepted review."),
-        "operator_required": (403, "Only an operator may do this."),
-        "forbidden_action_scope": (400, "The authority family named is forbidden."),
-        "checkpoint_not_found": (404, "No checkpoint has this id."),
-        "closure_not_found": (404, "No open closure matches."),
-        "checkpoint_conflict": (409, "The checkpoint id was granted with other facts."),
-        "operator_checkpoint_refused": (403, "The checkpoint does not authorise this control."),
-        "agent_not_allowlisted": (403, "The corpus does not allowlist this Agent."),
-        "config_schema_unsupported": (400, "Not reward_memory_experiment_config_v1."),
-        "config_binds_one_agent": (409, "A private config already binds another Agent."),
-        "experiment_route_unavailable": (403, "The Agent has no enabled experiment route."),
-        "duplicate_receipt": (409, "The batch repeats an application receipt or control."),
-        "utility_observation_conflict": (409, "Two judgements under one observation id."),
-        "application_receipt_not_found": (404, "No stored application receipt has this id."),
-        "operator_control_not_found": (404, "No stored operator control has this id."),
-        "application_receipt_mismatch": (409, "An observation differs from the stored row."),
-        "operator_control_mismatch": (409, "A control entry differs from the stored row."),
-    },
-)
+CODES = declare_file("reward_memory", Path(__file__).with_name("errors.toml"))
 
 
 class RewardMemoryError(DomainError):

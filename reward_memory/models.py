@@ -72,10 +72,15 @@ class Corpus(models.Model):
         return self.corpus_id
 
 
+def _corpus_key(related_name: str, *, on_delete=models.PROTECT) -> models.ForeignKey:
+    """The corpus a row belongs to (protected: a corpus with history is never deleted)."""
+    return models.ForeignKey(Corpus, on_delete=on_delete, related_name=related_name)
+
+
 class StandingPolicy(models.Model):
     """``reward_memory_standing_policy_v0``: one approval of an exact boundary."""
 
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="policies")
+    corpus = _corpus_key("policies")
     surface = models.CharField(max_length=128)
     policy_digest = models.CharField(max_length=71)
     document = models.JSONField()
@@ -98,7 +103,7 @@ class StandingPolicy(models.Model):
 class Candidate(models.Model):
     """A recorded ``reward_memory_candidate_v0`` (written when a review is executed)."""
 
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="candidates")
+    corpus = _corpus_key("candidates")
     candidate_ref = models.CharField(max_length=69)
     target_class = models.CharField(max_length=32, blank=True, default="")
     project = models.CharField(max_length=128, blank=True, default="")
@@ -125,7 +130,7 @@ class Review(models.Model):
     """A recorded ``reward_memory_candidate_review_v0`` decision (not a persistence act)."""
 
     review_id = models.CharField(max_length=69, unique=True)
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="reviews")
+    corpus = _corpus_key("reviews")
     candidate = models.ForeignKey(Candidate, on_delete=models.PROTECT, related_name="reviews")
     requested_decision = models.CharField(max_length=16, choices=DECISION_CHOICES)
     effective_decision = models.CharField(max_length=16, choices=DECISION_CHOICES)
@@ -164,7 +169,7 @@ class MemoryRecord(models.Model):
     """
 
     record_ref = models.CharField(max_length=68, unique=True)
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="records")
+    corpus = _corpus_key("records")
     candidate_ref = models.CharField(max_length=69, db_index=True)
     memory_class = models.CharField(max_length=32, choices=MEMORY_CLASS_CHOICES)
     project = models.CharField(max_length=128)
@@ -290,7 +295,7 @@ class IngestEvent(models.Model):
         help_text="sha256 of the event's event_id (the idempotency key); blank: none.",
     )
     goal, agent = goal_and_agent("+")
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="ingest_events")
+    corpus = _corpus_key("ingest_events")
     adapter = models.CharField(max_length=64)
     candidate_ref = models.CharField(max_length=69)
     record = models.ForeignKey(
@@ -357,7 +362,7 @@ class RecallReceipt(models.Model):
     """The public packet of one executed recall (query text never stored)."""
 
     recall_id = models.CharField(max_length=69, unique=True)
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="recalls")
+    corpus = _corpus_key("recalls")
     goal, agent = goal_and_agent("+")
     surface = models.CharField(max_length=128)
     mode = models.CharField(max_length=32, choices=RECALL_MODE_CHOICES)
@@ -383,7 +388,7 @@ class ApplicationReceipt(models.Model):
 
     application_receipt_id = models.CharField(max_length=69, unique=True)
     recall = models.ForeignKey(RecallReceipt, on_delete=models.PROTECT, related_name="applications")
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="applications")
+    corpus = _corpus_key("applications")
     decision = models.CharField(max_length=16, choices=APPLICATION_DECISION_CHOICES)
     status = models.CharField(max_length=16, choices=APPLICATION_STATUS_CHOICES)
     receipt = models.JSONField()
@@ -471,7 +476,7 @@ class CorpusRoleBinding(models.Model):
     retirement authority or authority source). Without it a host token is never the
     corpus's reviewer or owner, whatever a request says."""
 
-    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="role_bindings")
+    corpus = _corpus_key("role_bindings", on_delete=models.CASCADE)
     role = models.CharField(max_length=32, choices=ROLE_CHOICES)
     host_token = models.ForeignKey("core.HostToken", on_delete=models.CASCADE, related_name="+")
     granted_by = models.CharField(max_length=256)
@@ -495,7 +500,7 @@ class LineageClosure(models.Model):
     review all refuse a closed lineage (``lineage_closed``); a new candidate whose
     ``lineage.prior_candidate_ref`` names the closed one is a new decision."""
 
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="closures")
+    corpus = _corpus_key("closures")
     candidate_ref = models.CharField(max_length=69)
     content_digest = models.CharField(max_length=71, db_index=True)
     reason = models.CharField(max_length=16)
@@ -607,7 +612,7 @@ class OperatorControl(models.Model):
 
     control_id = models.CharField(max_length=69, unique=True)
     record = models.ForeignKey(MemoryRecord, on_delete=models.PROTECT, related_name="controls")
-    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="controls")
+    corpus = _corpus_key("controls")
     action = models.CharField(max_length=8, choices=[("edit", "edit"), ("retire", "retire")])
     control_ref = models.CharField(max_length=256, help_text="The operator checkpoint id.")
     operator = models.CharField(max_length=256)

@@ -10,6 +10,7 @@ Evidence by relevance: effect always; UX for user-visible change; performance fo
 hot path or storage change; benchmark only for retrieval/memory-quality claims.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from reward_memory.documents import route_check as documents
@@ -32,6 +33,18 @@ FLAGS = (
     "benchmark_evidence",
     "performance_evidence",
 )
+
+
+@dataclass(frozen=True)
+class Routed:
+    """What ``route`` decided for one observation (``documents.route_check`` renders it):
+    the reason codes, the evidence its relevance requires and what of it is missing."""
+
+    case_ref: str
+    decision: str
+    reasons: list[str]
+    required: list[str]
+    missing: list[str]
 
 
 def _case(case_ref: str, **values: Any) -> dict[str, Any]:
@@ -139,10 +152,5 @@ def route(observation: dict[str, Any]) -> dict[str, Any]:
             f"edge_case_complexity_{complexity}",
             "reproduction_validation_and_relevant_evidence_present",
         ]
-    return documents.route(
-        case_ref=case_ref,
-        decision=decision,
-        reasons=reasons,
-        required=[name for name, needed in required.items() if needed],
-        missing=missing,
-    )
+    relevant = [name for name, needed in required.items() if needed]
+    return documents.route(Routed(case_ref, decision, reasons, relevant, missing))

@@ -15,18 +15,14 @@ Every error of ``agent_turn_recall`` also carries LoopX's document fields
 host parsing ``agent_turn_recall_v0`` reads the failure with the same code.
 """
 
-from loopx_site.core.errors import DomainError, declare
+from pathlib import Path
+
+from loopx_site.core.errors import DomainError, declare_file
 from turn_recall import contracts, documents
 
 AREA = contracts.AREA
 
-CODES = declare(
-    "turn_recall",
-    {
-        "invalid_packet": (400, "The quota decision packet is not a valid JSON object."),
-        "packet_mismatch": (400, "The packet's Goal or Agent differ from the arguments."),
-    },
-)
+CODES = declare_file("turn_recall", Path(__file__).with_name("errors.toml"))
 
 
 class TurnRecallError(DomainError):

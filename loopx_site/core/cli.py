@@ -222,6 +222,23 @@ def add_format_argument(parser: argparse.ArgumentParser, *, nested: bool = False
     )
 
 
+def add_agent_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    required: bool = True,
+    goal_help: str | None = None,
+    agent_help: str | None = None,
+) -> None:
+    """``--goal-id`` and ``--agent-id``: the (Goal, Agent) a subcommand acts for."""
+    parser.add_argument("--goal-id", required=required, help=goal_help)
+    parser.add_argument("--agent-id", required=required, help=agent_help)
+
+
+def add_execute_argument(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """``--execute``: commit what the subcommand otherwise only previews."""
+    parser.add_argument("--execute", action="store_true", help=help)
+
+
 def check_argv_text(argv: Sequence[str], *, area: str = "loopx") -> None:
     """The text rule for arguments: every argument is UTF-8 text. Python turns bytes
     that are not UTF-8 into lone surrogates (``surrogateescape``), which no service can

@@ -1,9 +1,10 @@
 """The error registry and the envelope shared by every adapter.
 
-Every error code this service emits is declared **once**, here or in one app's
-``errors.py`` table (``declare``), with its HTTP status, LoopX's ``status`` word and a
-default message. A code declared twice — by two apps, or with two statuses — fails at
-import, so ``not_found`` cannot mean 409 in one place and 404 in another.
+Every error code this service emits is declared **once** — the shared ones in
+``loopx_site/core/errors.toml``, each app's in the ``errors.toml`` beside its ``errors.py``
+(``declare_file``) — with its HTTP status, LoopX's ``status`` word and a default
+message. A code declared twice — by two apps, or with two statuses — fails at import, so
+``not_found`` cannot mean 409 in one place and 404 in another.
 
 Services raise ``DomainError`` (or an app subclass that sets ``area``); the CLI base
 command prints ``envelope()`` and exits 2, the DRF exception handler renders the same
@@ -19,8 +20,10 @@ failures are translated in one place, ``from_database_error``.
 
 import logging
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -77,6 +80,28 @@ def declare(owner: str, table: Mapping[str, tuple]) -> dict[str, ErrorCode]:
     return declared
 
 
+_FACTS = {"status", "message", "loopx"}
+
+
+def declare_file(owner: str, path: Path) -> dict[str, ErrorCode]:
+    """Declare the codes of one ``errors.toml``: ``code = { status = N, message = "…" }``
+    with an optional ``loopx = "word"`` (LoopX's status word where the HTTP status alone
+    does not decide it). A malformed table raises ``ImproperlyConfigured`` at import."""
+    with path.open("rb") as handle:
+        table = tomllib.load(handle)
+    facts = {}
+    for code, entry in table.items():
+        if (
+            not isinstance(entry, dict)
+            or not set(entry) <= _FACTS
+            or not isinstance(entry.get("status"), int)
+            or not isinstance(entry.get("message"), str)
+        ):
+            raise ImproperlyConfigured(f"{path}: {code!r} needs status (int) and message (str)")
+        facts[code] = (entry["status"], entry["message"], entry.get("loopx"))
+    return declare(owner, facts)
+
+
 def lookup(code: str) -> ErrorCode:
     entry = REGISTRY.get(code)
     if entry is None:
@@ -85,49 +110,8 @@ def lookup(code: str) -> ErrorCode:
     return entry
 
 
-# The codes every area shares. App-specific codes live in each app's errors.py.
-CODES = declare(
-    "loopx_site.core",
-    {
-        "invalid_argument": (400, "An argument is invalid."),
-        "invalid_json": (400, "The input is not valid JSON."),
-        "invalid_input_file": (400, "The input file cannot be read or is not a JSON object."),
-        "unsupported_schema": (400, "The document's schema_version is not the expected one."),
-        "not_authenticated": (401, "Authentication is required."),
-        "scope_forbidden": (403, "Outside this credential's scope."),
-        "permission_required": (403, "This account lacks the permission this act needs."),
-        "csrf_failed": (403, "CSRF verification failed."),
-        "goal_not_registered": (404, "No Goal is registered with this id."),
-        "agent_not_registered": (404, "No Agent is registered with this id in that Goal."),
-        "route_not_found": (404, "No such API route."),
-        "resource_not_found": (404, "Not found."),
-        "method_not_allowed": (405, "This method is not allowed here."),
-        "not_acceptable": (406, "The requested representation is not available."),
-        "unsupported_media_type": (415, "The request body's media type is not supported."),
-        "revision_conflict": (
-            409,
-            "The expected revision is not the current one.",
-            "revision_conflict",
-        ),
-        "operation_conflict": (
-            409,
-            "This operation id was used with other arguments.",
-            "operation_conflict",
-        ),
-        "capacity_exceeded": (413, "The result would exceed the capacity bound."),
-        "payload_too_large": (413, "The request body is too large."),
-        "throttled": (429, "Too many requests for this credential; retry later.", "throttled"),
-        "config_not_found": (404, "No readable config of that name."),
-        "config_not_ignored": (400, "The config file is tracked (or not ignored) by git."),
-        "config_invalid": (400, "The config is not valid."),
-        "invalid_manifest": (400, "The extension manifest is malformed."),
-        "manifest_not_found": (404, "The manifest file does not exist."),
-        "provider_failed": (503, "The provider failed.", "invalid_request"),
-        "database_unavailable": (503, "The database is unavailable; nothing was written."),
-        "store_unavailable": (503, "The stored rows cannot be read."),
-        "internal_error": (500, "Unexpected failure.", "internal_error"),
-    },
-)
+# The codes every area shares; each app declares its own from its errors.toml.
+CODES = declare_file("loopx_site.core", Path(__file__).with_name("errors.toml"))
 
 
 def wire_status(code: str) -> str:

@@ -8,26 +8,14 @@ the same), ``config_not_ignored``, ``invalid_manifest`` and ``provider_failed`` 
 ``fail_closed`` surface's provider failed; ``failure_kind`` beside the envelope).
 """
 
+from pathlib import Path
 from typing import Any
 
-from loopx_site.core.errors import DomainError, declare
+from loopx_site.core.errors import DomainError, declare_file
 
 AREA = "semantic_preference"
 
-CODES = declare(
-    "preferences.recall",
-    {
-        "invalid_context": (400, "A `context` entry is not lower_snake=value."),
-        "unknown_surface": (400, "The surface is not configured."),
-        "extension_not_found": (404, "No installed extension has this id."),
-        "note_not_found": (404, "No such provider note."),
-        "extension_installed": (409, "The id is installed with another manifest; upgrade it."),
-        "extension_doctor_failed": (400, "The manifest doctor of the provider failed."),
-        "no_rollback_revision": (400, "The extension has no previous revision."),
-        "provider_ambiguous": (409, "Several active implementations and no selector."),
-        "provider_unhealthy": (400, "The provider's index disagrees with its notes."),
-    },
-)
+CODES = declare_file("preferences.recall", Path(__file__).with_name("errors.toml"))
 
 
 class SemanticPreferenceError(DomainError):

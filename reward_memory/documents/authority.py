@@ -4,7 +4,7 @@ of a candidate lineage."""
 from typing import Any
 
 from reward_memory.documents import registry
-from reward_memory.models import AuthorityCheckpoint, LineageClosure
+from reward_memory.models import LineageClosure
 
 CHECKPOINT_GRANT_SCHEMA = "reward_memory_checkpoint_grant_v0"
 CHECKPOINT_REVOCATION_SCHEMA = "reward_memory_checkpoint_revocation_v0"
@@ -12,36 +12,30 @@ CHECKPOINT_LIST_SCHEMA = "reward_memory_checkpoint_list_v0"
 LINEAGE_REOPEN_SCHEMA = "reward_memory_lineage_reopen_v0"
 
 
-def checkpoint_grant(
-    *, status: str, executed: bool, checkpoint_id: str, row: AuthorityCheckpoint | None
-) -> dict[str, Any]:
-    """``reward_memory_checkpoint_grant_v0`` (``checkpoint`` is ``None`` until granted)."""
+def checkpoint_grant(outcome) -> dict[str, Any]:
+    """``reward_memory_checkpoint_grant_v0`` of a ``CheckpointOutcome`` (``checkpoint``
+    is ``None`` until granted)."""
+    row = outcome.row
     return {
         "schema_version": CHECKPOINT_GRANT_SCHEMA,
-        "status": status,
-        "executed": executed,
-        "checkpoint_id": checkpoint_id,
+        "status": outcome.status,
+        "executed": outcome.executed,
+        "checkpoint_id": outcome.checkpoint_id,
         "checkpoint": registry.checkpoint_payload(row) if row else None,
     }
 
 
-def checkpoint_revocation(
-    *,
-    status: str,
-    executed: bool,
-    row: AuthorityCheckpoint,
-    derived_active_records: int,
-    records_revoked: int,
-) -> dict[str, Any]:
-    """``reward_memory_checkpoint_revocation_v0``: the checkpoint and its derived records."""
+def checkpoint_revocation(outcome) -> dict[str, Any]:
+    """``reward_memory_checkpoint_revocation_v0`` of a ``CheckpointOutcome``: the
+    checkpoint and its derived records."""
     return {
         "schema_version": CHECKPOINT_REVOCATION_SCHEMA,
-        "status": status,
-        "executed": executed,
-        "checkpoint_id": row.checkpoint_id,
-        "derived_active_records": derived_active_records,
-        "records_revoked": records_revoked,
-        "checkpoint": registry.checkpoint_payload(row),
+        "status": outcome.status,
+        "executed": outcome.executed,
+        "checkpoint_id": outcome.checkpoint_id,
+        "derived_active_records": outcome.derived_active_records,
+        "records_revoked": outcome.records_revoked,
+        "checkpoint": registry.checkpoint_payload(outcome.row),
     }
 
 
@@ -53,13 +47,14 @@ def checkpoint_list(rows) -> dict[str, Any]:
     }
 
 
-def lineage_reopen(*, executed: bool, closure: LineageClosure, corpus_id: str) -> dict[str, Any]:
-    """``reward_memory_lineage_reopen_v0`` (``planned`` unless executed)."""
+def lineage_reopen(closure: LineageClosure, *, executed: bool) -> dict[str, Any]:
+    """``reward_memory_lineage_reopen_v0`` of the closure reopened (``planned`` unless
+    executed)."""
     return {
         "schema_version": LINEAGE_REOPEN_SCHEMA,
         "status": "reopened" if executed else "planned",
         "executed": executed,
-        "corpus_id": corpus_id,
+        "corpus_id": closure.corpus.corpus_id,
         "candidate_ref": closure.candidate_ref,
         "closed_reason": closure.reason,
     }

@@ -134,17 +134,15 @@ def configuration(
     }
 
 
-def enablement_receipt(
-    *, goal_id: str, agent_id: str, provider_id: str, config_digest: str, canaries, now
-) -> dict[str, Any]:
-    """``reward_memory_enablement_receipt_v0``: the verified canaries of one enablement;
-    ``receipt_id`` is its digest."""
+def enablement_receipt(agent, config, config_digest: str, canaries, now) -> dict[str, Any]:
+    """``reward_memory_enablement_receipt_v0``: the verified canaries of one enablement
+    of ``agent`` with the parsed ``config``; ``receipt_id`` is its digest."""
     receipt = {
         "schema_version": RECEIPT_SCHEMA,
         "status": "verified",
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "provider_id": provider_id,
+        "goal_id": agent.goal.goal_id,
+        "agent_id": agent.agent_id,
+        "provider_id": config.provider_id,
         "config_digest": config_digest,
         "canary_ref_digests": [r.resource_ref_digest for _, r in canaries],
         "writability_verified": True,

@@ -16,25 +16,21 @@ SETUP_GUIDANCE = (
 
 
 def receipt(
-    *,
+    context,
     status: str,
+    *,
     executed: bool,
-    adapter_id: str,
-    event_ref: str,
-    goal_id: str | None,
-    agent_id: str | None,
-    corpus,
-    evaluation,
-    policy_digest: str | None,
-    record_ref: str | None,
     observed_at,
     outcome,
     plan,
-    source_verification: dict[str, Any] | None,
     reasons: list[Reason],
 ) -> dict[str, Any]:
-    """``reward_memory_ingest_receipt_v0``; ``receipt_id`` is a digest of its stable
+    """``reward_memory_ingest_receipt_v0`` of an ingest in progress (``context``: the
+    service's event, corpus, policy and scope); ``receipt_id`` is a digest of its stable
     fields, so the same event and outcome has the same id."""
+    evaluation, corpus = context.adapted.evaluation, context.corpus
+    event_ref, goal_id, agent_id = context.adapted.event_ref, context.goal_id, context.agent_id
+    policy_digest, record_ref = context.policy_digest, context.record_ref(status)
     candidate = evaluation.candidate or {}
     scope = candidate.get("scope") or {}
     target_digest = digest_ref(plan.resource_ref) if plan else None
@@ -54,7 +50,7 @@ def receipt(
         "receipt_id": prefixed_id("rmir_", stable),
         "status": status,
         "executed": executed,
-        "adapter": adapter_id,
+        "adapter": context.adapted.adapter.adapter_id,
         "event_ref": event_ref,
         "goal_id": goal_id,
         "agent_id": agent_id,
@@ -72,7 +68,7 @@ def receipt(
         "replayed": False,
         "deduplicated": bool(outcome and outcome.deduplicated),
         "readback": outcome.readback if outcome else None,
-        "source_verification": source_verification,
+        "source_verification": context.source_verification(),
         "provider_call_count": outcome.provider_calls if outcome else 0,
         "provider": {
             "provider_id": corpus.provider_id,

@@ -13,20 +13,19 @@ from reward_memory.models import MemoryRecord
 SCHEMA = "reward_memory_operator_control_v0"
 
 
-def _control(
-    *, control_id, action, record: MemoryRecord, control_ref, operator, reasoning
-) -> dict[str, Any]:
+def _control(control) -> dict[str, Any]:
+    """The decision's own fields (``control``: the service's ``PreparedControl``)."""
     return {
         "ok": True,
         "schema_version": SCHEMA,
-        "control_id": control_id,
+        "control_id": control.control_id,
         "recorded": False,
-        "action": action,
-        "record_ref": record.record_ref,
-        "corpus_id": record.corpus.corpus_id,
-        "control_ref": control_ref,
-        "operator": operator,
-        "reasoning_summary": reasoning,
+        "action": control.action,
+        "record_ref": control.record.record_ref,
+        "corpus_id": control.record.corpus.corpus_id,
+        "control_ref": control.control_ref,
+        "operator": control.operator,
+        "reasoning_summary": control.reasoning,
         "provider_write_performed": False,
         "external_writes_performed": False,
         "grants_new_action_authority": False,
@@ -51,27 +50,25 @@ def _ref_digest(ref: str) -> str:
     return hashlib.sha256(ref.encode("utf-8")).hexdigest()[:16]
 
 
-def loopx_receipt(
-    *, base: dict[str, Any], authority_ref: str, result_candidate_ref: str
-) -> dict[str, Any]:
+def loopx_receipt(control, *, authority_ref: str, result_candidate_ref: str) -> dict[str, Any]:
     """LoopX's ``receipt`` of the control: who acted under which server-verified
     checkpoint (``authority_source_ref`` is the checkpoint's id), the prior and resulting
     candidate refs as digests, the resulting state; no provider write, no readback yet."""
-    action = base["action"]
+    action = control.action
     return {
         "schema_version": SCHEMA,
-        "control_ref": base["control_ref"],
+        "control_ref": control.control_ref,
         "action": action,
         "effective_action": action,
-        "operator_ref": base["operator"],
+        "operator_ref": control.operator,
         "authority_ref": authority_ref,
-        "authority_source_ref": base["control_ref"],
+        "authority_source_ref": control.control_ref,
         "authority_verified": True,
-        "corpus_id": base["record"].corpus.corpus_id,
-        "prior_candidate_ref_digest": _ref_digest(base["record"].candidate_ref),
+        "corpus_id": control.record.corpus.corpus_id,
+        "prior_candidate_ref_digest": _ref_digest(control.record.candidate_ref),
         "result_candidate_ref_digest": _ref_digest(result_candidate_ref),
         "result_state": "candidate" if action == "edit" else "retired",
-        "reasoning_summary": base["reasoning"],
+        "reasoning_summary": control.reasoning,
         "provider_write_performed": False,
         "readback_verified": False,
         "next_step": LOOPX_NEXT_STEPS[action],
@@ -82,22 +79,22 @@ def loopx_receipt(
 
 
 def prepared(
+    control,
     *,
     authority_ref: str,
     result_candidate_ref: str,
     candidate: dict[str, Any] | None = None,
-    **base: Any,
 ) -> dict[str, Any]:
     """A prepared decision (LoopX's ``control_ready`` with its ``receipt``): a retire
     (performed later with ``retire-record``) or an edit (its replacement ``candidate``
     goes through review)."""
-    action, performed_by = NEXT_STEPS[base["action"]]
+    action, performed_by = NEXT_STEPS[control.action]
     return {
-        **_control(**base),
+        **_control(control),
         "status": STATUS,
-        "decision": {"decision": base["action"], "record_ref": base["record"].record_ref},
+        "decision": {"decision": control.action, "record_ref": control.record.record_ref},
         "receipt": loopx_receipt(
-            base=base, authority_ref=authority_ref, result_candidate_ref=result_candidate_ref
+            control, authority_ref=authority_ref, result_candidate_ref=result_candidate_ref
         ),
         "replacement_candidate": candidate,
         "next_step": {"action": action, "performed_by": performed_by},

@@ -6,19 +6,18 @@ from typing import Any
 SCHEMA = "reward_memory_pilot_meta_route_v0"
 
 
-def route(
-    *, case_ref: str, decision: str, reasons: list[str], required: list[str], missing: list[str]
-) -> dict[str, Any]:
+def route(routed) -> dict[str, Any]:
+    """The document of a ``routing.Routed`` decision."""
     return {
         "ok": True,
         "schema_version": SCHEMA,
-        "case_ref": case_ref,
-        "decision": decision,
-        "reason_codes": reasons,
-        "required_evidence": required,
-        "missing_required_evidence": missing,
-        "pilot_authorized": decision == "pilot_fix",
-        "meta_review_required": decision == "meta_design_gate",
+        "case_ref": routed.case_ref,
+        "decision": routed.decision,
+        "reason_codes": routed.reasons,
+        "required_evidence": routed.required,
+        "missing_required_evidence": routed.missing,
+        "pilot_authorized": routed.decision == "pilot_fix",
+        "meta_review_required": routed.decision == "meta_design_gate",
         "route_check_role": "deterministic_guard_fixture_not_live_reasoner",
         "live_reasoning_required": True,
         "memory_patch_authority": False,

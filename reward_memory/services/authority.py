@@ -9,6 +9,7 @@ sends, an account without the permission with ``permission_required``.
 """
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -54,6 +55,19 @@ def refuse_forbidden_scopes(scopes: list[str], field: str) -> None:
                 field=f"{field}.{index}",
                 details={"family": family},
             )
+
+
+@dataclass(frozen=True)
+class CheckpointOutcome:
+    """What a checkpoint grant or revocation did (``documents.authority`` renders it):
+    ``row`` is ``None`` until granted; the counts are a revocation's derived records."""
+
+    status: str
+    executed: bool
+    checkpoint_id: str
+    row: AuthorityCheckpoint | None
+    derived_active_records: int = 0
+    records_revoked: int = 0
 
 
 # -- checkpoints -----------------------------------------------------------------------------
@@ -130,7 +144,7 @@ def grant_checkpoint(
                 field="checkpoint_id",
             ) from None
     return authority_documents.checkpoint_grant(
-        status=status, executed=execute, checkpoint_id=checkpoint_id, row=existing
+        CheckpointOutcome(status, execute, checkpoint_id, existing)
     )
 
 
@@ -160,11 +174,7 @@ def revoke_checkpoint(
         status = "revoked" if changed else "unchanged"
         row.refresh_from_db()
     return authority_documents.checkpoint_revocation(
-        status=status,
-        executed=execute,
-        row=row,
-        derived_active_records=len(refs),
-        records_revoked=len(revoked),
+        CheckpointOutcome(status, execute, row.checkpoint_id, row, len(refs), len(revoked))
     )
 
 
@@ -210,9 +220,11 @@ def reopen_lineage(
     """An operator's explicit reopen of a closed candidate lineage."""
     require_operator(operator, "reopen_lineage")
     corpus = selectors.get_corpus(corpus_id)
-    closure = LineageClosure.objects.filter(
-        corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True
-    ).first()
+    closure = (
+        LineageClosure.objects.select_related("corpus")
+        .filter(corpus=corpus, candidate_ref=candidate_ref, reopened_at__isnull=True)
+        .first()
+    )
     if closure is None:
         raise RewardMemoryError(
             "closure_not_found", "That candidate lineage is not closed.", field="candidate_ref"
@@ -221,6 +233,4 @@ def reopen_lineage(
         LineageClosure.objects.filter(pk=closure.pk, reopened_at__isnull=True).update(
             reopened_at=clock.now(), reopened_by=operator.actor_ref
         )
-    return authority_documents.lineage_reopen(
-        executed=execute, closure=closure, corpus_id=corpus.corpus_id
-    )
+    return authority_documents.lineage_reopen(closure, executed=execute)

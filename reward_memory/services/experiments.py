@@ -100,14 +100,7 @@ def configure_goal(
             committed=False,
         )
     now = clock.now()
-    receipt = experiment_documents.enablement_receipt(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        provider_id=config.provider_id,
-        config_digest=digest,
-        canaries=canaries,
-        now=now,
-    )
+    receipt = experiment_documents.enablement_receipt(agent, config, digest, canaries, now)
     with transaction.atomic():
         # one row per (Goal, Agent) (unique): a racing first enablement is re-read, then
         # locked; only this Agent's row is ever written — another Agent's route never moves

@@ -246,6 +246,23 @@ class _Context:
             )
         )
 
+    @property
+    def policy_digest(self) -> str | None:
+        return self.policy.policy_digest if self.policy else None
+
+    def record_ref(self, status: str) -> str | None:
+        """The record the event activates (or would): ``None`` without a candidate and a
+        standing policy, or when the guards blocked it."""
+        candidate, policy_digest = self.adapted.evaluation.candidate, self.policy_digest
+        if not (candidate and policy_digest and status != c.GUARD_BLOCKED):
+            return None
+        return activation.record_ref_for(
+            self.corpus.corpus_id, self.adapted.evaluation.candidate_ref, policy_digest
+        )
+
+    def source_verification(self) -> dict[str, Any] | None:
+        return self.source_binding.payload() if self.source_binding is not None else None
+
     def receipt(
         self,
         status: str,
@@ -256,31 +273,14 @@ class _Context:
         outcome: activation.ActivationOutcome | None = None,
         plan: activation.ActivationPlan | None = None,
     ) -> dict[str, Any]:
-        evaluation = self.adapted.evaluation
-        candidate = evaluation.candidate or {}
-        policy_digest = self.policy.policy_digest if self.policy else None
-        record_ref = None
-        if candidate and policy_digest and status != c.GUARD_BLOCKED:
-            record_ref = activation.record_ref_for(
-                self.corpus.corpus_id, evaluation.candidate_ref, policy_digest
-            )
+        """The receipt of this event (``documents.ingest.receipt`` reads the context)."""
         return ingest_documents.receipt(
-            status=status,
+            self,
+            status,
             executed=executed,
-            adapter_id=self.adapted.adapter.adapter_id,
-            event_ref=self.adapted.event_ref,
-            goal_id=self.goal_id,
-            agent_id=self.agent_id,
-            corpus=self.corpus,
-            evaluation=evaluation,
-            policy_digest=policy_digest,
-            record_ref=record_ref,
             observed_at=observed_at,
             outcome=outcome,
             plan=plan,
-            source_verification=(
-                self.source_binding.payload() if self.source_binding is not None else None
-            ),
             reasons=reasons or [],
         )
 

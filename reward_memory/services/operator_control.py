@@ -14,24 +14,37 @@ review like any candidate); a retire returns the retired decision (performed wit
 operator control must reference.
 """
 
+from dataclasses import dataclass
 from typing import Any
-
-from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import prefixed_id, text_digest_ref
+from loopx_site.core.rows import get_or_create_once
 from reward_memory import contracts as c
-from reward_memory import principals, selectors
+from reward_memory import selectors
 from reward_memory.documents import operator_control as control_documents
 from reward_memory.domain import candidates, guards
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
-from reward_memory.models import OperatorControl
+from reward_memory.models import MemoryRecord, OperatorControl
 from reward_memory.principals import Principal
 from reward_memory.services import records
+from reward_memory.services.authority import require_operator
 
 ACTIONS = ("edit", "retire")
 CHECKPOINT_ROLE_FIELD = {"edit": "owner", "retire": "retirement_authority"}
+
+
+@dataclass(frozen=True)
+class PreparedControl:
+    """The decision being prepared: what ``documents.operator_control`` renders."""
+
+    control_id: str
+    action: str
+    record: MemoryRecord
+    control_ref: str
+    operator: str  # the operator's actor ref
+    reasoning: str  # the public-safe reasoning summary
 
 
 def control_scope(action: str, corpus_id: str) -> str:
@@ -63,11 +76,7 @@ def operator_control(
 ) -> dict[str, Any]:
     """The ``reward_memory_operator_control_v0`` decision (never a provider write;
     ``execute`` stores it as an ``OperatorControl`` row)."""
-    if principal is None or not principal.is_operator:
-        raise RewardMemoryError(
-            "operator_required", "Only an operator account may do this.", field="actor"
-        )
-    principals.require_permission(principal, "operator_control")
+    require_operator(principal, "operator_control")
     v.choice(action, "action", ACTIONS)
     v.ref(control_ref, "control_ref")
     reasoning = _safe_text(reasoning_summary, "reasoning_summary")
@@ -113,17 +122,12 @@ def operator_control(
             "edited_digest": text_digest_ref(edited) if edited else None,
         },
     )
-    base = {
-        "control_id": control_id,
-        "action": action,
-        "record": record,
-        "control_ref": control_ref,
-        "operator": principal.actor_ref,
-        "reasoning": reasoning,
-    }
+    control = PreparedControl(
+        control_id, action, record, control_ref, principal.actor_ref, reasoning
+    )
     if action == "retire":
         document = control_documents.prepared(
-            **base, authority_ref=facts.actor, result_candidate_ref=record.candidate_ref
+            control, authority_ref=facts.actor, result_candidate_ref=record.candidate_ref
         )
         return _store(document, record, execute)
     if edited_content_summary is None:
@@ -132,7 +136,7 @@ def operator_control(
         record, edited=edited, reasoning=reasoning, facts=facts, control_ref=control_ref
     )
     document = control_documents.prepared(
-        **base,
+        control,
         candidate=candidate,
         authority_ref=facts.actor,
         result_candidate_ref=candidates.candidate_ref(candidate),
@@ -146,20 +150,17 @@ def _store(document: dict[str, Any], record, execute: bool) -> dict[str, Any]:
     if not execute:
         return document
     stored = {**document, "recorded": True}
-    try:
-        with transaction.atomic():
-            row, _ = OperatorControl.objects.get_or_create(
-                control_id=document["control_id"],
-                defaults={
-                    "record": record,
-                    "corpus": record.corpus,
-                    "action": document["action"],
-                    "control_ref": document["control_ref"],
-                    "operator": document["operator"],
-                    "document": stored,
-                    "created_at": clock.now(),
-                },
-            )
-    except IntegrityError:  # stored concurrently by the identical control
-        row = OperatorControl.objects.get(control_id=document["control_id"])
+    row, _ = get_or_create_once(  # a concurrent identical control's row is re-read
+        OperatorControl.objects,
+        control_id=document["control_id"],
+        defaults={
+            "record": record,
+            "corpus": record.corpus,
+            "action": document["action"],
+            "control_ref": document["control_ref"],
+            "operator": document["operator"],
+            "document": stored,
+            "created_at": clock.now(),
+        },
+    )
     return row.document

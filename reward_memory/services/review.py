@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
+from loopx_site.core.rows import get_or_create_once
 from reward_memory import contracts as c
 from reward_memory import principals, selectors
 from reward_memory.documents import review as review_documents
@@ -212,25 +213,22 @@ def _record(document, corpus, evaluation, revised, target, now) -> dict[str, Any
         if revised is not None:
             _store_candidate(corpus, revised, now)
         stored = {**document, "recorded": True}
-        try:
-            with transaction.atomic():
-                review, _ = Review.objects.get_or_create(
-                    review_id=document["review_id"],
-                    defaults={
-                        "corpus": corpus,
-                        "candidate": candidate_row,
-                        "requested_decision": document["requested_decision"],
-                        "effective_decision": document["effective_decision"],
-                        "reviewer": document["reviewer"],
-                        "guard_status": evaluation.guard_status,
-                        "target_record_ref": target.record_ref if target else "",
-                        "revised_candidate_ref": revised.candidate_ref if revised else "",
-                        "document": stored,
-                        "created_at": now,
-                    },
-                )
-        except IntegrityError:
-            review = Review.objects.get(review_id=document["review_id"])
+        review, _ = get_or_create_once(
+            Review.objects,
+            review_id=document["review_id"],
+            defaults={
+                "corpus": corpus,
+                "candidate": candidate_row,
+                "requested_decision": document["requested_decision"],
+                "effective_decision": document["effective_decision"],
+                "reviewer": document["reviewer"],
+                "guard_status": evaluation.guard_status,
+                "target_record_ref": target.record_ref if target else "",
+                "revised_candidate_ref": revised.candidate_ref if revised else "",
+                "document": stored,
+                "created_at": now,
+            },
+        )
         if document["effective_decision"] == "reject":
             lineage.close_lineage(
                 corpus=corpus,

@@ -21,6 +21,7 @@ reviewer notification just before send). The hook:
 Without ``execute`` it only reports what would run (no provider call, no write).
 """
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from loopx_site.core.selectors import get_agent
@@ -42,6 +43,25 @@ MAX_CONTEXT_ITEMS = 8
 MAX_SUMMARY_CHARS = 600
 
 
+@dataclass
+class BoundaryHookRun:
+    """One boundary hook call as it runs (``documents.boundary_hooks`` renders it)."""
+
+    goal_id: str
+    agent_id: str
+    boundary: str
+    executed: bool
+    route: Any  # the Agent's experiment route
+    recall_planned: bool = False
+    ingest_planned: bool = False
+    skip_reason: str | None = None
+    recall: dict[str, Any] | None = None
+    ingest: dict[str, Any] | None = None
+    items: list[dict[str, Any]] = field(default_factory=list)  # private bounded guidance
+    provider_call_count: int = 0
+    status: str = "skipped"
+
+
 def run_boundary_hook(
     *,
     goal_id: str,
@@ -61,10 +81,12 @@ def run_boundary_hook(
     if event is not None and not isinstance(event, dict):
         raise invalid("event", "event must be an object")
     route = selectors.experiment_route(goal_id, agent_id)
+    run = BoundaryHookRun(goal_id, agent_id, boundary, execute, route)
     surface = route.surface(boundary)
     automation = route.automation
     want_recall = bool(queries) and automation["automatic_recall"] and surface is not None
     want_ingest = event is not None and automation["automatic_ingest"] and surface is not None
+    run.recall_planned, run.ingest_planned = want_recall, want_ingest
     if surface is not None and queries:
         profile = surface.recall_profile
         ceiling = 1 if profile["mode"] == c.FUNCTION_BOUNDARY else profile["max_queries"]
@@ -74,32 +96,16 @@ def run_boundary_hook(
                 f"the {profile['profile_id']} recall profile allows at most {ceiling} "
                 "query at this boundary",
             )
-    skip_reason = _skip_reason(route, surface, automation, queries, event)
-    recall = ingest = None
-    calls = 0
+    run.skip_reason = _skip_reason(route, surface, automation, queries, event)
     if execute and want_recall:
-        recall = _recall(goal_id, agent_id, boundary, surface, queries, viewer)
-        calls += recall.pop("_calls")
+        run.recall = _recall(goal_id, agent_id, boundary, surface, queries, viewer)
+        run.provider_call_count += run.recall.pop("_calls")
     if execute and want_ingest:
-        ingest = _ingest(goal_id, agent_id, surface, event, viewer)
-        calls += ingest.pop("_calls")
-    items = (recall or {}).pop("items", []) if recall else []
-    status = _status(execute, want_recall, want_ingest, recall, ingest)
-    return hook_documents.boundary_hook(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        boundary=boundary,
-        status=status,
-        executed=execute,
-        route=route,
-        skip_reason=skip_reason,
-        recall_planned=want_recall,
-        ingest_planned=want_ingest,
-        recall=recall,
-        ingest=ingest,
-        items=items,
-        provider_call_count=calls,
-    )
+        run.ingest = _ingest(goal_id, agent_id, surface, event, viewer)
+        run.provider_call_count += run.ingest.pop("_calls")
+    run.items = run.recall.pop("items", []) if run.recall else []
+    run.status = _status(execute, want_recall, want_ingest, run.recall, run.ingest)
+    return hook_documents.boundary_hook(run)
 
 
 def _skip_reason(route, surface, automation, queries, event) -> str | None:

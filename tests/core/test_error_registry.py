@@ -10,7 +10,13 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from loopx_site.core import errors
-from loopx_site.core.errors import REGISTRY, DomainError, declare, from_database_error
+from loopx_site.core.errors import (
+    REGISTRY,
+    DomainError,
+    declare,
+    declare_file,
+    from_database_error,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 APP_ERRORS = (
@@ -136,3 +142,55 @@ def test_messages_name_the_flag_on_the_cli_and_the_field_on_the_api():
         "recording a review needs --corpus-id and --record-ref"
     )
     assert errors.name_fields(message, str) == "recording a review needs corpus_id and record_ref"
+
+
+def test_an_errors_table_declares_its_codes_with_status_message_and_loopx_word(tmp_path):
+    table = tmp_path / "errors.toml"
+    table.write_text(
+        'table_test_gone = { status = 404, message = "Gone." }\n'
+        'table_test_busy = { status = 409, message = "Busy.", loopx = "conflict" }\n'
+    )
+    declared = declare_file("table_test", table)
+    try:
+        assert declared["table_test_gone"] == REGISTRY["table_test_gone"]
+        assert (REGISTRY["table_test_gone"].status, REGISTRY["table_test_gone"].message) == (
+            404,
+            "Gone.",
+        )
+        assert REGISTRY["table_test_busy"].wire_status == "conflict"
+        assert REGISTRY["table_test_gone"].wire_status == "invalid_request"
+    finally:
+        for code in declared:
+            REGISTRY.pop(code, None)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'table_test_bad = { status = "409", message = "Busy." }',
+        "table_test_bad = { status = 409 }",
+        'table_test_bad = { status = 409, message = "Busy.", http = 1 }',
+        'table_test_bad = "409 Busy."',
+    ],
+)
+def test_a_malformed_errors_table_fails_at_import_and_declares_nothing(tmp_path, line):
+    table = tmp_path / "errors.toml"
+    table.write_text(line + "\n")
+    with pytest.raises(ImproperlyConfigured, match="table_test_bad"):
+        declare_file("table_test", table)
+    assert "table_test_bad" not in REGISTRY
+
+
+def test_every_app_declares_its_codes_from_its_errors_table():
+    _app_error_modules()
+    owners = {entry.owner for entry in REGISTRY.values()}
+    assert {
+        "loopx_site.core",
+        "preferences",
+        "preferences.recall",
+        "reward_memory",
+        "hooks",
+        "turn_recall",
+    } <= owners
+    assert REGISTRY["cursor_unavailable"].wire_status == "unavailable"
+    assert REGISTRY["revision_conflict"].wire_status == "revision_conflict"

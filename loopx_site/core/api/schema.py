@@ -20,31 +20,35 @@ from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
 
-class HostTokenScheme(OpenApiAuthenticationExtension):
+class _Scheme(OpenApiAuthenticationExtension):
+    # one authentication class's security scheme: ``definition`` is published as is
+    definition: dict
+
+    def get_security_definition(self, auto_schema):
+        return self.definition
+
+
+class HostTokenScheme(_Scheme):
     target_class = "loopx_site.core.api.auth.HostTokenAuthentication"
     name = "hostToken"
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "Host token from `manage.py token create --execute`, scoped to one "
-            "Goal (optionally one Agent).",
-        }
+    definition = {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Host token from `manage.py token create --execute`, scoped to one "
+        "Goal (optionally one Agent).",
+    }
 
 
-class SessionScheme(OpenApiAuthenticationExtension):
+class SessionScheme(_Scheme):
     target_class = "loopx_site.core.api.auth.OperatorSessionAuthentication"
     name = "operatorSession"
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "apiKey",
-            "in": "cookie",
-            "name": "sessionid",
-            "description": "An operator's admin login; needs the `core.operate_api` "
-            "permission (or a superuser). Writes also need the CSRF token.",
-        }
+    definition = {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "sessionid",
+        "description": "An operator's admin login; needs the `core.operate_api` "
+        "permission (or a superuser). Writes also need the CSRF token.",
+    }
 
 
 class ErrorEnvelope(serializers.Serializer):

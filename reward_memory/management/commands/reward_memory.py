@@ -1,7 +1,14 @@
 """``manage.py reward_memory …`` — thin adapters over ``reward_memory.services``."""
 
 from loopx_site.core import access
-from loopx_site.core.cli import LoopxCommand, call_with_options, format_mapping, format_table
+from loopx_site.core.cli import (
+    LoopxCommand,
+    add_agent_arguments,
+    add_execute_argument,
+    call_with_options,
+    format_mapping,
+    format_table,
+)
 from reward_memory import contracts, principals, routing, selectors, services
 from reward_memory.documents import authority as authority_documents
 from reward_memory.documents import corpora as corpus_documents
@@ -11,6 +18,11 @@ from reward_memory.domain.inputs import CASES, read_case, read_case_review, read
 from reward_memory.errors import AREA
 
 DEFAULT_CASE = "issue-fix-verified-contributor"
+
+
+def _operator_actor(parser) -> None:
+    """``--actor`` (required): the operator account a write is attributed to."""
+    parser.add_argument("--actor", required=True, help="Operator account (user:<name>).")
 
 
 class Command(LoopxCommand):
@@ -35,7 +47,7 @@ class Command(LoopxCommand):
             'or {"corpora": [...]}.',
         )
         register.add_argument("--expected-revision", type=int)
-        register.add_argument("--execute", action="store_true")
+        add_execute_argument(register)
 
         review = sub.add(
             "candidate-review", "Review one candidate: accept|edit|reject|retire|no_write."
@@ -53,7 +65,7 @@ class Command(LoopxCommand):
         )
         review.add_argument("--corpus-id")
         review.add_argument("--record-ref", help="The active record a retire decision closes.")
-        review.add_argument("--execute", action="store_true", help="Record the review.")
+        add_execute_argument(review, "Record the review.")
 
         apply = sub.add(
             "apply-review",
@@ -63,7 +75,7 @@ class Command(LoopxCommand):
         apply.add_argument(
             "--actor", required=True, help="The operator account acting (user:<name>)."
         )
-        apply.add_argument("--execute", action="store_true")
+        add_execute_argument(apply)
 
         checkpoint = sub.add(
             "checkpoint",
@@ -81,7 +93,7 @@ class Command(LoopxCommand):
         checkpoint.add_argument(
             "--actor", help="The operator account granting/revoking (user:<name>)."
         )
-        checkpoint.add_argument("--execute", action="store_true")
+        add_execute_argument(checkpoint)
 
         for name, text in (
             ("revoke-record", "Revoke an active record (authority source or owner)."),
@@ -90,14 +102,14 @@ class Command(LoopxCommand):
         ):
             op = sub.add(name, text)
             op.add_argument("--record-ref", required=True)
-            op.add_argument("--actor", required=True, help="Operator account (user:<name>).")
+            _operator_actor(op)
             if name == "revoke-record":
                 op.add_argument("--revocation-ref", required=True)
             if name == "supersede-record":
                 op.add_argument("--by-record-ref", required=True)
             if name == "retire-record":
                 op.add_argument("--reason-summary")
-            op.add_argument("--execute", action="store_true")
+            add_execute_argument(op)
 
         control = sub.add(
             "operator-control",
@@ -109,10 +121,8 @@ class Command(LoopxCommand):
         control.add_argument("--control-ref", required=True, help="The operator checkpoint id.")
         control.add_argument("--reasoning-summary", required=True)
         control.add_argument("--edited-content-summary")
-        control.add_argument("--actor", required=True, help="Operator account (user:<name>).")
-        control.add_argument(
-            "--execute", action="store_true", help="Store the decision (still no provider write)."
-        )
+        _operator_actor(control)
+        add_execute_argument(control, "Store the decision (still no provider write).")
 
         route = sub.add(
             "route-check", "Route an issue-fix observation to pilot, meta or evidence hold."
@@ -135,8 +145,8 @@ class Command(LoopxCommand):
         mark.add_argument("--record-ref", required=True)
         mark.add_argument("--state", required=True, choices=list(contracts.EXPERIENCE_MARKS))
         mark.add_argument("--source-truth-ref", required=True)
-        mark.add_argument("--actor", required=True, help="Operator account (user:<name>).")
-        mark.add_argument("--execute", action="store_true")
+        _operator_actor(mark)
+        add_execute_argument(mark)
 
         validate = sub.add(
             "reflection-validate",
@@ -148,22 +158,21 @@ class Command(LoopxCommand):
         validate.add_argument("--reflection-digest", required=True)
         validate.add_argument("--status", required=True, choices=["passed", "failed"])
         validate.add_argument("--evidence-ref", help="Opaque ref of what the operator checked.")
-        validate.add_argument("--actor", required=True, help="Operator account (user:<name>).")
-        validate.add_argument("--execute", action="store_true")
+        _operator_actor(validate)
+        add_execute_argument(validate)
 
         reopen = sub.add(
             "reopen", "Reopen a rejected/retired/revoked candidate lineage (operator only)."
         )
         reopen.add_argument("--corpus-id", required=True)
         reopen.add_argument("--candidate-ref", required=True)
-        reopen.add_argument("--actor", required=True, help="Operator account (user:<name>).")
-        reopen.add_argument("--execute", action="store_true")
+        _operator_actor(reopen)
+        add_execute_argument(reopen)
 
         ingest = sub.add("ingest-event", "Ingest one compact event (planned by default).")
-        ingest.add_argument("--goal-id")
-        ingest.add_argument("--agent-id")
+        add_agent_arguments(ingest, required=False)
         ingest.add_argument("--input", required=True, help="Compact event JSON file (or -).")
-        ingest.add_argument("--execute", action="store_true")
+        add_execute_argument(ingest)
         ingest.add_argument(
             "--actor",
             help="Operator account (user:<name>) submitting the event: binds itself as the "
@@ -173,22 +182,25 @@ class Command(LoopxCommand):
         reconcile = sub.add(
             "reconcile-ingest", "Retry this Agent's pending ingest sidecars (exact readback)."
         )
-        reconcile.add_argument("--goal-id", required=True)
-        reconcile.add_argument("--agent-id", required=True)
+        add_agent_arguments(reconcile)
 
         recall = sub.add("recall", "Guarded recall for one corpus and surface.")
         recall.add_argument("--input", required=True, help="reward_memory_recall_request_v0 JSON.")
-        recall.add_argument("--goal-id", help="The Agent's Goal (LoopX request packets).")
-        recall.add_argument("--agent-id", help="The Agent (LoopX request packets).")
-        recall.add_argument("--execute", action="store_true")
+        add_agent_arguments(
+            recall,
+            required=False,
+            goal_help="The Agent's Goal (LoopX request packets).",
+            agent_help="The Agent (LoopX request packets).",
+        )
+        add_execute_argument(recall)
 
         application = sub.add("application-receipt", "Record how a recall's memory was applied.")
         application.add_argument("--input", required=True, help="reward_memory_application_v0.")
-        application.add_argument("--execute", action="store_true")
+        add_execute_argument(application)
 
         expire = sub.add("expire-records", "Close active records whose expiry has passed.")
         expire.add_argument("--corpus-id")
-        expire.add_argument("--execute", action="store_true")
+        add_execute_argument(expire)
 
         hook = sub.add(
             "hook",
@@ -196,11 +208,10 @@ class Command(LoopxCommand):
             "(planned unless --execute).",
         )
         hook.add_argument("--boundary", required=True, choices=list(services.DECLARED_BOUNDARIES))
-        hook.add_argument("--goal-id", required=True)
-        hook.add_argument("--agent-id", required=True)
+        add_agent_arguments(hook)
         hook.add_argument("--query", action="append", dest="queries", default=[])
         hook.add_argument("--event", help="A compact event JSON file to ingest (or -).")
-        hook.add_argument("--execute", action="store_true")
+        add_execute_argument(hook)
 
         sub.add(
             "evaluate",
@@ -215,8 +226,7 @@ class Command(LoopxCommand):
         dogfood.add_argument("--input", required=True, help="Compact observations JSON (or -).")
 
         status = sub.add("experiment-status", "The Agent's Reward Memory experiment status.")
-        status.add_argument("--goal-id", required=True)
-        status.add_argument("--agent-id", required=True)
+        add_agent_arguments(status)
 
     # -- handlers -------------------------------------------------------------------------
     def run_architecture(self, **_):
