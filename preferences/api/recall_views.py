@@ -6,7 +6,7 @@ any other config answers 404 exactly like a missing one. The scope handed to the
 provider is the token's Goal/Agent (an operator's run uses the config's owner Goal) —
 never a field of the request body."""
 
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema_view
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -22,6 +22,7 @@ from preferences.api.recall_serializers import (
     SemanticPreferenceRecallInput,
     SemanticPreferenceRecallOutput,
 )
+from preferences.api.schema import operation_schema
 
 TAG = ["semantic preferences"]
 
@@ -57,13 +58,7 @@ def operation(operation_id: str, request, responses, summary: str):
 
     def decorate(view):
         view.input_class = request
-        schema = extend_schema(
-            operation_id=operation_id,
-            request=request,
-            responses=responses,
-            tags=TAG,
-            summary=summary,
-        )
+        schema = operation_schema(operation_id, summary, responses, TAG, request=request)
         return extend_schema_view(post=schema)(view)
 
     return decorate

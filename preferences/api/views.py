@@ -2,11 +2,11 @@
 LoopX document as the CLI (``preferences.documents``). The URL's goal/agent must be
 inside the host token's scope (checked by the default permission)."""
 
-from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from preferences import documents, services
+from preferences.api.schema import operation_schema
 from preferences.api.serializers import (
     ConflictOutput,
     HistoryOutput,
@@ -62,13 +62,7 @@ class PreferenceApi(APIView):
         def handle(self, request, goal_id: str, agent_id: str):
             return respond(self, request, goal_id, agent_id)
 
-        return extend_schema(
-            operation_id=cls.operation_id,
-            responses=responses,
-            tags=TAG,
-            summary=cls.summary,
-            **schema,
-        )(handle)
+        return operation_schema(cls.operation_id, cls.summary, responses, TAG, **schema)(handle)
 
     def respond(self, request, goal_id: str, agent_id: str) -> Response:
         arguments = {}
