@@ -16,9 +16,10 @@ by named database constraints, so replays and races collapse to one row.
 from django.db import models
 from django.db.models import Q
 
-from loopx_site.core.models import Agent, Goal
+from hooks.contracts import EVENT_KINDS
+from loopx_site.core.model_bases import check, goal_and_agent, unique
+from loopx_site.core.models import Goal
 
-EVENT_KINDS = ("todo_completed", "replan_recorded")
 EVENT_KIND_CHOICES = [(k, k) for k in EVENT_KINDS]
 
 
@@ -45,10 +46,7 @@ class CompletionValidator(models.Model):
     class Meta:
         ordering = ["validator_id"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(timeout_seconds__gte=1) & Q(timeout_seconds__lte=120),
-                name="hooks_completionvalidator_timeout_check",
-            ),
+            check("timeout", Q(timeout_seconds__gte=1) & Q(timeout_seconds__lte=120)),
         ]
 
     def __str__(self) -> str:
@@ -82,14 +80,9 @@ class Todo(models.Model):
     class Meta:
         ordering = ["goal__goal_id", "todo_id"]
         constraints = [
-            models.UniqueConstraint(fields=["goal", "todo_id"], name="hooks_todo_goal_todo_uniq"),
-            models.CheckConstraint(
-                condition=Q(state__in=["open", "completed"]), name="hooks_todo_state_check"
-            ),
-            models.CheckConstraint(
-                condition=Q(state="open") | Q(completed_at__isnull=False),
-                name="hooks_todo_completed_at_check",
-            ),
+            unique("goal_todo", "goal", "todo_id"),
+            check("state", Q(state__in=["open", "completed"])),
+            check("completed_at", Q(state="open") | Q(completed_at__isnull=False)),
         ]
         indexes = [models.Index(fields=["goal", "segment_ref"], name="hooks_todo_segment_idx")]
 
@@ -100,8 +93,7 @@ class Todo(models.Model):
 class TurnSettlement(models.Model):
     """One Turn instance of one Agent settling one Todo event; ``effect_id`` is its plan."""
 
-    goal = models.ForeignKey(Goal, on_delete=models.CASCADE, related_name="settlements")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="settlements")
+    goal, agent = goal_and_agent("settlements")
     todo = models.ForeignKey(Todo, on_delete=models.CASCADE, related_name="settlements")
     turn_instance_id = models.CharField(max_length=128)
     event_kind = models.CharField(max_length=32, choices=EVENT_KIND_CHOICES)
@@ -116,13 +108,8 @@ class TurnSettlement(models.Model):
     class Meta:
         ordering = ["-created_at", "effect_id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["agent", "turn_instance_id"], name="hooks_turnsettlement_agent_turn_uniq"
-            ),
-            models.CheckConstraint(
-                condition=Q(event_kind__in=list(EVENT_KINDS)),
-                name="hooks_turnsettlement_event_kind_check",
-            ),
+            unique("agent_turn", "agent", "turn_instance_id"),
+            check("event_kind", Q(event_kind__in=list(EVENT_KINDS))),
         ]
 
     def __str__(self) -> str:
@@ -153,17 +140,9 @@ class DurableWritebackReceipt(models.Model):
     class Meta:
         ordering = ["-created_at", "receipt_id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["settlement", "effect_id"], name="hooks_durablewritebackreceipt_effect_uniq"
-            ),
-            models.CheckConstraint(
-                condition=Q(state__in=["prepared", "committed", "rejected"]),
-                name="hooks_durablewritebackreceipt_state_check",
-            ),
-            models.CheckConstraint(
-                condition=~Q(state="committed") | Q(committed_at__isnull=False),
-                name="hooks_durablewritebackreceipt_committed_check",
-            ),
+            unique("effect", "settlement", "effect_id"),
+            check("state", Q(state__in=["prepared", "committed", "rejected"])),
+            check("committed", ~Q(state="committed") | Q(committed_at__isnull=False)),
         ]
 
     def __str__(self) -> str:
@@ -177,17 +156,14 @@ class QuotaSpend(models.Model):
     receipt = models.OneToOneField(
         DurableWritebackReceipt, on_delete=models.CASCADE, related_name="quota_spend"
     )
-    goal = models.ForeignKey(Goal, on_delete=models.CASCADE, related_name="quota_spends")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="quota_spends")
+    goal, agent = goal_and_agent("quota_spends")
     units = models.PositiveIntegerField(default=1)
     spent_at = models.DateTimeField()
 
     class Meta:
         ordering = ["-spent_at", "spend_id"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(units__gte=1), name="hooks_quotaspend_units_min_check"
-            ),
+            check("units_min", Q(units__gte=1)),
         ]
 
     def __str__(self) -> str:
@@ -206,8 +182,7 @@ class HookDispatch(models.Model):
     receipt = models.ForeignKey(
         DurableWritebackReceipt, on_delete=models.CASCADE, related_name="dispatches"
     )
-    goal = models.ForeignKey(Goal, on_delete=models.CASCADE, related_name="hook_dispatches")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="hook_dispatches")
+    goal, agent = goal_and_agent("hook_dispatches")
     hook_id = models.CharField(max_length=140)
     capability_id = models.CharField(max_length=64, blank=True, default="")
     event_kind = models.CharField(max_length=32, choices=EVENT_KIND_CHOICES)
@@ -236,14 +211,11 @@ class HookDispatch(models.Model):
         ordering = ["-created_at", "dispatch_id"]
         verbose_name_plural = "hook dispatches"
         constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=["accepted", "not_applicable", "failed"]),
-                name="hooks_hookdispatch_status_check",
-            ),
-            models.CheckConstraint(
-                condition=(Q(status="failed") & Q(failure_code__isnull=False))
+            check("status", Q(status__in=["accepted", "not_applicable", "failed"])),
+            check(
+                "failure_code",
+                (Q(status="failed") & Q(failure_code__isnull=False))
                 | (~Q(status="failed") & Q(failure_code__isnull=True)),
-                name="hooks_hookdispatch_failure_code_check",
             ),
         ]
         indexes = [
@@ -267,8 +239,7 @@ class HookIntent(models.Model):
 
     intent_id = models.CharField(max_length=80, unique=True)
     dispatch = models.ForeignKey(HookDispatch, on_delete=models.CASCADE, related_name="intents")
-    goal = models.ForeignKey(Goal, on_delete=models.CASCADE, related_name="hook_intents")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="hook_intents")
+    goal, agent = goal_and_agent("hook_intents")
     position = models.PositiveSmallIntegerField(default=0)
     hook_id = models.CharField(max_length=140)
     capability_id = models.CharField(max_length=64)
@@ -286,13 +257,8 @@ class HookIntent(models.Model):
     class Meta:
         ordering = ["created_at", "dispatch_id", "position"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=["pending", "admitted", "rejected", "executed"]),
-                name="hooks_hookintent_status_check",
-            ),
-            models.UniqueConstraint(
-                fields=["dispatch", "position"], name="hooks_hookintent_position_uniq"
-            ),
+            check("status", Q(status__in=["pending", "admitted", "rejected", "executed"])),
+            unique("position", "dispatch", "position"),
         ]
         indexes = [models.Index(fields=["status", "created_at"], name="hooks_intent_status_idx")]
 
@@ -335,13 +301,8 @@ class IntentExecution(models.Model):
     class Meta:
         ordering = ["-recorded_at"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["executor_id", "intent"], name="hooks_intentexecution_executor_intent_uniq"
-            ),
-            models.CheckConstraint(
-                condition=Q(admission__in=["admitted", "rejected"]),
-                name="hooks_intentexecution_admission_check",
-            ),
+            unique("executor_intent", "executor_id", "intent"),
+            check("admission", Q(admission__in=["admitted", "rejected"])),
         ]
 
     def __str__(self) -> str:

@@ -305,20 +305,4 @@ class PreferenceOperationAdmin(ReadOnlyAdmin):
     list_display = ("sequence", "kind", "key", "operation_id", "scope", "created_at")
     list_filter = ("kind", "scope__goal")
     search_fields = ("key", "operation_id", "scope__goal_ref", "scope__agent_ref")
-    readonly_fields = (
-        "scope",
-        "sequence",
-        "operation_id",
-        "kind",
-        "key",
-        "statement",
-        "source_ref",
-        "source_quote",
-        "expected_revision",
-        "resulting_revision",
-        "predecessor_operation_id",
-        "expires_at",
-        "intent_hash",
-        "receipt",
-        "created_at",
-    )
+    # Read-only: the detail page shows every field of the journal entry, in model order.

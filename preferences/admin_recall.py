@@ -10,6 +10,8 @@ disabling. Installing, upgrading and enabling happen in the operator's shell
 (``manage.py semantic_preference extension … --execute``).
 """
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 
@@ -19,6 +21,31 @@ from preferences import services
 from preferences.models import ProviderExtension, ProviderNote, SemanticPreferenceConfig
 from preferences.recall.local_provider import validate_note
 from preferences.recall.registry import validate_registered
+
+
+class ServiceAdmin(admin.ModelAdmin):
+    """Every save, delete and action calls a ``preferences.services`` function; its coded
+    error becomes an error message."""
+
+    def call_service(self, request, service, /, **arguments) -> tuple[bool, Any]:
+        """``(True, result)``, or ``(False, None)`` once the coded error was shown."""
+        try:
+            return True, service(**arguments)
+        except DomainError as exc:
+            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+            return False, None
+
+    def delete_queryset(self, request, queryset):
+        for row in queryset:
+            self.delete_model(request, row)
+
+    def act_on_rows(self, request, queryset, service, label: str, arguments) -> None:
+        """Call ``service`` with ``arguments(row)`` for each selected row and report each
+        row (named by its ``label`` field) with the status the service returned."""
+        for row in queryset:
+            done, result = self.call_service(request, service, **arguments(row))
+            if done:
+                self.message_user(request, f"{getattr(row, label)}: {result['status']}")
 
 
 class SemanticPreferenceConfigForm(forms.ModelForm):
@@ -37,7 +64,7 @@ class SemanticPreferenceConfigForm(forms.ModelForm):
 
 
 @admin.register(SemanticPreferenceConfig)
-class SemanticPreferenceConfigAdmin(admin.ModelAdmin):
+class SemanticPreferenceConfigAdmin(ServiceAdmin):
     form = SemanticPreferenceConfigForm
     list_display = ["name", "goal", "project", "enabled", "surface_ids", "updated_at"]
     list_filter = ["goal"]
@@ -58,17 +85,17 @@ class SemanticPreferenceConfigAdmin(admin.ModelAdmin):
         return [*self.readonly_fields, "name"] if obj else self.readonly_fields
 
     def save_model(self, request, obj, form, change):
-        try:
-            services.register_config(
-                name=obj.name,
-                project=obj.project,
-                config=obj.config,
-                goal_id=obj.goal.goal_id if obj.goal_id else None,
-                description=obj.description,
-                execute=True,
-            )
-        except DomainError as exc:
-            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+        registered, _ = self.call_service(
+            request,
+            services.register_config,
+            name=obj.name,
+            project=obj.project,
+            config=obj.config,
+            goal_id=obj.goal.goal_id if obj.goal_id else None,
+            description=obj.description,
+            execute=True,
+        )
+        if not registered:
             return
         saved = SemanticPreferenceConfig.objects.get(name=obj.name)
         obj.pk = saved.pk
@@ -78,23 +105,20 @@ class SemanticPreferenceConfigAdmin(admin.ModelAdmin):
         """Sharing goes through the service (the form's own m2m save is not used)."""
         if not SemanticPreferenceConfig.objects.filter(name=form.instance.name).exists():
             return
-        try:
-            services.share_config(
-                name=form.instance.name, goal_ids=getattr(self, "_shared", []), execute=True
-            )
-        except DomainError as exc:
-            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+        self.call_service(
+            request,
+            services.share_config,
+            name=form.instance.name,
+            goal_ids=getattr(self, "_shared", []),
+            execute=True,
+        )
 
     def delete_model(self, request, obj):
         services.unregister_config(name=obj.name)
 
-    def delete_queryset(self, request, queryset):
-        for row in queryset:
-            services.unregister_config(name=row.name)
-
 
 @admin.register(ProviderExtension)
-class ProviderExtensionAdmin(admin.ModelAdmin):
+class ProviderExtensionAdmin(ServiceAdmin):
     """Installed from a manifest (`semantic_preference extension install --execute`);
     read-only here except disabling (enabling runs only in the operator's shell)."""
 
@@ -121,15 +145,14 @@ class ProviderExtensionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Disable selected extensions", permissions=["change"])
     def deactivate(self, request, queryset):
-        for row in queryset:
-            try:
-                result = services.deactivate_extension(
-                    extension_id=row.extension_id, operator=signed_in(request), execute=True
-                )
-            except DomainError as exc:
-                self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
-                continue
-            self.message_user(request, f"{row.extension_id}: {result['status']}")
+        operator = signed_in(request)
+        self.act_on_rows(
+            request,
+            queryset,
+            services.deactivate_extension,
+            "extension_id",
+            lambda row: {"extension_id": row.extension_id, "operator": operator, "execute": True},
+        )
 
 
 class ProviderNoteForm(forms.ModelForm):
@@ -158,7 +181,7 @@ class ProviderNoteForm(forms.ModelForm):
 
 
 @admin.register(ProviderNote)
-class ProviderNoteAdmin(admin.ModelAdmin):
+class ProviderNoteAdmin(ServiceAdmin):
     form = ProviderNoteForm
     list_display = ["note_id", "project", "active", "note_surfaces", "updated_at"]
     list_filter = ["active", "project"]
@@ -174,38 +197,33 @@ class ProviderNoteAdmin(admin.ModelAdmin):
         return [*self.readonly_fields, "project", "note_id"] if obj else self.readonly_fields
 
     def save_model(self, request, obj, form, change):
-        try:
-            services.save_provider_note(
-                project=obj.project,
-                note_id=obj.note_id,
-                summary=obj.summary,
-                body=obj.body,
-                surfaces=obj.surfaces or [],
-                context=obj.context or {},
-                active=obj.active,
-            )
-        except DomainError as exc:
-            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+        saved, _ = self.call_service(
+            request,
+            services.save_provider_note,
+            project=obj.project,
+            note_id=obj.note_id,
+            summary=obj.summary,
+            body=obj.body,
+            surfaces=obj.surfaces or [],
+            context=obj.context or {},
+            active=obj.active,
+        )
+        if not saved:
             return
         obj.pk = ProviderNote.objects.get(project=obj.project, note_id=obj.note_id).pk
 
     def delete_model(self, request, obj):
         services.delete_provider_note(project=obj.project, note_id=obj.note_id)
 
-    def delete_queryset(self, request, queryset):
-        for row in queryset:
-            services.delete_provider_note(project=row.project, note_id=row.note_id)
-
     @admin.action(
         description="Retire selected notes (keep, stop recalling)", permissions=["change"]
     )
     def retire(self, request, queryset):
-        for row in queryset:
-            try:
-                result = services.retire_provider_note(
-                    project=row.project, note_id=row.note_id, operator=signed_in(request)
-                )
-            except DomainError as exc:
-                self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
-                continue
-            self.message_user(request, f"{row.note_id}: {result['status']}")
+        operator = signed_in(request)
+        self.act_on_rows(
+            request,
+            queryset,
+            services.retire_provider_note,
+            "note_id",
+            lambda row: {"project": row.project, "note_id": row.note_id, "operator": operator},
+        )

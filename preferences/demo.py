@@ -23,29 +23,34 @@ def _has_journal() -> bool:
     ).exists()
 
 
+# The demo author's two preferences, remembered in this order (one revision each).
+PREFERENCES = (
+    {
+        "key": "review.collaboration",
+        "statement": "Ask the designated reviewer before merging.",
+        "source_quote": "Use the designated reviewer for my changes.",
+    },
+    {
+        "key": "pr.description.language",
+        "statement": "Write PR descriptions as short English sections.",
+        "source_quote": "Keep PR descriptions short, in English.",
+    },
+)
+
+
 def _write() -> None:
-    first = services.remember(
-        goal_id=GOAL_ID,
-        agent_id=AGENT_ID,
-        key="review.collaboration",
-        statement="Ask the designated reviewer before merging.",
-        source_ref="owner-message-1",
-        source_quote="Use the designated reviewer for my changes.",
-        expected_revision=services.read(goal_id=GOAL_ID, agent_id=AGENT_ID)["revision"],
-        operation_id="demo-preference-1",
-        execute=True,
-    )
-    services.remember(
-        goal_id=GOAL_ID,
-        agent_id=AGENT_ID,
-        key="pr.description.language",
-        statement="Write PR descriptions as short English sections.",
-        source_ref="owner-message-2",
-        source_quote="Keep PR descriptions short, in English.",
-        expected_revision=first["state"]["revision"],
-        operation_id="demo-preference-2",
-        execute=True,
-    )
+    revision = services.read(goal_id=GOAL_ID, agent_id=AGENT_ID)["revision"]
+    for number, preference in enumerate(PREFERENCES, start=1):
+        written = services.remember(
+            goal_id=GOAL_ID,
+            agent_id=AGENT_ID,
+            **preference,
+            source_ref=f"owner-message-{number}",
+            expected_revision=revision,
+            operation_id=f"demo-preference-{number}",
+            execute=True,
+        )
+        revision = written["state"]["revision"]
 
 
 def load(*, log) -> dict:

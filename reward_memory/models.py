@@ -10,6 +10,9 @@ transition history never enters a state twice.
 from django.db import models
 from django.db.models import Q
 
+from loopx_site.core.model_bases import check as _check
+from loopx_site.core.model_bases import goal_and_agent
+from loopx_site.core.model_bases import unique as _unique
 from reward_memory import contracts as c
 
 MEMORY_CLASS_CHOICES = [(v, v) for v in c.MEMORY_CLASSES]
@@ -21,18 +24,6 @@ RECALL_MODE_CHOICES = [(v, v) for v in c.RECALL_MODES]
 RECALL_STATUS_CHOICES = [(v, v) for v in c.RECALL_STATUSES]
 APPLICATION_DECISION_CHOICES = [(v, v) for v in c.APPLICATION_DECISIONS]
 APPLICATION_STATUS_CHOICES = [(v, v) for v in c.APPLICATION_STATUSES]
-
-
-def _unique(rule: str, *fields: str, condition: Q | None = None) -> models.UniqueConstraint:
-    """``%(app_label)s_%(class)s_<rule>_uniq`` on ``fields`` (partial under ``condition``)."""
-    return models.UniqueConstraint(
-        fields=list(fields), condition=condition, name=f"%(app_label)s_%(class)s_{rule}_uniq"
-    )
-
-
-def _check(rule: str, condition: Q) -> models.CheckConstraint:
-    """``%(app_label)s_%(class)s_<rule>_check``."""
-    return models.CheckConstraint(condition=condition, name=f"%(app_label)s_%(class)s_{rule}_check")
 
 
 class Corpus(models.Model):
@@ -303,8 +294,7 @@ class IngestEvent(models.Model):
         default="",
         help_text="sha256 of the event's event_id (the idempotency key); blank: none.",
     )
-    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    goal, agent = goal_and_agent("+")
     corpus = _corpus_key("ingest_events")
     adapter = models.CharField(max_length=64)
     candidate_ref = models.CharField(max_length=69)
@@ -351,8 +341,7 @@ class PendingIngest(models.Model):
     """
 
     event = models.OneToOneField(IngestEvent, on_delete=models.CASCADE, related_name="sidecar")
-    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    goal, agent = goal_and_agent("+")
     reason = models.CharField(max_length=24, choices=INGEST_CHOICES)
     attempts = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
@@ -374,8 +363,7 @@ class RecallReceipt(models.Model):
 
     recall_id = models.CharField(max_length=69, unique=True)
     corpus = _corpus_key("recalls")
-    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    goal, agent = goal_and_agent("+")
     surface = models.CharField(max_length=128)
     mode = models.CharField(max_length=32, choices=RECALL_MODE_CHOICES)
     status = models.CharField(max_length=24, choices=RECALL_STATUS_CHOICES)
@@ -544,12 +532,7 @@ class ExperimentBinding(models.Model):
     ``reward_memory.selectors.experiment_route`` (which re-reads the config and compares
     digests, so drift disables automation without blocking ordinary work)."""
 
-    goal = models.ForeignKey(
-        "core.Goal", on_delete=models.CASCADE, related_name="reward_memory_experiments"
-    )
-    agent = models.ForeignKey(
-        "core.Agent", on_delete=models.CASCADE, related_name="reward_memory_experiments"
-    )
+    goal, agent = goal_and_agent("reward_memory_experiments")
     enabled = models.BooleanField(default=False)
     experimental = models.BooleanField(default=True)
     config_path = models.CharField(max_length=512, help_text="Relative to the project checkout.")
@@ -589,8 +572,7 @@ class ReflectionCandidate(models.Model):
     recorded in ``validation`` — by the Todo's declared validator or by an operator.
     """
 
-    goal = models.ForeignKey("core.Goal", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    goal, agent = goal_and_agent("+")
     turn_instance_id = models.CharField(max_length=128)
     reflection_digest = models.CharField(max_length=71)
     surface = models.CharField(max_length=128)

@@ -8,6 +8,7 @@ never stores the query, provider payloads, provider commands or credentials.
 from django.db import models
 from django.db.models import Q
 
+from loopx_site.core.model_bases import check, unique
 from turn_recall import contracts
 
 RECEIPT_STATUSES = (contracts.APPLIED, contracts.EMPTY, contracts.DEGRADED)
@@ -36,14 +37,8 @@ class TurnRecallReceipt(models.Model):
     class Meta:
         ordering = ["-created_at", "turn_recall_id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["goal_digest", "agent_digest", "turn_recall_id"],
-                name="turn_recall_turnrecallreceipt_scope_recall_uniq",
-            ),
-            models.CheckConstraint(
-                condition=Q(status__in=list(RECEIPT_STATUSES)),
-                name="turn_recall_turnrecallreceipt_status_check",
-            ),
+            unique("scope_recall", "goal_digest", "agent_digest", "turn_recall_id"),
+            check("status", Q(status__in=list(RECEIPT_STATUSES))),
         ]
         indexes = [
             models.Index(fields=["goal_id", "agent_id", "created_at"], name="turn_recall_scope_idx")

@@ -6,7 +6,7 @@ any other config answers 404 exactly like a missing one. The scope handed to the
 provider is the token's Goal/Agent (an operator's run uses the config's owner Goal) —
 never a field of the request body."""
 
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema_view
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -22,6 +22,7 @@ from preferences.api.recall_serializers import (
     SemanticPreferenceRecallInput,
     SemanticPreferenceRecallOutput,
 )
+from preferences.api.schema import operation_schema
 
 TAG = ["semantic preferences"]
 
@@ -31,6 +32,8 @@ class RecallHookApi(APIView):
 
     error_area = "semantic_preference"
     input_class = None
+    # The service the validated fields are handed to (a subclass sets it).
+    service = None
 
     def post(self, request):
         data = self.input_class(data=request.data)
@@ -38,7 +41,7 @@ class RecallHookApi(APIView):
         return Response(self.run(request, dict(data.validated_data)))
 
     def run(self, request, data: dict):
-        raise NotImplementedError
+        return self.service(**data)
 
     def config_and_scope(self, request, name):
         """The registered config this caller may run and the verified scope of the run."""
@@ -55,16 +58,17 @@ def operation(operation_id: str, request, responses, summary: str):
 
     def decorate(view):
         view.input_class = request
-        schema = extend_schema(
-            operation_id=operation_id,
-            request=request,
-            responses=responses,
-            tags=TAG,
-            summary=summary,
-        )
+        schema = operation_schema(operation_id, summary, responses, TAG, request=request)
         return extend_schema_view(post=schema)(view)
 
     return decorate
+
+
+class ConfigRunApi(RecallHookApi):
+    # Runs the registered ``config`` the caller may run, on the run's verified scope.
+    def run(self, request, data):
+        row, scope = self.config_and_scope(request, data.pop("config"))
+        return self.service(row, project=row.project, scope=scope, **data)
 
 
 @operation(
@@ -73,12 +77,9 @@ def operation(operation_id: str, request, responses, summary: str):
     SemanticPreferenceRecallOutput,
     "Recall ranked preferences for a surface (preview unless execute)",
 )
-class SemanticPreferenceRecallApi(RecallHookApi):
+class SemanticPreferenceRecallApi(ConfigRunApi):
     throttle_scope = "recall"  # per token: REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
-
-    def run(self, request, data):
-        row, scope = self.config_and_scope(request, data.pop("config"))
-        return services.recall(row, project=row.project, scope=scope, **data)
+    service = staticmethod(services.recall)
 
 
 @operation(
@@ -87,12 +88,9 @@ class SemanticPreferenceRecallApi(RecallHookApi):
     SemanticPreferenceDoctorOutput,
     "Check a registered config and its provider (probe only with execute)",
 )
-class SemanticPreferenceDoctorApi(RecallHookApi):
+class SemanticPreferenceDoctorApi(ConfigRunApi):
     throttle_scope = "doctor"
-
-    def run(self, request, data):
-        row, scope = self.config_and_scope(request, data.pop("config"))
-        return services.doctor(row, project=row.project, scope=scope, **data)
+    service = staticmethod(services.doctor)
 
 
 @operation(
@@ -102,8 +100,7 @@ class SemanticPreferenceDoctorApi(RecallHookApi):
     "Build an application receipt (returned, not written)",
 )
 class SemanticPreferenceReceiptApi(RecallHookApi):
-    def run(self, request, data):
-        return services.application_receipt(**data)
+    service = staticmethod(services.application_receipt)
 
 
 @operation(
@@ -113,5 +110,4 @@ class SemanticPreferenceReceiptApi(RecallHookApi):
     "Build a maintenance receipt (returned, not written)",
 )
 class SemanticPreferenceMaintenanceReceiptApi(RecallHookApi):
-    def run(self, request, data):
-        return services.maintenance_receipt(**data)
+    service = staticmethod(services.maintenance_receipt)

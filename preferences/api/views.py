@@ -2,11 +2,11 @@
 LoopX document as the CLI (``preferences.documents``). The URL's goal/agent must be
 inside the host token's scope (checked by the default permission)."""
 
-from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from preferences import documents, services
+from preferences.api.schema import operation_schema
 from preferences.api.serializers import (
     ConflictOutput,
     HistoryOutput,
@@ -28,11 +28,41 @@ class PreferenceApi(APIView):
     """A journal operation on the URL's scope: parse the body or the query with
     ``input_class``, call ``service``, render with ``render`` (201 when applied)."""
 
+    # (The docstring is every journal operation's description in the OpenAPI schema.)
+    # A subclass declares one operation: its ``method``, ``operation_id``, ``summary`` and
+    # ``output`` document the handler ``__init_subclass__`` installs for it.
+
     error_area = "semantic_preference"
+    method = "get"
+    operation_id = ""
+    summary = ""
+    output = None
     input_class = None
     from_query = False
     render = staticmethod(documents.read)
     service = staticmethod(services.read)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.operation_id:
+            setattr(cls, cls.method, cls._documented(cls.respond))
+
+    @classmethod
+    def _documented(cls, respond):
+        write = cls.method == "post"
+        responses = (
+            {200: cls.output, 201: cls.output, **WRITE_ERRORS}
+            if write
+            else {200: cls.output, **READ_ERRORS}
+        )
+        schema = {"request": cls.input_class} if write else {}
+        if cls.from_query:
+            schema["parameters"] = [cls.input_class]
+
+        def handle(self, request, goal_id: str, agent_id: str):
+            return respond(self, request, goal_id, agent_id)
+
+        return operation_schema(cls.operation_id, cls.summary, responses, TAG, **schema)(handle)
 
     def respond(self, request, goal_id: str, agent_id: str) -> Response:
         arguments = {}
@@ -46,81 +76,47 @@ class PreferenceApi(APIView):
         return Response(document, status=201 if document["status"] == "applied" else 200)
 
 
-def _operation(operation_id: str, summary: str, output, *, write: bool = False, **schema):
-    responses = (
-        {200: output, 201: output, **WRITE_ERRORS} if write else {200: output, **READ_ERRORS}
-    )
-    return extend_schema(
-        operation_id=operation_id, responses=responses, tags=TAG, summary=summary, **schema
-    )
+class PreferenceWriteApi(PreferenceApi):
+    # A write: POST its body, throttled as a write, answered by a write document.
+    method = "post"
+    throttle_scope = "write"
+    output = WriteOutput
+    render = staticmethod(documents.write)
 
 
 class PreferenceReadApi(PreferenceApi):
-    @_operation(
-        "preferences_read", "Read the exact scope's current view (agent_preferences_v1)", ReadOutput
-    )
-    def get(self, request, goal_id: str, agent_id: str):
-        return self.respond(request, goal_id, agent_id)
+    operation_id = "preferences_read"
+    summary = "Read the exact scope's current view (agent_preferences_v1)"
+    output = ReadOutput
 
 
 class PreferenceObserveApi(PreferenceApi):
+    operation_id = "preferences_observe"
+    summary = "Content-free observation: absent, or observed with a count"
+    output = ObserveOutput
     render = staticmethod(documents.observe)
     service = staticmethod(services.observe)
 
-    @_operation(
-        "preferences_observe",
-        "Content-free observation: absent, or observed with a count",
-        ObserveOutput,
-    )
-    def get(self, request, goal_id: str, agent_id: str):
-        return self.respond(request, goal_id, agent_id)
 
-
-class PreferenceRememberApi(PreferenceApi):
-    throttle_scope = "write"
+class PreferenceRememberApi(PreferenceWriteApi):
+    operation_id = "preferences_remember"
+    summary = "Remember or correct a preference (preview unless execute; 201 when applied)"
     input_class = RememberInput
-    render = staticmethod(documents.write)
     service = staticmethod(services.remember)
 
-    @_operation(
-        "preferences_remember",
-        "Remember or correct a preference (preview unless execute; 201 when applied)",
-        WriteOutput,
-        write=True,
-        request=RememberInput,
-    )
-    def post(self, request, goal_id: str, agent_id: str):
-        return self.respond(request, goal_id, agent_id)
 
-
-class PreferenceRetireApi(PreferenceApi):
-    throttle_scope = "write"
+class PreferenceRetireApi(PreferenceWriteApi):
+    operation_id = "preferences_retire"
+    summary = "Retire a preference, leaving a tombstone (preview unless execute)"
     input_class = RetireInput
-    render = staticmethod(documents.write)
     service = staticmethod(services.retire)
-
-    @_operation(
-        "preferences_retire",
-        "Retire a preference, leaving a tombstone (preview unless execute)",
-        WriteOutput,
-        write=True,
-        request=RetireInput,
-    )
-    def post(self, request, goal_id: str, agent_id: str):
-        return self.respond(request, goal_id, agent_id)
 
 
 class PreferenceHistoryApi(PreferenceApi):
+    operation_id = "preferences_history"
+    summary = "Page through the journal (events of agent_preference_changed_v1)"
+    output = HistoryOutput
     input_class = HistoryQuery
     from_query = True
     render = staticmethod(documents.history)
     service = staticmethod(services.history)
-
-    @_operation(
-        "preferences_history",
-        "Page through the journal (events of agent_preference_changed_v1)",
-        HistoryOutput,
-        parameters=[HistoryQuery],
-    )
-    def get(self, request, goal_id: str, agent_id: str):
-        return self.respond(request, goal_id, agent_id)

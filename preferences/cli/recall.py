@@ -108,6 +108,13 @@ def render_doctor(payload: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def add_refs(parser: argparse.ArgumentParser, flag: str, help_text: str) -> None:
+    """A repeatable optional ``--<name>-ref`` gathered into ``<name>_refs`` (empty when
+    not given): provider-owned references a receipt hashes."""
+    dest = flag.removeprefix("--").replace("-", "_") + "s"
+    parser.add_argument(flag, action="append", default=[], dest=dest, help=help_text)
+
+
 def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--project", default=".", help="Project reference for the provider (default: .)."
@@ -207,12 +214,10 @@ def register(sub: Subcommands) -> None:
     receipt.add_argument("--surface", required=True)
     receipt.add_argument("--application-id", required=True)
     receipt.add_argument("--outcome", required=True, help="applied | ignored | failed")
-    receipt.add_argument(
+    add_refs(
+        receipt,
         "--preference-ref",
-        action="append",
-        default=[],
-        dest="preference_refs",
-        help="Optional, repeatable provider-owned reference (hashed into the receipt).",
+        "Optional, repeatable provider-owned reference (hashed into the receipt).",
     )
     receipt.add_argument("--artifact-ref", help="Public https:// URL of the artifact.")
 
@@ -231,12 +236,10 @@ def register(sub: Subcommands) -> None:
     maintenance.add_argument(
         "--corpus-id", action="append", required=True, dest="corpus_ids", help="Repeatable."
     )
-    maintenance.add_argument(
+    add_refs(
+        maintenance,
         "--scope-ref",
-        action="append",
-        default=[],
-        dest="scope_refs",
-        help="Repeatable provider-owned scope reference (hashed into the receipt).",
+        "Repeatable provider-owned scope reference (hashed into the receipt).",
     )
     maintenance.add_argument("--evidence-ref", help="Compact evidence reference.")
 

@@ -10,6 +10,8 @@ operation id. Rows change only through ``preferences.services``.
 from django.db import models
 from django.db.models import F, Q
 
+from loopx_site.core.model_bases import check, unique
+
 
 class PreferenceScope(models.Model):
     scope_key = models.CharField(max_length=64, unique=True)
@@ -36,10 +38,10 @@ class PreferenceScope(models.Model):
     class Meta:
         ordering = ["goal_ref", "agent_ref", "-created_at"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(revision__isnull=True, journal_started_at__isnull=True)
+            check(
+                "revision_journal",
+                Q(revision__isnull=True, journal_started_at__isnull=True)
                 | Q(revision__gte=1, journal_started_at__isnull=False),
-                name="preferences_preferencescope_revision_journal_check",
             ),
         ]
 
@@ -80,29 +82,17 @@ class PreferenceOperation(models.Model):
     class Meta:
         ordering = ["scope", "sequence"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["scope", "operation_id"],
-                name="preferences_preferenceoperation_operation_uniq",
-            ),
-            models.UniqueConstraint(
-                fields=["scope", "resulting_revision"],
-                name="preferences_preferenceoperation_revision_uniq",
-            ),
+            unique("operation", "scope", "operation_id"),
+            unique("revision", "scope", "resulting_revision"),
             # ``sequence`` equals ``resulting_revision`` (so it is unique per scope too,
             # without an index of its own; history pages walk the revision index).
-            models.CheckConstraint(
-                condition=Q(resulting_revision=F("sequence")),
-                name="preferences_preferenceoperation_revision_sequence_check",
-            ),
-            models.CheckConstraint(
-                condition=Q(kind__in=["remember", "retire", "migrate"]),
-                name="preferences_preferenceoperation_kind_check",
-            ),
-            models.CheckConstraint(
-                condition=Q(kind="retire", statement__isnull=True)
+            check("revision_sequence", Q(resulting_revision=F("sequence"))),
+            check("kind", Q(kind__in=["remember", "retire", "migrate"])),
+            check(
+                "statement",
+                Q(kind="retire", statement__isnull=True)
                 | Q(kind="remember", statement__isnull=False)
                 | Q(kind="migrate"),
-                name="preferences_preferenceoperation_statement_check",
             ),
         ]
 
@@ -142,17 +132,13 @@ class PreferenceSubject(models.Model):
     class Meta:
         ordering = ["scope", "key"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["scope", "key"], name="preferences_preferencesubject_key_uniq"
-            ),
-            models.CheckConstraint(
-                condition=Q(state="retired", statement__isnull=True)
+            unique("key", "scope", "key"),
+            check(
+                "state",
+                Q(state="retired", statement__isnull=True)
                 | Q(state="active", statement__isnull=False),
-                name="preferences_preferencesubject_state_check",
             ),
-            models.CheckConstraint(
-                condition=Q(size__gte=2), name="preferences_preferencesubject_item_size_check"
-            ),
+            check("item_size", Q(size__gte=2)),
         ]
 
     def __str__(self) -> str:

@@ -16,6 +16,8 @@ Rows are written only through ``preferences.services``.
 from django.db import models
 from django.db.models import Q
 
+from loopx_site.core.model_bases import check, unique
+
 __all__ = ["ProviderExtension", "ProviderNote", "SemanticPreferenceConfig"]
 
 
@@ -46,17 +48,9 @@ class ProviderExtension(models.Model):
     class Meta:
         ordering = ["extension_id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["extension_id"], name="preferences_providerextension_extension_id_uniq"
-            ),
-            models.CheckConstraint(
-                condition=Q(timeout_seconds__gte=1) & Q(timeout_seconds__lte=120),
-                name="preferences_providerextension_timeout_range_check",
-            ),
-            models.CheckConstraint(
-                condition=~Q(extension_id="") & ~Q(capability="") & ~Q(protocol=""),
-                name="preferences_providerextension_identity_present_check",
-            ),
+            unique("extension_id", "extension_id"),
+            check("timeout_range", Q(timeout_seconds__gte=1) & Q(timeout_seconds__lte=120)),
+            check("identity_present", ~Q(extension_id="") & ~Q(capability="") & ~Q(protocol="")),
         ]
 
     def __str__(self) -> str:
@@ -92,13 +86,8 @@ class SemanticPreferenceConfig(models.Model):
         ordering = ["name"]
         verbose_name = "semantic preference config"
         constraints = [
-            models.UniqueConstraint(
-                fields=["name"], name="preferences_semanticpreferenceconfig_name_uniq"
-            ),
-            models.CheckConstraint(
-                condition=~Q(name="") & ~Q(project=""),
-                name="preferences_semanticpreferenceconfig_present_check",
-            ),
+            unique("name", "name"),
+            check("present", ~Q(name="") & ~Q(project="")),
         ]
 
     def __str__(self) -> str:
@@ -125,13 +114,8 @@ class ProviderNote(models.Model):
     class Meta:
         ordering = ["project", "note_id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["project", "note_id"], name="preferences_providernote_project_note_uniq"
-            ),
-            models.CheckConstraint(
-                condition=~Q(project="") & ~Q(note_id="") & ~Q(summary=""),
-                name="preferences_providernote_present_check",
-            ),
+            unique("project_note", "project", "note_id"),
+            check("present", ~Q(project="") & ~Q(note_id="") & ~Q(summary="")),
         ]
 
     def __str__(self) -> str:
