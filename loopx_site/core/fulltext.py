@@ -42,9 +42,11 @@ BUCKET = 2048  # slots per posting block
 _CHUNK = 500  # parameters per IN (...) list
 _EPS = 1e-9  # relative slack of every bound: exactness never rests on rounding
 _TINY = 1e-12
-_BODY_COST = 400  # scoring one document from its body costs about this many postings
+_BODY_COST = 150  # scoring one document from its body costs about this many postings
 _VERIFY_ALWAYS = 64  # this few documents are always scored from their bodies
 _ROUND_TRIP = 8192  # postings worth one more statement
+_TABLE_MAX = 1 << 16  # (tf, dl) pairs of one weight table
+_FIRST_BATCH = 32  # documents scored exactly in the first round of best_first
 _BIG_ENDIAN = sys.byteorder == "big"
 assert array("I").itemsize == 4
 
@@ -170,16 +172,16 @@ def _snapshot():
 class _Term:
     """One query term's statistics, bound and (once read) postings."""
 
-    __slots__ = ("bound", "contribution", "df", "idf", "slots", "word")
+    __slots__ = ("bound", "contribution", "df", "dl", "idf", "max_tf", "slots", "tf", "word")
 
     def __init__(self, word: str, df: int, max_tf: int, min_dl: int, documents: int, avgdl):
-        self.word, self.df = word, df
+        self.word, self.df, self.max_tf = word, df, max_tf
         self.idf = bm25.idf(documents, df)
         # BM25 grows with tf and falls with dl: no posting of the term scores above this
         # (bounds not recorded: tf / (tf + K) < 1 for any posting)
         weight = bm25.weight(float(max_tf), float(min_dl), avgdl) if max_tf > 0 else bm25.K1_PLUS_1
         self.bound = self.idf * weight * (1.0 + _EPS) + _TINY
-        self.slots = self.contribution = None
+        self.slots = self.tf = self.dl = self.contribution = None
 
 
 def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
@@ -187,7 +189,6 @@ def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
     top-k (highest bound first) until the terms left unread cannot, together, reach the
     k-th best score found so far; then score exactly the few documents that still can
     (from their stored bodies) instead of reading the long lists of common terms."""
-    import numpy as np
 
     rows = _fetch(_in_list(_TERMS_SQL, len(words)), [*words, namespace])
     found = {row[4]: row for row in rows if row[4] is not None}
@@ -200,27 +201,64 @@ def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
     }
     exact = _Exact(namespace, [terms[w] for w in words if w in terms], avgdl)
     unread = sorted(terms.values(), key=lambda t: (-t.bound, t.df, t.word))
-    partial = None  # per slot, the sum of the read terms' contributions
+    read: list[_Term] = []
     while unread:
-        if partial is not None:
-            rest = sum(t.bound for t in unread)  # the most the unread terms can add
-            candidates = np.flatnonzero(partial)  # every contribution is > 0
-            kth = exact.kth(candidates, partial, limit)
-            if rest < kth:  # no document outside the read lists can reach the k-th
-                keep = candidates[partial[candidates] + rest >= kth]
-                if keep.size * _BODY_COST <= unread[0].df or keep.size <= _VERIFY_ALWAYS:
-                    exact.score(keep)
-                    return exact.top(limit)
+        # Try to finish from the read lists when that costs less than reading the next
+        # one: the per-document work is about the postings already read.
+        if read and sum(t.df for t in read) <= unread[0].df:
+            budget = max(_VERIFY_ALWAYS, unread[0].df // _BODY_COST)
+            if exact.best_first(read, unread, avgdl, next_slot, limit, budget):
+                return exact.top(limit)
         batch = [unread.pop(0)]
         while unread and unread[0].df <= max(_ROUND_TRIP, sum(t.df for t in batch)):
             batch.append(unread.pop(0))
         _read_postings(ns_id, batch, avgdl)
-        if unread:
-            if partial is None:
-                partial = np.zeros(next_slot, dtype=np.float64)
-            for term in batch:
-                partial[term.slots] += term.contribution
+        read.extend(batch)
     return _top(namespace, _exact_scores(words, terms, next_slot), limit)
+
+
+def _best(read: list["_Term"], values) -> list[int]:
+    """Per read term, the slots of its ``_FIRST_BATCH`` highest ``values``."""
+    import numpy as np
+
+    best = []
+    for term, v in zip(read, values, strict=True):
+        top = (
+            term.slots
+            if v.size <= _FIRST_BATCH
+            else term.slots[np.argpartition(-v, _FIRST_BATCH - 1)[:_FIRST_BATCH]]
+        )
+        best.extend(top.tolist())
+    return best
+
+
+def _bounds(read: list["_Term"], unread: list["_Term"], avgdl: float, size: int):
+    """Per read term, for each document holding it: its partial score (the read terms'
+    contributions: a lower bound of its real score, every contribution being positive)
+    and an upper bound of its real score: the partial score plus, per unread term,
+    ``idf · w(min(max_tf, tokens left), dl)`` with the document's own ``dl`` and the
+    tokens the read terms leave. The upper bounds have slack, so none is below the real
+    score whatever the rounding."""
+    import numpy as np
+
+    k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
+    partial = np.zeros(size, dtype=np.float64)  # only the read terms' slots are touched
+    tf_read = np.zeros(size, dtype=np.float64)
+    for term in read:
+        partial[term.slots] += term.contribution
+        tf_read[term.slots] += term.tf
+    out = []
+    for term in read:
+        values = partial[term.slots]
+        dl = term.dl.astype(np.float64)
+        room = dl - tf_read[term.slots]
+        length_part = k1 * (one_minus_b + b * dl / avgdl)
+        upper = values.copy()
+        for other in unread:
+            tf = np.minimum(room, float(other.max_tf)) if other.max_tf > 0 else room
+            upper += other.idf * (tf * k1_plus_1 / (tf + length_part))
+        out.append((values, upper * (1.0 + _EPS) + _TINY))
+    return out
 
 
 class _Exact:
@@ -231,24 +269,51 @@ class _Exact:
         self.namespace, self.terms, self.avgdl = namespace, terms, avgdl  # query order
         self.hits: dict[int, Hit] = {}
 
-    def kth(self, candidates, partial, limit: int) -> float:
-        """A lower bound (with slack) of the k-th best real score: the k-th best of the
-        candidates' partial sums (every contribution is positive), raised by scoring the
-        best ``limit`` candidates exactly; 0 when fewer than ``limit`` documents match."""
+    def best_first(self, read, unread, avgdl: float, size: int, limit: int, budget: int) -> bool:
+        """Score documents holding a read term exactly, the highest upper bound first,
+        until none left unscored can reach the k-th best exact score: then ``top`` is the
+        exact top-k (``True``). ``False`` (reading the next posting list is the cheaper
+        way on) once more than ``budget`` documents would need scoring, or while a
+        document holding none of the read terms could still reach the k-th."""
         import numpy as np
 
-        if candidates.size < limit:
-            return 0.0
-        values = partial[candidates]
-        best = np.argpartition(-values, limit - 1)[:limit]
-        kth = float(values[best].min())
-        self.score(candidates[best])
-        if len(self.hits) >= limit:
-            kth = max(kth, sorted(h.score for h in self.hits.values())[-limit])
-        return kth * (1.0 - _EPS)
+        outside = sum(t.bound for t in unread)  # the most a document outside can score
+        bounds = _bounds(read, unread, avgdl, size)
+        self.score(_best(read, [v for v, _ in bounds]))  # real, high scores
+        kth = self.kth(limit) * (1.0 - _EPS)
+        if outside >= kth:  # (also when fewer than k documents are known)
+            return False
+        ceilings = [u for _, u in bounds]
+        self.score(_best(read, ceilings))  # the most promising
+        kth = max(kth, self.kth(limit) * (1.0 - _EPS))
+        slots = np.concatenate([t.slots[u >= kth] for t, u in zip(read, ceilings, strict=True)])
+        upper = np.concatenate([u[u >= kth] for u in ceilings])
+        batch = _FIRST_BATCH
+        while True:
+            alive = upper >= kth
+            slots, upper = slots[alive], upper[alive]
+            if slots.size > len(read) * budget:  # (a document appears once per read term)
+                return False
+            todo = np.fromiter((s not in self.hits for s in slots.tolist()), bool, slots.size)
+            pending = set(slots[todo].tolist())
+            if len(pending) <= batch:
+                self.score(pending)
+                return True
+            if len(pending) > budget or len(self.hits) >= budget:
+                return False
+            order = np.argpartition(-upper, min(batch, upper.size) - 1)[:batch]
+            self.score(slots[order].tolist())
+            kth = max(kth, self.kth(limit) * (1.0 - _EPS))
+            batch *= 2
 
-    def score(self, slots) -> None:
-        todo = [int(s) for s in slots if int(s) not in self.hits]
+    def kth(self, limit: int) -> float:
+        """The ``limit``-th best exact score found so far (0 before ``limit`` are)."""
+        if len(self.hits) < limit:
+            return 0.0
+        return sorted((h.score for h in self.hits.values()), reverse=True)[limit - 1]
+
+    def score(self, slots: Iterable[int]) -> None:
+        todo = list({s for s in slots if s not in self.hits})
         avgdl = self.avgdl
         with connection.cursor() as cursor:
             for lo in range(0, len(todo), _CHUNK):
@@ -275,14 +340,37 @@ def _read_postings(ns_id: int, batch: list["_Term"], avgdl: float) -> None:
         _in_list(_POSTINGS_SQL, len(batch)), [ns_id, *(t.word for t in batch)]
     ):
         blobs[word].append(data)
-    k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
     for term in batch:
         postings = np.frombuffer(b"".join(blobs[term.word]), dtype="<u4").reshape(-1, 3)
-        tf = postings[:, 1].astype(np.float64)
-        dl = postings[:, 2].astype(np.float64)
-        weight = tf * k1_plus_1 / (tf + k1 * (one_minus_b + b * dl / avgdl))
         term.slots = postings[:, 0].astype(np.intp)
-        term.contribution = term.idf * weight
+        term.tf, term.dl = postings[:, 1], postings[:, 2]
+        term.contribution = _contributions(term, avgdl)
+
+
+def _contributions(term: "_Term", avgdl: float):
+    """``idf · w(tf, dl)`` of every posting of ``term``, bit for bit the reference's
+    operations: evaluated once per distinct (tf, dl) pair in a table when the pairs are
+    few (short documents: always), elementwise otherwise."""
+    import numpy as np
+
+    k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
+    if not term.tf.size:
+        return np.zeros(0, dtype=np.float64)
+    top_tf, top_dl = int(term.tf.max()), int(term.dl.max())
+    if (top_tf + 1) * (top_dl + 1) <= min(_TABLE_MAX, term.tf.size):
+        tf, dl = np.meshgrid(
+            np.arange(top_tf + 1, dtype=np.float64),
+            np.arange(top_dl + 1, dtype=np.float64),
+            indexing="ij",
+        )
+        table = term.idf * (tf * k1_plus_1 / (tf + k1 * (one_minus_b + b * dl / avgdl)))
+        key = term.tf.astype(np.intp)
+        key *= top_dl + 1
+        key += term.dl
+        return table.ravel()[key]
+    tf = term.tf.astype(np.float64)
+    dl = term.dl.astype(np.float64)
+    return term.idf * (tf * k1_plus_1 / (tf + k1 * (one_minus_b + b * dl / avgdl)))
 
 
 def _exact_scores(words: list[str], terms: dict[str, "_Term"], size: int):
