@@ -165,8 +165,11 @@ def _snapshot():
         sqlite.execute("BEGIN DEFERRED")
         try:
             yield
-        finally:
-            sqlite.execute("COMMIT")  # nothing written: ends the read transaction
+        except BaseException:
+            if sqlite.in_transaction:
+                sqlite.execute("ROLLBACK")
+            raise
+        sqlite.execute("COMMIT")  # nothing written: ends the read transaction
 
 
 class _Term:
