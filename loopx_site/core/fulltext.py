@@ -53,7 +53,8 @@ assert array("I").itemsize == 4
 
 _TERMS_SQL = (  # statistics and per-term df and bounds, from the covering index only
     "SELECT n.id, n.documents, n.tokens, n.next_slot, b.term, SUM(b.count), MAX(b.max_tf), "
-    "MIN(b.min_dl) FROM core_searchnamespace n LEFT JOIN core_searchpostingblock b "
+    "MIN(b.min_dl), MIN(b.max_tf) FROM core_searchnamespace n "
+    "LEFT JOIN core_searchpostingblock b "
     "ON b.namespace_id = n.id AND b.term IN (?) WHERE n.name = %s "
     "GROUP BY n.id, n.documents, n.tokens, n.next_slot, b.term"
 )
@@ -200,7 +201,9 @@ def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
     ns_id, documents, total, next_slot = rows[0][:4]
     avgdl = total / documents
     terms = {
-        w: _Term(w, int(r[5]), int(r[6]), int(r[7]), documents, avgdl) for w, r in found.items()
+        # a block without recorded bounds (max_tf 0) leaves its term unbounded
+        w: _Term(w, int(r[5]), int(r[6]) if r[8] else 0, int(r[7]), documents, avgdl)
+        for w, r in found.items()
     }
     exact = _Exact(namespace, [terms[w] for w in words if w in terms], avgdl)
     unread = sorted(terms.values(), key=lambda t: (-t.bound, t.df, t.word))

@@ -336,3 +336,21 @@ def test_every_statement_of_a_search_reads_one_snapshot_while_a_writer_commits(m
         thread.join()
     assert errors == []
     assert all(result in allowed for result in seen)
+
+
+def test_one_block_without_recorded_bounds_leaves_its_term_unbounded(db, monkeypatch):
+    from loopx_site.core.models import SearchPostingBlock
+
+    monkeypatch.setattr(fulltext, "BUCKET", 4)  # many blocks per term
+    monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # one list per statement
+    docs = [(f"r{i}", "rare filler filler filler filler filler") for i in range(6)]
+    docs += [(f"c{i}", "common filler filler filler filler") for i in range(10)]
+    docs += [("hot", "common common common")] + [(f"p{i:02d}", "filler") for i in range(20)]
+    fulltext.index_many("mixed", docs)
+    # the block holding the best "common" posting lost its max_tf: the other blocks'
+    # (max_tf 1) would bound "common" below "hot"'s real contribution
+    SearchPostingBlock.objects.filter(term="common", bucket=16 // 4).update(max_tf=0)
+    for query, limit in [("rare common", 1), ("rare common", 4), ("common", 1)]:
+        hits = fulltext.search("mixed", query, limit=limit)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
+    assert fulltext.search("mixed", "rare common", limit=1)[0].ref == "hot"
