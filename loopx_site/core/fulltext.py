@@ -46,6 +46,7 @@ _BODY_COST = 150  # scoring one document from its body costs about this many pos
 _VERIFY_ALWAYS = 64  # this few documents are always scored from their bodies
 _ROUND_TRIP = 8192  # postings worth one more statement
 _TABLE_MAX = 1 << 16  # (tf, dl) pairs of one weight table
+_SMALL = 50_000  # documents below which a search simply reads every query term's postings
 _FIRST_BATCH = 32  # documents scored exactly in the first round of best_first
 _BIG_ENDIAN = sys.byteorder == "big"
 assert array("I").itemsize == 4
@@ -57,6 +58,11 @@ _TERMS_SQL = (  # statistics and per-term df and bounds, from the covering index
     "LEFT JOIN core_searchpostingblock b "
     "ON b.namespace_id = n.id AND b.term IN (?) WHERE n.name = %s "
     "GROUP BY n.id, n.documents, n.tokens, n.next_slot, b.term"
+)
+_SMALL_SQL = (  # one statement, so statistics and postings come from one snapshot
+    "SELECT n.documents, n.tokens, n.next_slot, b.term, b.data FROM core_searchnamespace n "
+    "LEFT JOIN core_searchpostingblock b ON b.namespace_id = n.id AND b.term IN (?) "
+    "WHERE n.name = %s"
 )
 _POSTINGS_SQL = (
     "SELECT term, data FROM core_searchpostingblock WHERE namespace_id = %s AND term IN (?)"
@@ -136,8 +142,42 @@ def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
     words = tokens(query)
     if not words or limit <= 0:
         return []
+    if _sizes.get(namespace, 0) < _SMALL:
+        return _search_small(namespace, words, limit)
     with _snapshot():
         return _search(namespace, words, limit)
+
+
+#: documents per namespace at its last search (a hint: the path taken, never the result)
+_sizes: dict[str, int] = {}
+
+
+def _remember(namespace: str, documents: int) -> None:
+    if len(_sizes) > 4096:
+        _sizes.clear()
+    _sizes[namespace] = documents
+
+
+def _search_small(namespace: str, words: list[str], limit: int) -> list[Hit]:
+    """A small namespace: read the statistics and every query term's postings in one
+    statement (one snapshot by construction) and score them all."""
+    rows = _fetch(_in_list(_SMALL_SQL, len(words)), [*words, namespace])
+    if not rows:
+        return []
+    documents, total, next_slot = rows[0][:3]
+    _remember(namespace, documents)
+    blobs: dict[str, list[bytes]] = defaultdict(list)
+    for row in rows:
+        if row[3] is not None:
+            blobs[row[3]].append(row[4])
+    if not blobs:
+        return []
+    terms = {}
+    for word, parts in blobs.items():
+        data = b"".join(parts)
+        term = terms[word] = _Term(word, len(data) // 12, 0, 0, documents, total / documents)
+        _decode_postings(term, data, total / documents)
+    return _top(namespace, _exact_scores(words, terms, next_slot), limit)
 
 
 @contextmanager
@@ -199,6 +239,7 @@ def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
     if not found:
         return []
     ns_id, documents, total, next_slot = rows[0][:4]
+    _remember(namespace, documents)
     avgdl = total / documents
     terms = {
         # a block without recorded bounds (max_tf 0) leaves its term unbounded
@@ -339,7 +380,6 @@ class _Exact:
 
 
 def _read_postings(ns_id: int, batch: list["_Term"], avgdl: float) -> None:
-    import numpy as np
 
     blobs: dict[str, list[bytes]] = defaultdict(list)
     for word, data in _fetch(
@@ -347,10 +387,16 @@ def _read_postings(ns_id: int, batch: list["_Term"], avgdl: float) -> None:
     ):
         blobs[word].append(data)
     for term in batch:
-        postings = np.frombuffer(b"".join(blobs[term.word]), dtype="<u4").reshape(-1, 3)
-        term.slots = postings[:, 0].astype(np.intp)
-        term.tf, term.dl = postings[:, 1], postings[:, 2]
-        term.contribution = _contributions(term, avgdl)
+        _decode_postings(term, b"".join(blobs[term.word]), avgdl)
+
+
+def _decode_postings(term: "_Term", data: bytes, avgdl: float) -> None:
+    import numpy as np
+
+    postings = np.frombuffer(data, dtype="<u4").reshape(-1, 3)
+    term.slots = postings[:, 0].astype(np.intp)
+    term.tf, term.dl = postings[:, 1], postings[:, 2]
+    term.contribution = _contributions(term, avgdl)
 
 
 def _contributions(term: "_Term", avgdl: float):

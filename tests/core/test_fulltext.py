@@ -6,6 +6,14 @@ from loopx_site.core import bm25, fulltext
 from loopx_site.core.models import SearchDocument
 
 
+@pytest.fixture(autouse=True, params=["small", "large"])
+def search_path(request, monkeypatch):
+    """Every test runs on both search paths: small namespaces read every posting in one
+    statement; large ones (MaxScore, best-first exact scoring) skip what cannot matter."""
+    monkeypatch.setattr(fulltext, "_SMALL", 10**9 if request.param == "small" else 0)
+    return request.param
+
+
 @pytest.fixture
 def corpus(db):
     fulltext.index("c1", "r1", "Ask the designated reviewer before merging")
@@ -271,7 +279,10 @@ def test_search_leaves_the_postings_of_a_common_term_unread_when_they_cannot_mat
         original(ns_id, batch, avgdl)
 
     monkeypatch.setattr(fulltext, "_read_postings", spy)
-    monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # short lists are not read together
+    monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)
+    monkeypatch.setattr(
+        fulltext, "_SMALL", 0
+    )  # the path under test  # short lists are not read together
     hits = fulltext.search("skip", "rare common", limit=2)
     assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, "rare common", 2)
     assert read == ["rare"]  # the 603 postings of "common" were never read
@@ -325,6 +336,7 @@ def test_every_statement_of_a_search_reads_one_snapshot_while_a_writer_commits(m
         original(*args)
 
     monkeypatch.setattr(fulltext, "_read_postings", slow)
+    monkeypatch.setattr(fulltext, "_SMALL", 0)  # the path under test
     thread = threading.Thread(target=writer)
     thread.start()
     try:
@@ -342,6 +354,7 @@ def test_one_block_without_recorded_bounds_leaves_its_term_unbounded(db, monkeyp
     from loopx_site.core.models import SearchPostingBlock
 
     monkeypatch.setattr(fulltext, "BUCKET", 4)  # many blocks per term
+    monkeypatch.setattr(fulltext, "_SMALL", 0)  # the path under test
     monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # one list per statement
     docs = [(f"r{i}", "rare filler filler filler filler filler") for i in range(6)]
     docs += [(f"c{i}", "common filler filler filler filler") for i in range(10)]
