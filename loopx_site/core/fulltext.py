@@ -45,6 +45,7 @@ _TINY = 1e-12
 _BODY_COST = 150  # scoring one document from its body costs about this many postings
 _VERIFY_ALWAYS = 64  # this few documents are always scored from their bodies
 _ROUND_TRIP = 8192  # postings worth one more statement
+_TABLE_MIN = 4096  # postings from which a weight table pays
 _TABLE_MAX = 1 << 16  # (tf, dl) pairs of one weight table
 _SMALL = 50_000  # documents below which a search simply reads every query term's postings
 _FIRST_BATCH = 32  # documents scored exactly in the first round of best_first
@@ -394,7 +395,7 @@ def _decode_postings(term: "_Term", data: bytes, avgdl: float) -> None:
     import numpy as np
 
     postings = np.frombuffer(data, dtype="<u4").reshape(-1, 3)
-    term.slots = postings[:, 0].astype(np.intp)
+    term.slots = postings[:, 0]
     term.tf, term.dl = postings[:, 1], postings[:, 2]
     term.contribution = _contributions(term, avgdl)
 
@@ -406,10 +407,9 @@ def _contributions(term: "_Term", avgdl: float):
     import numpy as np
 
     k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
-    if not term.tf.size:
-        return np.zeros(0, dtype=np.float64)
-    top_tf, top_dl = int(term.tf.max()), int(term.dl.max())
-    if (top_tf + 1) * (top_dl + 1) <= min(_TABLE_MAX, term.tf.size):
+    if term.tf.size >= _TABLE_MIN:
+        top_tf, top_dl = int(term.tf.max()), int(term.dl.max())
+    if term.tf.size >= _TABLE_MIN and (top_tf + 1) * (top_dl + 1) <= _TABLE_MAX:
         tf, dl = np.meshgrid(
             np.arange(top_tf + 1, dtype=np.float64),
             np.arange(top_dl + 1, dtype=np.float64),

@@ -367,3 +367,14 @@ def test_one_block_without_recorded_bounds_leaves_its_term_unbounded(db, monkeyp
         hits = fulltext.search("mixed", query, limit=limit)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
     assert fulltext.search("mixed", "rare common", limit=1)[0].ref == "hot"
+
+
+def test_weight_tables_of_long_posting_lists_give_the_reference_scores_bit_for_bit(db):
+    docs = [
+        (f"d{i:04d}", "deploy " * (i % 5 + 1) + "pad " * (i % 13) + ("rollback" if i % 9 else ""))
+        for i in range(fulltext._TABLE_MIN + 200)
+    ]
+    fulltext.index_many("table", docs)
+    for query in ["deploy", "pad deploy", "rollback deploy pad"]:
+        hits = fulltext.search("table", query, limit=6)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, 6)
