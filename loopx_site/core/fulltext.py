@@ -13,13 +13,21 @@ Storage (plain tables, the database is the only copy):
   statistics always agree with the postings.
 - ``SearchDocument``: ref, body, slot and length of each document.
 - ``SearchPostingBlock``: per (namespace, term, slot range of ``BUCKET``) one packed
-  blob of (slot, tf, dl) triples.
+  blob of (slot, tf, dl) triples, with the block's largest tf and smallest dl (its
+  bounds, kept exact by every write; a covering index serves them without the blobs).
 
-A search reads the namespace row and the query terms' blocks in one statement (one
-snapshot), scores every matching document with vectorised arithmetic (numpy, imported
-on first search), and looks up the refs of the top-k and of anything tied with the k-th.
-The cost grows with the query terms' posting counts (12 bytes each), not with per-row
-work, which is why an exact ranking stays within milliseconds at 100k documents.
+A search of a small namespace (under ``_SMALL`` documents at its last search) reads the
+namespace row and the query terms' blocks in one statement and scores every match with
+vectorised arithmetic (numpy, imported on first search). A larger one works inside one
+snapshot (``_snapshot``): it reads the statistics and each term's df and bounds, then
+the posting lists of the highest-bound (rarest) terms first; once the unread terms could
+not, together, lift a document holding none of the read ones to the k-th best score
+found so far, the documents that still can (each bounded by its own length and the
+tokens the read terms leave) are scored exactly from their stored bodies, best bound
+first, until none left can (``_Exact.best_first``). A common term's long list is read
+only when that is cheaper than scoring the documents that need it. Every bound has
+slack (``_EPS``), and scores are computed with the reference's operations in its order,
+so the result is the reference's top-k exactly, ties with the k-th included.
 
 Callers keep their own lifecycle filters: remove a document when it stops being
 recallable.
