@@ -299,21 +299,41 @@ def _bounds(read: list["_Term"], unread: list["_Term"], avgdl: float, size: int)
 
     k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
     partial = np.zeros(size, dtype=np.float64)  # only the read terms' slots are touched
-    tf_read = np.zeros(size, dtype=np.float64)
+    tf_read = np.zeros(size, dtype=np.int64)
     for term in read:
         partial[term.slots] += term.contribution
         tf_read[term.slots] += term.tf
+    top_dl = max(int(t.dl.max()) for t in read)
+    table = None
+    if (top_dl + 1) ** 2 <= _TABLE_MAX:  # the unread terms' ceiling per (tokens left, dl)
+        room, dl = np.meshgrid(
+            np.arange(top_dl + 1, dtype=np.float64),
+            np.arange(top_dl + 1, dtype=np.float64),
+            indexing="ij",
+        )
+        length_part = k1 * (one_minus_b + b * dl / avgdl)
+        table = np.zeros(room.shape, dtype=np.float64)
+        for other in unread:
+            tf = np.minimum(room, float(other.max_tf)) if other.max_tf > 0 else room
+            table += other.idf * (tf * k1_plus_1 / (tf + length_part))
+        table = table.ravel()
     out = []
     for term in read:
         values = partial[term.slots]
-        dl = term.dl.astype(np.float64)
-        room = dl - tf_read[term.slots]
-        length_part = k1 * (one_minus_b + b * dl / avgdl)
-        upper = values.copy()
-        for other in unread:
-            tf = np.minimum(room, float(other.max_tf)) if other.max_tf > 0 else room
-            upper += other.idf * (tf * k1_plus_1 / (tf + length_part))
-        out.append((values, upper * (1.0 + _EPS) + _TINY))
+        left = term.dl - tf_read[term.slots]  # tokens the read terms leave
+        if table is not None:
+            left *= top_dl + 1
+            left += term.dl
+            ceiling = table[left]
+        else:
+            room = left.astype(np.float64)
+            dl = term.dl.astype(np.float64)
+            length_part = k1 * (one_minus_b + b * dl / avgdl)
+            ceiling = np.zeros(values.size, dtype=np.float64)
+            for other in unread:
+                tf = np.minimum(room, float(other.max_tf)) if other.max_tf > 0 else room
+                ceiling += other.idf * (tf * k1_plus_1 / (tf + length_part))
+        out.append((values, (values + ceiling) * (1.0 + _EPS) + _TINY))
     return out
 
 

@@ -378,3 +378,14 @@ def test_weight_tables_of_long_posting_lists_give_the_reference_scores_bit_for_b
     for query in ["deploy", "pad deploy", "rollback deploy pad"]:
         hits = fulltext.search("table", query, limit=6)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, 6)
+
+
+def test_long_documents_bound_their_unread_terms_elementwise(db, monkeypatch):
+    monkeypatch.setattr(fulltext, "_SMALL", 0)
+    monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # one list per statement
+    docs = [(f"d{i:02d}", "common " * (i % 3 + 1) + "word " * (i * 7)) for i in range(45)]
+    docs += [("r1", "rare common"), ("r2", "rare " + "common " * 300)]  # dl beyond the table
+    fulltext.index_many("long", docs)
+    for query, limit in [("rare common", 1), ("rare common", 3), ("rare word common", 2)]:
+        hits = fulltext.search("long", query, limit=limit)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
