@@ -125,13 +125,18 @@ class SearchPostingBlock(models.Model):
     """The postings of one term for one range of ``BUCKET`` slots of a namespace.
 
     ``data`` packs ``count`` little-endian uint32 triples (slot, term frequency,
-    document length), slots ascending.
+    document length), slots ascending. ``max_tf`` and ``min_dl`` bound what any posting
+    of the block can score (BM25 grows with tf and falls with dl); a search reads them
+    (through the covering index ``core_searchpostingblock_bounds``, never the blobs) to
+    decide which posting lists it must read at all.
     """
 
     namespace = models.ForeignKey(SearchNamespace, on_delete=models.CASCADE, related_name="+")
     term = models.CharField(max_length=64)
     bucket = models.BigIntegerField()
     count = models.IntegerField()
+    max_tf = models.IntegerField(default=0, help_text="Largest term frequency in the block.")
+    min_dl = models.IntegerField(default=0, help_text="Smallest document length in the block.")
     data = models.BinaryField()
 
     class Meta:
@@ -139,6 +144,12 @@ class SearchPostingBlock(models.Model):
             models.UniqueConstraint(
                 fields=["namespace", "term", "bucket"],
                 name="core_searchpostingblock_ns_term_bucket_uniq",
+            ),
+        ]
+        indexes = [  # covering: a term's df and bounds without touching its blobs
+            models.Index(
+                fields=["namespace", "term", "count", "max_tf", "min_dl"],
+                name="core_searchpostingblock_bounds",
             ),
         ]
 

@@ -6,6 +6,14 @@ from loopx_site.core import bm25, fulltext
 from loopx_site.core.models import SearchDocument
 
 
+@pytest.fixture(autouse=True, params=["small", "large"])
+def search_path(request, monkeypatch):
+    """Every test runs on both search paths: small namespaces read every posting in one
+    statement; large ones (MaxScore, best-first exact scoring) skip what cannot matter."""
+    monkeypatch.setattr(fulltext, "_SMALL", 10**9 if request.param == "small" else 0)
+    return request.param
+
+
 @pytest.fixture
 def corpus(db):
     fulltext.index("c1", "r1", "Ask the designated reviewer before merging")
@@ -130,3 +138,254 @@ def test_concurrent_writers_of_one_namespace_keep_statistics_and_postings_exact(
     for query in ["shared words", "writer2 item7", "item1 writer0 words"]:
         hits = fulltext.search("race", query, limit=10)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, 10)
+
+
+# --- exact top-k that skips what cannot matter (block bounds, MaxScore, one snapshot) ---
+
+_COMMON = ["alpha", "beta", "gamma"]
+_MEDIUM = [f"mid{i}" for i in range(8)]
+_RARE = [f"rare{i}" for i in range(24)]
+_VOCAB = _COMMON + _MEDIUM + _RARE
+
+
+def _skewed_body(draw_words: list[int]) -> str:
+    return " ".join(_VOCAB[i % len(_VOCAB)] for i in draw_words)
+
+
+_word = st.one_of(
+    st.integers(0, len(_COMMON) - 1),  # very common
+    st.integers(0, len(_COMMON) - 1),
+    st.integers(len(_COMMON), len(_COMMON) + len(_MEDIUM) - 1),
+    st.integers(0, len(_VOCAB) - 1),  # anything, rare terms included
+)
+
+
+@pytest.mark.django_db
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    bodies=st.lists(st.lists(_word, min_size=1, max_size=14), min_size=1, max_size=160),
+    changes=st.lists(
+        st.tuples(st.integers(0, 159), st.none() | st.lists(_word, min_size=1, max_size=14)),
+        max_size=30,
+    ),
+    queries=st.lists(
+        st.tuples(
+            st.lists(st.integers(0, len(_VOCAB) - 1), min_size=1, max_size=5), st.integers(1, 12)
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    first_batch=st.sampled_from([1, 2, 32]),
+)
+def test_search_equals_the_reference_top_k_on_skewed_corpora_with_removals(
+    monkeypatch, bodies, changes, queries, first_batch
+):
+    monkeypatch.setattr(fulltext, "_FIRST_BATCH", first_batch)  # many best-first rounds
+    namespace = f"s{next(_namespaces)}"
+    docs = {f"d{i:03d}": _skewed_body(words) for i, words in enumerate(bodies)}
+    fulltext.index_many(namespace, docs.items())
+    for i, words in changes:  # removals, replacements and re-insertions
+        ref = f"d{i:03d}"
+        if words is None:
+            fulltext.remove(namespace, ref)
+            docs.pop(ref, None)
+        else:
+            docs[ref] = _skewed_body(words)
+            fulltext.index(namespace, ref, docs[ref])
+    pairs = sorted(docs.items())
+    for words, limit in queries:
+        query = " ".join(_VOCAB[i] for i in words)
+        got = [(h.ref, h.score) for h in fulltext.search(namespace, query, limit=limit)]
+        want = bm25.rank(pairs, query, limit)
+        assert [r for r, _ in got] == [r for r, _ in want], query
+        assert all(abs(a - b) <= 1e-9 for (_, a), (_, b) in zip(got, want, strict=True))
+
+
+def _blocks(namespace: str):
+    from loopx_site.core.models import SearchPostingBlock
+
+    for block in SearchPostingBlock.objects.filter(namespace__name=namespace):
+        packed = fulltext._decode(block.data)
+        yield block, list(packed[1::3]), list(packed[2::3])
+
+
+def test_block_bounds_hold_every_posting_through_insert_replace_remove_reinsert(db):
+    fulltext.index_many("b", [(f"d{i}", "review " * (i % 4 + 1) + "x " * i) for i in range(30)])
+    fulltext.index("b", "d3", "review review review review review")  # replace: tf grows
+    fulltext.index("b", "d4", "x")  # replace: shorter, no "review" any more
+    fulltext.remove("b", "d5")
+    fulltext.index("b", "d5", "review x")  # re-insert (a new slot)
+    fulltext.index("b", "d31", "review")  # append
+    seen = 0
+    for block, tfs, dls in _blocks("b"):
+        assert block.count == len(tfs)
+        assert block.max_tf == max(tfs)  # exact here; a bound is never below a posting
+        assert block.min_dl == min(dls)
+        seen += 1
+    assert seen == 2  # "review" and "x"
+    fulltext.remove("b", "d3")
+    review = next(b for b, _, _ in _blocks("b") if b.term == "review")
+    assert review.max_tf == 4  # recomputed after the removal of the only tf-5 posting
+
+
+def test_migration_fills_the_bounds_of_existing_blocks_from_their_data(db):
+    import importlib
+
+    from django.db import connection
+
+    from loopx_site.core.models import SearchPostingBlock
+
+    migration = importlib.import_module("loopx_site.core.migrations.0009_wand_block_bounds")
+    fulltext.index_many("m", [(f"d{i}", "merge " * (i % 3 + 1) + "y " * i) for i in range(9)])
+    SearchPostingBlock.objects.update(max_tf=0, min_dl=0)
+
+    class Editor:
+        pass
+
+    editor = Editor()
+    editor.connection = connection
+    migration.fill_bounds(None, editor)
+    for block, tfs, dls in _blocks("m"):
+        assert (block.max_tf, block.min_dl) == (max(tfs), min(dls))
+
+
+def test_unrecorded_bounds_still_rank_exactly(db):
+    from loopx_site.core.models import SearchPostingBlock
+
+    docs = [
+        (f"d{i:02d}", "common " * (i % 3 + 1) + ("rare" if i % 7 == 0 else "")) for i in range(40)
+    ]
+    fulltext.index_many("u", docs)
+    SearchPostingBlock.objects.update(max_tf=0, min_dl=0)  # e.g. written before 0009
+    for query in ["rare common", "common", "rare"]:
+        assert [(h.ref, h.score) for h in fulltext.search("u", query, limit=3)] == bm25.rank(
+            docs, query, 3
+        )
+
+
+def test_search_leaves_the_postings_of_a_common_term_unread_when_they_cannot_matter(
+    db, monkeypatch
+):
+    docs = [(f"d{i:03d}", f"common filler{i % 50} words") for i in range(600)]
+    docs += [(f"r{i}", "rare common") for i in range(3)]
+    fulltext.index_many("skip", docs)
+    read = []
+    original = fulltext._read_postings
+
+    def spy(ns_id, batch, avgdl):
+        read.extend(t.word for t in batch)
+        original(ns_id, batch, avgdl)
+
+    monkeypatch.setattr(fulltext, "_read_postings", spy)
+    monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)
+    monkeypatch.setattr(
+        fulltext, "_SMALL", 0
+    )  # the path under test  # short lists are not read together
+    hits = fulltext.search("skip", "rare common", limit=2)
+    assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, "rare common", 2)
+    assert read == ["rare"]  # the 603 postings of "common" were never read
+
+
+def test_search_inside_a_callers_transaction_reads_in_its_snapshot(db):
+    from django.db import transaction
+
+    docs = [("a", "lock rollback"), ("b", "lock lock")]
+    fulltext.index_many("tx", docs)
+    with transaction.atomic():
+        fulltext.index("tx", "c", "rollback rollback rollback")
+        hits = fulltext.search("tx", "rollback lock", limit=3)
+    assert [(h.ref, h.score) for h in hits] == bm25.rank(
+        [*docs, ("c", "rollback rollback rollback")], "rollback lock", 3
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_statement_of_a_search_reads_one_snapshot_while_a_writer_commits(monkeypatch):
+    import threading
+    import time
+
+    from django.db import connection as default_connection
+
+    # two states of one namespace; the writer flips between them, one transaction each
+    state_a = [
+        (f"d{i:02d}", "common " * (i % 3 + 1) + ("rare" if i % 5 == 0 else "")) for i in range(60)
+    ]
+    state_b = [(f"d{i:02d}", "common rare " * (i % 2 + 1) + "tail " * (i % 4)) for i in range(60)]
+    query = "rare common"
+    allowed = [bm25.rank(state_a, query, 4), bm25.rank(state_b, query, 4)]
+    fulltext.index_many("snap", state_a)
+    stop, errors = threading.Event(), []
+
+    def writer():
+        try:
+            flip = 0
+            while not stop.is_set():
+                flip ^= 1
+                fulltext.index_many("snap", state_b if flip else state_a)
+        except Exception as exc:  # reported below
+            errors.append(repr(exc))
+        finally:
+            default_connection.close()
+
+    original = fulltext._read_postings
+
+    def slow(*args):  # widen the window between the statistics and the postings
+        time.sleep(0.005)
+        original(*args)
+
+    monkeypatch.setattr(fulltext, "_read_postings", slow)
+    monkeypatch.setattr(fulltext, "_SMALL", 0)  # the path under test
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        seen = []
+        for _ in range(60):
+            seen.append([(h.ref, h.score) for h in fulltext.search("snap", query, limit=4)])
+    finally:
+        stop.set()
+        thread.join()
+    assert errors == []
+    assert all(result in allowed for result in seen)
+
+
+def test_one_block_without_recorded_bounds_leaves_its_term_unbounded(db, monkeypatch):
+    from loopx_site.core.models import SearchPostingBlock
+
+    monkeypatch.setattr(fulltext, "BUCKET", 4)  # many blocks per term
+    monkeypatch.setattr(fulltext, "_SMALL", 0)  # the path under test
+    monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # one list per statement
+    docs = [(f"r{i}", "rare filler filler filler filler filler") for i in range(6)]
+    docs += [(f"c{i}", "common filler filler filler filler") for i in range(10)]
+    docs += [("hot", "common common common")] + [(f"p{i:02d}", "filler") for i in range(20)]
+    fulltext.index_many("mixed", docs)
+    # the block holding the best "common" posting lost its max_tf: the other blocks'
+    # (max_tf 1) would bound "common" below "hot"'s real contribution
+    SearchPostingBlock.objects.filter(term="common", bucket=16 // 4).update(max_tf=0)
+    for query, limit in [("rare common", 1), ("rare common", 4), ("common", 1)]:
+        hits = fulltext.search("mixed", query, limit=limit)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
+    assert fulltext.search("mixed", "rare common", limit=1)[0].ref == "hot"
+
+
+def test_weight_tables_of_long_posting_lists_give_the_reference_scores_bit_for_bit(db):
+    docs = [
+        (f"d{i:04d}", "deploy " * (i % 5 + 1) + "pad " * (i % 13) + ("rollback" if i % 9 else ""))
+        for i in range(fulltext._TABLE_MIN + 200)
+    ]
+    fulltext.index_many("table", docs)
+    for query in ["deploy", "pad deploy", "rollback deploy pad"]:
+        hits = fulltext.search("table", query, limit=6)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, 6)
+
+
+def test_long_documents_bound_their_unread_terms_elementwise(db, monkeypatch):
+    monkeypatch.setattr(fulltext, "_SMALL", 0)
+    monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # one list per statement
+    docs = [(f"d{i:02d}", "common " * (i % 3 + 1) + "word " * (i * 7)) for i in range(45)]
+    docs += [("r1", "rare common"), ("r2", "rare " + "common " * 300)]  # dl beyond the table
+    fulltext.index_many("long", docs)
+    for query, limit in [("rare common", 1), ("rare common", 3), ("rare word common", 2)]:
+        hits = fulltext.search("long", query, limit=limit)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
