@@ -237,7 +237,7 @@ def test_migration_fills_the_bounds_of_existing_blocks_from_their_data(db):
 
     from loopx_site.core.models import SearchPostingBlock
 
-    migration = importlib.import_module("loopx_site.core.migrations.0009_wand_block_bounds")
+    migration = importlib.import_module("loopx_site.core.migrations.0009_search_block_bounds")
     fulltext.index_many("m", [(f"d{i}", "merge " * (i % 3 + 1) + "y " * i) for i in range(9)])
     SearchPostingBlock.objects.update(max_tf=0, min_dl=0)
 
