@@ -34,6 +34,7 @@ recallable.
 """
 
 import sys
+import threading
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -57,6 +58,7 @@ _TABLE_MIN = 4096  # postings from which a weight table pays
 _TABLE_MAX = 1 << 16  # (tf, dl) pairs of one weight table
 _SMALL = 50_000  # documents below which a search simply reads every query term's postings
 _FIRST_BATCH = 32  # documents scored exactly in the first round of best_first
+_PROBE_SHARE = 4  # probe the unread lists for candidates fewer than 1/4 of their postings
 _BIG_ENDIAN = sys.byteorder == "big"
 assert array("I").itemsize == 4
 
@@ -75,6 +77,10 @@ _SMALL_SQL = (  # one statement, so statistics and postings come from one snapsh
 )
 _POSTINGS_SQL = (
     "SELECT term, data FROM core_searchpostingblock WHERE namespace_id = %s AND term IN (?)"
+)
+_BUCKETS_SQL = (  # some blocks of one term, in slot order
+    "SELECT data FROM core_searchpostingblock WHERE namespace_id = %s AND term = %s "
+    "AND bucket IN (?) ORDER BY bucket"
 )
 _REFS_SQL = "SELECT slot, ref FROM core_searchdocument WHERE namespace = %s AND slot IN (?)"
 _BODIES_SQL = (
@@ -186,7 +192,7 @@ def _search_small(namespace: str, words: list[str], limit: int) -> list[Hit]:
         data = b"".join(parts)
         term = terms[word] = _Term(word, len(data) // 12, 0, 0, documents, total / documents)
         _decode_postings(term, data, total / documents)
-    return _top(namespace, _exact_scores(words, terms, next_slot), limit)
+    return _ranked(namespace, words, terms, next_slot, limit)
 
 
 @contextmanager
@@ -225,16 +231,28 @@ def _snapshot():
 class _Term:
     """One query term's statistics, bound and (once read) postings."""
 
-    __slots__ = ("bound", "contribution", "df", "dl", "idf", "max_tf", "slots", "tf", "word")
+    __slots__ = (
+        "bound",
+        "cells",
+        "contribution",
+        "df",
+        "dl",
+        "idf",
+        "max_tf",
+        "min_dl",
+        "slots",
+        "tf",
+        "word",
+    )
 
     def __init__(self, word: str, df: int, max_tf: int, min_dl: int, documents: int, avgdl):
-        self.word, self.df, self.max_tf = word, df, max_tf
+        self.word, self.df, self.max_tf, self.min_dl = word, df, max_tf, min_dl
         self.idf = bm25.idf(documents, df)
         # BM25 grows with tf and falls with dl: no posting of the term scores above this
         # (bounds not recorded: tf / (tf + K) < 1 for any posting)
         weight = bm25.weight(float(max_tf), float(min_dl), avgdl) if max_tf > 0 else bm25.K1_PLUS_1
         self.bound = self.idf * weight * (1.0 + _EPS) + _TINY
-        self.slots = self.tf = self.dl = self.contribution = None
+        self.slots = self.tf = self.dl = self.contribution = self.cells = None
 
 
 def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
@@ -263,14 +281,19 @@ def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
         # one: the per-document work is about the postings already read.
         if read and sum(t.df for t in read) <= unread[0].df:
             budget = max(_VERIFY_ALWAYS, unread[0].df // _BODY_COST)
-            if exact.best_first(read, unread, avgdl, next_slot, limit, budget):
+            outcome = exact.best_first(read, unread, avgdl, next_slot, limit, budget)
+            if outcome is True:
                 return exact.top(limit)
+            if outcome is not False:  # too many to score from bodies: probe the lists
+                floor = exact.kth(limit) * (1.0 - _EPS)
+                return _probe(namespace, ns_id, words, avgdl, read, unread, outcome, limit, floor)
         batch = [unread.pop(0)]
         while unread and unread[0].df <= max(_ROUND_TRIP, sum(t.df for t in batch)):
             batch.append(unread.pop(0))
         _read_postings(ns_id, batch, avgdl)
         read.extend(batch)
-    return _top(namespace, _exact_scores(words, terms, next_slot), limit)
+    # documents already scored exactly: their k-th best is a floor of the real k-th
+    return _ranked(namespace, words, terms, next_slot, limit, exact.kth(limit))
 
 
 def _best(read: list["_Term"], values) -> list[int]:
@@ -288,43 +311,41 @@ def _best(read: list["_Term"], values) -> list[int]:
     return best
 
 
-def _bounds(read: list["_Term"], unread: list["_Term"], avgdl: float, size: int):
+def _partials(read: list["_Term"], size: int):
     """Per read term, for each document holding it: its partial score (the read terms'
     contributions: a lower bound of its real score, every contribution being positive)
-    and an upper bound of its real score: the partial score plus, per unread term,
-    ``idf · w(min(max_tf, tokens left), dl)`` with the document's own ``dl`` and the
-    tokens the read terms leave. The upper bounds have slack, so none is below the real
-    score whatever the rounding."""
+    and the tokens the read terms leave it (its ``dl`` less their tfs)."""
+    import numpy as np
+
+    if len(read) == 1:  # the common first round: nothing to add up
+        (term,) = read
+        return [(term.contribution, term.dl.astype(np.int64) - term.tf)]
+    partial, tf_read = _scratch.arrays(size)
+    try:
+        for term in read:
+            partial[term.slots] += term.contribution
+            tf_read[term.slots] += term.tf
+        return [(partial[t.slots], t.dl - tf_read[t.slots]) for t in read]
+    finally:
+        for term in read:  # back to zeros, whatever happened
+            partial[term.slots] = 0.0
+            tf_read[term.slots] = 0
+
+
+def _uppers(read: list["_Term"], partials, unread: list["_Term"], avgdl: float):
+    """Per read term, for each document holding it: an upper bound of its real score —
+    its partial score plus the most the unread terms can add with its own ``dl`` and
+    the tokens left (``_ceilings``; term by term when the table would be large). The
+    bounds have slack, so none is below the real score whatever the rounding."""
     import numpy as np
 
     k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
-    partial = np.zeros(size, dtype=np.float64)  # only the read terms' slots are touched
-    tf_read = np.zeros(size, dtype=np.int64)
-    for term in read:
-        partial[term.slots] += term.contribution
-        tf_read[term.slots] += term.tf
     top_dl = max(int(t.dl.max()) for t in read)
-    table = None
-    if (top_dl + 1) ** 2 <= _TABLE_MAX:  # the unread terms' ceiling per (tokens left, dl)
-        room, dl = np.meshgrid(
-            np.arange(top_dl + 1, dtype=np.float64),
-            np.arange(top_dl + 1, dtype=np.float64),
-            indexing="ij",
-        )
-        length_part = k1 * (one_minus_b + b * dl / avgdl)
-        table = np.zeros(room.shape, dtype=np.float64)
-        for other in unread:
-            tf = np.minimum(room, float(other.max_tf)) if other.max_tf > 0 else room
-            table += other.idf * (tf * k1_plus_1 / (tf + length_part))
-        table = table.ravel()
+    table = _ceilings(unread, top_dl, avgdl)
     out = []
-    for term in read:
-        values = partial[term.slots]
-        left = term.dl - tf_read[term.slots]  # tokens the read terms leave
+    for term, (values, left) in zip(read, partials, strict=True):
         if table is not None:
-            left *= top_dl + 1
-            left += term.dl
-            ceiling = table[left]
+            ceiling = table[left, term.dl]
         else:
             room = left.astype(np.float64)
             dl = term.dl.astype(np.float64)
@@ -333,8 +354,79 @@ def _bounds(read: list["_Term"], unread: list["_Term"], avgdl: float, size: int)
             for other in unread:
                 tf = np.minimum(room, float(other.max_tf)) if other.max_tf > 0 else room
                 ceiling += other.idf * (tf * k1_plus_1 / (tf + length_part))
-        out.append((values, (values + ceiling) * (1.0 + _EPS) + _TINY))
+        out.append((values + ceiling) * (1.0 + _EPS) + _TINY)
     return out
+
+
+def _gains(unread: list["_Term"], room: int, dl, avgdl: float):
+    """Per unread term and per document length in ``dl``: the term's marginal gains
+    ``idf · (w(x, dl) − w(x − 1, dl))`` for x = 1 … its largest possible tf (its
+    ``max_tf``, at most ``room``), rows stacked; zero where the length is below the
+    term's ``min_dl`` (no document that short holds it). BM25's weight is concave in tf
+    (``1 − b > 0``), so each term's gains fall with x."""
+    import numpy as np
+
+    length_part = bm25.K1 * (bm25.ONE_MINUS_B + bm25.B * dl / avgdl)
+    rows = []
+    for other in unread:
+        top = min(other.max_tf, room) if other.max_tf > 0 else room
+        x = np.arange(top + 1, dtype=np.float64)[:, None]
+        weight = x * bm25.K1_PLUS_1 / (x + length_part)
+        gains = other.idf * np.diff(weight, axis=0)
+        if other.min_dl > 1:
+            gains[:, dl < other.min_dl] = 0.0
+        rows.append(gains)
+    return np.concatenate(rows, axis=0)
+
+
+def _best_sums(gains, rooms):
+    """Column by column: the largest total of at most ``rooms`` gains. The terms'
+    gains each fall with x, so the largest ``r`` gains of a column are a feasible choice
+    of tfs (a prefix per term) with ``r`` tokens: the most the unread terms can add to
+    a document of that length with ``r`` tokens to spare (greedy is optimal for a
+    separable concave allocation)."""
+    import numpy as np
+
+    ordered = -np.sort(-gains, axis=0)
+    sums = np.vstack([np.zeros((1, gains.shape[1])), np.cumsum(ordered, axis=0)])
+    return sums[np.minimum(rooms, gains.shape[0])]
+
+
+def _ceilings(unread: list["_Term"], top_dl: int, avgdl: float):
+    """``table[room, dl]``: the most the unread terms can add to a document of length
+    ``dl`` (at most ``top_dl``) whose read terms leave ``room`` tokens — its tokens
+    shared among the unread terms, each term at most its ``max_tf``. ``None`` when the
+    table would be large (long documents): the bound is then taken term by term."""
+    import numpy as np
+
+    if not unread:
+        return np.zeros((top_dl + 1, top_dl + 1))
+    tops = [min(t.max_tf, top_dl) if t.max_tf > 0 else top_dl for t in unread]
+    if (top_dl + 1) * max(1, sum(tops)) > _TABLE_MAX:
+        return None
+    dl = np.arange(top_dl + 1, dtype=np.float64)
+    return _best_sums(_gains(unread, top_dl, dl, avgdl), np.arange(top_dl + 1))
+
+
+def _outside(unread: list["_Term"], avgdl: float) -> float:
+    """The most a document holding none of the read terms can score: per length ``dl``,
+    its ``dl`` tokens shared among the unread terms (``_best_sums``), the largest over
+    the lengths that matter — beyond every term's ``min_dl`` and total ``max_tf`` a
+    longer document only weighs less. Falls back to the sum of the terms' bounds when
+    a term's tf is unbounded or the range is long."""
+    import numpy as np
+
+    loose = sum(t.bound for t in unread)
+    if not unread or any(t.max_tf <= 0 for t in unread):
+        return loose
+    shortest = max(1, min(t.min_dl for t in unread))
+    longest = max(max(t.min_dl for t in unread), sum(t.max_tf for t in unread))
+    if (longest - shortest + 1) * sum(t.max_tf for t in unread) > _TABLE_MAX:
+        return loose
+    dl = np.arange(shortest, longest + 1, dtype=np.float64)
+    sums = _best_sums(_gains(unread, longest, dl, avgdl), np.arange(shortest, longest + 1))
+    tight = float(np.diagonal(sums).max()) * (1.0 + _EPS) + _TINY
+    return min(loose, tight)
 
 
 class _Exact:
@@ -353,13 +445,13 @@ class _Exact:
         document holding none of the read terms could still reach the k-th."""
         import numpy as np
 
-        outside = sum(t.bound for t in unread)  # the most a document outside can score
-        bounds = _bounds(read, unread, avgdl, size)
-        self.score(_best(read, [v for v, _ in bounds]))  # real, high scores
+        outside = _outside(unread, avgdl)  # the most a document outside can score
+        partials = _partials(read, size)
+        self.score(_best(read, [v for v, _ in partials]))  # real, high scores
         kth = self.kth(limit) * (1.0 - _EPS)
         if outside >= kth:  # (also when fewer than k documents are known)
             return False
-        ceilings = [u for _, u in bounds]
+        ceilings = _uppers(read, partials, unread, avgdl)
         self.score(_best(read, ceilings))  # the most promising
         kth = max(kth, self.kth(limit) * (1.0 - _EPS))
         slots = np.concatenate([t.slots[u >= kth] for t, u in zip(read, ceilings, strict=True)])
@@ -369,18 +461,33 @@ class _Exact:
             alive = upper >= kth
             slots, upper = slots[alive], upper[alive]
             if slots.size > len(read) * budget:  # (a document appears once per read term)
-                return False
+                return self._candidates(slots, read, unread)
             todo = np.fromiter((s not in self.hits for s in slots.tolist()), bool, slots.size)
             pending = set(slots[todo].tolist())
             if len(pending) <= batch:
                 self.score(pending)
                 return True
             if len(pending) > budget or len(self.hits) >= budget:
-                return False
+                return self._candidates(slots, read, unread)
             order = np.argpartition(-upper, min(batch, upper.size) - 1)[:batch]
             self.score(slots[order].tolist())
             kth = max(kth, self.kth(limit) * (1.0 - _EPS))
             batch *= 2
+
+    @staticmethod
+    def _candidates(slots, read: list["_Term"], unread: list["_Term"]):
+        """The documents (distinct, ascending) that can still reach the k-th best — every
+        other one is below it — for ``_probe`` to score from the unread lists; ``False``
+        (read the next list whole) when they are a good part of those lists."""
+        import numpy as np
+
+        if slots.size * _PROBE_SHARE > len(read) * sum(t.df for t in unread):
+            return False  # (each document is there once per read term holding it)
+        slots = np.sort(slots)
+        slots = slots[np.concatenate(([True], slots[1:] != slots[:-1]))]
+        if slots.size * _PROBE_SHARE > sum(t.df for t in unread):
+            return False
+        return slots
 
     def kth(self, limit: int) -> float:
         """The ``limit``-th best exact score found so far (0 before ``limit`` are)."""
@@ -408,6 +515,102 @@ class _Exact:
         return sorted(self.hits.values(), key=lambda h: (-h.score, h.ref))[:limit]
 
 
+def _probe(namespace, ns_id, words, avgdl, read, unread, slots, limit, kth) -> list[Hit]:
+    """The exact top-``limit`` among ``slots`` (ascending) — every document that can
+    still reach ``kth``, a floor of the k-th best — scored from the posting lists. A read
+    term's contributions come from its decoded list. Each unread term, highest bound
+    first, is looked up document by document (binary search in its blocks as stored,
+    only the blocks holding a candidate, nothing else decoded); after each, a candidate
+    whose partial score plus what the terms still unread could add (``_ceilings``, with
+    its length and the tokens left) is below the floor drops out, and the floor rises to
+    the k-th best partial score (a lower bound: contributions are positive). The
+    contributions are finally added in query order (0 where a document lacks the term:
+    adding 0 changes no sum), so the scores are the reference's bit for bit."""
+    import numpy as np
+
+    per_term: dict[str, object] = {}
+    scores, counts = _scratch.arrays(int(slots[-1]) + 1)
+    partial = np.zeros(slots.size, dtype=np.float64)
+    used = np.zeros(slots.size, dtype=np.int64)
+    length = None
+    for term in read:
+        try:
+            scores[term.slots] = term.contribution
+            counts[term.slots] = term.tf.astype(np.int64) + (term.dl.astype(np.int64) << 32)
+            values, packed = scores[slots], counts[slots]
+        finally:
+            scores[term.slots] = 0.0
+            counts[term.slots] = 0
+        per_term[term.word] = values
+        partial += values
+        used += packed & 0xFFFFFFFF
+        # (a document lacking this term has its length from another read term)
+        length = packed >> 32 if length is None else np.maximum(length, packed >> 32)
+    for i, term in enumerate(unread):
+        values, tf = _look_up(ns_id, term, slots, avgdl)
+        per_term[term.word] = values
+        rest = unread[i + 1 :]
+        if not rest:
+            break
+        partial += values
+        used += tf
+        if partial.size > limit:
+            kth = max(kth, float(np.partition(partial, -limit)[-limit]) * (1.0 - _EPS))
+        upper = (partial + _room_ceiling(rest, length, used, avgdl)) * (1.0 + _EPS) + _TINY
+        keep = upper >= kth
+        slots, partial, used, length = slots[keep], partial[keep], used[keep], length[keep]
+        per_term = {w: v[keep] for w, v in per_term.items()}
+    total = np.zeros(slots.size, dtype=np.float64)
+    for word in words:  # query order, like the reference
+        if word in per_term:
+            total += per_term[word]
+    return _hits(namespace, *_cut(slots, total, limit), limit)
+
+
+def _room_ceiling(unread: list["_Term"], length, used, avgdl: float):
+    """Per document (its ``length`` and the tokens ``used`` by the terms already
+    counted): the most the ``unread`` terms can add (``_ceilings``; term by term when
+    the table would be large)."""
+    import numpy as np
+
+    top = int(length.max()) if length.size else 0
+    table = _ceilings(unread, top, avgdl)
+    left = length - used
+    if table is not None:
+        return table[left, length]
+    room = left.astype(np.float64)
+    ceiling = np.zeros(length.size, dtype=np.float64)
+    for other in unread:
+        tf = np.minimum(room, float(other.max_tf)) if other.max_tf > 0 else room
+        ceiling += _weights(other.idf, tf, length, avgdl)
+    return ceiling
+
+
+def _look_up(ns_id: int, term: "_Term", slots, avgdl: float):
+    """``term``'s contribution and tf for each of ``slots`` (ascending; 0 where absent),
+    from the blocks that hold them, without decoding the rest."""
+    import numpy as np
+
+    buckets = slots // BUCKET
+    buckets = buckets[np.concatenate(([True], buckets[1:] != buckets[:-1]))].tolist()
+    parts = []
+    for lo in range(0, len(buckets), _CHUNK):
+        chunk = buckets[lo : lo + _CHUNK]
+        rows = _fetch(_in_list(_BUCKETS_SQL, len(chunk)), [ns_id, term.word, *chunk])
+        parts.extend(data for (data,) in rows)  # in bucket order: slots ascending
+    postings = np.frombuffer(b"".join(parts), dtype="<u4").reshape(-1, 3)
+    values = np.zeros(slots.size, dtype=np.float64)
+    tf = np.zeros(slots.size, dtype=np.int64)
+    if postings.size:
+        listed = np.ascontiguousarray(postings[:, 0])
+        at = np.minimum(np.searchsorted(listed, slots), listed.size - 1)
+        held = listed[at] == slots
+        at = at[held]
+        tf[held] = postings[at, 1]
+        values[held] = _weights(term.idf, postings[at, 1], postings[at, 2], avgdl)
+    return values, tf
+
+
 def _read_postings(ns_id: int, batch: list["_Term"], avgdl: float) -> None:
 
     blobs: dict[str, list[bytes]] = defaultdict(list)
@@ -423,7 +626,7 @@ def _decode_postings(term: "_Term", data: bytes, avgdl: float) -> None:
     import numpy as np
 
     postings = np.frombuffer(data, dtype="<u4").reshape(-1, 3)
-    term.slots = postings[:, 0]
+    term.slots = postings[:, 0].astype(np.intp)  # contiguous: every gather and scatter
     term.tf, term.dl = postings[:, 1], postings[:, 2]
     term.contribution = _contributions(term, avgdl)
 
@@ -434,34 +637,81 @@ def _contributions(term: "_Term", avgdl: float):
     few (short documents: always), elementwise otherwise."""
     import numpy as np
 
-    k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
     if term.tf.size >= _TABLE_MIN:
         top_tf, top_dl = int(term.tf.max()), int(term.dl.max())
     if term.tf.size >= _TABLE_MIN and (top_tf + 1) * (top_dl + 1) <= _TABLE_MAX:
-        tf, dl = np.meshgrid(
-            np.arange(top_tf + 1, dtype=np.float64),
-            np.arange(top_dl + 1, dtype=np.float64),
-            indexing="ij",
-        )
-        table = term.idf * (tf * k1_plus_1 / (tf + k1 * (one_minus_b + b * dl / avgdl)))
+        tf, dl = np.meshgrid(np.arange(top_tf + 1), np.arange(top_dl + 1), indexing="ij")
+        table = _weights(term.idf, tf.ravel(), dl.ravel(), avgdl)
         key = term.tf.astype(np.intp)
         key *= top_dl + 1
         key += term.dl
-        return table.ravel()[key]
-    tf = term.tf.astype(np.float64)
-    dl = term.dl.astype(np.float64)
-    return term.idf * (tf * k1_plus_1 / (tf + k1 * (one_minus_b + b * dl / avgdl)))
+        term.cells = (table, np.bincount(key, minlength=table.size))
+        return table[key]
+    return _weights(term.idf, term.tf, term.dl, avgdl)
 
 
-def _exact_scores(words: list[str], terms: dict[str, "_Term"], size: int):
+def _weights(idf: float, tf, dl, avgdl: float):
+    """``idf · w(tf, dl)`` elementwise, in float64 with ``bm25.weight``'s operations in
+    its order (so equal, bit for bit, to the reference's scalar arithmetic)."""
     import numpy as np
 
-    scores = np.zeros(size, dtype=np.float64)
-    for word in words:  # query order: the sums are added in the reference's order
-        term = terms.get(word)
-        if term is not None:
+    tf = np.asarray(tf, dtype=np.float64)
+    dl = np.asarray(dl, dtype=np.float64)
+    k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
+    return idf * (tf * k1_plus_1 / (tf + k1 * (one_minus_b + b * dl / avgdl)))
+
+
+class _Scratch(threading.local):
+    """Slot-indexed accumulators reused by every search of a thread, all zeros between
+    searches: a fresh 1M-slot array costs a page fault per 4 KiB on first touch, more
+    than the arithmetic done in it."""
+
+    def arrays(self, size: int):
+        import numpy as np
+
+        if getattr(self, "scores", None) is None or self.scores.size < size:
+            self.scores = np.zeros(max(size, 1024), dtype=np.float64)
+            self.counts = np.zeros(max(size, 1024), dtype=np.int64)
+        return self.scores, self.counts
+
+
+_scratch = _Scratch()
+
+
+def _ranked(namespace: str, words, terms: dict[str, "_Term"], size: int, limit: int, floor=0.0):
+    """The exact top-``limit`` from the posting lists of every query term: per document
+    the sum of its terms' contributions, added in query order like the reference.
+    ``floor``: a score the ``limit``-th best is known to reach (0: none known)."""
+    present = [terms[w] for w in words if w in terms]
+    if len(present) == 1:  # the scores are the contributions
+        (term,) = present
+        floor = max(floor, _kth_contribution(term, limit)) * (1.0 - _EPS)
+        keep = term.contribution >= floor
+        return _hits(namespace, *_cut(term.slots[keep], term.contribution[keep], limit), limit)
+    scores, _ = _scratch.arrays(size)
+    try:
+        for term in present:  # query order: the sums are added in the reference's order
             scores[term.slots] += term.contribution
-    return scores
+        floor = max(floor, *(_kth_contribution(t, limit) for t in present))
+        return _top(namespace, scores[:size], limit, floor * (1.0 - _EPS))
+    finally:
+        for term in present:
+            scores[term.slots] = 0.0
+
+
+def _kth_contribution(term: "_Term", limit: int) -> float:
+    """The ``limit``-th largest contribution of ``term`` (0 if unknown or fewer): every
+    document's score is at least its contribution of any one term (adding positive
+    numbers never rounds below an addend), so the real ``limit``-th best score is at
+    least this. Counted per (tf, dl) cell when the weights came from a table."""
+    import numpy as np
+
+    if term.cells is None:
+        return 0.0
+    values, counts = term.cells
+    order = np.argsort(-values, kind="stable")
+    reached = np.searchsorted(np.cumsum(counts[order]), limit)
+    return float(values[order[reached]]) if reached < values.size else 0.0
 
 
 def _fetch(sql: str, params: list) -> list[tuple]:
@@ -479,25 +729,40 @@ def _fetch(sql: str, params: list) -> list[tuple]:
         return cursor.fetchall()
 
 
-def _top(namespace: str, scores, limit: int) -> list[Hit]:
+def _top(namespace: str, scores, limit: int, floor: float = 0.0) -> list[Hit]:
+    """The top ``limit`` of ``scores`` (slot-indexed) as hits, ties by ref. ``floor``, a
+    score the ``limit``-th best is known to reach (0: none known), spares partitioning
+    every match."""
     import numpy as np
 
-    matched = np.flatnonzero(scores)
-    if matched.size > limit:
-        values = scores[matched]
-        kth = values[np.argpartition(-values, limit - 1)[:limit]].min()
-        matched = matched[values >= kth]  # the top-k and everything tied with the k-th
+    matched = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores)
+    return _hits(namespace, *_cut(matched, scores[matched], limit), limit)
+
+
+def _cut(slots, scores, limit: int):
+    """The ``limit`` best of ``scores`` and every one tied with the ``limit``-th."""
+    import numpy as np
+
+    if scores.size <= limit:
+        return slots, scores
+    kth = scores[np.argpartition(-scores, limit - 1)[:limit]].min()
+    keep = scores >= kth
+    return slots[keep], scores[keep]
+
+
+def _hits(namespace: str, slots, scores, limit: int) -> list[Hit]:
+    """Hits of the documents at ``slots`` with their ``scores``, best first, ties by
+    ref, at most ``limit``."""
     refs: dict[int, str] = {}
-    slots = [int(s) for s in matched]
+    slots = slots.tolist()
     with connection.cursor() as cursor:
         for lo in range(0, len(slots), _CHUNK):
             chunk = slots[lo : lo + _CHUNK]
-            cursor.execute(
-                _in_list(_REFS_SQL, len(chunk)),
-                [namespace, *chunk],
-            )
+            cursor.execute(_in_list(_REFS_SQL, len(chunk)), [namespace, *chunk])
             refs.update(cursor.fetchall())
-    hits = [Hit(ref=refs[s], score=float(scores[s])) for s in slots if s in refs]
+    hits = [
+        Hit(ref=refs[s], score=v) for s, v in zip(slots, scores.tolist(), strict=True) if s in refs
+    ]
     hits.sort(key=lambda h: (-h.score, h.ref))
     return hits[:limit]
 
