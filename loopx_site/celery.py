@@ -14,6 +14,7 @@ pays nothing for it.
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopx_site.settings")
 
@@ -21,3 +22,14 @@ app = Celery("loopx_site")
 app.set_default()  # also the app of threads that never imported this module (shared_task)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def _freeze_heap(**kwargs):
+    """Each worker process, once loaded: its start-up heap out of later collections."""
+    from django.apps import apps
+
+    if apps.ready:
+        from loopx_site.core import heap
+
+        heap.freeze()
