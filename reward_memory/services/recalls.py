@@ -190,28 +190,34 @@ def recall(
         corpus, actor_peer_id=selectors.binding_peer(corpus, parsed.goal_id, parsed.agent_id)
     )
     calls = 0
-    limit = min(parsed.limit * OVERFETCH, 50)
+    wide = min(parsed.limit * OVERFETCH, 50)
+
+    def rank(limit: int) -> list[list[str]]:
+        nonlocal calls
+        ranked = []
+        for i, query in enumerate(parsed.queries):
+            calls = max(calls, i + 1)  # (a widened ranking is the same call, widened)
+            ranked.append(provider.rank(binding, surface=parsed.surface, query=query, limit=limit))
+        return ranked
+
     try:
         provider = providers.get(corpus.provider_id)
-        hits = []
-        for query in parsed.queries:
-            calls += 1
-            if provider.in_database:  # refs only: the bytes come with the records
+        if provider.in_database:  # refs only: the bytes come with the records
+            records, filtered = _accept_ranked(corpus, parsed, rank, wide, now, binding.scope_key)
+        else:
+            hits = []
+            for query in parsed.queries:
+                calls += 1
                 hits.append(
-                    provider.rank(binding, surface=parsed.surface, query=query, limit=limit)
+                    provider.recall(binding, surface=parsed.surface, query=query, limit=wide)
                 )
-            else:
-                hits.append(
-                    provider.recall(binding, surface=parsed.surface, query=query, limit=limit)
-                )
+            records, filtered = _accept(corpus, parsed, hits, now)
     except providers.ProviderUnavailable as exc:
         result = documents.recall_result(
             parsed, recall_id, "provider_unavailable", [], calls=calls, failure_kind=exc.kind
         )
         _store(parsed, corpus, context, result)
         return result
-    scope_key = binding.scope_key if provider.in_database else None
-    records, filtered = _accept(corpus, parsed, hits, now, scope_key)
     status = "ok" if records else "empty"
     result = documents.recall_result(
         parsed, recall_id, status, records, calls=calls, filtered=filtered
@@ -224,6 +230,29 @@ def _result_rows():
     no provider content)."""
     columns = [name for name in selectors.RESULT_COLUMNS if name not in ("id", "review_id")]
     return MemoryRecord.objects.select_related("review").only(*columns, "review__review_id")
+
+
+def _accept_ranked(corpus: Corpus, request: RecallRequest, rank, wide: int, now, scope_key: str):
+    """``_accept`` over an in-database provider's rankings of ``wide`` refs per query —
+    ranking only ``request.limit`` per query first, which usually decides the answer:
+    when those fix the first ``limit`` refs of the combined order and all of them are
+    accepted, the wide rankings would give the same records and counts (``_accept``
+    reads no further), so they are never computed. Otherwise the queries are ranked
+    wide and accepted as ever."""
+    limit = request.limit
+    if wide <= limit:
+        return _accept(corpus, request, rank(wide), now, scope_key)
+    short = rank(limit)
+    order = list(dict.fromkeys(ref for refs in short for ref in refs))
+    if len(order) < limit:  # no query has ``limit`` matches: the wide rankings are these
+        return _accept(corpus, request, short, now, scope_key)
+    # A query ranked ``limit`` deep may hold more matches, but the first query with
+    # ``limit`` of them brings the combined order to ``limit`` refs: its first ``limit``
+    # are the wide order's.
+    records, filtered = _accept(corpus, request, [order[:limit]], now, scope_key)
+    if len(records) == limit:
+        return records, filtered
+    return _accept(corpus, request, rank(wide), now, scope_key)
 
 
 def _accept(corpus: Corpus, request: RecallRequest, hits, now, documents_of: str | None = None):

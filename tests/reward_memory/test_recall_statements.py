@@ -154,6 +154,51 @@ def test_the_fused_read_filters_retired_and_expired_like_the_records_read(db, co
     assert fused[1]["expired"] == 1
 
 
+def _ranked_first(corpus, queries, limit):
+    """``_accept_ranked`` (the first ``limit`` ranked first, widened when needed) and
+    ``_accept`` over the wide rankings, for the same request; and the ranking widths
+    the first asked for."""
+    request, _ = parse_recall(f.recall_request(corpus, queries=queries, limit=limit))
+    binding = selectors.provider_binding(corpus)
+    provider = providers.get("local")
+    now = clock.now()
+    wide = min(limit * recalls.OVERFETCH, 50)
+    widths = []
+
+    def rank(n):
+        widths.append(n)
+        return [provider.rank(binding, surface=request.surface, query=q, limit=n) for q in queries]
+
+    lazy = recalls._accept_ranked(corpus, request, rank, wide, now, binding.scope_key)
+    ranked = [provider.rank(binding, surface=request.surface, query=q, limit=wide) for q in queries]
+    return lazy, recalls._accept(corpus, request, ranked, now, binding.scope_key), widths
+
+
+@pytest.mark.parametrize(
+    ("queries", "limit", "retire", "widths"),
+    [
+        ([QUERY], 4, 0, [4]),  # the first four are accepted: nothing more is ranked
+        ([QUERY], 4, 1, [4, 16]),  # one of them is filtered: ranked wide, as ever
+        ([QUERY], 2, 1, [2, 8]),
+        ([QUERY, "validation commands"], 4, 0, [4]),
+        ([QUERY, "validation commands"], 4, 2, [4, 16]),
+        (["twenty lines", QUERY], 4, 1, [4, 16]),
+        (["twenty lines", QUERY], 4, 0, [4]),  # the first query's one match, then three more
+        (["twenty lines", "validation commands"], 4, 0, [4]),  # every match is there
+        (["no such words", QUERY], 4, 0, [4]),
+    ],
+)
+def test_ranking_the_first_limit_first_answers_what_the_wide_ranking_answers(
+    db, corpus, refs, queries, limit, retire, widths
+):
+    for record in _ranked_first(corpus, queries, limit)[1][0][:retire]:
+        MemoryRecord.objects.filter(record_ref=record.record_ref).update(lifecycle_state="retired")
+    lazy, wide, asked = _ranked_first(corpus, queries, limit)
+    _same(wide, lazy)
+    assert asked == widths
+    assert wide[1]["not_active"] == (retire if widths[-1] > limit else 0)
+
+
 def test_a_recall_that_lost_the_race_to_its_receipt_answers_from_the_stored_one(db, corpus, refs):
     request = f.recall_request(corpus, queries=[QUERY])
     first = services.recall(request=request, execute=True)
