@@ -33,6 +33,7 @@ Callers keep their own lifecycle filters: remove a document when it stops being
 recallable.
 """
 
+import struct
 import sys
 import threading
 from array import array
@@ -58,8 +59,9 @@ _TABLE_MIN = 4096  # postings from which a weight table pays
 _TABLE_MAX = 1 << 16  # (tf, dl) pairs of one weight table
 _SMALL = 50_000  # documents below which a search simply reads every query term's postings
 _FIRST_BATCH = 32  # documents scored exactly in the first round of best_first
-_PROBE_SHARE = 4  # probe the unread lists for candidates fewer than 1/4 of their postings
+_PROBE_SHARE = 4  # look candidates up when fewer than 1/4 of the next list's postings
 _BIG_ENDIAN = sys.byteorder == "big"
+_NARROW_MAX = 255  # tf and dl up to this: a posting in 6 bytes, else 12 (``_encode``)
 assert array("I").itemsize == 4
 
 
@@ -71,15 +73,17 @@ _TERMS_SQL = (  # statistics and per-term df and bounds, from the covering index
     "GROUP BY n.id, n.documents, n.tokens, n.next_slot, b.term"
 )
 _SMALL_SQL = (  # one statement, so statistics and postings come from one snapshot
-    "SELECT n.documents, n.tokens, n.next_slot, b.term, b.data FROM core_searchnamespace n "
+    "SELECT n.documents, n.tokens, n.next_slot, b.term, b.count, b.data "
+    "FROM core_searchnamespace n "
     "LEFT JOIN core_searchpostingblock b ON b.namespace_id = n.id AND b.term IN (?) "
     "WHERE n.name = %s"
 )
-_POSTINGS_SQL = (
-    "SELECT term, data FROM core_searchpostingblock WHERE namespace_id = %s AND term IN (?)"
+_LISTS_SQL = (  # whole posting lists, each term's blocks in slot order
+    "SELECT term, count, data FROM core_searchpostingblock "
+    "WHERE namespace_id = %s AND term IN (?) ORDER BY term, bucket"
 )
 _BUCKETS_SQL = (  # some blocks of one term, in slot order
-    "SELECT data FROM core_searchpostingblock WHERE namespace_id = %s AND term = %s "
+    "SELECT count, data FROM core_searchpostingblock WHERE namespace_id = %s AND term = %s "
     "AND bucket IN (?) ORDER BY bucket"
 )
 _REFS_SQL = "SELECT slot, ref FROM core_searchdocument WHERE namespace = %s AND slot IN (?)"
@@ -103,7 +107,7 @@ _STATS_SQL = (
     "UPDATE core_searchnamespace SET documents = %s, tokens = %s, next_slot = %s WHERE id = %s"
 )
 _BLOCKS_SQL = (
-    "SELECT term, max_tf, min_dl, data FROM core_searchpostingblock "
+    "SELECT term, max_tf, min_dl, count, data FROM core_searchpostingblock "
     "WHERE namespace_id = %s AND bucket = %s AND term IN (?)"
 )
 _UPSERT_SQL = (
@@ -181,17 +185,17 @@ def _search_small(namespace: str, words: list[str], limit: int) -> list[Hit]:
         return []
     documents, total, next_slot = rows[0][:3]
     _remember(namespace, documents)
-    blobs: dict[str, list[bytes]] = defaultdict(list)
+    blobs: dict[str, list[tuple[int, bytes]]] = defaultdict(list)
     for row in rows:
         if row[3] is not None:
-            blobs[row[3]].append(row[4])
+            blobs[row[3]].append((row[4], row[5]))
     if not blobs:
         return []
     terms = {}
     for word, parts in blobs.items():
-        data = b"".join(parts)
-        term = terms[word] = _Term(word, len(data) // 12, 0, 0, documents, total / documents)
-        _decode_postings(term, data, total / documents)
+        postings = _postings(parts)
+        term = terms[word] = _Term(word, postings.slots.size, 0, 0, documents, total / documents)
+        _decode_postings(term, postings, total / documents)
     return _ranked(namespace, words, terms, next_slot, limit)
 
 
@@ -256,11 +260,6 @@ class _Term:
 
 
 def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
-    """MaxScore over whole posting lists: read the terms that can lift a document into the
-    top-k (highest bound first) until the terms left unread cannot, together, reach the
-    k-th best score found so far; then score exactly the few documents that still can
-    (from their stored bodies) instead of reading the long lists of common terms."""
-
     rows = _fetch(_in_list(_TERMS_SQL, len(words)), [*words, namespace])
     found = {row[4]: row for row in rows if row[4] is not None}
     if not found:
@@ -273,42 +272,127 @@ def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
         w: _Term(w, int(r[5]), int(r[6]) if r[8] else 0, int(r[7]), documents, avgdl)
         for w, r in found.items()
     }
-    exact = _Exact(namespace, [terms[w] for w in words if w in terms], avgdl)
-    unread = sorted(terms.values(), key=lambda t: (-t.bound, t.df, t.word))
-    read: list[_Term] = []
-    while unread:
-        # Try to finish from the read lists when that costs less than reading the next
-        # one: the per-document work is about the postings already read.
-        if read and sum(t.df for t in read) <= unread[0].df:
-            budget = max(_VERIFY_ALWAYS, unread[0].df // _BODY_COST)
-            outcome = exact.best_first(read, unread, avgdl, next_slot, limit, budget)
-            if outcome is True:
-                return exact.top(limit)
-            if outcome is not False:  # too many to score from bodies: probe the lists
-                floor = exact.kth(limit) * (1.0 - _EPS)
-                return _probe(namespace, ns_id, words, avgdl, read, unread, outcome, limit, floor)
-        batch = [unread.pop(0)]
-        while unread and unread[0].df <= max(_ROUND_TRIP, sum(t.df for t in batch)):
-            batch.append(unread.pop(0))
-        _read_postings(ns_id, batch, avgdl)
-        read.extend(batch)
-    # documents already scored exactly: their k-th best is a floor of the real k-th
-    return _ranked(namespace, words, terms, next_slot, limit, exact.kth(limit))
+    return _Search(namespace, ns_id, words, terms, avgdl, next_slot, limit).run()
 
 
-def _best(read: list["_Term"], values) -> list[int]:
-    """Per read term, the slots of its ``_FIRST_BATCH`` highest ``values``."""
+class _Search:
+    """MaxScore over whole posting lists: read the lists of the terms that can lift a
+    document into the top-k (highest bound first) until the terms left unread cannot,
+    together, lift a document holding none of the read ones to the k-th best score
+    known; then score exactly the documents that still can — from their stored bodies
+    when they are few, else by looking them up in the unread lists (``_probe``) — instead
+    of decoding the long lists of common terms."""
+
+    def __init__(self, namespace, ns_id, words, terms, avgdl, size, limit):
+        self.namespace, self.words, self.terms = namespace, words, terms
+        self.avgdl, self.size, self.limit = avgdl, size, limit
+        self.exact = _Exact(namespace, [terms[w] for w in words if w in terms], avgdl)
+        self.lists = _Lists(ns_id)
+        self.unread = sorted(terms.values(), key=lambda t: (-t.bound, t.df, t.word))
+        self.read: list[_Term] = []
+
+    def run(self) -> list[Hit]:
+        while self.unread:
+            # Try to finish from the read lists when that costs less than reading the
+            # next one: the per-document work is about the postings already read.
+            if self.read and sum(t.df for t in self.read) <= self.unread[0].df:
+                hits = self.finish()
+                if hits is not None:
+                    return hits
+            batch = [self.unread.pop(0)]
+            while self.unread and self.unread[0].df <= max(_ROUND_TRIP, sum(t.df for t in batch)):
+                batch.append(self.unread.pop(0))
+            _read_postings(self.lists, batch, self.avgdl)
+            self.read.extend(batch)
+        return _ranked(self.namespace, self.words, self.terms, self.size, self.limit, self.kth())
+
+    def kth(self) -> float:
+        """A floor of the real k-th best score, with slack: the k-th best of the
+        documents scored exactly so far (0 before k are)."""
+        return self.exact.kth(self.limit) * (1.0 - _EPS)
+
+    def finish(self) -> list[Hit] | None:
+        """The exact top-k, or ``None`` when a document holding none of the read terms
+        could still reach the k-th best, or when the documents that could are a good
+        part of the unread lists (reading the next list whole is then the cheaper way)."""
+
+        read, unread, exact = self.read, self.unread, self.exact
+        outside = _outside(unread, self.avgdl)  # the most a document outside can score
+        if len(read) == 1 and read[0].cells is not None:
+            found = self.candidates_by_cell(read[0], outside)
+        else:
+            found = self.candidates(outside)
+        if found is None:
+            return None
+        slots, upper, kth = found
+        if exact.best_first(slots, upper, kth, self.limit, self.budget(), len(read)):
+            return exact.top(self.limit)
+        slots = _distinct(slots)
+        if slots.size * _PROBE_SHARE > unread[0].df:  # decoding the next list is cheaper
+            return None
+        scored, totals = _probe(
+            self.lists, self.words, self.avgdl, self.size, read, unread, slots, self.limit, kth
+        )
+        return _hits(self.namespace, *_cut(scored, totals, self.limit), self.limit)
+
+    def candidates(self, outside: float):
+        """The documents of the read lists whose upper bound reaches the floor (repeats
+        possible), their bounds and the floor; ``None`` while a document holding none of
+        the read terms could still reach it."""
+        import numpy as np
+
+        read, exact = self.read, self.exact
+        partials = _partials(read, self.size)
+        exact.score(_best(read, [v for v, _ in partials], _FIRST_BATCH).tolist())  # high
+        if outside >= self.kth():  # (also when fewer than k documents are known)
+            return None
+        ceilings = _uppers(read, partials, self.unread, self.avgdl)
+        exact.score(_best(read, ceilings, _FIRST_BATCH).tolist())  # the most promising
+        kth = self.kth()
+        slots = np.concatenate([t.slots[u >= kth] for t, u in zip(read, ceilings, strict=True)])
+        return slots, np.concatenate([u[u >= kth] for u in ceilings]), kth
+
+    def candidates_by_cell(self, term: "_Term", outside: float):
+        """``candidates`` with one read list whose weights came from a table: a
+        document's partial score and upper bound depend only on its (tf, dl) cell, so
+        both are computed once per cell, and the best documents are found by counting
+        cells instead of partitioning the list."""
+        cells, exact = term.cells, self.exact
+        exact.score(cells.best(term.slots, cells.values, _FIRST_BATCH))  # real, high scores
+        if outside >= self.kth():
+            return None
+        used, length = cells.tf_dl()
+        upper = cells.values + _room_ceiling(self.unread, length, used, self.avgdl)
+        upper = upper * (1.0 + _EPS) + _TINY
+        exact.score(cells.best(term.slots, upper, _FIRST_BATCH))  # the most promising
+        kth = self.kth()
+        alive = (upper >= kth)[cells.key]
+        return term.slots[alive], upper[cells.key[alive]], kth
+
+    def budget(self) -> int:
+        """How many documents are worth scoring from their bodies: about the work of
+        decoding the shortest unread list."""
+        return max(_VERIFY_ALWAYS, self.unread[0].df // _BODY_COST)
+
+
+def _distinct(slots):
+    """``slots`` ascending, each once (a merge sort: often runs already ascending)."""
     import numpy as np
 
-    best = []
-    for term, v in zip(read, values, strict=True):
-        top = (
-            term.slots
-            if v.size <= _FIRST_BATCH
-            else term.slots[np.argpartition(-v, _FIRST_BATCH - 1)[:_FIRST_BATCH]]
-        )
-        best.extend(top.tolist())
-    return best
+    slots = np.sort(slots, kind="stable")
+    return slots[np.concatenate(([True], slots[1:] != slots[:-1]))]
+
+
+def _best(read: list["_Term"], values, n: int):
+    """The slots of each read term's ``n`` highest ``values`` (repeats possible)."""
+    import numpy as np
+
+    return np.concatenate(
+        [
+            term.slots if v.size <= n else term.slots[np.argpartition(-v, n - 1)[:n]]
+            for term, v in zip(read, values, strict=True)
+        ]
+    )
 
 
 def _partials(read: list["_Term"], size: int):
@@ -437,57 +521,31 @@ class _Exact:
         self.namespace, self.terms, self.avgdl = namespace, terms, avgdl  # query order
         self.hits: dict[int, Hit] = {}
 
-    def best_first(self, read, unread, avgdl: float, size: int, limit: int, budget: int) -> bool:
-        """Score documents holding a read term exactly, the highest upper bound first,
-        until none left unscored can reach the k-th best exact score: then ``top`` is the
-        exact top-k (``True``). ``False`` (reading the next posting list is the cheaper
-        way on) once more than ``budget`` documents would need scoring, or while a
-        document holding none of the read terms could still reach the k-th."""
+    def best_first(self, slots, upper, kth: float, limit: int, budget: int, repeats: int):
+        """Score the documents at ``slots`` (each at most ``repeats`` times) whose
+        ``upper`` bounds reach the floor ``kth``, the highest bound first, until none
+        left unscored can reach the k-th best exact score: then ``top`` is the exact
+        top-k (``True``). ``False``
+        once more than ``budget`` documents would need scoring."""
         import numpy as np
 
-        outside = _outside(unread, avgdl)  # the most a document outside can score
-        partials = _partials(read, size)
-        self.score(_best(read, [v for v, _ in partials]))  # real, high scores
-        kth = self.kth(limit) * (1.0 - _EPS)
-        if outside >= kth:  # (also when fewer than k documents are known)
-            return False
-        ceilings = _uppers(read, partials, unread, avgdl)
-        self.score(_best(read, ceilings))  # the most promising
-        kth = max(kth, self.kth(limit) * (1.0 - _EPS))
-        slots = np.concatenate([t.slots[u >= kth] for t, u in zip(read, ceilings, strict=True)])
-        upper = np.concatenate([u[u >= kth] for u in ceilings])
         batch = _FIRST_BATCH
         while True:
             alive = upper >= kth
             slots, upper = slots[alive], upper[alive]
-            if slots.size > len(read) * budget:  # (a document appears once per read term)
-                return self._candidates(slots, read, unread)
+            if slots.size > repeats * budget:
+                return False
             todo = np.fromiter((s not in self.hits for s in slots.tolist()), bool, slots.size)
             pending = set(slots[todo].tolist())
             if len(pending) <= batch:
                 self.score(pending)
                 return True
             if len(pending) > budget or len(self.hits) >= budget:
-                return self._candidates(slots, read, unread)
+                return False
             order = np.argpartition(-upper, min(batch, upper.size) - 1)[:batch]
             self.score(slots[order].tolist())
             kth = max(kth, self.kth(limit) * (1.0 - _EPS))
             batch *= 2
-
-    @staticmethod
-    def _candidates(slots, read: list["_Term"], unread: list["_Term"]):
-        """The documents (distinct, ascending) that can still reach the k-th best — every
-        other one is below it — for ``_probe`` to score from the unread lists; ``False``
-        (read the next list whole) when they are a good part of those lists."""
-        import numpy as np
-
-        if slots.size * _PROBE_SHARE > len(read) * sum(t.df for t in unread):
-            return False  # (each document is there once per read term holding it)
-        slots = np.sort(slots)
-        slots = slots[np.concatenate(([True], slots[1:] != slots[:-1]))]
-        if slots.size * _PROBE_SHARE > sum(t.df for t in unread):
-            return False
-        return slots
 
     def kth(self, limit: int) -> float:
         """The ``limit``-th best exact score found so far (0 before ``limit`` are)."""
@@ -515,24 +573,24 @@ class _Exact:
         return sorted(self.hits.values(), key=lambda h: (-h.score, h.ref))[:limit]
 
 
-def _probe(namespace, ns_id, words, avgdl, read, unread, slots, limit, kth) -> list[Hit]:
-    """The exact top-``limit`` among ``slots`` (ascending) — every document that can
-    still reach ``kth``, a floor of the k-th best — scored from the posting lists. A read
-    term's contributions come from its decoded list. Each unread term, highest bound
-    first, is looked up document by document (binary search in its blocks as stored,
-    only the blocks holding a candidate, nothing else decoded); after each, a candidate
-    whose partial score plus what the terms still unread could add (``_ceilings``, with
-    its length and the tokens left) is below the floor drops out, and the floor rises to
-    the k-th best partial score (a lower bound: contributions are positive). The
-    contributions are finally added in query order (0 where a document lacks the term:
-    adding 0 changes no sum), so the scores are the reference's bit for bit."""
+def _probe(lists, words, avgdl, size, read, unread, slots, limit: int, kth: float):
+    """Exact scores of the documents at ``slots`` (ascending, distinct), from the posting
+    lists: a read term's contributions from its decoded list, an unread term's by
+    looking each document up in its list as stored (``_Lists.look_up``). With a
+    ``limit``, the documents that cannot reach ``kth`` (a floor of the k-th best) drop out
+    on the way: after each unread term (highest bound first), a document whose partial
+    score plus what the terms still unread could add (``_room_ceiling``) is below the
+    floor, which rises to the k-th best partial score (contributions are positive). The
+    contributions are added in query order (0 where a document lacks the term: adding 0
+    changes no sum), so the scores are the reference's bit for bit. Returns the
+    documents left and their scores."""
     import numpy as np
 
     per_term: dict[str, object] = {}
-    scores, counts = _scratch.arrays(int(slots[-1]) + 1)
+    scores, counts = _scratch.arrays(size)
     partial = np.zeros(slots.size, dtype=np.float64)
     used = np.zeros(slots.size, dtype=np.int64)
-    length = None
+    length = np.zeros(slots.size, dtype=np.int64)
     for term in read:
         try:
             scores[term.slots] = term.contribution
@@ -545,13 +603,13 @@ def _probe(namespace, ns_id, words, avgdl, read, unread, slots, limit, kth) -> l
         partial += values
         used += packed & 0xFFFFFFFF
         # (a document lacking this term has its length from another read term)
-        length = packed >> 32 if length is None else np.maximum(length, packed >> 32)
+        length = np.maximum(length, packed >> 32)
     for i, term in enumerate(unread):
-        values, tf = _look_up(ns_id, term, slots, avgdl)
+        values, tf = lists.look_up(term, slots, avgdl)
         per_term[term.word] = values
         rest = unread[i + 1 :]
-        if not rest:
-            break
+        if not limit or not rest:
+            continue
         partial += values
         used += tf
         if partial.size > limit:
@@ -564,7 +622,7 @@ def _probe(namespace, ns_id, words, avgdl, read, unread, slots, limit, kth) -> l
     for word in words:  # query order, like the reference
         if word in per_term:
             total += per_term[word]
-    return _hits(namespace, *_cut(slots, total, limit), limit)
+    return slots, total
 
 
 def _room_ceiling(unread: list["_Term"], length, used, avgdl: float):
@@ -586,48 +644,105 @@ def _room_ceiling(unread: list["_Term"], length, used, avgdl: float):
     return ceiling
 
 
-def _look_up(ns_id: int, term: "_Term", slots, avgdl: float):
-    """``term``'s contribution and tf for each of ``slots`` (ascending; 0 where absent),
-    from the blocks that hold them, without decoding the rest."""
-    import numpy as np
+class _Lists:
+    """The posting lists of one search as stored (each term's blocks in bucket order:
+    slots ascending), each fetched at most once."""
 
-    buckets = slots // BUCKET
-    buckets = buckets[np.concatenate(([True], buckets[1:] != buckets[:-1]))].tolist()
-    parts = []
-    for lo in range(0, len(buckets), _CHUNK):
-        chunk = buckets[lo : lo + _CHUNK]
-        rows = _fetch(_in_list(_BUCKETS_SQL, len(chunk)), [ns_id, term.word, *chunk])
-        parts.extend(data for (data,) in rows)  # in bucket order: slots ascending
-    postings = np.frombuffer(b"".join(parts), dtype="<u4").reshape(-1, 3)
-    values = np.zeros(slots.size, dtype=np.float64)
-    tf = np.zeros(slots.size, dtype=np.int64)
-    if postings.size:
-        listed = np.ascontiguousarray(postings[:, 0])
-        at = np.minimum(np.searchsorted(listed, slots), listed.size - 1)
-        held = listed[at] == slots
-        at = at[held]
-        tf[held] = postings[at, 1]
-        values[held] = _weights(term.idf, postings[at, 1], postings[at, 2], avgdl)
-    return values, tf
+    def __init__(self, ns_id: int):
+        self.ns_id = ns_id
+        self.stored: dict[str, tuple] = {}  # term → (slots, postings)
+
+    def fetch(self, terms: list["_Term"]) -> None:
+        import numpy as np
+
+        missing = [t.word for t in terms if t.word not in self.stored]
+        if not missing:
+            return
+        blobs: dict[str, list[tuple[int, bytes]]] = defaultdict(list)
+        rows = _fetch(_in_list(_LISTS_SQL, len(missing)), [self.ns_id, *missing])
+        for word, count, data in rows:
+            blobs[word].append((count, data))
+        for word in missing:
+            postings = _postings(blobs[word])
+            self.stored[word] = (np.ascontiguousarray(postings.slots), postings)
+
+    def look_up(self, term: "_Term", slots, avgdl: float):
+        """``term``'s contribution and tf for each of ``slots`` (ascending; 0 where
+        absent), by binary search in its list — fetched whole before, else only the
+        blocks holding ``slots`` — without decoding the rest."""
+        import numpy as np
+
+        if term.word in self.stored:
+            listed, postings = self.stored[term.word]
+        else:
+            buckets = _distinct(slots // BUCKET).tolist()
+            parts = []
+            for lo in range(0, len(buckets), _CHUNK):
+                chunk = buckets[lo : lo + _CHUNK]
+                parts += _fetch(_in_list(_BUCKETS_SQL, len(chunk)), [self.ns_id, term.word, *chunk])
+            postings = _postings(parts)
+            listed = np.ascontiguousarray(postings.slots)
+        values = np.zeros(slots.size, dtype=np.float64)
+        tf = np.zeros(slots.size, dtype=np.int64)
+        if listed.size and slots.size:
+            at = np.minimum(np.searchsorted(listed, slots), listed.size - 1)
+            held = listed[at] == slots
+            at = at[held]
+            tf[held] = postings.tf[at]
+            values[held] = _weights(term.idf, postings.tf[at], postings.dl[at], avgdl)
+        return values, tf
 
 
-def _read_postings(ns_id: int, batch: list["_Term"], avgdl: float) -> None:
-
-    blobs: dict[str, list[bytes]] = defaultdict(list)
-    for word, data in _fetch(
-        _in_list(_POSTINGS_SQL, len(batch)), [ns_id, *(t.word for t in batch)]
-    ):
-        blobs[word].append(data)
+def _read_postings(lists: _Lists, batch: list["_Term"], avgdl: float) -> None:
+    """Decode the whole posting lists of ``batch``."""
+    lists.fetch(batch)
     for term in batch:
-        _decode_postings(term, b"".join(blobs[term.word]), avgdl)
+        _decode_postings(term, lists.stored[term.word][1], avgdl)
 
 
-def _decode_postings(term: "_Term", data: bytes, avgdl: float) -> None:
+@dataclass(frozen=True)
+class _Postings:
+    """One term's postings as three parallel arrays, slots ascending."""
+
+    slots: object
+    tf: object
+    dl: object
+
+
+def _postings(blocks) -> _Postings:
+    """The postings of ``blocks`` — (count, data) pairs of one term, in bucket order —
+    without copying them where their formats agree (``_encode``)."""
     import numpy as np
 
-    postings = np.frombuffer(data, dtype="<u4").reshape(-1, 3)
-    term.slots = postings[:, 0].astype(np.intp)  # contiguous: every gather and scatter
-    term.tf, term.dl = postings[:, 1], postings[:, 2]
+    runs: list[tuple[int, list[bytes]]] = []
+    for count, data in blocks:
+        width = len(data) // count
+        if runs and runs[-1][0] == width:
+            runs[-1][1].append(data)
+        else:
+            runs.append((width, [data]))
+    narrow = np.dtype([("slot", "<u4"), ("tf", "u1"), ("dl", "u1")])
+    wide = np.dtype([("slot", "<u4"), ("tf", "<u4"), ("dl", "<u4")])
+    arrays = [
+        np.frombuffer(b"".join(parts), dtype=narrow if width == 6 else wide)
+        for width, parts in runs
+    ]
+    if len(arrays) == 1:
+        (a,) = arrays
+        return _Postings(a["slot"], a["tf"], a["dl"])
+    if not arrays:
+        empty = np.zeros(0, dtype=np.uint32)
+        return _Postings(empty, empty, empty)
+    return _Postings(
+        *(np.concatenate([a[f].astype(np.uint32) for a in arrays]) for f in ("slot", "tf", "dl"))
+    )
+
+
+def _decode_postings(term: "_Term", postings: "_Postings", avgdl: float) -> None:
+    import numpy as np
+
+    term.slots = postings.slots.astype(np.intp)  # contiguous: every gather and scatter
+    term.tf, term.dl = postings.tf, postings.dl
     term.contribution = _contributions(term, avgdl)
 
 
@@ -645,9 +760,48 @@ def _contributions(term: "_Term", avgdl: float):
         key = term.tf.astype(np.intp)
         key *= top_dl + 1
         key += term.dl
-        term.cells = (table, np.bincount(key, minlength=table.size))
+        term.cells = _Cells(table, key, top_dl + 1)
         return table[key]
     return _weights(term.idf, term.tf, term.dl, avgdl)
+
+
+class _Cells:
+    """A posting list's (tf, dl) cells: cell ``tf · width + dl`` of each posting
+    (``key``), how many postings each holds and the term's contribution in each."""
+
+    def __init__(self, values, key, width: int):
+        import numpy as np
+
+        self.values, self.key, self.width = values, key, width
+        self.counts = np.bincount(key, minlength=values.size)
+
+    def tf_dl(self):
+        """Each cell's tf and dl (a cell with dl < tf holds nothing: both 0 there)."""
+        import numpy as np
+
+        index = np.arange(self.values.size)
+        tf, dl = index // self.width, index % self.width
+        empty = dl < tf
+        tf[empty] = dl[empty] = 0
+        return tf, dl
+
+    def kth(self, per_cell, limit: int) -> float:
+        """The ``limit``-th largest of ``per_cell`` over the postings (0 if fewer)."""
+        import numpy as np
+
+        order = np.argsort(-per_cell, kind="stable")
+        reached = np.searchsorted(np.cumsum(self.counts[order]), limit)
+        return float(per_cell[order[reached]]) if reached < per_cell.size else 0.0
+
+    def best(self, slots, per_cell, n: int) -> list[int]:
+        """The slots of ``n`` postings with the highest ``per_cell`` values (ties at the
+        ``n``-th taken in slot order)."""
+        import numpy as np
+
+        cut = self.kth(per_cell, n)
+        above = np.flatnonzero((per_cell > cut)[self.key])
+        tied = np.flatnonzero((per_cell == cut)[self.key])[: max(0, n - above.size)]
+        return slots[np.concatenate([above, tied])].tolist()
 
 
 def _weights(idf: float, tf, dl, avgdl: float):
@@ -678,6 +832,14 @@ class _Scratch(threading.local):
 _scratch = _Scratch()
 
 
+def _kth_contribution(term: "_Term", limit: int) -> float:
+    """The ``limit``-th largest contribution of ``term`` (0 if unknown or fewer): every
+    document's score is at least its contribution of any one term (adding positive
+    numbers never rounds below an addend), so the real ``limit``-th best score is at
+    least this."""
+    return term.cells.kth(term.cells.values, limit) if term.cells is not None else 0.0
+
+
 def _ranked(namespace: str, words, terms: dict[str, "_Term"], size: int, limit: int, floor=0.0):
     """The exact top-``limit`` from the posting lists of every query term: per document
     the sum of its terms' contributions, added in query order like the reference.
@@ -697,21 +859,6 @@ def _ranked(namespace: str, words, terms: dict[str, "_Term"], size: int, limit: 
     finally:
         for term in present:
             scores[term.slots] = 0.0
-
-
-def _kth_contribution(term: "_Term", limit: int) -> float:
-    """The ``limit``-th largest contribution of ``term`` (0 if unknown or fewer): every
-    document's score is at least its contribution of any one term (adding positive
-    numbers never rounds below an addend), so the real ``limit``-th best score is at
-    least this. Counted per (tf, dl) cell when the weights came from a table."""
-    import numpy as np
-
-    if term.cells is None:
-        return 0.0
-    values, counts = term.cells
-    order = np.argsort(-values, kind="stable")
-    reached = np.searchsorted(np.cumsum(counts[order]), limit)
-    return float(values[order[reached]]) if reached < values.size else 0.0
 
 
 def _fetch(sql: str, params: list) -> list[tuple]:
@@ -771,16 +918,25 @@ def _hits(namespace: str, slots, scores, limit: int) -> list[Hit]:
 
 
 def _encode(packed: array) -> bytes:
+    """A block's (slot, tf, dl) triples (flattened, slots ascending) as stored: 6 bytes
+    each (little-endian u4 slot, one byte each for tf and dl) when every tf and dl fits
+    in ``_NARROW_MAX``, else 12 (three little-endian u4). ``len(data) / count`` tells a
+    block's format, so blocks of both kinds live side by side."""
+    if max(packed[1::3], default=0) <= _NARROW_MAX and max(packed[2::3], default=0) <= _NARROW_MAX:
+        return struct.pack("<" + "IBB" * (len(packed) // 3), *packed)
     if _BIG_ENDIAN:
         packed = array("I", packed)
         packed.byteswap()
     return packed.tobytes()
 
 
-def _decode(data) -> array:
-    """(slot, tf, dl) triples, flattened, slots ascending."""
+def _decode(data, count: int) -> array:
+    """The (slot, tf, dl) triples of a block of ``count`` postings, flattened."""
+    data = bytes(data)
+    if len(data) == 6 * count:
+        return array("I", struct.unpack("<" + "IBB" * count, data))
     packed = array("I")
-    packed.frombytes(bytes(data))
+    packed.frombytes(data)
     if _BIG_ENDIAN:
         packed.byteswap()
     return packed
@@ -856,7 +1012,7 @@ def _write_blocks(cursor, ns_id: int, edits) -> None:
     by_bucket: dict[int, list[str]] = defaultdict(list)
     for term, bucket in edits:
         by_bucket[bucket].append(term)
-    current: dict[tuple[str, int], tuple[int, int, bytes]] = {}
+    current: dict[tuple[str, int], tuple[int, int, int, bytes]] = {}
     for bucket, terms in by_bucket.items():
         for lo in range(0, len(terms), _CHUNK):
             chunk = terms[lo : lo + _CHUNK]
@@ -867,8 +1023,8 @@ def _write_blocks(cursor, ns_id: int, edits) -> None:
             current.update(((row[0], bucket), row[1:]) for row in cursor.fetchall())
     upserts, drops = [], []
     for key, slot_edits in edits.items():
-        max_tf, min_dl, data = current.get(key, (0, 0, None))
-        packed = _decode(data) if data is not None else array("I")
+        max_tf, min_dl, count, data = current.get(key, (0, 0, 0, None))
+        packed = _decode(data, count) if data is not None else array("I")
         if (
             all(v is not None for v in slot_edits.values())
             and (not packed or min(slot_edits) > packed[-3])

@@ -178,11 +178,19 @@ _word = st.one_of(
         max_size=8,
     ),
     first_batch=st.sampled_from([1, 2, 32]),
+    route=st.sampled_from(["bodies", "look-ups"]),
+    cells=st.booleans(),
 )
 def test_search_equals_the_reference_top_k_on_skewed_corpora_with_removals(
-    monkeypatch, bodies, changes, queries, first_batch
+    monkeypatch, bodies, changes, queries, first_batch, route, cells
 ):
     monkeypatch.setattr(fulltext, "_FIRST_BATCH", first_batch)  # many best-first rounds
+    if route == "look-ups":  # every candidate scored by looking it up in the unread lists
+        monkeypatch.setattr(fulltext, "_VERIFY_ALWAYS", 0)
+        monkeypatch.setattr(fulltext, "_BODY_COST", 10**9)
+        monkeypatch.setattr(fulltext, "_PROBE_SHARE", 0)
+    # weights from (tf, dl) tables, hence per-cell bounds, even for short lists
+    monkeypatch.setattr(fulltext, "_TABLE_MIN", 0 if cells else 10**9)
     namespace = f"s{next(_namespaces)}"
     docs = {f"d{i:03d}": _skewed_body(words) for i, words in enumerate(bodies)}
     fulltext.index_many(namespace, docs.items())
@@ -207,7 +215,7 @@ def _blocks(namespace: str):
     from loopx_site.core.models import SearchPostingBlock
 
     for block in SearchPostingBlock.objects.filter(namespace__name=namespace):
-        packed = fulltext._decode(block.data)
+        packed = fulltext._decode(block.data, block.count)
         yield block, list(packed[1::3]), list(packed[2::3])
 
 
@@ -230,7 +238,7 @@ def test_block_bounds_hold_every_posting_through_insert_replace_remove_reinsert(
     assert review.max_tf == 4  # recomputed after the removal of the only tf-5 posting
 
 
-def test_migration_fills_the_bounds_of_existing_blocks_from_their_data(db):
+def test_migration_fills_the_bounds_of_existing_blocks_from_their_data(db, monkeypatch):
     import importlib
 
     from django.db import connection
@@ -238,6 +246,7 @@ def test_migration_fills_the_bounds_of_existing_blocks_from_their_data(db):
     from loopx_site.core.models import SearchPostingBlock
 
     migration = importlib.import_module("loopx_site.core.migrations.0009_search_block_bounds")
+    monkeypatch.setattr(fulltext, "_NARROW_MAX", -1)  # blocks as written before 0010
     fulltext.index_many("m", [(f"d{i}", "merge " * (i % 3 + 1) + "y " * i) for i in range(9)])
     SearchPostingBlock.objects.update(max_tf=0, min_dl=0)
 
@@ -389,3 +398,153 @@ def test_long_documents_bound_their_unread_terms_elementwise(db, monkeypatch):
     for query, limit in [("rare common", 1), ("rare common", 3), ("rare word common", 2)]:
         hits = fulltext.search("long", query, limit=limit)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
+
+
+def test_common_terms_are_looked_up_for_the_candidates_instead_of_decoded(db, monkeypatch):
+    monkeypatch.setattr(fulltext, "_SMALL", 0)
+    monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # one list per statement
+    monkeypatch.setattr(fulltext, "_TABLE_MIN", 0)
+    docs = [(f"d{i:04d}", f"common filler{i % 40} " + "often " * (i % 3)) for i in range(1500)]
+    docs += [(f"r{i}", "rare " * (i % 2 + 1) + "common often") for i in range(80)]
+    fulltext.index_many("lookups", docs)
+    decoded, probed = [], []
+    read_postings, probe = fulltext._read_postings, fulltext._probe
+
+    def spy_read(lists, batch, avgdl):
+        decoded.extend(t.word for t in batch)
+        read_postings(lists, batch, avgdl)
+
+    def spy_probe(*args):
+        scored, totals = probe(*args)
+        probed.append([t.word for t in args[5]])
+        return scored, totals
+
+    monkeypatch.setattr(fulltext, "_read_postings", spy_read)
+    monkeypatch.setattr(fulltext, "_probe", spy_probe)
+    monkeypatch.setattr(fulltext, "_VERIFY_ALWAYS", 0)  # 80 candidates: too many for bodies
+    monkeypatch.setattr(fulltext, "_BODY_COST", 10**9)
+    for limit in (1, 5, 30):
+        hits = fulltext.search("lookups", "rare common often", limit=limit)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, "rare common often", limit)
+    assert set(decoded) == {"rare"}  # the long lists were never decoded whole
+    assert probed
+    assert all(set(words) == {"common", "often"} for words in probed)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    terms=st.lists(
+        st.tuples(st.integers(1, 999), st.integers(0, 4), st.integers(0, 7)),
+        min_size=1,
+        max_size=4,
+    ),
+    avgdl=st.floats(1.0, 9.0),
+)
+def test_the_shared_token_ceiling_is_the_best_allocation_of_a_documents_tokens(terms, avgdl):
+    """``_ceilings[room, dl]`` is the most the unread terms can add to a document of
+    length ``dl`` with ``room`` tokens left — each term at most its ``max_tf`` (0: any),
+    none in a document shorter than its ``min_dl`` — found by trying every allocation."""
+    import itertools
+
+    unread = [fulltext._Term("t", df, tf, dl, 1000, avgdl) for df, tf, dl in terms]
+    top_dl = 7
+    table = fulltext._ceilings(unread, top_dl, avgdl)
+    for dl in range(top_dl + 1):
+        for room in range(dl + 1):
+            caps = [
+                0 if dl < t.min_dl else min(room, t.max_tf) if t.max_tf > 0 else room
+                for t in unread
+            ]
+            best = max(
+                sum(
+                    t.idf * bm25.weight(float(x), float(dl), avgdl)
+                    for t, x in zip(unread, xs, strict=True)
+                )
+                for xs in itertools.product(*(range(c + 1) for c in caps))
+                if sum(xs) <= room
+            )
+            assert table[room, dl] == pytest.approx(best, rel=1e-12, abs=1e-12)
+    outside = fulltext._outside(unread, avgdl)
+    longest = max(top_dl, sum(t.max_tf for t in unread) + max(t.min_dl for t in unread))
+    for dl in range(1, longest + 1):  # a document holding none of the read terms
+        caps = [0 if dl < t.min_dl else min(dl, t.max_tf) if t.max_tf > 0 else dl for t in unread]
+        for xs in itertools.product(*(range(c + 1) for c in caps)):
+            if sum(xs) <= dl:
+                score = sum(
+                    t.idf * bm25.weight(float(x), float(dl), avgdl)
+                    for t, x in zip(unread, xs, strict=True)
+                )
+                assert score <= outside
+
+
+def test_the_slot_accumulators_are_zeros_again_after_a_search_that_failed(db, monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(fulltext, "_SMALL", 0)
+    docs = [(f"d{i:03d}", "common " * (i % 3 + 1) + f"word{i % 7}") for i in range(300)]
+    fulltext.index_many("scratch", docs)
+    fulltext.search("scratch", "common word1 word2", limit=3)
+
+    def broken(*args):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(fulltext, "_hits", broken)  # while the accumulators are in use
+    with pytest.raises(RuntimeError):
+        fulltext.search("scratch", "common word1 word2", limit=3)
+    scores, counts = fulltext._scratch.arrays(1)
+    assert not np.any(scores)
+    assert not np.any(counts)
+
+
+def test_narrow_and_wide_blocks_of_one_list_rank_exactly(db, monkeypatch):
+    """A block whose tfs and lengths all fit in a byte takes 6 bytes a posting, any other
+    12; one term's list may hold both kinds (here: a block with a 300-token document)."""
+    from loopx_site.core.models import SearchPostingBlock
+
+    monkeypatch.setattr(fulltext, "BUCKET", 8)
+    docs = [(f"d{i:02d}", "deploy " * (i % 4 + 1) + "pad " * (i % 5)) for i in range(40)]
+    docs.append(("long", "deploy rollback " + "pad " * 300))
+    fulltext.index_many("formats", docs)
+    widths = {
+        b.bucket: len(b.data) // b.count for b in SearchPostingBlock.objects.filter(term="deploy")
+    }
+    assert widths[40 // 8] == 12  # the long document's block
+    assert {w for bucket, w in widths.items() if bucket != 40 // 8} == {6}
+    for query, limit in [("deploy", 5), ("deploy pad", 3), ("rollback deploy", 2)]:
+        hits = fulltext.search("formats", query, limit=limit)
+        assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
+
+
+def test_migration_narrows_wide_blocks_and_its_reverse_widens_them_back(db, monkeypatch):
+    import importlib
+
+    from django.db import connection
+
+    from loopx_site.core.models import SearchPostingBlock
+
+    migration = importlib.import_module("loopx_site.core.migrations.0010_narrow_posting_blocks")
+    monkeypatch.setattr(fulltext, "BUCKET", 8)
+    monkeypatch.setattr(fulltext, "_NARROW_MAX", -1)  # blocks as written before 0010
+    docs = [(f"d{i:02d}", "merge " * (i % 3 + 1) + "y " * i) for i in range(32)]
+    docs.append(("long", "merge " + "y " * 300))  # slot 32: the only document of bucket 4
+    fulltext.index_many("n", docs)
+    before = {
+        (b.term, b.bucket): fulltext._decode(b.data, b.count)
+        for b in SearchPostingBlock.objects.all()
+    }
+    want = [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)]
+
+    class Editor:
+        pass
+
+    editor = Editor()
+    editor.connection = connection
+    migration.narrow_blocks(None, editor)
+    blocks = list(SearchPostingBlock.objects.all())
+    assert {len(b.data) // b.count for b in blocks if b.bucket < 4} == {6}
+    assert {len(b.data) // b.count for b in blocks if b.bucket == 4} == {12}  # 300 tokens
+    assert {(b.term, b.bucket): fulltext._decode(b.data, b.count) for b in blocks} == before
+    assert [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)] == want
+    migration.widen_blocks(None, editor)
+    assert {len(b.data) // b.count for b in SearchPostingBlock.objects.all()} == {12}
+    assert [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)] == want
