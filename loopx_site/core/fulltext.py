@@ -13,21 +13,26 @@ Storage (plain tables, the database is the only copy):
   statistics always agree with the postings.
 - ``SearchDocument``: ref, body, slot and length of each document.
 - ``SearchPostingBlock``: per (namespace, term, slot range of ``BUCKET``) one packed
-  blob of (slot, tf, dl) triples, with the block's largest tf and smallest dl (its
-  bounds, kept exact by every write; a covering index serves them without the blobs).
+  blob of (slot, tf, dl) postings, slots ascending — 6 bytes a posting when every tf and
+  dl of the block fits a byte, else 12 (``_encode``) — with the block's largest tf and
+  smallest dl (its bounds, kept exact by every write; a covering index serves them
+  without the blobs).
 
 A search of a small namespace (under ``_SMALL`` documents at its last search) reads the
 namespace row and the query terms' blocks in one statement and scores every match with
-vectorised arithmetic (numpy, imported on first search). A larger one works inside one
-snapshot (``_snapshot``): it reads the statistics and each term's df and bounds, then
-the posting lists of the highest-bound (rarest) terms first; once the unread terms could
-not, together, lift a document holding none of the read ones to the k-th best score
-found so far, the documents that still can (each bounded by its own length and the
-tokens the read terms leave) are scored exactly from their stored bodies, best bound
-first, until none left can (``_Exact.best_first``). A common term's long list is read
-only when that is cheaper than scoring the documents that need it. Every bound has
-slack (``_EPS``), and scores are computed with the reference's operations in its order,
-so the result is the reference's top-k exactly, ties with the k-th included.
+vectorised arithmetic (numpy, imported on first search). A larger one (``_Search``)
+works inside one snapshot (``_snapshot``): it reads the statistics and each term's df
+and bounds, then whole posting lists, highest bound (rarest term) first, until the
+unread terms could not, together, lift a document holding none of the read ones to the
+k-th best score found so far (``_outside``: a document's tokens shared among the unread
+terms, ``_best_sums``). The documents that still can — each bounded by its own length
+and the tokens the read terms leave (``_ceilings``; per (tf, dl) cell when one list is
+read, ``_Cells``) — are then scored exactly: from their stored bodies, best bound first,
+when they are few (``_Exact.best_first``); else by looking each one up in the unread
+lists, dropping those that fall below the rising floor on the way (``_probe``). A common
+term's long list is decoded only when that is cheaper. Every bound has slack (``_EPS``),
+and scores are computed with the reference's operations in its order, so the result is
+the reference's top-k exactly, ties with the k-th included.
 
 Callers keep their own lifecycle filters: remove a document when it stops being
 recallable.
@@ -121,9 +126,14 @@ _DROP_SQL = (
 )
 
 
-def _in_list(sql: str, n: int) -> str:
-    """``sql`` with its ``IN (?)`` expanded to ``n`` placeholders (never any value)."""
-    return sql.replace("(?)", "(" + ",".join(["%s"] * n) + ")")
+def _in_list(sql: str, values) -> tuple[str, list]:
+    """``sql`` with its ``IN (?)`` made to take ``values``, and the parameters standing
+    for them (never a value in the text). PostgreSQL: one array parameter (``= ANY``),
+    so the statement's text is the same whatever the count — parsed once by the driver,
+    prepared once by the server. SQLite: one placeholder each."""
+    if connection.vendor == "postgresql":
+        return sql.replace("IN (?)", "= ANY(%s)"), [list(values)]
+    return sql.replace("(?)", "(" + ",".join(["%s"] * len(values)) + ")"), list(values)
 
 
 @dataclass(frozen=True)
@@ -180,7 +190,8 @@ def _remember(namespace: str, documents: int) -> None:
 def _search_small(namespace: str, words: list[str], limit: int) -> list[Hit]:
     """A small namespace: read the statistics and every query term's postings in one
     statement (one snapshot by construction) and score them all."""
-    rows = _fetch(_in_list(_SMALL_SQL, len(words)), [*words, namespace])
+    sql, listed = _in_list(_SMALL_SQL, words)
+    rows = _fetch(sql, [*listed, namespace])
     if not rows:
         return []
     documents, total, next_slot = rows[0][:3]
@@ -204,17 +215,15 @@ def _snapshot():
     """Every statement of one search reads the same committed state.
 
     Inside a caller's transaction the search reads in the caller's snapshot. Otherwise,
-    PostgreSQL: a REPEATABLE READ transaction (its first statement, so it also holds
-    through PgBouncer's transaction pooling). SQLite: a deferred read transaction (WAL:
+    PostgreSQL: a read-only REPEATABLE READ transaction (``_pg_snapshot``). SQLite: a
+    deferred read transaction (WAL:
     one snapshot from its first read, no write lock; ``atomic()`` would begin IMMEDIATE
     and queue behind writers)."""
     if connection.in_atomic_block:
         yield
         return
     if connection.vendor == "postgresql":
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            yield
+        yield from _pg_snapshot()
         return
     connection.ensure_connection()
     with connection.wrap_database_errors:
@@ -230,6 +239,28 @@ def _snapshot():
                 sqlite.execute("ROLLBACK")
             raise
         sqlite.execute("COMMIT")  # nothing written: ends the read transaction
+
+
+def _pg_snapshot():
+    """A read-only REPEATABLE READ transaction opened by one ``BEGIN ISOLATION LEVEL
+    REPEATABLE READ READ ONLY`` (one round trip, and the transaction's first statement, so
+    it also holds through PgBouncer's transaction pooling), the connection's own
+    settings restored after it."""
+    import psycopg
+
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        yield  # not Django's, but someone's: read inside it
+        return
+    with connection.wrap_database_errors:
+        level, read_only = raw.isolation_level, raw.read_only
+        raw.isolation_level, raw.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+        try:
+            with raw.transaction():
+                yield
+        finally:
+            raw.isolation_level, raw.read_only = level, read_only
 
 
 class _Term:
@@ -260,7 +291,8 @@ class _Term:
 
 
 def _search(namespace: str, words: list[str], limit: int) -> list[Hit]:
-    rows = _fetch(_in_list(_TERMS_SQL, len(words)), [*words, namespace])
+    sql, listed = _in_list(_TERMS_SQL, words)
+    rows = _fetch(sql, [*listed, namespace])
     found = {row[4]: row for row in rows if row[4] is not None}
     if not found:
         return []
@@ -313,8 +345,8 @@ class _Search:
 
     def finish(self) -> list[Hit] | None:
         """The exact top-k, or ``None`` when a document holding none of the read terms
-        could still reach the k-th best, or when the documents that could are a good
-        part of the unread lists (reading the next list whole is then the cheaper way)."""
+        could still reach the k-th best, or when the documents that could are many
+        beside the next list's postings (decoding that list is then the cheaper way)."""
 
         read, unread, exact = self.read, self.unread, self.exact
         outside = _outside(unread, self.avgdl)  # the most a document outside can score
@@ -380,7 +412,7 @@ def _distinct(slots):
     import numpy as np
 
     slots = np.sort(slots, kind="stable")
-    return slots[np.concatenate(([True], slots[1:] != slots[:-1]))]
+    return slots[np.concatenate(([True], slots[1:] != slots[:-1]))] if slots.size else slots
 
 
 def _best(read: list["_Term"], values, n: int):
@@ -419,27 +451,12 @@ def _partials(read: list["_Term"], size: int):
 def _uppers(read: list["_Term"], partials, unread: list["_Term"], avgdl: float):
     """Per read term, for each document holding it: an upper bound of its real score —
     its partial score plus the most the unread terms can add with its own ``dl`` and
-    the tokens left (``_ceilings``; term by term when the table would be large). The
-    bounds have slack, so none is below the real score whatever the rounding."""
-    import numpy as np
-
-    k1, b, one_minus_b, k1_plus_1 = bm25.K1, bm25.B, bm25.ONE_MINUS_B, bm25.K1_PLUS_1
-    top_dl = max(int(t.dl.max()) for t in read)
-    table = _ceilings(unread, top_dl, avgdl)
-    out = []
-    for term, (values, left) in zip(read, partials, strict=True):
-        if table is not None:
-            ceiling = table[left, term.dl]
-        else:
-            room = left.astype(np.float64)
-            dl = term.dl.astype(np.float64)
-            length_part = k1 * (one_minus_b + b * dl / avgdl)
-            ceiling = np.zeros(values.size, dtype=np.float64)
-            for other in unread:
-                tf = np.minimum(room, float(other.max_tf)) if other.max_tf > 0 else room
-                ceiling += other.idf * (tf * k1_plus_1 / (tf + length_part))
-        out.append((values + ceiling) * (1.0 + _EPS) + _TINY)
-    return out
+    the tokens left (``_room_ceiling``). The bounds have slack, so none is below the
+    real score whatever the rounding."""
+    return [
+        (values + _room_ceiling(unread, term.dl, term.dl - left, avgdl)) * (1.0 + _EPS) + _TINY
+        for term, (values, left) in zip(read, partials, strict=True)
+    ]
 
 
 def _gains(unread: list["_Term"], room: int, dl, avgdl: float):
@@ -525,8 +542,8 @@ class _Exact:
         """Score the documents at ``slots`` (each at most ``repeats`` times) whose
         ``upper`` bounds reach the floor ``kth``, the highest bound first, until none
         left unscored can reach the k-th best exact score: then ``top`` is the exact
-        top-k (``True``). ``False``
-        once more than ``budget`` documents would need scoring."""
+        top-k (``True``). ``False`` once more than ``budget`` documents would need
+        scoring."""
         import numpy as np
 
         batch = _FIRST_BATCH
@@ -559,7 +576,8 @@ class _Exact:
         with connection.cursor() as cursor:
             for lo in range(0, len(todo), _CHUNK):
                 chunk = todo[lo : lo + _CHUNK]
-                cursor.execute(_in_list(_BODIES_SQL, len(chunk)), [self.namespace, *chunk])
+                sql, listed = _in_list(_BODIES_SQL, chunk)
+                cursor.execute(sql, [self.namespace, *listed])
                 for slot, ref, length, body in cursor.fetchall():
                     tf = Counter(bm25.document_tokens(body))
                     score = 0.0
@@ -576,9 +594,9 @@ class _Exact:
 def _probe(lists, words, avgdl, size, read, unread, slots, limit: int, kth: float):
     """Exact scores of the documents at ``slots`` (ascending, distinct), from the posting
     lists: a read term's contributions from its decoded list, an unread term's by
-    looking each document up in its list as stored (``_Lists.look_up``). With a
-    ``limit``, the documents that cannot reach ``kth`` (a floor of the k-th best) drop out
-    on the way: after each unread term (highest bound first), a document whose partial
+    looking each document up in its list as stored (``_Lists.look_up``). The documents
+    that cannot reach ``kth`` (a floor of the ``limit``-th best) drop out on the way:
+    after each unread term (highest bound first), a document whose partial
     score plus what the terms still unread could add (``_room_ceiling``) is below the
     floor, which rises to the k-th best partial score (contributions are positive). The
     contributions are added in query order (0 where a document lacks the term: adding 0
@@ -608,8 +626,8 @@ def _probe(lists, words, avgdl, size, read, unread, slots, limit: int, kth: floa
         values, tf = lists.look_up(term, slots, avgdl)
         per_term[term.word] = values
         rest = unread[i + 1 :]
-        if not limit or not rest:
-            continue
+        if not rest:
+            break
         partial += values
         used += tf
         if partial.size > limit:
@@ -659,7 +677,8 @@ class _Lists:
         if not missing:
             return
         blobs: dict[str, list[tuple[int, bytes]]] = defaultdict(list)
-        rows = _fetch(_in_list(_LISTS_SQL, len(missing)), [self.ns_id, *missing])
+        sql, listed = _in_list(_LISTS_SQL, missing)
+        rows = _fetch(sql, [self.ns_id, *listed])
         for word, count, data in rows:
             blobs[word].append((count, data))
         for word in missing:
@@ -679,7 +698,8 @@ class _Lists:
             parts = []
             for lo in range(0, len(buckets), _CHUNK):
                 chunk = buckets[lo : lo + _CHUNK]
-                parts += _fetch(_in_list(_BUCKETS_SQL, len(chunk)), [self.ns_id, term.word, *chunk])
+                sql, listed = _in_list(_BUCKETS_SQL, chunk)
+                parts += _fetch(sql, [self.ns_id, term.word, *listed])
             postings = _postings(parts)
             listed = np.ascontiguousarray(postings.slots)
         values = np.zeros(slots.size, dtype=np.float64)
@@ -905,7 +925,8 @@ def _hits(namespace: str, slots, scores, limit: int) -> list[Hit]:
     with connection.cursor() as cursor:
         for lo in range(0, len(slots), _CHUNK):
             chunk = slots[lo : lo + _CHUNK]
-            cursor.execute(_in_list(_REFS_SQL, len(chunk)), [namespace, *chunk])
+            sql, listed = _in_list(_REFS_SQL, chunk)
+            cursor.execute(sql, [namespace, *listed])
             refs.update(cursor.fetchall())
     hits = [
         Hit(ref=refs[s], score=v) for s, v in zip(slots, scores.tolist(), strict=True) if s in refs
@@ -958,10 +979,8 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
         refs = list(changes)
         for lo in range(0, len(refs), _CHUNK):
             chunk = refs[lo : lo + _CHUNK]
-            cursor.execute(
-                _in_list(_DOCS_SQL, len(chunk)),
-                [namespace, *chunk],
-            )
+            sql, listed = _in_list(_DOCS_SQL, chunk)
+            cursor.execute(sql, [namespace, *listed])
             existing.update((row[0], row[1:]) for row in cursor.fetchall())
         # (term, bucket) → slot → (tf, dl), or None to drop the slot's posting
         edits: dict[tuple[str, int], dict[int, tuple[int, int] | None]] = defaultdict(dict)
@@ -1016,10 +1035,8 @@ def _write_blocks(cursor, ns_id: int, edits) -> None:
     for bucket, terms in by_bucket.items():
         for lo in range(0, len(terms), _CHUNK):
             chunk = terms[lo : lo + _CHUNK]
-            cursor.execute(
-                _in_list(_BLOCKS_SQL, len(chunk)),
-                [ns_id, bucket, *chunk],
-            )
+            sql, listed = _in_list(_BLOCKS_SQL, chunk)
+            cursor.execute(sql, [ns_id, bucket, *listed])
             current.update(((row[0], bucket), row[1:]) for row in cursor.fetchall())
     upserts, drops = [], []
     for key, slot_edits in edits.items():

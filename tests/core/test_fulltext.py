@@ -548,3 +548,40 @@ def test_migration_narrows_wide_blocks_and_its_reverse_widens_them_back(db, monk
     migration.widen_blocks(None, editor)
     assert {len(b.data) // b.count for b in SearchPostingBlock.objects.all()} == {12}
     assert [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)] == want
+
+
+def test_posting_blobs_are_stored_uncompressed_on_postgresql(db):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's column storage")
+    fulltext.index_many("plain", [(f"d{i:04d}", f"common word{i % 9}") for i in range(1500)])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attstorage FROM pg_attribute WHERE attrelid = "
+            "'core_searchpostingblock'::regclass AND attname = 'data'"
+        )
+        assert cursor.fetchone() == ("e",)  # EXTERNAL: out of line, never compressed
+        cursor.execute(
+            "SELECT octet_length(b.data), pg_column_compression(b.data) "
+            "FROM core_searchpostingblock b JOIN core_searchnamespace n "
+            "ON n.id = b.namespace_id WHERE n.name = 'plain' AND b.term = 'common'"
+        )
+        ((size, compression),) = cursor.fetchall()
+    assert size == 6 * 1500  # large enough to be stored out of line
+    assert compression is None
+
+
+def test_a_search_leaves_the_connection_as_it_found_it(transactional_db, monkeypatch):
+    from django.db import connection
+
+    monkeypatch.setattr(fulltext, "_SMALL", 0)  # the path with a snapshot of its own
+    fulltext.index_many("conn", [(f"d{i}", f"lock word{i % 3}") for i in range(20)])
+    if connection.vendor == "postgresql":
+        raw = connection.connection
+        before = (raw.isolation_level, raw.read_only)
+    assert fulltext.search("conn", "lock word1", limit=2)
+    if connection.vendor == "postgresql":
+        assert (raw.isolation_level, raw.read_only) == before
+    fulltext.index("conn", "after", "lock lock word1")  # a write right after: not read-only
+    assert fulltext.search("conn", "lock word1", limit=1)[0].ref == "after"

@@ -2,7 +2,13 @@
 stored in 6 bytes a posting instead of 12 (``loopx_site.core.fulltext._encode``): half
 the bytes a search reads. A block's format is told by its size per posting, so the
 blocks rewritten here and those left wide (a tf or length above 255) live side by side;
-the search results are the same either way."""
+the search results are the same either way.
+
+On PostgreSQL the blobs are also stored uncompressed (``STORAGE EXTERNAL``): a search
+reads whole posting lists, and decompressing them cost more than the bytes saved
+(measured: one 720k-posting list fetched in 9.6 ms stored plain, 15.2 ms with pglz, 14.6
+ms with lz4). It applies to values written from now on — the narrowed blocks below
+included."""
 
 import struct
 import sys
@@ -12,6 +18,21 @@ from django.db import migrations
 
 _BATCH = 2000
 _NARROW_MAX = 255
+
+
+def store_uncompressed(apps, schema_editor):
+    _set_storage(schema_editor, "EXTERNAL")
+
+
+def store_compressed(apps, schema_editor):
+    _set_storage(schema_editor, "EXTENDED")  # PostgreSQL's default for bytea
+
+
+def _set_storage(schema_editor, storage: str) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(
+            f"ALTER TABLE core_searchpostingblock ALTER COLUMN data SET STORAGE {storage}"
+        )
 
 
 def narrow_blocks(apps, schema_editor):
@@ -69,5 +90,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(store_uncompressed, store_compressed),
         migrations.RunPython(narrow_blocks, widen_blocks, elidable=True),
     ]
