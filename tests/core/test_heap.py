@@ -10,37 +10,41 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _run(code: str, **env) -> list[int]:
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [int(word) for word in out.stdout.split()]
+
+
 @pytest.mark.parametrize("entry", ["loopx_site.wsgi", "loopx_site.asgi"])
 def test_the_server_entry_points_freeze_what_they_loaded(entry):
-    code = f"import gc, {entry}; print(gc.get_freeze_count(), gc.get_count()[2])"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "loopx_site.settings"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    (frozen,) = _run(
+        f"import gc, {entry}; print(gc.get_freeze_count())",
+        DJANGO_SETTINGS_MODULE="loopx_site.settings",
     )
-    frozen, _ = map(int, out.stdout.split())
     assert frozen > 10_000  # Django, the URLconf, the apps: out of every later collection
 
 
-def test_freeze_collects_garbage_first_and_keeps_collecting_new_objects():
-    import gc
-
-    from loopx_site.core import heap
-
-    code = (
-        "import gc\n"
+def test_freeze_collects_garbage_first_and_later_garbage_is_still_collected():
+    before_dead, frozen, collected, after_dead = _run(
+        "import gc, weakref\n"
         "from loopx_site.core import heap\n"
         "class Cycle:\n"
         "    pass\n"
-        "a = Cycle(); a.me = a; del a\n"  # garbage before the freeze
+        "gc.disable()\n"  # nothing collects on its own while the test sets up
+        "a = Cycle(); a.me = a; before = weakref.ref(a); del a\n"
         "frozen = heap.freeze()\n"
-        "b = Cycle(); b.me = b; del b\n"  # garbage after it
-        "print(frozen, gc.collect())\n"
+        "b = Cycle(); b.me = b; after = weakref.ref(b); del b\n"
+        "collected = gc.collect()\n"
+        "print(int(before() is None), frozen, collected, int(after() is None))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    frozen, collected = map(int, out.stdout.split())
+    assert before_dead == 1  # collected by the freeze, not frozen as garbage forever
     assert frozen > 0
-    assert collected >= 1  # the cycle made after the freeze is still collected
-    assert heap.freeze.__module__ == "loopx_site.core.heap"
-    assert gc.isenabled()
+    assert collected >= 1
+    assert after_dead == 1  # a cycle made after the freeze is still collected
