@@ -124,8 +124,8 @@ class SearchDocument(models.Model):
 class SearchPostingBlock(models.Model):
     """The postings of one term for one range of ``BUCKET`` slots of a namespace.
 
-    ``data`` packs ``count`` little-endian uint32 triples (slot, term frequency,
-    document length), slots ascending. ``max_tf`` and ``min_dl`` bound what any posting
+    ``data`` packs ``count`` postings (slot, term frequency, document length), slots
+    ascending, in one of the formats of ``loopx_site.core.fulltext._encode``. ``max_tf`` and ``min_dl`` bound what any posting
     of the block can score (BM25 grows with tf and falls with dl); a search reads them
     (through the covering index ``core_searchpostingblock_bounds``, never the blobs) to
     decide which posting lists it must read at all.

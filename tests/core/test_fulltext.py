@@ -215,7 +215,7 @@ def _blocks(namespace: str):
     from loopx_site.core.models import SearchPostingBlock
 
     for block in SearchPostingBlock.objects.filter(namespace__name=namespace):
-        packed = fulltext._decode(block.data, block.count)
+        packed = fulltext._decode(block.data, block.count, block.bucket)
         yield block, list(packed[1::3]), list(packed[2::3])
 
 
@@ -496,8 +496,8 @@ def test_the_slot_accumulators_are_zeros_again_after_a_search_that_failed(db, mo
     assert not np.any(counts)
 
 
-def test_narrow_and_wide_blocks_of_one_list_rank_exactly(db, monkeypatch):
-    """A block whose tfs and lengths all fit in a byte takes 6 bytes a posting, any other
+def test_compact_and_wide_blocks_of_one_list_rank_exactly(db, monkeypatch):
+    """A block whose tfs and lengths all fit in a byte takes 4 bytes a posting, any other
     12; one term's list may hold both kinds (here: a block with a 300-token document)."""
     from loopx_site.core.models import SearchPostingBlock
 
@@ -509,7 +509,7 @@ def test_narrow_and_wide_blocks_of_one_list_rank_exactly(db, monkeypatch):
         b.bucket: len(b.data) // b.count for b in SearchPostingBlock.objects.filter(term="deploy")
     }
     assert widths[40 // 8] == 12  # the long document's block
-    assert {w for bucket, w in widths.items() if bucket != 40 // 8} == {6}
+    assert {w for bucket, w in widths.items() if bucket != 40 // 8} == {4}
     for query, limit in [("deploy", 5), ("deploy pad", 3), ("rollback deploy", 2)]:
         hits = fulltext.search("formats", query, limit=limit)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
@@ -529,7 +529,7 @@ def test_migration_narrows_wide_blocks_and_its_reverse_widens_them_back(db, monk
     docs.append(("long", "merge " + "y " * 300))  # slot 32: the only document of bucket 4
     fulltext.index_many("n", docs)
     before = {
-        (b.term, b.bucket): fulltext._decode(b.data, b.count)
+        (b.term, b.bucket): fulltext._decode(b.data, b.count, b.bucket)
         for b in SearchPostingBlock.objects.all()
     }
     want = [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)]
@@ -543,14 +543,70 @@ def test_migration_narrows_wide_blocks_and_its_reverse_widens_them_back(db, monk
     blocks = list(SearchPostingBlock.objects.all())
     assert {len(b.data) // b.count for b in blocks if b.bucket < 4} == {6}
     assert {len(b.data) // b.count for b in blocks if b.bucket == 4} == {12}  # 300 tokens
-    assert {(b.term, b.bucket): fulltext._decode(b.data, b.count) for b in blocks} == before
+    assert {
+        (b.term, b.bucket): fulltext._decode(b.data, b.count, b.bucket) for b in blocks
+    } == before
     assert [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)] == want
     migration.widen_blocks(None, editor)
     assert {len(b.data) // b.count for b in SearchPostingBlock.objects.all()} == {12}
     assert [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)] == want
 
 
-def test_posting_blobs_are_stored_uncompressed_on_postgresql(db):
+def test_migration_compacts_narrow_blocks_and_its_reverse_narrows_them_back(db, monkeypatch):
+    """0011 stores each slot as its offset in the bucket (4 bytes a posting): checked
+    past the first bucket (2100 documents), with a wide block left as it is."""
+    import importlib
+
+    from django.db import connection
+
+    from loopx_site.core.models import SearchPostingBlock
+
+    narrowing = importlib.import_module("loopx_site.core.migrations.0010_narrow_posting_blocks")
+    migration = importlib.import_module("loopx_site.core.migrations.0011_compact_posting_blocks")
+    assert fulltext.BUCKET == migration._BUCKET
+    monkeypatch.setattr(fulltext, "_NARROW_MAX", -1)  # blocks as written before 0010
+    docs = [(f"d{i:04d}", "merge " * (i % 3 + 1) + "y " * (i % 7)) for i in range(2100)]
+    docs.append(("long", "merge " + "y " * 300))  # slot 2100, in bucket 1 with d2048…
+    fulltext.index_many("c", docs)
+
+    class Editor:
+        pass
+
+    editor = Editor()
+    editor.connection = connection
+    narrowing.narrow_blocks(None, editor)  # as 0010 left them: 6 bytes, bucket 1 wide
+    before = {
+        (b.term, b.bucket): fulltext._decode(b.data, b.count, b.bucket)
+        for b in SearchPostingBlock.objects.all()
+    }
+    want = [(h.ref, h.score) for h in fulltext.search("c", "merge y", limit=5)]
+    assert want == bm25.rank(docs, "merge y", 5)
+
+    def widths():
+        return {
+            (b.term, b.bucket): len(b.data) // b.count for b in SearchPostingBlock.objects.all()
+        }
+
+    assert widths() == {("merg", 0): 6, ("y", 0): 6, ("merg", 1): 12, ("y", 1): 12}
+    migration.compact_blocks(None, editor)
+    assert widths() == {("merg", 0): 4, ("y", 0): 4, ("merg", 1): 12, ("y", 1): 12}
+    blocks = list(SearchPostingBlock.objects.all())
+    assert {
+        (b.term, b.bucket): fulltext._decode(b.data, b.count, b.bucket) for b in blocks
+    } == before
+    assert [(h.ref, h.score) for h in fulltext.search("c", "merge y", limit=5)] == want
+    monkeypatch.undo()  # today's writer
+    fulltext.remove("c", "long")  # bucket 1 rewritten: compact now
+    assert widths()[("merg", 1)] == 4
+    migration.narrow_blocks(None, editor)
+    assert set(widths().values()) == {6}
+    docs.pop()
+    assert [(h.ref, h.score) for h in fulltext.search("c", "merge y", limit=5)] == bm25.rank(
+        docs, "merge y", 5
+    )
+
+
+def test_posting_blobs_are_stored_uncompressed_and_in_their_row_on_postgresql(db):
     from django.db import connection
 
     if connection.vendor != "postgresql":
@@ -561,14 +617,19 @@ def test_posting_blobs_are_stored_uncompressed_on_postgresql(db):
             "SELECT attstorage FROM pg_attribute WHERE attrelid = "
             "'core_searchpostingblock'::regclass AND attname = 'data'"
         )
-        assert cursor.fetchone() == ("e",)  # EXTERNAL: out of line, never compressed
+        assert cursor.fetchone() == ("e",)  # EXTERNAL: never compressed
         cursor.execute(
-            "SELECT octet_length(b.data), pg_column_compression(b.data) "
+            "SELECT reloptions FROM pg_class WHERE oid = 'core_searchpostingblock'::regclass"
+        )
+        assert cursor.fetchone() == (["toast_tuple_target=8160"],)
+        cursor.execute(
+            "SELECT octet_length(b.data), pg_column_size(b.data), pg_column_compression(b.data) "
             "FROM core_searchpostingblock b JOIN core_searchnamespace n "
             "ON n.id = b.namespace_id WHERE n.name = 'plain' AND b.term = 'common'"
         )
-        ((size, compression),) = cursor.fetchall()
-    assert size == 6 * 1500  # large enough to be stored out of line
+        ((size, stored, compression),) = cursor.fetchall()
+    assert size == 4 * 1500  # above the 2 KB from which PostgreSQL would move it out of line
+    assert stored == size + 4  # in the row, with its 4-byte header (out of line: size)
     assert compression is None
 
 
