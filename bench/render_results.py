@@ -21,7 +21,8 @@ def fmt(value) -> str:
 def recall_rows(line: dict) -> list[str]:
     """One row per size. Lines from 2026-12-01 on carry the overhead (median of service −
     ranking, paired call by call), peak RSS and the load seconds, later ones the
-    statements per recall; older lines render without them."""
+    statements per recall and the overhead measured inside each recall; older lines
+    render without them."""
     rows = []
     when = f", {line['date']}" if line.get("date") else ""
     for size in line["sizes"]:
@@ -30,7 +31,14 @@ def recall_rows(line: dict) -> list[str]:
         if "overhead_p50_ms" in line:
             extra = (
                 f"; overhead (service − ranking) median **+{line['overhead_p50_ms'][k]} ms** "
-                f"(CPU +{line.get('overhead_cpu_p50_ms', {}).get(k)} ms); peak RSS "
+                f"(CPU +{line.get('overhead_cpu_p50_ms', {}).get(k)} ms"
+                + (
+                    f"; inside each recall +{line['own_p50_ms'][k]} ms, p95 "
+                    f"+{line['own_p95_ms'][k]} ms"
+                    if "own_p50_ms" in line
+                    else ""
+                )
+                + "); peak RSS "
                 f"{line.get('peak_rss_mb', {}).get(k)} MiB; loaded in "
                 f"{line.get('load_seconds', {}).get(k)} s"
             )

@@ -14,8 +14,10 @@ At each size, for natural-language queries drawn from the corpus vocabulary
 - ``loopx_site.core.fulltext.search`` alone, for the 4 hits the service ranks first (the
   ranking's share; the heap frozen before timing, as the app server freezes its own);
 
-and compares the service's top-4 with the exact BM25 top-4 computed by the reference
-(``loopx_site.core.bm25.Reference``) over the same records. Prints one JSON line:
+The service's own time is also taken inside each recall (``own``): its time outside the
+ranking call it makes — guards, readback, filter, receipt — which no order of the pair
+can shift. The service's top-4 is compared with the exact BM25 top-4 computed by the
+reference (``loopx_site.core.bm25.Reference``) over the same records. Prints one JSON line:
 overlap (mean |service ∩ exact| / 4), exact-#1 rate, p50/p95 per size (wall, and the
 thread's CPU time, which the machine's other load does not inflate), durability
 settings. Targets: overlap 1.00 at every size; p95 ≤ 30 ms at 1M. On PostgreSQL each
@@ -387,13 +389,28 @@ def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict
     # does this process, once loaded, so a collection visits what requests allocate
     heap.freeze()
     service, ranking, overlap, first, compared = [], [], [], 0, 0
-    service_cpu, ranking_cpu = [], []
+    service_cpu, ranking_cpu, own = [], [], []
+    search, inside = fulltext.search, [0.0]
+
+    def timed_search(*args, **kwargs):  # the ranking the service itself calls
+        started = time.perf_counter()
+        try:
+            return search(*args, **kwargs)
+        finally:
+            inside[0] += time.perf_counter() - started
 
     def run_service(i, q):
-        started, cpu = time.perf_counter(), time.thread_time()
-        result = services.recall(request=request(i, q), execute=True)
-        service.append((time.perf_counter() - started) * 1000)
-        service_cpu.append((time.thread_time() - cpu) * 1000)
+        inside[0] = 0.0
+        fulltext.search = timed_search
+        try:
+            started, cpu = time.perf_counter(), time.thread_time()
+            result = services.recall(request=request(i, q), execute=True)
+            elapsed = time.perf_counter() - started
+            service_cpu.append((time.thread_time() - cpu) * 1000)
+        finally:
+            fulltext.search = search
+        service.append(elapsed * 1000)
+        own.append((elapsed - inside[0]) * 1000)
         return result
 
     def run_ranking(q):
@@ -429,6 +446,10 @@ def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict
         "overhead_cpu_p50_ms": round(
             statistics.median(a - b for a, b in zip(service_cpu, ranking_cpu, strict=True)), 3
         ),
+        # the same overhead measured inside each recall: its time outside the ranking it
+        # calls (guards, readback, receipt), free of which call of a pair went first
+        "own_p50_ms": round(statistics.median(own), 3),
+        "own_p95_ms": round(percentile(own, 0.95), 3),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "peak_rss_mb": rss_mb(),
         "p50_ms": round(statistics.median(service), 3),
@@ -518,6 +539,8 @@ def main() -> None:
         "ranking_p95_ms": {k: v["ranking_p95_ms"] for k, v in results.items()},
         "overhead_p50_ms": {k: v["overhead_p50_ms"] for k, v in results.items()},
         "overhead_cpu_p50_ms": {k: v["overhead_cpu_p50_ms"] for k, v in results.items()},
+        "own_p50_ms": {k: v["own_p50_ms"] for k, v in results.items()},
+        "own_p95_ms": {k: v["own_p95_ms"] for k, v in results.items()},
         "cpu_p95_ms": {k: v["cpu_p95_ms"] for k, v in results.items()},
         "ranking_cpu_p95_ms": {k: v["ranking_cpu_p95_ms"] for k, v in results.items()},
         "load_average_1m_by_size": {k: v["load_average_1m"] for k, v in results.items()},

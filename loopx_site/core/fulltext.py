@@ -372,7 +372,7 @@ class _Search:
         if slots.size * _PROBE_SHARE > unread[0].df:  # decoding the next list is cheaper
             return None
         scored, totals = _probe(
-            self.lists, self.words, self.avgdl, self.size, read, unread, slots, self.limit, kth
+            self.lists, self.words, self.avgdl, read, unread, slots, self.limit, kth
         )
         return _hits(self.namespace, *_cut(scored, totals, self.limit), self.limit)
 
@@ -459,10 +459,15 @@ def _partials(read: list["_Term"], size: int):
         return [(term.contribution, term.dl.astype(np.int64) - term.tf)]
     partial, tf_read = _scratch.arrays(size)
     try:
+        for term in read:  # (slots distinct: the same sums as ``partial[slots] += …``)
+            np.add.at(partial, term.slots, term.contribution)
+            tf_read[term.slots] += term.tf  # (add.at has no fast loop from uint8)
+        found = []
         for term in read:
-            partial[term.slots] += term.contribution
-            tf_read[term.slots] += term.tf
-        return [(partial[t.slots], t.dl - tf_read[t.slots]) for t in read]
+            left = np.take(tf_read, term.slots)
+            np.subtract(term.dl, left, out=left)
+            found.append((np.take(partial, term.slots), left))
+        return found
     finally:
         for term in read:  # back to zeros, whatever happened
             partial[term.slots] = 0.0
@@ -616,10 +621,10 @@ class _Exact:
         return sorted(self.hits.values(), key=lambda h: (-h.score, h.ref))[:limit]
 
 
-def _probe(lists, words, avgdl, size, read, unread, slots, limit: int, kth: float):
+def _probe(lists, words, avgdl, read, unread, slots, limit: int, kth: float):
     """Exact scores of the documents at ``slots`` (ascending, distinct), from the posting
-    lists: a read term's contributions from its decoded list, an unread term's by
-    looking each document up in its list as stored (``_Lists.look_up``). The documents
+    lists, each document found by binary search: in a read term's decoded list, and in
+    an unread term's list as stored (``_Lists.look_up``). The documents
     that cannot reach ``kth`` (a floor of the ``limit``-th best) drop out on the way:
     after each unread term (highest bound first), a document whose partial
     score plus what the terms still unread could add (``_room_ceiling``) is below the
@@ -630,23 +635,16 @@ def _probe(lists, words, avgdl, size, read, unread, slots, limit: int, kth: floa
     import numpy as np
 
     per_term: dict[str, object] = {}
-    scores, counts = _scratch.arrays(size)
     partial = np.zeros(slots.size, dtype=np.float64)
     used = np.zeros(slots.size, dtype=np.int64)
     length = np.zeros(slots.size, dtype=np.int64)
     for term in read:
-        try:
-            scores[term.slots] = term.contribution
-            counts[term.slots] = term.tf.astype(np.int64) + (term.dl.astype(np.int64) << 32)
-            values, packed = scores[slots], counts[slots]
-        finally:
-            scores[term.slots] = 0.0
-            counts[term.slots] = 0
+        values, tf, dl = _in_read(term, slots)
         per_term[term.word] = values
         partial += values
-        used += packed & 0xFFFFFFFF
+        used += tf
         # (a document lacking this term has its length from another read term)
-        length = np.maximum(length, packed >> 32)
+        length = np.maximum(length, dl)
     for i, term in enumerate(unread):
         values, tf = lists.look_up(term, slots, avgdl)
         per_term[term.word] = values
@@ -666,6 +664,30 @@ def _probe(lists, words, avgdl, size, read, unread, slots, limit: int, kth: floa
         if word in per_term:
             total += per_term[word]
     return slots, total
+
+
+def _in_read(term: "_Term", slots):
+    """A read term's contribution, tf and dl for each of ``slots`` (0 where absent): by
+    binary search in its list for a few slots (measured: 2k in a 326k-posting list, 0.06
+    ms against 0.7), by scattering its list into the slot accumulators for many."""
+    import numpy as np
+
+    if slots.size * 16 < term.slots.size:
+        at, held = _positions(term.slots, slots)
+        return (
+            np.where(held, term.contribution[at], 0.0),
+            np.where(held, term.tf[at], 0),
+            np.where(held, term.dl[at], 0),
+        )
+    scores, counts = _scratch.arrays(int(max(term.slots[-1], slots[-1])) + 1)  # ascending
+    try:
+        scores[term.slots] = term.contribution
+        counts[term.slots] = term.tf.astype(np.int64) + (term.dl.astype(np.int64) << 32)
+        values, packed = scores[slots], counts[slots]
+    finally:
+        scores[term.slots] = 0.0
+        counts[term.slots] = 0
+    return values, packed & 0xFFFFFFFF, packed >> 32
 
 
 def _room_ceiling(unread: list["_Term"], length, used, avgdl: float):
@@ -726,13 +748,22 @@ class _Lists:
         listed = postings.slots
         values = np.zeros(slots.size, dtype=np.float64)
         tf = np.zeros(slots.size, dtype=np.int64)
-        if listed.size and slots.size:
-            at = np.minimum(np.searchsorted(listed, slots), listed.size - 1)
-            held = listed[at] == slots
-            at = at[held]
-            tf[held] = postings.tf[at]
-            values[held] = _weights(term.idf, postings.tf[at], postings.dl[at], avgdl)
+        at, held = _positions(listed, slots)
+        at = at[held]
+        tf[held] = postings.tf[at]
+        values[held] = _weights(term.idf, postings.tf[at], postings.dl[at], avgdl)
         return values, tf
+
+
+def _positions(listed, slots):
+    """For each of ``slots``: its position in ``listed`` (ascending) and whether it is
+    there (where not, the position is any valid one)."""
+    import numpy as np
+
+    if not listed.size:
+        return np.zeros(slots.size, dtype=np.intp), np.zeros(slots.size, dtype=bool)
+    at = np.minimum(np.searchsorted(listed, slots), listed.size - 1)
+    return at, listed[at] == slots
 
 
 def _read_postings(lists: _Lists, batch: list["_Term"], avgdl: float) -> None:
@@ -906,6 +937,8 @@ def _ranked(namespace: str, words, terms: dict[str, "_Term"], size: int, limit: 
     """The exact top-``limit`` from the posting lists of every query term: per document
     the sum of its terms' contributions, added in query order like the reference.
     ``floor``: a score the ``limit``-th best is known to reach (0: none known)."""
+    import numpy as np
+
     present = [terms[w] for w in words if w in terms]
     if len(present) == 1:  # the scores are the contributions
         (term,) = present
@@ -915,7 +948,7 @@ def _ranked(namespace: str, words, terms: dict[str, "_Term"], size: int, limit: 
     scores, _ = _scratch.arrays(size)
     try:
         for term in present:  # query order: the sums are added in the reference's order
-            scores[term.slots] += term.contribution
+            np.add.at(scores, term.slots, term.contribution)  # (slots distinct: ``+=``)
         floor = max(floor, *(_kth_contribution(t, limit) for t in present))
         return _top(namespace, scores[:size], limit, floor * (1.0 - _EPS))
     finally:

@@ -416,7 +416,7 @@ def test_common_terms_are_looked_up_for_the_candidates_instead_of_decoded(db, mo
 
     def spy_probe(*args):
         scored, totals = probe(*args)
-        probed.append([t.word for t in args[5]])
+        probed.append([t.word for t in args[4]])
         return scored, totals
 
     monkeypatch.setattr(fulltext, "_read_postings", spy_read)
