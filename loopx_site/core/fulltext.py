@@ -328,7 +328,7 @@ class _Search:
         self.namespace, self.words, self.terms = namespace, words, terms
         self.avgdl, self.size, self.limit = avgdl, size, limit
         self.exact = _Exact(namespace, [terms[w] for w in words if w in terms], avgdl)
-        self.lists = _Lists(ns_id)
+        self.lists = _Lists(ns_id, size)
         self.unread = sorted(terms.values(), key=lambda t: (-t.bound, t.df, t.word))
         self.read: list[_Term] = []
 
@@ -713,8 +713,9 @@ class _Lists:
     """The posting lists of one search as stored (each term's blocks in bucket order:
     slots ascending), each fetched at most once."""
 
-    def __init__(self, ns_id: int):
+    def __init__(self, ns_id: int, size: int):
         self.ns_id = ns_id
+        self.buckets = (size - 1) // BUCKET + 1  # of the namespace's slots
         self.stored: dict[str, _Postings] = {}
 
     def fetch(self, terms: list["_Term"]) -> None:
@@ -732,13 +733,18 @@ class _Lists:
     def look_up(self, term: "_Term", slots, avgdl: float):
         """``term``'s contribution and tf for each of ``slots`` (ascending; 0 where
         absent), by binary search in its list — fetched whole before, else only the
-        blocks holding ``slots`` — without decoding the rest."""
+        blocks holding ``slots`` — without decoding the rest. Blocks of most buckets are
+        fetched as the whole list: one statement without a bucket filter is cheaper
+        (measured: a 326k-posting list whole in 1.8 ms, all its 489 buckets by number
+        in 2.7 ms)."""
         import numpy as np
 
+        buckets = _distinct(slots // BUCKET).tolist()
+        if term.word not in self.stored and len(buckets) * 4 > self.buckets * 3:
+            self.fetch([term])
         if term.word in self.stored:
             postings = self.stored[term.word]
         else:
-            buckets = _distinct(slots // BUCKET).tolist()
             parts = []
             for lo in range(0, len(buckets), _CHUNK):
                 chunk = buckets[lo : lo + _CHUNK]

@@ -400,15 +400,28 @@ def test_long_documents_bound_their_unread_terms_elementwise(db, monkeypatch):
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
 
 
-def test_common_terms_are_looked_up_for_the_candidates_instead_of_decoded(db, monkeypatch):
+@pytest.mark.parametrize(
+    ("bucket", "by_bucket"),
+    [(64, True), (2048, False)],  # candidates in 2 of 25 buckets; in the only bucket
+)
+def test_common_terms_are_looked_up_for_the_candidates_instead_of_decoded(
+    db, monkeypatch, bucket, by_bucket
+):
+    monkeypatch.setattr(fulltext, "BUCKET", bucket)
     monkeypatch.setattr(fulltext, "_SMALL", 0)
     monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # one list per statement
     monkeypatch.setattr(fulltext, "_TABLE_MIN", 0)
     docs = [(f"d{i:04d}", f"common filler{i % 40} " + "often " * (i % 3)) for i in range(1500)]
     docs += [(f"r{i}", "rare " * (i % 2 + 1) + "common often") for i in range(80)]
     fulltext.index_many("lookups", docs)
-    decoded, probed = [], []
-    read_postings, probe = fulltext._read_postings, fulltext._probe
+    decoded, probed, statements = [], [], []
+    read_postings, probe, fetch = fulltext._read_postings, fulltext._probe, fulltext._fetch
+
+    def spy_fetch(sql, params):
+        statements.append(sql)
+        return fetch(sql, params)
+
+    monkeypatch.setattr(fulltext, "_fetch", spy_fetch)
 
     def spy_read(lists, batch, avgdl):
         decoded.extend(t.word for t in batch)
@@ -429,6 +442,8 @@ def test_common_terms_are_looked_up_for_the_candidates_instead_of_decoded(db, mo
     assert set(decoded) == {"rare"}  # the long lists were never decoded whole
     assert probed
     assert all(set(words) == {"common", "often"} for words in probed)
+    # only the candidates' blocks, or (most buckets needed) the whole list in one go
+    assert any("AND bucket" in sql for sql in statements) == by_bucket
 
 
 @settings(max_examples=200, deadline=None)
