@@ -69,11 +69,12 @@ _PROBE_SHARE = 2  # look candidates up when fewer than half the next list's post
 _SAMPLED = 1024  # sample an array this many times longer than the top wanted of it
 _BIG_ENDIAN = sys.byteorder == "big"
 _NARROW_MAX = 255  # tf and dl up to this: a posting in 4 bytes, else 12 (``_encode``)
-# a block's format, told by its bytes per posting: the slot's offset in its bucket and
-# one byte each for tf and dl; 0010's absolute slot and a byte each (read, no longer
-# written); three little-endian u4 (any tf and dl)
-_COMPACT, _NARROW, _WIDE = 4, 6, 12
+# a block's format, told by its bytes per posting: 4, the slot's offset in its bucket and
+# one byte each for tf and dl; 6, migration 0010's absolute slot and a byte each (read,
+# no longer written); else 12, three little-endian u4 (any tf and dl)
+_COMPACT, _NARROW = 4, 6
 assert array("I").itemsize == 4
+assert BUCKET <= 1 << 16  # a slot's offset in its bucket fits in two bytes
 
 
 _TERMS_SQL = (  # statistics and per-term df and bounds, from the covering index only
@@ -739,9 +740,10 @@ class _Lists:
         in 2.7 ms)."""
         import numpy as np
 
-        buckets = _distinct(slots // BUCKET).tolist()
-        if term.word not in self.stored and len(buckets) * 4 > self.buckets * 3:
-            self.fetch([term])
+        if term.word not in self.stored:
+            buckets = _distinct(slots // BUCKET).tolist()
+            if len(buckets) * 4 > self.buckets * 3:
+                self.fetch([term])
         if term.word in self.stored:
             postings = self.stored[term.word]
         else:
