@@ -66,7 +66,7 @@ _TABLE_MAX = 1 << 16  # (tf, dl) pairs of one weight table
 _SMALL = 50_000  # documents below which a search simply reads every query term's postings
 _FIRST_BATCH = 32  # documents scored exactly in the first round of best_first
 _PROBE_SHARE = 2  # look candidates up when fewer than half the next list's postings
-_SAMPLED = 1024  # sample an array this many times longer than the top wanted of it
+_SAMPLED = 1024  # sample an array this many times longer than the top wanted (≥ 64)
 _BIG_ENDIAN = sys.byteorder == "big"
 _NARROW_MAX = 255  # tf and dl up to this: a posting in 4 bytes, else 12 (``_encode``)
 # a block's format, told by its bytes per posting: 4, the slot's offset in its bucket and

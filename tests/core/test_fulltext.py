@@ -661,3 +661,54 @@ def test_a_search_leaves_the_connection_as_it_found_it(transactional_db, monkeyp
         assert (raw.isolation_level, raw.read_only) == before
     fulltext.index("conn", "after", "fresh lock")  # a write right after: not read-only
     assert [h.ref for h in fulltext.search("conn", "fresh", limit=1)] == ["after"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(1, 3000),
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 8),
+    sampled=st.sampled_from([64, 1024]),  # (at least 64: the sample's stride is ≥ 1)
+)
+def test_the_largest_values_are_found_with_or_without_a_sample(size, seed, n, sampled):
+    """``_largest`` (the seeds scored first): the positions of ``n`` largest values, ties
+    included in any order — a sampled cut (arrays over ``_SAMPLED`` × n) loses none."""
+    import numpy as np
+
+    array = np.random.default_rng(seed).integers(0, 30, size).astype(np.float64)  # ties
+    values = array.tolist()
+    original = fulltext._SAMPLED
+    fulltext._SAMPLED = sampled
+    try:
+        found = fulltext._largest(array, n)
+    finally:
+        fulltext._SAMPLED = original
+    assert len(set(found.tolist())) == len(found) == min(n, len(values))
+    assert sorted(array[found].tolist()) == sorted(values)[-min(n, len(values)) :]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    present=st.sets(st.integers(0, 5000), min_size=1, max_size=400),
+    asked=st.sets(st.integers(0, 5100), min_size=1, max_size=400),
+)
+def test_a_read_terms_values_for_candidates_are_its_postings_or_zero(present, asked):
+    """``_in_read``, by binary search (few candidates) or through the slot accumulators
+    (many): each candidate's contribution, tf and dl, 0 where the term is absent."""
+    import numpy as np
+
+    term = fulltext._Term("t", len(present), 3, 1, 10_000, 12.0)
+    term.slots = np.array(sorted(present), dtype=np.intp)
+    term.tf = (term.slots % 3 + 1).astype(np.uint8)
+    term.dl = (term.slots % 50 + 3).astype(np.uint8)
+    term.contribution = term.slots * 0.5 + 1.0
+    slots = np.array(sorted(asked), dtype=np.intp)
+    values, tf, dl = fulltext._in_read(term, slots)
+    for slot, value, f, d in zip(slots.tolist(), values, tf, dl, strict=True):
+        if slot in present:
+            assert (value, f, d) == (slot * 0.5 + 1.0, slot % 3 + 1, slot % 50 + 3)
+        else:
+            assert (value, f, d) == (0.0, 0, 0)
+    scores, counts = fulltext._scratch.arrays(1)
+    assert not np.any(scores)  # the accumulators left as zeros
+    assert not np.any(counts)
