@@ -125,10 +125,11 @@ class SearchPostingBlock(models.Model):
     """The postings of one term for one range of ``BUCKET`` slots of a namespace.
 
     ``data`` packs ``count`` postings (slot, term frequency, document length), slots
-    ascending, in one of the formats of ``loopx_site.core.fulltext._encode``. ``max_tf`` and ``min_dl`` bound what any posting
-    of the block can score (BM25 grows with tf and falls with dl); a search reads them
-    (through the covering index ``core_searchpostingblock_bounds``, never the blobs) to
-    decide which posting lists it must read at all.
+    ascending, in one of the formats of ``loopx_site.core.fulltext._encode``. ``max_tf``
+    and ``min_dl`` bound what any posting of the block can score (BM25 grows with tf and
+    falls with dl); a search reads them (through the covering index
+    ``core_searchpostingblock_bounds``, never the blobs) to decide which posting lists
+    it must read at all.
     """
 
     namespace = models.ForeignKey(SearchNamespace, on_delete=models.CASCADE, related_name="+")
