@@ -75,6 +75,7 @@ _NARROW_MAX = 255  # tf and dl up to this: a posting in 4 bytes, else 12 (``_enc
 _COMPACT, _NARROW = 4, 6
 assert array("I").itemsize == 4
 assert BUCKET <= 1 << 16  # a slot's offset in its bucket fits in two bytes
+assert _SAMPLED >= 64  # ``_largest``'s sample has a stride of at least one
 
 
 _TERMS_SQL = (  # statistics and per-term df and bounds, from the covering index only

@@ -46,11 +46,12 @@ def keep_freed_memory() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        mallopt = ctypes.CDLL(None).mallopt
-        gnu = ctypes.CDLL(None).gnu_get_libc_version  # glibc's own: not musl's stub
-    except (OSError, AttributeError):
+        libc = ctypes.CDLL(None)  # the process's own symbols
+    except OSError:
         return False
-    del gnu
+    if not hasattr(libc, "gnu_get_libc_version"):  # not glibc (musl's mallopt is a stub)
+        return False
     return bool(
-        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) and mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+        libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        and libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
     )
