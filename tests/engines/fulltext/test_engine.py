@@ -2,8 +2,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopx_site.core import bm25, fulltext
 from loopx_site.core.models import SearchDocument
+from loopx_site.engines.fulltext import bm25
+from loopx_site.engines.fulltext import engine as fulltext
 
 
 @pytest.fixture(autouse=True, params=["small", "large"])

@@ -1,6 +1,6 @@
 """The ranking the full-text index must reproduce: Okapi BM25 over one namespace.
 
-This module is the single definition of the ranking. ``loopx_site.core.fulltext`` computes
+This module is the single definition of the ranking. ``loopx_site.engines.fulltext`` computes
 the same numbers with the same operations in the same order (vectorised), and the tests
 compare its top-k against :func:`rank` below on random and adversarial corpora.
 

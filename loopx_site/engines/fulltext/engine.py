@@ -2,7 +2,7 @@
 
 Documents live in namespaces (e.g. one per corpus); a search never crosses namespaces,
 and its statistics (document count, average length, document frequencies) are the
-namespace's own. The ranking is defined once, in ``loopx_site.core.bm25``; ``search``
+namespace's own. The ranking is defined once, in ``loopx_site.engines.fulltext.bm25``; ``search``
 returns exactly that ranking's top-k (ties broken by ``ref``) — no token is dropped and
 no match is left unranked, whatever the size of the namespace.
 
@@ -50,8 +50,9 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from loopx_site.core import bm25, clock
+from loopx_site.core import clock
 from loopx_site.core.models import SearchDocument, SearchNamespace
+from loopx_site.engines.fulltext import bm25
 
 MAX_QUERY_TOKENS = bm25.MAX_QUERY_TOKENS
 BUCKET = 2048  # slots per posting block
