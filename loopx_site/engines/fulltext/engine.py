@@ -2,11 +2,13 @@
 
 Documents live in namespaces (e.g. one per corpus); a search never crosses namespaces,
 and its statistics (document count, average length, document frequencies) are the
-namespace's own. The ranking is defined once, in ``loopx_site.engines.fulltext.bm25``; ``search``
-returns exactly that ranking's top-k (ties broken by ``ref``) — no token is dropped and
-no match is left unranked, whatever the size of the namespace.
+namespace's own. The ranking is defined once, in ``bm25``; ``search`` returns exactly
+that ranking's top-k (ties broken by ``ref``) — no token is dropped and no match is left
+unranked, whatever the size of the namespace.
 
-Storage (plain tables, the database is the only copy):
+Storage (plain tables, the database is the only copy; the tables are ``core``'s models
+``SearchNamespace``, ``SearchDocument`` and ``SearchPostingBlock``, created by its
+migrations — this module reaches them by name in SQL only, so it imports no app):
 
 - ``SearchNamespace``: N, total length and the next dense slot of each namespace. Every
   write locks this row first (an upsert), so writers of one namespace serialise and the
@@ -49,9 +51,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.utils import timezone
 
-from loopx_site.core import clock
-from loopx_site.core.models import SearchDocument, SearchNamespace
 from loopx_site.engines.fulltext import bm25
 
 MAX_QUERY_TOKENS = bm25.MAX_QUERY_TOKENS
@@ -136,6 +137,19 @@ _UPSERT_SQL = (
 _DROP_SQL = (
     "DELETE FROM core_searchpostingblock WHERE namespace_id = %s AND term = %s AND bucket = %s"
 )
+_COUNT_SQL = "SELECT COUNT(*) FROM core_searchdocument WHERE namespace = %s"
+_DELETE_DOC_SQL = "DELETE FROM core_searchdocument WHERE id = %s"
+_UPDATE_DOC_SQL = (
+    "UPDATE core_searchdocument SET body = %s, length = %s, updated_at = %s WHERE id = %s"
+)
+_NAMES_SQL = "SELECT DISTINCT namespace FROM core_searchdocument"
+_ALL_DOCS_SQL = "SELECT ref, body FROM core_searchdocument WHERE namespace = %s ORDER BY id"
+_DROP_NAMESPACE_SQL = (  # its blocks go by the foreign key's cascade, done here explicitly
+    "DELETE FROM core_searchpostingblock WHERE namespace_id IN "
+    "(SELECT id FROM core_searchnamespace WHERE name = %s)"
+)
+_DROP_DOCS_SQL = "DELETE FROM core_searchdocument WHERE namespace = %s"
+_DROP_STATS_SQL = "DELETE FROM core_searchnamespace WHERE name = %s"
 
 
 def _in_list(sql: str, values) -> tuple[str, list]:
@@ -175,7 +189,10 @@ def remove(namespace: str, ref: str) -> None:
 
 
 def count(namespace: str) -> int:
-    return SearchDocument.objects.filter(namespace=namespace).count()
+    """Documents in ``namespace``."""
+    with connection.cursor() as cursor:
+        cursor.execute(_COUNT_SQL, [namespace])
+        return cursor.fetchone()[0]
 
 
 def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
@@ -1061,8 +1078,7 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
     """Apply ``ref → body`` (``None`` removes) to one namespace, atomically."""
     if not changes:
         return
-    now = clock.now()
-    stamp = connection.ops.adapt_datetimefield_value(now)
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             _LOCK_SQL,
@@ -1106,13 +1122,13 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
             if old is None:
                 created.append([namespace, ref, body, slot, dl, stamp])
             else:
-                updated.append((old[0], body, dl))
+                updated.append((body, dl, stamp, old[0]))
         if edits:
             _write_blocks(cursor, ns_id, edits)
         if deleted:
-            SearchDocument.objects.filter(id__in=deleted).delete()
-        for doc_id, body, dl in updated:
-            SearchDocument.objects.filter(id=doc_id).update(body=body, length=dl, updated_at=now)
+            cursor.executemany(_DELETE_DOC_SQL, [[doc_id] for doc_id in deleted])
+        if updated:
+            cursor.executemany(_UPDATE_DOC_SQL, updated)
         if created:
             cursor.executemany(_INSERT_SQL, created)
         cursor.execute(
@@ -1180,21 +1196,18 @@ def _write_blocks(cursor, ns_id: int, edits) -> None:
 def rebuild(namespace: str | None = None) -> int:
     """Recompute slots, lengths, statistics and postings from the stored bodies (all
     namespaces when ``None``); returns the number of documents indexed."""
-    names = (
-        [namespace]
-        if namespace is not None
-        else list(SearchDocument.objects.values_list("namespace", flat=True).distinct())
-    )
     indexed = 0
-    with transaction.atomic():
+    with transaction.atomic(), connection.cursor() as cursor:
+        if namespace is None:
+            cursor.execute(_NAMES_SQL)
+            names = sorted(row[0] for row in cursor.fetchall())
+        else:
+            names = [namespace]
         for name in names:
-            docs = list(
-                SearchDocument.objects.filter(namespace=name)
-                .order_by("id")
-                .values_list("ref", "body")
-            )
-            SearchDocument.objects.filter(namespace=name).delete()
-            SearchNamespace.objects.filter(name=name).delete()
+            cursor.execute(_ALL_DOCS_SQL, [name])
+            docs = cursor.fetchall()
+            for sql in (_DROP_NAMESPACE_SQL, _DROP_DOCS_SQL, _DROP_STATS_SQL):
+                cursor.execute(sql, [name])
             index_many(name, docs)
             indexed += len(docs)
     return indexed
