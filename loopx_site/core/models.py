@@ -82,6 +82,9 @@ class SearchNamespace(models.Model):
     documents = models.BigIntegerField(default=0, help_text="N: documents in the namespace.")
     tokens = models.BigIntegerField(default=0, help_text="Sum of the documents' lengths.")
     next_slot = models.BigIntegerField(default=0, help_text="Next dense document number.")
+    revision = models.BigIntegerField(
+        default=0, help_text="Random after every write: names this state of the namespace."
+    )
 
     class Meta:
         constraints = [

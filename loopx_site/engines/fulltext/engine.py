@@ -41,6 +41,7 @@ Callers keep their own lifecycle filters: remove a document when it stops being
 recallable.
 """
 
+import secrets
 import struct
 import sys
 import threading
@@ -109,8 +110,8 @@ _BODIES_SQL = (
     "SELECT slot, ref, length, body FROM core_searchdocument WHERE namespace = %s AND slot IN (?)"
 )
 _LOCK_SQL = (  # creates the namespace if needed and locks its row until commit
-    "INSERT INTO core_searchnamespace (name, documents, tokens, next_slot) "
-    "VALUES (%s, 0, 0, 0) ON CONFLICT (name) DO UPDATE SET name = excluded.name "
+    "INSERT INTO core_searchnamespace (name, documents, tokens, next_slot, revision) "
+    "VALUES (%s, 0, 0, 0, 0) ON CONFLICT (name) DO UPDATE SET name = excluded.name "
     "RETURNING id, documents, tokens, next_slot"
 )
 _DOCS_SQL = (
@@ -122,7 +123,8 @@ _INSERT_SQL = (
     "VALUES (%s, %s, %s, %s, %s, %s)"
 )
 _STATS_SQL = (
-    "UPDATE core_searchnamespace SET documents = %s, tokens = %s, next_slot = %s WHERE id = %s"
+    "UPDATE core_searchnamespace SET documents = %s, tokens = %s, next_slot = %s, "
+    "revision = %s WHERE id = %s"
 )
 _BLOCKS_SQL = (
     "SELECT term, max_tf, min_dl, count, data FROM core_searchpostingblock "
@@ -200,11 +202,26 @@ def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
     words = tokens(query)
     if not words or limit <= 0:
         return []
+    hits = _derived().search(namespace, words, limit)
+    if hits is not None:
+        return hits
     if _sizes.get(namespace, 0) < _SMALL:
         return _search_small(namespace, words, limit)
     with _snapshot():
         return _search(namespace, words, limit)
 
+
+def _derived():
+    """The copy module (imported on first search: it imports this one)."""
+    global _DERIVED
+    if _DERIVED is None:
+        from loopx_site.engines.fulltext import derived
+
+        _DERIVED = derived
+    return _DERIVED
+
+
+_DERIVED = None
 
 #: documents per namespace at its last search (a hint: the path taken, never the result)
 _sizes: dict[str, int] = {}
@@ -1074,6 +1091,14 @@ def _decode(data, count: int, bucket: int) -> array:
     return packed
 
 
+def new_revision() -> int:
+    """A namespace's revision after a write: random, 63 bits, never 0 (0 is a namespace
+    never written since migration 0012). Random rather than counted, so a write rolled
+    back never leaves its number to be taken again by another state (a derived copy
+    made inside that transaction stays unusable)."""
+    return secrets.randbits(63) or 1
+
+
 def _apply(namespace: str, changes: dict[str, str | None]) -> None:
     """Apply ``ref → body`` (``None`` removes) to one namespace, atomically."""
     if not changes:
@@ -1133,7 +1158,7 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
             cursor.executemany(_INSERT_SQL, created)
         cursor.execute(
             _STATS_SQL,
-            [documents, total, next_slot, ns_id],
+            [documents, total, next_slot, new_revision(), ns_id],
         )
 
 
