@@ -89,8 +89,13 @@ class Analyzer:
             yield stem(token) if self.stemming else token
 
     def document_tokens(self, text: str) -> list[str]:
-        """Every kept token of a document, repeats included, in order."""
-        return list(self._terms(text))
+        """Every kept token of a document, repeats included, in order (``_terms``, as
+        list comprehensions: indexing analyses every document)."""
+        stop, cut = self.stop_words, MAX_TOKEN_CHARS
+        kept = [token for raw in _TOKEN.findall(text.lower()) if (token := raw[:cut]) not in stop]
+        if self.stemming:
+            return [stem(token) for token in kept]
+        return kept
 
     def query_tokens(self, text: str) -> list[str]:
         """Distinct kept tokens of a query, in order of first appearance, at most 32."""

@@ -1178,15 +1178,15 @@ def _write_blocks(cursor, ns_id: int, edits) -> None:
         max_tf, min_dl, count, data = current.get(key, (0, 0, 0, None))
         packed = _decode(data, count, key[1]) if data is not None else array("I")
         if (
-            all(v is not None for v in slot_edits.values())
+            None not in slot_edits.values()  # (identity first: no tuple equals None)
             and (not packed or min(slot_edits) > packed[-3])
             and (max_tf > 0 or not packed)  # bounds recorded (always, since migration 0009)
         ):  # the common case: new documents append to the block, the bounds only widen
-            for slot in sorted(slot_edits):
-                tf, dl = slot_edits[slot]
-                packed.extend((slot, tf, dl))
-                max_tf = max(max_tf, tf)
-                min_dl = min(min_dl, dl) if min_dl else dl
+            added = sorted(slot_edits.items())
+            packed.extend([v for slot, (tf, dl) in added for v in (slot, tf, dl)])
+            max_tf = max(max_tf, max(tf for _, (tf, _) in added))
+            least = min(dl for _, (_, dl) in added)
+            min_dl = min(min_dl, least) if min_dl else least
         else:  # a removal or replacement: merge, and recompute the bounds exactly
             merged = {packed[i]: (packed[i + 1], packed[i + 2]) for i in range(0, len(packed), 3)}
             for slot, value in slot_edits.items():
