@@ -99,12 +99,7 @@ class Analyzer:
 
     def query_tokens(self, text: str) -> list[str]:
         """Distinct kept tokens of a query, in order of first appearance, at most 32."""
-        seen: dict[str, None] = {}
-        for token in self._terms(text):
-            seen.setdefault(token, None)
-            if len(seen) >= MAX_QUERY_TOKENS:
-                break
-        return list(seen)
+        return list(dict.fromkeys(self.document_tokens(text)))[:MAX_QUERY_TOKENS]
 
 
 PLAIN = Analyzer()

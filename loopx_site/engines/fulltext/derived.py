@@ -46,6 +46,12 @@ _REFS_AT_SQL = (  # some documents' refs and the revision they belong to: one sn
     "LEFT JOIN core_searchdocument d ON d.namespace = n.name AND d.slot IN (?) "
     "WHERE n.name = %s"
 )
+_REFS_FROM_SQL = (  # the refs of every slot from one on, with the revision: one snapshot
+    "SELECT n.revision, d.slot, d.ref FROM core_searchnamespace n "
+    "LEFT JOIN core_searchdocument d ON d.namespace = n.name AND d.slot >= %s "
+    "WHERE n.name = %s"
+)
+_ALL_REFS = 50_000  # a namespace this small has its refs read whole, from the last slot read on
 _DENSE_SHARE = 4  # score every posting once the candidates pass a quarter of them
 
 
@@ -60,6 +66,7 @@ class _Copy:
         # removed slot is never reused, so refs read outside any transaction hold for
         # every revision of the same namespace row (``committed``) and are carried over.
         self.refs: dict[int, str] = {}
+        self.refs_from = 0  # every ref below this slot is in ``refs`` (small namespaces)
         self.committed = True
         self.bytes = 0
 
@@ -166,7 +173,7 @@ def _blocks(conn, namespace: str, words: list[str]) -> list[tuple]:
 def _renew(conn, key, old, ns_id, revision, documents, total, size) -> _Copy:
     copy = _Copy(ns_id, revision, documents, total, size)
     if old is not None and old.ns_id == ns_id and old.committed and not _in_transaction(conn):
-        copy.refs = old.refs
+        copy.refs, copy.refs_from = old.refs, old.refs_from
     with _lock:
         if len(_copies) > 1024:
             _copies.clear()
@@ -186,7 +193,7 @@ def _add(copy: _Copy, words: list[str], rows: list[tuple]) -> None:
         copy.terms[word] = _term(copy, word, parts) if parts else None
     if copy.bytes > budget():  # start over with what this search needs
         kept = {w: t for w, t in copy.terms.items() if w in blocks}
-        copy.terms, copy.refs = kept, {}
+        copy.terms, copy.refs, copy.refs_from = kept, {}, 0
         copy.bytes = sum(_size(t) for t in kept.values() if t is not None)
 
 
@@ -312,12 +319,17 @@ def _refs(conn, copy: _Copy, namespace: str, slots: list[int]) -> dict[int, str]
     """The refs of ``slots``, in their order; ``None`` if the namespace moved on."""
     unknown = [s for s in slots if s not in copy.refs]
     if unknown:
-        sql, listed = _listed(conn, _REFS_AT_SQL, unknown)
-        rows = _read(conn, sql, [*listed, namespace])
+        if copy.documents <= _ALL_REFS:  # the slots not read yet, all at once
+            rows = _read(conn, _REFS_FROM_SQL, [copy.refs_from, namespace])
+        else:
+            sql, listed = _listed(conn, _REFS_AT_SQL, unknown)
+            rows = _read(conn, sql, [*listed, namespace])
         if not rows or rows[0][0] != copy.revision:
             return None
         if copy.committed and _in_transaction(conn):
             copy.committed = False
         copy.refs.update((slot, ref) for _, slot, ref in rows if slot is not None)
         copy.bytes += 100 * len(rows)
+        if copy.documents <= _ALL_REFS:
+            copy.refs_from = copy.size
     return {s: copy.refs[s] for s in slots}
