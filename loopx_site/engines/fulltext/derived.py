@@ -16,7 +16,8 @@ revision, read from it and used only while the database still holds that revisio
   several processes, each with its own copy, answer alike.
 - The copy is filled lazily (a term's whole posting list once per revision, the refs of
   documents once returned) and bounded by ``LOOPX_FULLTEXT_CACHE_MB`` (Django setting,
-  default 256; 0 turns it off): past the bound the namespace's copy starts over.
+  default 256; 0 turns it off) over all the process's copies: past it the other
+  namespaces' copies are dropped, then this one starts over.
 - Ranking from the copy is exact like the snapshot path: the candidates are the
   documents of the rarest lists, scored exactly by looking them up in every list, until
   the terms left could not lift a document outside them to the k-th best (``_rank``);
@@ -191,7 +192,11 @@ def _add(copy: _Copy, words: list[str], rows: list[tuple]) -> None:
             blocks[word].append((bucket, count, data))
     for word, parts in blocks.items():
         copy.terms[word] = _term(copy, word, parts) if parts else None
-    if copy.bytes > budget():  # start over with what this search needs
+    if sum(c.bytes for c in list(_copies.values())) > budget():  # the others go first
+        with _lock:
+            for key in [k for k, c in _copies.items() if c is not copy]:
+                del _copies[key]
+    if copy.bytes > budget():  # then this one starts over with what this search needs
         kept = {w: t for w, t in copy.terms.items() if w in blocks}
         copy.terms, copy.refs, copy.refs_from = kept, {}, 0
         copy.bytes = sum(_size(t) for t in kept.values() if t is not None)

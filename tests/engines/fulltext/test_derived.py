@@ -107,3 +107,14 @@ def test_a_copy_over_its_budget_starts_over_and_stays_exact(db, settings, monkey
     for query in ["common word2", "word4 rare", "word6 common word1"]:
         assert _ranked("b", query) == bm25.rank(DOCS, query, 4)
     assert reads
+
+
+def test_the_budget_holds_over_every_namespace_copy(db, monkeypatch):
+    fulltext.index_many("first", DOCS)
+    fulltext.index_many("second", DOCS[:50])
+    _ranked("first", "common word2 rare")
+    (held,) = [c for k, c in derived._copies.items() if k[-1] == "first"]
+    monkeypatch.setattr(derived, "budget", lambda: held.bytes + 1)  # no room for another
+    assert _ranked("second", "common word2 rare") == bm25.rank(DOCS[:50], "common word2 rare", 4)
+    assert [k[-1] for k in derived._copies] == ["second"]
+    assert _ranked("first", "common word2 rare") == bm25.rank(DOCS, "common word2 rare", 4)
