@@ -34,7 +34,7 @@ order. ``overlap`` is mean |A ∩ B| / k; ``same_order`` the share of queries wi
 refs in the same order. Prints one JSON line (``bench": "fulltext_vs_tantivy``).
 
 Usage: .venv/bin/python bench/tantivy_bench.py [--sizes 10000,100000,1000000]
-[--queries 200] [--limit 4]
+[--queries 200] [--limit 4] [--no-copy]
 """
 
 import argparse
@@ -194,9 +194,16 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--limit", type=int, default=4)
+    parser.add_argument(
+        "--no-copy", action="store_true", help="rank without the process's copy (snapshot path)"
+    )
     args = parser.parse_args()
     sizes = sorted(int(n) for n in args.sizes.split(","))
     django_on_temp_db()
+    from django.conf import settings
+
+    if args.no_copy:
+        settings.LOOPX_FULLTEXT_CACHE_MB = 0
     import tantivy
     from django.db import connection
 
@@ -232,6 +239,7 @@ def main() -> None:
         "sizes": sizes,
         "queries": args.queries,
         "limit": args.limit,
+        "copy": not args.no_copy,
         "build": builds,
         "search": results,
         "targets": {"cpu_ratio": "<= 2", "build_ratio": "<= 3", "overlap": "1.00 with exact"},
