@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.relevance_set import QUERIES, RECORDS
-from loopx_site.core import bm25
+from loopx_site.engines.fulltext import bm25
 
 TOP = 3
 

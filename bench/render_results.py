@@ -66,6 +66,28 @@ def recall_rows(line: dict) -> list[str]:
     return rows
 
 
+def tantivy_rows(line: dict) -> list[str]:
+    """One row per size: CPU per top-k query and build, ours ÷ Tantivy's
+    (``bench/tantivy_bench.py``)."""
+    rows = []
+    for size in line["sizes"]:
+        k = str(size)
+        s, b = line["search"][k], line["build"][k]
+        ours, theirs = s["ours"], s["tantivy"]
+        rows.append(
+            f"| lexical ranking ÷ Tantivy, {size:,} records, top-{line['limit']}"
+            f"{'' if line.get('copy', True) else ', without the copy'} "
+            f"({line['date']}) | CPU p50 {ours['cpu_p50_ms']} ÷ {theirs['cpu_p50_ms']} ms = "
+            f"**{s['cpu_p50_ratio']}×**, p95 {ours['cpu_p95_ms']} ÷ {theirs['cpu_p95_ms']} ms = "
+            f"**{s['cpu_p95_ratio']}×** (wall p50 {s['wall_p50_ratio']}×); build CPU "
+            f"{b['ours_cpu_s']} ÷ {b['tantivy_cpu_s']} s = **{b['cpu_ratio']}×**; overlap "
+            f"with exact: ours {ours['overlap']}, Tantivy {theirs['overlap']} (same scores "
+            f"{s['engines_agree']['same_scores']}), load {s['load_average_1m']} "
+            f"| ≤ 2× per query, build ≤ 3× | {durability(line)} |"
+        )
+    return rows
+
+
 def durability(line: dict) -> str:
     d = line.get("durability") or {}
     if "ours" in d:
@@ -98,6 +120,8 @@ def row(line: dict) -> list[str]:
     bench = line.get("bench") or line.get("benchmark")
     if bench == "reward_memory_recall_local":
         return recall_rows(line)
+    if bench == "fulltext_vs_tantivy":
+        return tantivy_rows(line)
     if bench == "cli_startup":
         cmp = ""
         if "this_over_rev" in line:

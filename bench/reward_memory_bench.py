@@ -11,15 +11,15 @@ At each size, for natural-language queries drawn from the corpus vocabulary
 - ``reward_memory.services.recall(execute=True)`` — guards, ranking, exact byte readback,
   lifecycle filter and the receipt write (the service figure; the statements one recall
   runs besides the ranking's, counted on the warm-up calls, are ``service_statements``);
-- ``loopx_site.core.fulltext.search`` alone, for the 4 hits the service ranks first (the
+- ``loopx_site.engines.fulltext.search`` alone, for the 4 hits the service ranks first (the
   ranking's share; the heap frozen before timing, as the app server freezes its own);
 
 The service's own time is also taken inside each recall (``own``): its time outside the
 ranking call it makes — guards, readback, filter, receipt — which no order of the pair
 can shift. The service's top-4 is compared with the exact BM25 top-4 computed by the
-reference (``loopx_site.core.bm25.Reference``) over the same records. Prints one JSON line:
-overlap (mean |service ∩ exact| / 4), exact-#1 rate, p50/p95 per size (wall, and the
-thread's CPU time, which the machine's other load does not inflate), durability
+reference (``loopx_site.engines.fulltext.bm25.Reference``) over the same records. Prints one
+JSON line: overlap (mean |service ∩ exact| / 4), exact-#1 rate, p50/p95 per size (wall,
+and the thread's CPU time, which the machine's other load does not inflate), durability
 settings. Targets: overlap 1.00 at every size; p95 ≤ 30 ms at 1M. On PostgreSQL each
 bulk load is followed by ``VACUUM ANALYZE`` (what autovacuum would have done by then).
 
@@ -153,8 +153,9 @@ def bulk_load(corpus, start: int, stop: int, rng, words, weights, sink=None) -> 
     ``sink(i, summary)`` sees each record (the exact reference's index)."""
     from django.db import transaction
 
-    from loopx_site.core import clock, fulltext
+    from loopx_site.core import clock
     from loopx_site.core.canonical import canonical_bytes, digest_ref
+    from loopx_site.engines import fulltext
     from reward_memory import selectors
     from reward_memory.models import LocalProviderDocument, MemoryRecord
     from reward_memory.providers import local
@@ -268,7 +269,7 @@ def refs_of(corpus_id: str, i: int) -> tuple[str, str]:
 
 
 class LeanReference:
-    """``loopx_site.core.bm25.Reference`` over the measured corpus, for 1M records: the
+    """``loopx_site.engines.fulltext.bm25.Reference`` over the measured corpus, for 1M records: the
     same analyzer, the same per-document sums in the same order (float64, query-term
     order), the same ties (by ref: the bench's refs sort as their index) — postings kept
     as compact arrays and scored with numpy instead of 10⁷ Python tuples. Tested equal to
@@ -277,7 +278,7 @@ class LeanReference:
     def __init__(self):
         from array import array
 
-        from loopx_site.core import bm25
+        from loopx_site.engines.fulltext import bm25
 
         self._array, self.bm25 = array, bm25
         self.lengths = array("H")
@@ -342,7 +343,8 @@ RANKED = 4
 def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict:
     from django.db import connection
 
-    from loopx_site.core import clock, fulltext, heap
+    from loopx_site.core import clock
+    from loopx_site.engines import fulltext, heap
     from reward_memory import selectors, services
     from reward_memory.providers import local
 
@@ -385,7 +387,7 @@ def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict
         with connection.execute_wrapper(count):  # (not while timing: the wrapper costs)
             services.recall(request=request(f"w{i}", q), execute=True)
         fulltext.search(namespace, q, limit=RANKED)
-    # the app server freezes its start-up heap once loaded (loopx_site.core.heap); so
+    # the app server freezes its start-up heap once loaded (loopx_site.engines.heap); so
     # does this process, once loaded, so a collection visits what requests allocate
     heap.freeze()
     service, ranking, overlap, first, compared = [], [], [], 0, 0
@@ -477,7 +479,7 @@ def main() -> None:
     parser.add_argument(
         "--check-reference",
         action="store_true",
-        help="also rank with loopx_site.core.bm25.Reference and assert the same top-4",
+        help="also rank with loopx_site.engines.fulltext.bm25.Reference and assert the same top-4",
     )
     args = parser.parse_args()
     if args.sizes:
@@ -488,7 +490,7 @@ def main() -> None:
     tmp = django_on_temp_db()
     from django.db import connection
 
-    from loopx_site.core import bm25
+    from loopx_site.engines.fulltext import bm25
 
     rng = random.Random(20261201)
     words, weights = vocabulary(rng)

@@ -128,8 +128,9 @@ def enable_experiment() -> None:
 def bulk_load(corpus, start: int, stop: int, rng: random.Random) -> None:
     from django.db import transaction
 
-    from loopx_site.core import clock, fulltext
+    from loopx_site.core import clock
     from loopx_site.core.canonical import canonical_bytes, digest_ref, prefixed_id
+    from loopx_site.engines import fulltext
     from reward_memory import selectors
     from reward_memory.models import LocalProviderDocument, MemoryRecord
     from reward_memory.providers import local

@@ -30,6 +30,6 @@ def _freeze_heap(**kwargs):
     from django.apps import apps
 
     if apps.ready:
-        from loopx_site.core import heap
+        from loopx_site.engines import heap
 
         heap.freeze()

@@ -12,7 +12,7 @@ from django.urls import get_resolver  # noqa: E402
 get_resolver().url_patterns  # noqa: B018
 
 # Everything a request needs is loaded: keep it out of every later collection
-# (``loopx_site.core.heap``).
-from loopx_site.core import heap  # noqa: E402
+# (``loopx_site.engines.heap``).
+from loopx_site.engines import heap  # noqa: E402
 
 heap.freeze()

@@ -408,7 +408,7 @@ class LocalProviderDocument(models.Model):
     """Storage of the built-in ``local`` provider (in the project database).
 
     Searchable documents are also in the shared full-text index
-    (``loopx_site.core.fulltext``) under a per-(scope, surface) namespace.
+    (``loopx_site.engines.fulltext``) under a per-(scope, surface) namespace.
     """
 
     scope_key = models.CharField(max_length=64, help_text="sha256 of the private scope ref.")

@@ -72,7 +72,7 @@ class HostToken(models.Model):
 
 
 class SearchNamespace(models.Model):
-    """Collection statistics of one full-text namespace (see ``loopx_site.core.fulltext``).
+    """Collection statistics of one full-text namespace (see ``loopx_site.engines.fulltext``).
 
     Every write to the namespace locks this row first, so writers of one namespace
     serialise and the statistics, slots and posting blocks stay consistent.
@@ -82,6 +82,9 @@ class SearchNamespace(models.Model):
     documents = models.BigIntegerField(default=0, help_text="N: documents in the namespace.")
     tokens = models.BigIntegerField(default=0, help_text="Sum of the documents' lengths.")
     next_slot = models.BigIntegerField(default=0, help_text="Next dense document number.")
+    revision = models.BigIntegerField(
+        default=0, help_text="Random after every write: names this state of the namespace."
+    )
 
     class Meta:
         constraints = [
@@ -93,7 +96,7 @@ class SearchNamespace(models.Model):
 
 
 class SearchDocument(models.Model):
-    """One document of the shared full-text index (see ``loopx_site.core.fulltext``).
+    """One document of the shared full-text index (see ``loopx_site.engines.fulltext``).
 
     Rows are written only through ``fulltext.index``/``index_many``/``remove``; ``slot``
     numbers the document densely inside its namespace (never reused) and ``length`` is
@@ -125,7 +128,7 @@ class SearchPostingBlock(models.Model):
     """The postings of one term for one range of ``BUCKET`` slots of a namespace.
 
     ``data`` packs ``count`` postings (slot, term frequency, document length), slots
-    ascending, in one of the formats of ``loopx_site.core.fulltext._encode``. ``max_tf``
+    ascending, in one of the formats of ``loopx_site.engines.fulltext._encode``. ``max_tf``
     and ``min_dl`` bound what any posting of the block can score (BM25 grows with tf and
     falls with dl); a search reads them (through the covering index
     ``core_searchpostingblock_bounds``, never the blobs) to decide which posting lists

@@ -11,7 +11,7 @@ Corpus of a project:
   documents too. They are mirrored into the same full-text namespace at
   recall time (index what changed, remove what left), so ranking is one query.
 
-Ranking is ``loopx_site.core.fulltext`` (exact BM25 with the English analyzer, the same
+Ranking is ``loopx_site.engines.fulltext`` (exact BM25 with the English analyzer, the same
 on SQLite and PostgreSQL).
 A document is eligible when it is active, applies to the surface (no surfaces = every
 surface) and, for notes, when every ``context`` key it requires has that value in the
@@ -28,8 +28,9 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils.module_loading import import_string
 
-from loopx_site.core import access, clock, fulltext
+from loopx_site.core import access, clock
 from loopx_site.core.validation import IDENTIFIER_RE
+from loopx_site.engines import fulltext
 from preferences.documents import recall as documents
 from preferences.models import ProviderNote
 from preferences.recall import protocol

@@ -9,8 +9,9 @@ import hashlib
 
 from django.db import DatabaseError, connection, transaction
 
-from loopx_site.core import clock, fulltext
+from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
+from loopx_site.engines import fulltext
 from reward_memory.models import LocalProviderDocument
 from reward_memory.providers import base
 

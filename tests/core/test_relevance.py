@@ -5,7 +5,8 @@ import pytest
 
 from bench.relevance_bench import evaluate, rate
 from bench.relevance_set import RECORDS
-from loopx_site.core import bm25, fulltext
+from loopx_site.engines import fulltext
+from loopx_site.engines.fulltext import bm25
 
 
 def test_stop_words_are_dropped_and_negations_kept():

@@ -3,7 +3,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from loopx_site.core import fulltext
+from loopx_site.engines import fulltext
 from preferences import demo_recall, services
 from preferences.models import ProviderExtension, ProviderNote, SemanticPreferenceConfig
 from preferences.recall import local_provider

@@ -8,8 +8,8 @@ import pytest
 from django.db import IntegrityError
 from django.utils import timezone
 
-from loopx_site.core import fulltext
 from loopx_site.core.access import SHELL
+from loopx_site.engines import fulltext
 from preferences import services
 from preferences.models import ProviderNote
 from preferences.recall import local_provider, protocol

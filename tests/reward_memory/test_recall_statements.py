@@ -14,7 +14,8 @@ import pytest
 from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
-from loopx_site.core import clock, fulltext
+from loopx_site.core import clock
+from loopx_site.engines import fulltext
 from reward_memory import providers, selectors, services
 from reward_memory.domain.recall_request import parse_recall
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord, RecallReceipt
@@ -39,7 +40,7 @@ def refs(corpus):
 
 
 def _own(captured) -> list[str]:
-    """The statements that are not the ranking's (``loopx_site.core.fulltext``)."""
+    """The statements that are not the ranking's (``loopx_site.engines.fulltext``)."""
     return [q["sql"] for q in captured if "core_search" not in q["sql"]]
 
 

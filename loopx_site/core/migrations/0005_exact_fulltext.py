@@ -24,7 +24,7 @@ def drop_old_structures(apps, schema_editor):
 def reindex(apps, schema_editor):
     SearchDocument = apps.get_model("core", "SearchDocument")
     if SearchDocument.objects.using(schema_editor.connection.alias).exists():
-        from loopx_site.core import fulltext
+        from loopx_site.engines import fulltext
 
         fulltext.rebuild()
 

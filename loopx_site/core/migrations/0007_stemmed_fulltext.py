@@ -7,7 +7,7 @@ from django.db import migrations
 def reindex(apps, schema_editor):
     SearchDocument = apps.get_model("core", "SearchDocument")
     if SearchDocument.objects.using(schema_editor.connection.alias).exists():
-        from loopx_site.core import fulltext
+        from loopx_site.engines import fulltext
 
         fulltext.rebuild()
 

@@ -1,5 +1,5 @@
 """Posting blocks whose term frequencies and document lengths all fit in a byte are
-stored in 6 bytes a posting instead of 12 (``loopx_site.core.fulltext._encode``): half
+stored in 6 bytes a posting instead of 12 (``loopx_site.engines.fulltext._encode``): half
 the bytes a search reads. A block's format is told by its size per posting, so the
 blocks rewritten here and those left wide (a tf or length above 255) live side by side;
 the search results are the same either way.

@@ -1,6 +1,6 @@
 """Posting blocks of 6 bytes a posting (0010) take 4: the slot is stored as its offset in
 the block's bucket (``BUCKET`` slots: two bytes), beside a byte each for tf and length
-(``loopx_site.core.fulltext._encode``). Blocks with a tf or length above 255 stay in
+(``loopx_site.engines.fulltext._encode``). Blocks with a tf or length above 255 stay in
 their 12 bytes; a block's size per posting tells its format, and search results are the
 same whatever it is.
 
@@ -16,7 +16,7 @@ import struct
 from django.db import migrations
 
 _BATCH = 2000
-_BUCKET = 2048  # loopx_site.core.fulltext.BUCKET when this was written
+_BUCKET = 2048  # loopx_site.engines.fulltext.BUCKET when this was written
 
 
 def keep_blocks_in_line(apps, schema_editor):

@@ -1,6 +1,6 @@
 """The ranking the full-text index must reproduce: Okapi BM25 over one namespace.
 
-This module is the single definition of the ranking. ``loopx_site.core.fulltext`` computes
+This module is the single definition of the ranking. ``loopx_site.engines.fulltext`` computes
 the same numbers with the same operations in the same order (vectorised), and the tests
 compare its top-k against :func:`rank` below on random and adversarial corpora.
 
@@ -89,17 +89,17 @@ class Analyzer:
             yield stem(token) if self.stemming else token
 
     def document_tokens(self, text: str) -> list[str]:
-        """Every kept token of a document, repeats included, in order."""
-        return list(self._terms(text))
+        """Every kept token of a document, repeats included, in order (``_terms``, as
+        list comprehensions: indexing analyses every document)."""
+        stop, cut = self.stop_words, MAX_TOKEN_CHARS
+        kept = [token for raw in _TOKEN.findall(text.lower()) if (token := raw[:cut]) not in stop]
+        if self.stemming:
+            return [stem(token) for token in kept]
+        return kept
 
     def query_tokens(self, text: str) -> list[str]:
         """Distinct kept tokens of a query, in order of first appearance, at most 32."""
-        seen: dict[str, None] = {}
-        for token in self._terms(text):
-            seen.setdefault(token, None)
-            if len(seen) >= MAX_QUERY_TOKENS:
-                break
-        return list(seen)
+        return list(dict.fromkeys(self.document_tokens(text)))[:MAX_QUERY_TOKENS]
 
 
 PLAIN = Analyzer()

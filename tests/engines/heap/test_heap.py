@@ -1,4 +1,4 @@
-"""Server processes freeze their start-up heap once loaded (``loopx_site.core.heap``)."""
+"""Server processes freeze their start-up heap once loaded (``loopx_site.engines.heap``)."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _run(code: str, **env) -> list[int]:
@@ -34,7 +34,7 @@ def test_the_server_entry_points_freeze_what_they_loaded(entry):
 def test_freeze_collects_garbage_first_and_later_garbage_is_still_collected():
     before_dead, frozen, collected, after_dead = _run(
         "import gc, weakref\n"
-        "from loopx_site.core import heap\n"
+        "from loopx_site.engines import heap\n"
         "class Cycle:\n"
         "    pass\n"
         "gc.disable()\n"  # nothing collects on its own while the test sets up
@@ -52,7 +52,7 @@ def test_freeze_collects_garbage_first_and_later_garbage_is_still_collected():
 
 _REUSE = (
     "import resource, numpy as np\n"
-    "from loopx_site.core import heap\n"
+    "from loopx_site.engines import heap\n"
     "tuned = {tuned} and heap.keep_freed_memory()\n"
     "batch = [np.ones(1 << 20) for _ in range(4)]\n"  # 4 × 8 MB, freed together
     "del batch\n"
@@ -78,7 +78,7 @@ def test_freed_arrays_are_reused_warm_instead_of_page_faulting_again():
 def test_the_server_entry_points_keep_freed_memory():
     faults, supported = _run(
         "import loopx_site.wsgi, resource, numpy as np\n"
-        "from loopx_site.core import heap\n"
+        "from loopx_site.engines import heap\n"
         "batch = [np.ones(1 << 20) for _ in range(4)]; del batch\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
         "batch = [np.ones(1 << 20) for _ in range(4)]\n"

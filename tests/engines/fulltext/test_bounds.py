@@ -1,12 +1,13 @@
 """Recall ranking is exact at any size: the kernel's full-text search returns the same
-top-k as the reference BM25 (``loopx_site.core.bm25``) over the namespace, including the
+top-k as the reference BM25 (``loopx_site.engines.fulltext.bm25``) over the namespace, including the
 two cases the former bounded path lost (common-token-only matches, old matches)."""
 
 import random
 
 import pytest
 
-from loopx_site.core import bm25, fulltext
+from loopx_site.engines.fulltext import bm25
+from loopx_site.engines.fulltext import engine as fulltext
 
 
 def _load(namespace: str, docs: list[tuple[str, str]]) -> None:

@@ -2,14 +2,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopx_site.core import bm25, fulltext
 from loopx_site.core.models import SearchDocument
+from loopx_site.engines.fulltext import bm25, derived
+from loopx_site.engines.fulltext import engine as fulltext
 
 
-@pytest.fixture(autouse=True, params=["small", "large"])
+@pytest.fixture(autouse=True, params=["derived", "small", "large"])
 def search_path(request, monkeypatch):
-    """Every test runs on both search paths: small namespaces read every posting in one
-    statement; large ones (MaxScore, best-first exact scoring) skip what cannot matter."""
+    """Every test runs on the three search paths: from the process's copy of the lists
+    (``derived``, the default); and, with no copy, in one snapshot: small namespaces read
+    every posting in one statement; large ones (MaxScore, best-first exact scoring) skip
+    what cannot matter."""
+    if request.param != "derived":
+        monkeypatch.setattr(derived, "budget", lambda: 0)
     monkeypatch.setattr(fulltext, "_SMALL", 10**9 if request.param == "small" else 0)
     return request.param
 
@@ -277,6 +282,7 @@ def test_unrecorded_bounds_still_rank_exactly(db):
 def test_search_leaves_the_postings_of_a_common_term_unread_when_they_cannot_matter(
     db, monkeypatch
 ):
+    monkeypatch.setattr(derived, "budget", lambda: 0)  # the snapshot path's reads
     docs = [(f"d{i:03d}", f"common filler{i % 50} words") for i in range(600)]
     docs += [(f"r{i}", "rare common") for i in range(3)]
     fulltext.index_many("skip", docs)
@@ -407,6 +413,7 @@ def test_long_documents_bound_their_unread_terms_elementwise(db, monkeypatch):
 def test_common_terms_are_looked_up_for_the_candidates_instead_of_decoded(
     db, monkeypatch, bucket, by_bucket
 ):
+    monkeypatch.setattr(derived, "budget", lambda: 0)  # the snapshot path's reads
     monkeypatch.setattr(fulltext, "BUCKET", bucket)
     monkeypatch.setattr(fulltext, "_SMALL", 0)
     monkeypatch.setattr(fulltext, "_ROUND_TRIP", 0)  # one list per statement
@@ -504,6 +511,7 @@ def test_the_slot_accumulators_are_zeros_again_after_a_search_that_failed(db, mo
         raise RuntimeError("the database went away")
 
     monkeypatch.setattr(fulltext, "_hits", broken)  # while the accumulators are in use
+    monkeypatch.setattr(derived, "_refs", broken)
     with pytest.raises(RuntimeError):
         fulltext.search("scratch", "common word1 word2", limit=3)
     scores, counts = fulltext._scratch.arrays(1)

@@ -2,11 +2,13 @@
 
 Documents live in namespaces (e.g. one per corpus); a search never crosses namespaces,
 and its statistics (document count, average length, document frequencies) are the
-namespace's own. The ranking is defined once, in ``loopx_site.core.bm25``; ``search``
-returns exactly that ranking's top-k (ties broken by ``ref``) — no token is dropped and
-no match is left unranked, whatever the size of the namespace.
+namespace's own. The ranking is defined once, in ``bm25``; ``search`` returns exactly
+that ranking's top-k (ties broken by ``ref``) — no token is dropped and no match is left
+unranked, whatever the size of the namespace.
 
-Storage (plain tables, the database is the only copy):
+Storage (plain tables, the database is the only copy; the tables are ``core``'s models
+``SearchNamespace``, ``SearchDocument`` and ``SearchPostingBlock``, created by its
+migrations — this module reaches them by name in SQL only, so it imports no app):
 
 - ``SearchNamespace``: N, total length and the next dense slot of each namespace. Every
   write locks this row first (an upsert), so writers of one namespace serialise and the
@@ -39,6 +41,7 @@ Callers keep their own lifecycle filters: remove a document when it stops being
 recallable.
 """
 
+import secrets
 import struct
 import sys
 import threading
@@ -49,9 +52,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.utils import timezone
 
-from loopx_site.core import bm25, clock
-from loopx_site.core.models import SearchDocument, SearchNamespace
+from loopx_site.engines.fulltext import bm25
 
 MAX_QUERY_TOKENS = bm25.MAX_QUERY_TOKENS
 BUCKET = 2048  # slots per posting block
@@ -107,8 +110,8 @@ _BODIES_SQL = (
     "SELECT slot, ref, length, body FROM core_searchdocument WHERE namespace = %s AND slot IN (?)"
 )
 _LOCK_SQL = (  # creates the namespace if needed and locks its row until commit
-    "INSERT INTO core_searchnamespace (name, documents, tokens, next_slot) "
-    "VALUES (%s, 0, 0, 0) ON CONFLICT (name) DO UPDATE SET name = excluded.name "
+    "INSERT INTO core_searchnamespace (name, documents, tokens, next_slot, revision) "
+    "VALUES (%s, 0, 0, 0, 0) ON CONFLICT (name) DO UPDATE SET name = excluded.name "
     "RETURNING id, documents, tokens, next_slot"
 )
 _DOCS_SQL = (
@@ -120,7 +123,8 @@ _INSERT_SQL = (
     "VALUES (%s, %s, %s, %s, %s, %s)"
 )
 _STATS_SQL = (
-    "UPDATE core_searchnamespace SET documents = %s, tokens = %s, next_slot = %s WHERE id = %s"
+    "UPDATE core_searchnamespace SET documents = %s, tokens = %s, next_slot = %s, "
+    "revision = %s WHERE id = %s"
 )
 _BLOCKS_SQL = (
     "SELECT term, max_tf, min_dl, count, data FROM core_searchpostingblock "
@@ -135,6 +139,19 @@ _UPSERT_SQL = (
 _DROP_SQL = (
     "DELETE FROM core_searchpostingblock WHERE namespace_id = %s AND term = %s AND bucket = %s"
 )
+_COUNT_SQL = "SELECT COUNT(*) FROM core_searchdocument WHERE namespace = %s"
+_DELETE_DOC_SQL = "DELETE FROM core_searchdocument WHERE id = %s"
+_UPDATE_DOC_SQL = (
+    "UPDATE core_searchdocument SET body = %s, length = %s, updated_at = %s WHERE id = %s"
+)
+_NAMES_SQL = "SELECT DISTINCT namespace FROM core_searchdocument"
+_ALL_DOCS_SQL = "SELECT ref, body FROM core_searchdocument WHERE namespace = %s ORDER BY id"
+_DROP_NAMESPACE_SQL = (  # its blocks go by the foreign key's cascade, done here explicitly
+    "DELETE FROM core_searchpostingblock WHERE namespace_id IN "
+    "(SELECT id FROM core_searchnamespace WHERE name = %s)"
+)
+_DROP_DOCS_SQL = "DELETE FROM core_searchdocument WHERE namespace = %s"
+_DROP_STATS_SQL = "DELETE FROM core_searchnamespace WHERE name = %s"
 
 
 def _in_list(sql: str, values) -> tuple[str, list]:
@@ -174,7 +191,10 @@ def remove(namespace: str, ref: str) -> None:
 
 
 def count(namespace: str) -> int:
-    return SearchDocument.objects.filter(namespace=namespace).count()
+    """Documents in ``namespace``."""
+    with connection.cursor() as cursor:
+        cursor.execute(_COUNT_SQL, [namespace])
+        return cursor.fetchone()[0]
 
 
 def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
@@ -182,11 +202,26 @@ def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
     words = tokens(query)
     if not words or limit <= 0:
         return []
+    hits = _derived().search(namespace, words, limit)
+    if hits is not None:
+        return hits
     if _sizes.get(namespace, 0) < _SMALL:
         return _search_small(namespace, words, limit)
     with _snapshot():
         return _search(namespace, words, limit)
 
+
+def _derived():
+    """The copy module (imported on first search: it imports this one)."""
+    global _DERIVED
+    if _DERIVED is None:
+        from loopx_site.engines.fulltext import derived
+
+        _DERIVED = derived
+    return _DERIVED
+
+
+_DERIVED = None
 
 #: documents per namespace at its last search (a hint: the path taken, never the result)
 _sizes: dict[str, int] = {}
@@ -1056,12 +1091,19 @@ def _decode(data, count: int, bucket: int) -> array:
     return packed
 
 
+def new_revision() -> int:
+    """A namespace's revision after a write: random, 63 bits, never 0 (0 is a namespace
+    never written since migration 0012). Random rather than counted, so a write rolled
+    back never leaves its number to be taken again by another state (a derived copy
+    made inside that transaction stays unusable)."""
+    return secrets.randbits(63) or 1
+
+
 def _apply(namespace: str, changes: dict[str, str | None]) -> None:
     """Apply ``ref → body`` (``None`` removes) to one namespace, atomically."""
     if not changes:
         return
-    now = clock.now()
-    stamp = connection.ops.adapt_datetimefield_value(now)
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             _LOCK_SQL,
@@ -1105,18 +1147,18 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
             if old is None:
                 created.append([namespace, ref, body, slot, dl, stamp])
             else:
-                updated.append((old[0], body, dl))
+                updated.append((body, dl, stamp, old[0]))
         if edits:
             _write_blocks(cursor, ns_id, edits)
         if deleted:
-            SearchDocument.objects.filter(id__in=deleted).delete()
-        for doc_id, body, dl in updated:
-            SearchDocument.objects.filter(id=doc_id).update(body=body, length=dl, updated_at=now)
+            cursor.executemany(_DELETE_DOC_SQL, [[doc_id] for doc_id in deleted])
+        if updated:
+            cursor.executemany(_UPDATE_DOC_SQL, updated)
         if created:
             cursor.executemany(_INSERT_SQL, created)
         cursor.execute(
             _STATS_SQL,
-            [documents, total, next_slot, ns_id],
+            [documents, total, next_slot, new_revision(), ns_id],
         )
 
 
@@ -1136,15 +1178,15 @@ def _write_blocks(cursor, ns_id: int, edits) -> None:
         max_tf, min_dl, count, data = current.get(key, (0, 0, 0, None))
         packed = _decode(data, count, key[1]) if data is not None else array("I")
         if (
-            all(v is not None for v in slot_edits.values())
+            None not in slot_edits.values()  # (identity first: no tuple equals None)
             and (not packed or min(slot_edits) > packed[-3])
             and (max_tf > 0 or not packed)  # bounds recorded (always, since migration 0009)
         ):  # the common case: new documents append to the block, the bounds only widen
-            for slot in sorted(slot_edits):
-                tf, dl = slot_edits[slot]
-                packed.extend((slot, tf, dl))
-                max_tf = max(max_tf, tf)
-                min_dl = min(min_dl, dl) if min_dl else dl
+            added = sorted(slot_edits.items())
+            packed.extend([v for slot, (tf, dl) in added for v in (slot, tf, dl)])
+            max_tf = max(max_tf, max(tf for _, (tf, _) in added))
+            least = min(dl for _, (_, dl) in added)
+            min_dl = min(min_dl, least) if min_dl else least
         else:  # a removal or replacement: merge, and recompute the bounds exactly
             merged = {packed[i]: (packed[i + 1], packed[i + 2]) for i in range(0, len(packed), 3)}
             for slot, value in slot_edits.items():
@@ -1179,21 +1221,18 @@ def _write_blocks(cursor, ns_id: int, edits) -> None:
 def rebuild(namespace: str | None = None) -> int:
     """Recompute slots, lengths, statistics and postings from the stored bodies (all
     namespaces when ``None``); returns the number of documents indexed."""
-    names = (
-        [namespace]
-        if namespace is not None
-        else list(SearchDocument.objects.values_list("namespace", flat=True).distinct())
-    )
     indexed = 0
-    with transaction.atomic():
+    with transaction.atomic(), connection.cursor() as cursor:
+        if namespace is None:
+            cursor.execute(_NAMES_SQL)
+            names = sorted(row[0] for row in cursor.fetchall())
+        else:
+            names = [namespace]
         for name in names:
-            docs = list(
-                SearchDocument.objects.filter(namespace=name)
-                .order_by("id")
-                .values_list("ref", "body")
-            )
-            SearchDocument.objects.filter(namespace=name).delete()
-            SearchNamespace.objects.filter(name=name).delete()
+            cursor.execute(_ALL_DOCS_SQL, [name])
+            docs = cursor.fetchall()
+            for sql in (_DROP_NAMESPACE_SQL, _DROP_DOCS_SQL, _DROP_STATS_SQL):
+                cursor.execute(sql, [name])
             index_many(name, docs)
             indexed += len(docs)
     return indexed
