@@ -24,6 +24,8 @@ RECALL_MODE_CHOICES = [(v, v) for v in c.RECALL_MODES]
 RECALL_STATUS_CHOICES = [(v, v) for v in c.RECALL_STATUSES]
 APPLICATION_DECISION_CHOICES = [(v, v) for v in c.APPLICATION_DECISIONS]
 APPLICATION_STATUS_CHOICES = [(v, v) for v in c.APPLICATION_STATUSES]
+LEXICAL, HYBRID = "lexical", "hybrid"
+RANKINGS = (LEXICAL, HYBRID)
 
 
 class Corpus(models.Model):
@@ -57,6 +59,13 @@ class Corpus(models.Model):
     definition_digest = models.CharField(max_length=71)
     revision = models.PositiveIntegerField(default=1)
     active = models.BooleanField(default=True)
+    ranking = models.CharField(
+        max_length=16,
+        choices=[(r, r) for r in RANKINGS],
+        default=LEXICAL,
+        help_text="How the local provider ranks a recall: lexical (exact BM25) or hybrid "
+        "(BM25 fused with dense embeddings, with a relevance floor).",
+    )
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -66,6 +75,7 @@ class Corpus(models.Model):
         constraints = [
             _check("memory_class", Q(memory_class__in=c.MEMORY_CLASSES)),
             _check("revision_min", Q(revision__gte=1)),
+            _check("ranking", Q(ranking__in=RANKINGS)),
         ]
 
     def __str__(self) -> str:
@@ -417,12 +427,25 @@ class LocalProviderDocument(models.Model):
     content = models.TextField()
     content_digest = models.CharField(max_length=71)
     recallable = models.BooleanField(default=True)
+    embedding = models.BinaryField(
+        null=True,
+        editable=False,
+        help_text="Dense vector of the searchable text (loopx_site.engines.embeddings), "
+        "computed at write time; null until backfilled.",
+    )
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
     class Meta:
         constraints = [
             _unique("resource", "scope_key", "resource_ref"),
+        ]
+        indexes = [
+            # the hybrid ranking's cache key: (count, latest change) of a namespace
+            models.Index(
+                fields=["scope_key", "surface", "recallable", "updated_at"],
+                name="rm_localdoc_ns_changed_idx",
+            ),
         ]
 
     def __str__(self) -> str:

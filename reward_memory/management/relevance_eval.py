@@ -7,6 +7,7 @@ from typing import Any
 from loopx_site.core import files
 from loopx_site.core.cli import format_table
 from reward_memory.errors import AREA
+from reward_memory.models import LEXICAL, RANKINGS
 from reward_memory.services import relevance
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -32,18 +33,26 @@ def add(sub) -> None:
         help=f"Record ids printed per query (1..{relevance.MAX_LIMIT}, default 10; "
         f"metrics always look {relevance.DEPTH} deep).",
     )
+    parser.add_argument(
+        "--ranking",
+        choices=RANKINGS,
+        default=LEXICAL,
+        help="Rank as a corpus with this ranking setting ranks (default: lexical, the "
+        "corpus default; hybrid fuses dense embeddings and applies the relevance floor).",
+    )
 
 
 def _read(path: str, option: str) -> str:
     return files.read_text(path, option=option, area=AREA, max_bytes=MAX_FILE_BYTES)
 
 
-def run(*, records, queries, limit=10, **_) -> dict[str, Any]:
+def run(*, records, queries, limit=10, ranking=LEXICAL, **_) -> dict[str, Any]:
     parsed = relevance.parse_records(_read(records, "records"))
     return relevance.evaluate(
         records=parsed,
         queries=relevance.parse_queries(_read(queries, "queries"), parsed),
         limit=limit,
+        ranking=ranking,
     )
 
 
@@ -70,7 +79,7 @@ def _metric_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
 def render(payload: dict[str, Any]) -> str:
     head = (
         f"records: {payload['records']}  queries: {payload['queries']}  "
-        f"limit: {payload['limit']}  ranking: {payload['ranking']['provider']}"
+        f"limit: {payload['limit']}  ranking: {payload['ranking']['mode']}"
     )
     rows = _metric_rows(payload)
     table = format_table(rows) if rows else "no query carries relevant: rankings only"

@@ -26,6 +26,7 @@ from django.db import transaction
 from loopx_site.core import progress
 from reward_memory import providers
 from reward_memory.errors import RewardMemoryError
+from reward_memory.models import LEXICAL, RANKINGS
 from reward_memory.providers import base
 
 SCHEMA = "reward_memory_relevance_eval_v0"
@@ -114,12 +115,21 @@ def parse_queries(text: str, records: dict[str, str]) -> list[Query]:
 
 
 def rank_in_throwaway_corpus(
-    records: dict[str, str], queries: list[Query], *, depth: int
+    records: dict[str, str], queries: list[Query], *, depth: int, ranking: str = LEXICAL
 ) -> dict[str, list[str]]:
     """Each query's ranked record ids (at most ``depth``), from a throwaway ``local``
     corpus that is rolled back before this returns."""
     provider = providers.get("local")
     binding = base.Binding(provider_id="local", scope_ref=f"relevance-eval:{uuid.uuid4().hex}")
+    try:
+        return _rank(provider, binding, records, queries, depth=depth, ranking=ranking)
+    except providers.ProviderUnavailable:
+        raise RewardMemoryError(
+            "store_unavailable", "The local provider's tables cannot be written (migrated?)."
+        ) from None
+
+
+def _rank(provider, binding, records, queries, *, depth: int, ranking: str):
     rankings: dict[str, list[str]] = {}
     with transaction.atomic():
         try:
@@ -135,7 +145,7 @@ def rank_in_throwaway_corpus(
                 )
             for query in progress.track(queries, desc="ranking", unit="ranking"):
                 rankings[query.query_id] = provider.rank(
-                    binding, surface=SURFACE, query=query.text, limit=depth
+                    binding, surface=SURFACE, query=query.text, limit=depth, ranking=ranking
                 )
         finally:
             transaction.set_rollback(True)  # the throwaway corpus never outlives the run
@@ -174,13 +184,20 @@ def _summary(queries: list[Query], rankings: dict[str, list[str]]) -> dict[str, 
     return out
 
 
-def evaluate(*, records: dict[str, str], queries: list[Query], limit: int = 10) -> dict[str, Any]:
-    """``reward_memory_relevance_eval_v0`` for ``records`` and ``queries``."""
+def evaluate(
+    *, records: dict[str, str], queries: list[Query], limit: int = 10, ranking: str = LEXICAL
+) -> dict[str, Any]:
+    """``reward_memory_relevance_eval_v0`` for ``records`` and ``queries``, ranked as a
+    corpus with this ``ranking`` (``lexical`` or ``hybrid``) ranks."""
     if not 1 <= limit <= MAX_LIMIT:
         raise RewardMemoryError(
             "invalid_argument", f"--limit must be between 1 and {MAX_LIMIT}.", field="limit"
         )
-    ranked = rank_in_throwaway_corpus(records, queries, depth=max(limit, DEPTH))
+    if ranking not in RANKINGS:
+        raise RewardMemoryError(
+            "invalid_argument", f"--ranking must be one of {', '.join(RANKINGS)}.", field="ranking"
+        )
+    ranked = rank_in_throwaway_corpus(records, queries, depth=max(limit, DEPTH), ranking=ranking)
     judged = [q for q in queries if q.relevant is not None]
     kinds = sorted({q.kind for q in judged if q.kind})
     misses = {
@@ -190,7 +207,11 @@ def evaluate(*, records: dict[str, str], queries: list[Query], limit: int = 10) 
     }
     return {
         "schema_version": SCHEMA,
-        "ranking": {"provider": "local", "path": "LocalProvider.write + LocalProvider.rank"},
+        "ranking": {
+            "provider": "local",
+            "mode": ranking,
+            "path": "LocalProvider.write + LocalProvider.rank",
+        },
         "records": len(records),
         "queries": len(queries),
         "limit": limit,

@@ -120,3 +120,12 @@ def test_missing_file_and_bad_limit_are_errors(db, tmp_path):
     assert missing.code == 2
     assert missing.json["field"] == "records"
     assert _run(tmp_path, RECORDS, QUERIES, "--limit", "0").code == 2
+
+
+def test_hybrid_ranking_runs_the_same_records_through_the_fusion_and_the_floor(db, tmp_path):
+    result = _run(tmp_path, RECORDS, QUERIES, "--ranking", "hybrid")
+    assert result.code == 0, result.stdout
+    assert result.json["ranking"]["mode"] == "hybrid"
+    assert result.json["rankings"]["q-keys"][0] == "secrets"
+    assert result.json["rankings"]["q-none"] == []
+    assert LocalProviderDocument.objects.count() == 0

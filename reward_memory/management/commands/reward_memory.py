@@ -16,7 +16,7 @@ from reward_memory.documents import registry
 from reward_memory.domain import validation
 from reward_memory.domain.inputs import CASES, read_case, read_case_review, read_json
 from reward_memory.errors import AREA
-from reward_memory.management import relevance_eval
+from reward_memory.management import corpus_ranking, embed_backfill, relevance_eval
 
 DEFAULT_CASE = "issue-fix-verified-contributor"
 
@@ -34,6 +34,8 @@ class Command(LoopxCommand):
         sub = self.add_subcommands(parser)
         sub.add("architecture", "Print the machine-readable Reward Memory contract.")
         relevance_eval.add(sub)
+        embed_backfill.add(sub)
+        corpus_ranking.add(sub)
 
         corpora = sub.add("corpora", "List registered corpora with their five health states.")
         corpora.add_argument("--corpus-id", help="Only this corpus.")
