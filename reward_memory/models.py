@@ -440,16 +440,26 @@ class LocalProviderDocument(models.Model):
         constraints = [
             _unique("resource", "scope_key", "resource_ref"),
         ]
-        indexes = [
-            # the hybrid ranking's cache key: (count, latest change) of a namespace
-            models.Index(
-                fields=["scope_key", "surface", "recallable", "updated_at"],
-                name="rm_localdoc_ns_changed_idx",
-            ),
-        ]
 
     def __str__(self) -> str:
         return self.content_digest
+
+
+class LocalProviderNamespace(models.Model):
+    """A generation per (scope, surface) of the ``local`` provider, moved by every write
+    and retirement in the same transaction: the hybrid ranking's cache of a namespace's
+    vectors is valid exactly while this number is unchanged (one index lookup a recall)."""
+
+    scope_key = models.CharField(max_length=64)
+    surface = models.CharField(max_length=128)
+    generation = models.BigIntegerField(default=1)
+    nonce = models.CharField(max_length=32, help_text="Random, new at every bump.")
+
+    class Meta:
+        constraints = [_unique("namespace", "scope_key", "surface")]
+
+    def __str__(self) -> str:
+        return f"{self.surface}@{self.generation}"
 
 
 class AuthorityCheckpoint(models.Model):

@@ -18,6 +18,7 @@ when every document picked by ceiling is one whose BM25 is known, the pick is ex
 else ``depth`` grows and the step repeats.
 """
 
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ from django.db import connection
 
 from loopx_site.core import bm25, fulltext
 from loopx_site.engines import embeddings
-from reward_memory.models import LocalProviderDocument
+from reward_memory.models import LocalProviderDocument, LocalProviderNamespace
 
 ALPHA = 0.7
 LEXICAL_SCALE = 12.0
@@ -54,7 +55,7 @@ def pick(refs: list[str], scores: np.ndarray, limit: int) -> list[int]:
 
 @dataclass(frozen=True)
 class _Space:
-    version: tuple
+    version: tuple | None
     refs: list[str]
     index: dict[str, int]
     matrix: np.ndarray
@@ -65,27 +66,46 @@ _spaces: "OrderedDict[tuple, _Space]" = OrderedDict()
 
 def _sql() -> tuple[str, str]:
     qn = connection.ops.quote_name
-    table = qn(LocalProviderDocument._meta.db_table)
-    where = "WHERE scope_key = %s AND surface = %s AND recallable = %s"
-    version = f"SELECT COUNT(*), MAX(updated_at) FROM {table} {where}"  # noqa: S608 - quoted model name
-    rows = f"SELECT resource_ref, embedding FROM {table} {where} ORDER BY resource_ref"  # noqa: S608
+    docs = qn(LocalProviderDocument._meta.db_table)
+    where = "WHERE scope_key = %s AND surface = %s"
+    version = f"SELECT generation, nonce FROM {qn(LocalProviderNamespace._meta.db_table)} {where}"  # noqa: S608 - quoted model name
+    rows = (
+        f"SELECT resource_ref, embedding FROM {docs} {where} AND recallable = %s "  # noqa: S608
+        "ORDER BY resource_ref"
+    )
     return version, rows
+
+
+def bump(scope_key: str, surface: str) -> None:
+    """Move the namespace's generation (inside the writer's transaction). The fresh
+    nonce keeps a generation number that a rolled-back transaction once reached from
+    ever naming another state."""
+    table = connection.ops.quote_name(LocalProviderNamespace._meta.db_table)
+    nonce = uuid.uuid4().hex
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (scope_key, surface, generation, nonce) "  # noqa: S608
+            "VALUES (%s, %s, 1, %s) ON CONFLICT (scope_key, surface) DO UPDATE SET "
+            f"generation = {table}.generation + 1, nonce = %s",
+            [scope_key, surface, nonce, nonce],
+        )
 
 
 def space(scope_key: str, surface: str) -> _Space:
     """The namespace's recallable refs (sorted) and their vectors, cached per process
-    under the namespace's (count, latest change)."""
+    under the namespace's generation (``LocalProviderNamespace``, moved by every write
+    and retirement; one index lookup)."""
     key = (connection.alias, scope_key, surface)
     version_sql, rows_sql = _sql()
-    params = [scope_key, surface, True]
     with connection.cursor() as cursor:
-        cursor.execute(version_sql, params)
-        version = tuple(str(v) for v in cursor.fetchone())
+        cursor.execute(version_sql, [scope_key, surface])
+        row = cursor.fetchone()
+        version = tuple(row) if row else None
         cached = _spaces.get(key)
         if cached is not None and cached.version == version:
             _spaces.move_to_end(key)
             return cached
-        cursor.execute(rows_sql, params)
+        cursor.execute(rows_sql, [scope_key, surface, True])
         rows = cursor.fetchall()
     refs = [ref for ref, _ in rows]
     built = _Space(version, refs, {r: i for i, r in enumerate(refs)}, embeddings.stack(

@@ -68,6 +68,7 @@ class LocalProvider(base.Provider):
                         embedding=vector,
                         updated_at=now,
                     )
+                hybrid.bump(binding.scope_key, item.surface)
                 ns = namespace(binding, item.surface)
                 if item.recallable:
                     fulltext.index(ns, item.resource_ref, item.search_text)
@@ -133,6 +134,7 @@ class LocalProvider(base.Provider):
                 )
                 for doc in docs:
                     fulltext.remove(namespace(binding, doc.surface), resource_ref)
+                    hybrid.bump(binding.scope_key, doc.surface)
                 docs.update(recallable=False, updated_at=clock.now())
         except DatabaseError:
             raise base.ProviderUnavailable("unavailable") from None
@@ -166,10 +168,16 @@ def backfill_embeddings(*, batch: int = 500, track=lambda rows, **_: rows) -> in
     ids = list(pending.values_list("pk", flat=True))
     for lo in track(range(0, len(ids), batch), desc="embedding", unit="batch"):
         rows = LocalProviderDocument.objects.filter(pk__in=ids[lo : lo + batch])
-        for pk, content in rows.values_list("pk", "content"):
-            filled += LocalProviderDocument.objects.filter(pk=pk, embedding__isnull=True).update(
-                embedding=embed(_searchable(content)), updated_at=clock.now()
-            )
+        for pk, scope_key, surface, content in rows.values_list(
+            "pk", "scope_key", "surface", "content"
+        ):
+            with transaction.atomic():
+                done = LocalProviderDocument.objects.filter(pk=pk, embedding__isnull=True).update(
+                    embedding=embed(_searchable(content)), updated_at=clock.now()
+                )
+                if done:
+                    hybrid.bump(scope_key, surface)
+            filled += done
     return filled
 
 

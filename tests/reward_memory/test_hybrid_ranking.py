@@ -97,3 +97,14 @@ def test_backfill_fills_missing_vectors_once(corpus):
     assert backfill_embeddings() == 2
     assert backfill_embeddings() == 0
     assert _rank(corpus, "documentation", 10) == hybrid.reference(corpus[2], "documentation", 10)
+
+
+def test_a_retired_document_leaves_the_hybrid_ranking_at_once(corpus):
+    provider, binding, documents = corpus
+    first = _rank(corpus, "never commit secrets or credentials", 3)
+    assert first
+    provider.retire(binding, first[0])
+    after = _rank(corpus, "never commit secrets or credentials", 3)
+    assert first[0] not in after
+    remaining = [(ref, text) for ref, text in documents if ref != first[0]]
+    assert after == hybrid.reference(remaining, "never commit secrets or credentials", 3)
