@@ -122,12 +122,13 @@ class CorpusAdmin(ReadOnlyAdmin):
         "project",
         "owner",
         "provider_id",
+        "ranking",
         "revision",
         "visibility",
         "active_records",
         "health",
     )
-    list_filter = ("memory_class", "provider_id", "active")
+    list_filter = ("memory_class", "provider_id", "ranking", "active")
     search_fields = ("corpus_id", "project", "owner", "reviewer")
     exclude = ("provider_scope_ref",)
     readonly_fields = _shown(Corpus, "provider_scope_ref", "agent_peers")

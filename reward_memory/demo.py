@@ -39,12 +39,14 @@ from reward_memory.documents.demo import (
 )
 from reward_memory.domain.inputs import FIXTURES
 from reward_memory.models import (
+    HYBRID,
     AuthorityCheckpoint,
     Corpus,
     ExperimentBinding,
     IngestEvent,
     Review,
 )
+from reward_memory.services.ranking import set_corpus_ranking
 
 TURN_EVENTS = [
     (
@@ -281,6 +283,29 @@ def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
     return applied["status"] if applied is not None else "kept"
 
 
+#: asked of the hybrid PR-description corpus: nothing in it is about bread
+UNRELATED_QUERY = "how long to bake sourdough bread"
+
+
+def _hybrid(ledger: Ledger, owner: str) -> str:
+    """The PR-description corpus ranks hybrid (set once, when the demo created it) and
+    answers an unrelated question with nothing (``nothing_relevant``), not filler."""
+    corpus_id, surface = CORPORA[1]
+    if ledger.created(f"corpus {corpus_id}"):
+        set_corpus_ranking(
+            corpus_id=corpus_id,
+            ranking=HYBRID,
+            principal=principals.operator_account(owner, field="owner"),
+            execute=True,
+        )
+    got = services.recall_guidance(
+        goal_id="demo", agent_id="author", corpus_id=corpus_id, surface=surface,
+        query=UNRELATED_QUERY,
+    )  # fmt: skip
+    why = "nothing_relevant" if got.nothing_relevant else "-"
+    return f"{corpus_id} asked {UNRELATED_QUERY!r}: {got.status} ({why})"
+
+
 def load(*, log, operator: str | None = None) -> dict:
     ledger = Ledger()
     owner = _owner(operator)
@@ -320,6 +345,7 @@ def load(*, log, operator: str | None = None) -> dict:
     policy_status = _ingest(ledger, demo_documents.policy_event())
     log(f"reward_memory records: {', '.join([*statuses, review_status, policy_status])}")
     log(f"reward_memory checkpoint {CHECKPOINT_ID} authorises hard_policy: {policy_status}")
+    log(f"reward_memory hybrid ranking: {_hybrid(ledger, owner)}")
     log(f"reward_memory demo: {ledger.summary()}")
     return ledger.document(
         corpora=[c for c, _ in CORPORA] + [POLICY_CORPUS],

@@ -24,6 +24,8 @@ RECALL_MODE_CHOICES = [(v, v) for v in c.RECALL_MODES]
 RECALL_STATUS_CHOICES = [(v, v) for v in c.RECALL_STATUSES]
 APPLICATION_DECISION_CHOICES = [(v, v) for v in c.APPLICATION_DECISIONS]
 APPLICATION_STATUS_CHOICES = [(v, v) for v in c.APPLICATION_STATUSES]
+LEXICAL, HYBRID = "lexical", "hybrid"
+RANKINGS = (LEXICAL, HYBRID)
 
 
 class Corpus(models.Model):
@@ -57,6 +59,13 @@ class Corpus(models.Model):
     definition_digest = models.CharField(max_length=71)
     revision = models.PositiveIntegerField(default=1)
     active = models.BooleanField(default=True)
+    ranking = models.CharField(
+        max_length=16,
+        choices=[(r, r) for r in RANKINGS],
+        default=LEXICAL,
+        help_text="How the local provider ranks a recall: lexical (exact BM25) or hybrid "
+        "(BM25 fused with dense embeddings, with a relevance floor).",
+    )
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -66,6 +75,7 @@ class Corpus(models.Model):
         constraints = [
             _check("memory_class", Q(memory_class__in=c.MEMORY_CLASSES)),
             _check("revision_min", Q(revision__gte=1)),
+            _check("ranking", Q(ranking__in=RANKINGS)),
         ]
 
     def __str__(self) -> str:
@@ -417,6 +427,12 @@ class LocalProviderDocument(models.Model):
     content = models.TextField()
     content_digest = models.CharField(max_length=71)
     recallable = models.BooleanField(default=True)
+    embedding = models.BinaryField(
+        null=True,
+        editable=False,
+        help_text="Dense vector of the searchable text (loopx_site.engines.embeddings), "
+        "computed at write time; null until backfilled.",
+    )
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -427,6 +443,23 @@ class LocalProviderDocument(models.Model):
 
     def __str__(self) -> str:
         return self.content_digest
+
+
+class LocalProviderNamespace(models.Model):
+    """A generation per (scope, surface) of the ``local`` provider, moved by every write
+    and retirement in the same transaction: the hybrid ranking's cache of a namespace's
+    vectors is valid exactly while this number is unchanged (one index lookup a recall)."""
+
+    scope_key = models.CharField(max_length=64)
+    surface = models.CharField(max_length=128)
+    generation = models.BigIntegerField(default=1)
+    nonce = models.CharField(max_length=32, help_text="Random, new at every bump.")
+
+    class Meta:
+        constraints = [_unique("namespace", "scope_key", "surface")]
+
+    def __str__(self) -> str:
+        return f"{self.surface}@{self.generation}"
 
 
 class AuthorityCheckpoint(models.Model):

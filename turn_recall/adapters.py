@@ -178,6 +178,7 @@ class Recalled:
     guidance: list[dict[str, Any]] = field(default_factory=list)
     provider_calls: int = 0
     reason_codes: list[str] = field(default_factory=list)
+    nothing_relevant: bool = False  # empty: no memory clears the relevance floor
 
 
 def recall(
@@ -220,7 +221,13 @@ def recall(
         for i in got.items
     ]
     reasons = [r.get("code") for r in (got.reasons or []) if isinstance(r, dict)]
-    return Recalled(got.status, guidance, got.provider_calls, [r for r in reasons if r])
+    return Recalled(
+        got.status,
+        guidance,
+        got.provider_calls,
+        [r for r in reasons if r],
+        nothing_relevant=got.nothing_relevant,
+    )
 
 
 def replay_guidance(

@@ -37,6 +37,7 @@ PREVIEW = "preview"
 DISABLED = "disabled"
 APPLIED = "applied"
 EMPTY = "empty"
+NOTHING_RELEVANT = "nothing_relevant"  # empty: no memory clears the relevance floor
 REPLAYED = "replayed"
 DEGRADED = "degraded"
 STATUSES = (PREVIEW, DISABLED, APPLIED, EMPTY, REPLAYED, DEGRADED)

@@ -202,6 +202,8 @@ def _turn_recall(
         )
     guidance = _live(got.guidance, now)[: c.MAX_GUIDANCE]
     status = c.APPLIED if guidance else c.EMPTY
+    # an empty turn says why when the memory had nothing relevant (no filler guidance)
+    empty_reason = c.NOTHING_RELEVANT if status == c.EMPTY and got.nothing_relevant else ""
     fields = {
         "goal_digest": goal_digest,
         "agent_digest": agent_digest,
@@ -211,7 +213,7 @@ def _turn_recall(
         "situation_fingerprint": sit["situation_fingerprint"],
         "turn_instance_digest": digest_ref(turn_instance_id),
         "status": status,
-        "reason_code": "",
+        "reason_code": empty_reason,
         "corpus_id": binding["corpus_id"],
         "guidance": guidance,
         "guidance_count": len(guidance),
@@ -245,6 +247,7 @@ def _turn_recall(
         outcome_ingest_reconciliation=reconciliation,
         query_evidence=evidence,
         same_turn_receipt_written=True,
+        reason_code=empty_reason or None,
     )
 
 

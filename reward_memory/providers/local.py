@@ -6,14 +6,15 @@ corpora or surfaces. Writes are idempotent upserts keyed by resource ref.
 """
 
 import hashlib
+import json
 
 from django.db import DatabaseError, connection, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
-from loopx_site.engines import fulltext
-from reward_memory.models import LocalProviderDocument
-from reward_memory.providers import base
+from loopx_site.engines import embeddings, fulltext
+from reward_memory.models import HYBRID, LEXICAL, LocalProviderDocument
+from reward_memory.providers import base, hybrid
 
 
 def namespace(binding: base.Binding, surface: str) -> str:
@@ -42,6 +43,7 @@ class LocalProvider(base.Provider):
     def write(self, binding: base.Binding, item: base.ProviderWrite) -> base.WriteResult:
         now = clock.now()
         text = item.content.decode("utf-8")
+        vector = embed(item.search_text)  # at write time: recall only embeds the query
         try:
             with transaction.atomic():
                 doc, created = LocalProviderDocument.objects.select_for_update().get_or_create(
@@ -52,17 +54,21 @@ class LocalProvider(base.Provider):
                         "content": text,
                         "content_digest": content_digest(item.content),
                         "recallable": item.recallable,
+                        "embedding": vector,
                         "created_at": now,
                         "updated_at": now,
                     },
                 )
-                if not created and (doc.content != text or doc.recallable != item.recallable):
+                changed = doc.content != text or doc.recallable != item.recallable
+                if not created and (changed or doc.embedding is None):
                     LocalProviderDocument.objects.filter(pk=doc.pk).update(
                         content=text,
                         content_digest=content_digest(item.content),
                         recallable=item.recallable,
+                        embedding=vector,
                         updated_at=now,
                     )
+                hybrid.bump(binding.scope_key, item.surface)
                 ns = namespace(binding, item.surface)
                 if item.recallable:
                     fulltext.index(ns, item.resource_ref, item.search_text)
@@ -77,10 +83,17 @@ class LocalProvider(base.Provider):
     #: with ``documents_of=binding.scope_key``), the same rows ``recall`` returns
     in_database = True
 
-    def rank(self, binding: base.Binding, *, surface: str, query: str, limit: int) -> list[str]:
-        """The resource refs of the top ``limit`` hits, best first (no document read)."""
+    def rank(
+        self, binding: base.Binding, *, surface: str, query: str, limit: int, ranking: str = LEXICAL
+    ) -> list[str]:
+        """The resource refs of the top ``limit`` hits, best first (no document read):
+        the exact BM25's (``lexical``) or the exact fused ranking above the relevance
+        floor (``hybrid``, ``reward_memory.providers.hybrid``)."""
+        ns = namespace(binding, surface)
         try:
-            return [h.ref for h in fulltext.search(namespace(binding, surface), query, limit=limit)]
+            if ranking == HYBRID:
+                return hybrid.rank(ns, binding.scope_key, surface, query, limit)
+            return [h.ref for h in fulltext.search(ns, query, limit=limit)]
         except DatabaseError:
             raise base.ProviderUnavailable("unavailable") from None
 
@@ -121,6 +134,7 @@ class LocalProvider(base.Provider):
                 )
                 for doc in docs:
                     fulltext.remove(namespace(binding, doc.surface), resource_ref)
+                    hybrid.bump(binding.scope_key, doc.surface)
                 docs.update(recallable=False, updated_at=clock.now())
         except DatabaseError:
             raise base.ProviderUnavailable("unavailable") from None
@@ -139,6 +153,43 @@ def _recallable_contents(scope_key: str, refs: list[str]) -> dict[str, str]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [scope_key, True, *refs])
         return dict(cursor.fetchall())
+
+
+def embed(text: str) -> bytes:
+    """The stored vector of a document's searchable text."""
+    return embeddings.to_bytes(embeddings.embed([text])[0])
+
+
+def backfill_embeddings(*, batch: int = 500, track=lambda rows, **_: rows) -> int:
+    """Compute the vector of every document that has none (documents written before
+    hybrid ranking existed); returns how many were filled. Idempotent."""
+    filled = 0
+    pending = LocalProviderDocument.objects.filter(embedding__isnull=True).order_by("pk")
+    ids = list(pending.values_list("pk", flat=True))
+    for lo in track(range(0, len(ids), batch), desc="embedding", unit="batch"):
+        rows = LocalProviderDocument.objects.filter(pk__in=ids[lo : lo + batch])
+        for pk, scope_key, surface, content in rows.values_list(
+            "pk", "scope_key", "surface", "content"
+        ):
+            with transaction.atomic():
+                done = LocalProviderDocument.objects.filter(pk=pk, embedding__isnull=True).update(
+                    embedding=embed(_searchable(content)), updated_at=clock.now()
+                )
+                if done:
+                    hybrid.bump(scope_key, surface)
+            filled += done
+    return filled
+
+
+def _searchable(content: str) -> str:
+    """The text a document was indexed under: an activated record's content is its
+    canonical JSON, indexed by its ``summary``; other content is indexed as it is."""
+    try:
+        document = json.loads(content)
+    except ValueError:
+        return content
+    summary = document.get("summary") if isinstance(document, dict) else None
+    return summary if isinstance(summary, str) else content
 
 
 def public_ref(resource_ref: str) -> str:

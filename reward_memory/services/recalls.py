@@ -35,9 +35,12 @@ from reward_memory.domain.recall_request import (
     recall_id_for,
 )
 from reward_memory.errors import AREA, RewardMemoryError
-from reward_memory.models import ApplicationReceipt, Corpus, MemoryRecord, RecallReceipt
+from reward_memory.models import HYBRID, ApplicationReceipt, Corpus, MemoryRecord, RecallReceipt
 
 OVERFETCH = 4
+#: an empty recall of a hybrid corpus whose ranking returned nothing: no record clears
+#: the relevance floor (``reward_memory.providers.hybrid``)
+NOTHING_RELEVANT = "nothing_relevant"
 APPLICATION_REASONS = {
     "not_attributed": "the memory refs are not results of this recall",
     "artifact_not_verified": "the current artifact was not verified",
@@ -191,13 +194,18 @@ def recall(
     )
     calls = 0
     wide = min(parsed.limit * OVERFETCH, 50)
+    ranking = corpus.ranking
 
     def rank(limit: int) -> list[list[str]]:
         nonlocal calls
         ranked = []
         for i, query in enumerate(parsed.queries):
             calls = max(calls, i + 1)  # (a widened ranking is the same call, widened)
-            ranked.append(provider.rank(binding, surface=parsed.surface, query=query, limit=limit))
+            ranked.append(
+                provider.rank(
+                    binding, surface=parsed.surface, query=query, limit=limit, ranking=ranking
+                )
+            )
         return ranked
 
     try:
@@ -222,6 +230,9 @@ def recall(
     result = documents.recall_result(
         parsed, recall_id, status, records, calls=calls, filtered=filtered
     )
+    if not records and corpus.ranking == HYBRID and not any(filtered.values()):
+        # the ranking itself answered nothing: no record clears the relevance floor
+        result["reason"] = NOTHING_RELEVANT
     return _store(parsed, corpus, context, result, records)
 
 
@@ -396,6 +407,7 @@ class RecallGuidance:
     public_packet: dict[str, Any] | None
     provider_calls: int
     reasons: list[dict[str, Any]]
+    nothing_relevant: bool = False  # empty because nothing clears the relevance floor
 
 
 def recall_guidance(
@@ -461,6 +473,7 @@ def recall_guidance(
         public_packet=result["public_packet"],
         provider_calls=result["provider_calls"],
         reasons=result["guard"]["reasons"],
+        nothing_relevant=result.get("reason") == NOTHING_RELEVANT,
     )
 
 

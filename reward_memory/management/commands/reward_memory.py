@@ -16,6 +16,7 @@ from reward_memory.documents import registry
 from reward_memory.domain import validation
 from reward_memory.domain.inputs import CASES, read_case, read_case_review, read_json
 from reward_memory.errors import AREA
+from reward_memory.management import corpus_ranking, embed_backfill, relevance_eval
 
 DEFAULT_CASE = "issue-fix-verified-contributor"
 
@@ -32,6 +33,9 @@ class Command(LoopxCommand):
     def add_command_arguments(self, parser):
         sub = self.add_subcommands(parser)
         sub.add("architecture", "Print the machine-readable Reward Memory contract.")
+        relevance_eval.add(sub)
+        embed_backfill.add(sub)
+        corpus_ranking.add(sub)
 
         corpora = sub.add("corpora", "List registered corpora with their five health states.")
         corpora.add_argument("--corpus-id", help="Only this corpus.")
