@@ -5,7 +5,7 @@ A caller is one of two principals:
 * **operator** — a Django account holding ``core.operate_api`` (or a superuser) on the
   API, a signed-in account in the admin, or the operator's shell running a command
   (``shell_operator``). Operators may act on every Goal and Agent.
-* **host** — a host token (``request.auth`` is its ``TokenCredential``): one Goal and,
+* **host** — a host token (``host_caller``; on the API ``request.user``): one Goal and,
   optionally, one Agent of it. It touches only that Goal (and that Agent).
 
 For an Agent-scoped operation (recall, ingest, turn recall, settle) ``acting_for``
@@ -27,12 +27,14 @@ Operator-only operations (admin actions, the operator's shell) take an ``Operato
 ``require_operator_permission`` inside the service, whatever the adapter declared.
 """
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 
+from loopx_site.core import selectors
 from loopx_site.core.errors import DomainError
 
 OPERATOR = "operator"
@@ -62,13 +64,22 @@ def _optional_id(value: Any, field: str, area: str) -> str | None:
 
 @dataclass(frozen=True)
 class Caller:
-    """The authenticated principal of one call."""
+    """The authenticated principal of one call. A host token's caller is also the API
+    request's ``request.user`` (DRF asks it the attributes below)."""
 
     kind: str
     name: str
     goal_id: str | None = None  # a host token's Goal
     agent_id: str | None = None  # a host token's Agent (None: Goal-wide)
     token_id: int | None = None
+
+    is_authenticated = True
+    is_anonymous = False
+    is_staff = False
+    is_active = True
+
+    def __str__(self) -> str:
+        return self.actor_ref
 
     @property
     def is_operator(self) -> bool:
@@ -179,34 +190,40 @@ class Acting:
 
 
 # -- resolving the caller ------------------------------------------------------------------
+def digest_token(secret: str) -> str:
+    """What is stored of a host token's secret (``HostToken.key_digest``)."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def host_caller(secret: str, *, area: str = "loopx") -> Caller:
+    """The caller a host token's secret proves (its Goal and, optionally, its Agent), or
+    ``not_authenticated`` (401) for an unknown or revoked token. One indexed query; it
+    needs no request, so every transport (the API, the MCP server) resolves tokens here."""
+    token = selectors.live_token(digest_token(secret))
+    if token is None:
+        raise DomainError("not_authenticated", "Unknown or revoked token.", area=area)
+    return Caller(
+        HOST, token.prefix, goal_id=token.goal_id, agent_id=token.agent_id, token_id=token.pk
+    )
+
+
 def is_operator_account(user) -> bool:
     """An active Django account with ``core.operate_api`` (superusers have every perm)."""
-    from loopx_site.core.api.auth import HostPrincipal
-
-    if user is None or isinstance(user, HostPrincipal) or not user.is_authenticated:
+    if user is None or isinstance(user, Caller) or not user.is_authenticated:
         return False
     return bool(user.is_active and user.has_perm(OPERATOR_PERMISSION))
 
 
 def from_request(request, *, area: str = "loopx") -> Caller:
-    """The caller of an API request (cached on the request). A host token's scope comes
-    from ``request.auth`` (its ``TokenCredential``); an account must hold
-    ``core.operate_api``; anything else is ``scope_forbidden``."""
+    """The caller of an API request (cached on the request). A host token authenticates
+    as its ``Caller`` (``host_caller``); an account must hold ``core.operate_api``;
+    anything else is ``scope_forbidden``."""
     cached = getattr(request, "_loopx_caller", None)
     if cached is not None:
         return cached
-    from loopx_site.core.api.auth import HostPrincipal
-
     user = request.user
-    if isinstance(user, HostPrincipal):
-        token = request.auth
-        caller = Caller(
-            HOST,
-            user.token_prefix,
-            goal_id=getattr(token, "goal_id", user.goal_id),
-            agent_id=getattr(token, "agent_id", user.agent_id),
-            token_id=getattr(token, "pk", None),
-        )
+    if isinstance(user, Caller):
+        caller = user
     elif is_operator_account(user):
         caller = Caller(OPERATOR, user.get_username())
     else:

@@ -1,6 +1,5 @@
 """Writes to the registry: Goal/Agent registration and host tokens."""
 
-import hashlib
 import secrets
 from dataclasses import dataclass, field
 
@@ -158,10 +157,6 @@ def register_goal(
     )
 
 
-def digest_token(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
-
-
 @dataclass(frozen=True)
 class IssuedToken:
     token: HostToken
@@ -189,7 +184,7 @@ def create_token(*, goal_id: str, agent_id: str | None = None, label: str = "") 
     goal, agent = check_token_request(goal_id=goal_id, agent_id=agent_id, label=label)
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = HostToken.objects.create(
-        key_digest=digest_token(secret),
+        key_digest=access.digest_token(secret),
         prefix=secret[:10],
         goal=goal,
         agent=agent,
