@@ -120,3 +120,24 @@ def test_a_cycle_between_kernel_modules_breaks_the_acyclic_contract(tmp_path):
             "loopx_site/core/services.py": "from loopx_site.core import access\n",
         },
     )
+
+
+APPS = ("preferences", "reward_memory", "hooks", "turn_recall")
+
+
+def _kernel_sources() -> dict[Path, str]:
+    kernel = ROOT / "loopx_site" / "core"
+    return {
+        path: path.read_text() for path in kernel.rglob("*.py") if "migrations" not in path.parts
+    }
+
+
+def test_the_kernel_looks_up_no_app_model_by_label():
+    """Import-linter sees imports only; a model looked up by its app label
+    (``apps.get_model("reward_memory", …)``) is an edge it cannot see."""
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path, text in _kernel_sources().items()
+        if "get_model(" in text and any(f'"{app}"' in text for app in APPS)
+    ]
+    assert offenders == []
