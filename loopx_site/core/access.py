@@ -154,6 +154,20 @@ class Caller:
             raise DomainError("invalid_argument", message, field="agent_id", area=area)
         return Acting(goal_id=goal_id, agent_id=agent_id, caller=self)
 
+    def event_scope(
+        self, goal_id: Any = None, agent_id: Any = None, *, goal_level: bool, area: str = "loopx"
+    ) -> tuple[Any, Any, Viewer]:
+        """``(goal_id, agent_id, viewer)`` of an operation that acts for an Agent, or — a
+        ``goal_level`` call (read-only) naming a Goal and no Agent — for that Goal alone
+        (the caller must reach it). Naming no Goal acts in the caller's own read scope."""
+        if not goal_id:
+            return goal_id, agent_id, self.viewer
+        if goal_level and not agent_id:
+            self.require(goal_id, area=area)
+            return goal_id, agent_id, self.viewer
+        acting = self.acting_for(goal_id, agent_id, area=area)
+        return acting.goal_id, acting.agent_id, acting.viewer
+
 
 @dataclass(frozen=True)
 class Acting:

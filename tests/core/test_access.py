@@ -66,3 +66,20 @@ def test_an_unseen_object_raises_the_absent_error():
         access.visible_or_not_found(None, lambda _: True, absent)
     assert hidden.value.envelope() == missing.value.envelope()
     assert access.visible_or_not_found(1, lambda _: True, absent) == 1
+
+
+def test_event_scope_acts_for_the_agent_or_for_a_goal_level_preview():
+    from loopx_site.core.access import HOST, Caller
+
+    goal_wide = Caller(HOST, "t1", goal_id="demo")
+    assert goal_wide.event_scope("demo", None, goal_level=True) == ("demo", None, ("demo", None))
+    assert goal_wide.event_scope(None, None, goal_level=False) == (None, None, ("demo", None))
+    own = Caller(HOST, "t2", goal_id="demo", agent_id="author")
+    assert own.event_scope("demo", None, goal_level=False) == (
+        "demo",
+        "author",
+        ("demo", "author"),
+    )
+    with pytest.raises(DomainError) as refused:
+        goal_wide.event_scope("other", None, goal_level=True)
+    assert refused.value.code == "scope_forbidden"
