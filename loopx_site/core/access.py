@@ -22,9 +22,14 @@ answers which (Goal, Agent) the call acts for:
 What a caller may not see answers exactly like what does not exist:
 ``visible_or_not_found`` is the one door for id lookups (same status, code, message).
 
-Operator-only operations (admin actions, the operator's shell) take an ``Operator``
-(``SHELL`` or ``signed_in(request)``) and re-check the account's model permission with
-``require_operator_permission`` inside the service, whatever the adapter declared.
+Operator-only operations (admin actions, the operator's shell) take the operator's
+``Caller`` (``SHELL``, or ``signed_in(request)`` for a signed-in account) and re-check the
+account's model permission with ``require_operator_permission`` inside the service,
+whatever the adapter declared.
+
+``Caller`` is the one identity type: API views, commands, admin actions and services all
+take it (``reward_memory.principals.Principal`` is the same class). Outside DRF a host
+token's secret becomes its caller through ``host_caller``.
 """
 
 import hashlib
@@ -72,6 +77,7 @@ class Caller:
     goal_id: str | None = None  # a host token's Goal
     agent_id: str | None = None  # a host token's Agent (None: Goal-wide)
     token_id: int | None = None
+    from_shell: bool = False  # the operator's shell (trusted, as every ``manage.py`` command is)
 
     is_authenticated = True
     is_anonymous = False
@@ -246,15 +252,9 @@ def from_request(request, *, area: str = "loopx") -> Caller:
     return caller
 
 
-def operator_account(user) -> Caller:
-    """A signed-in Django account acting in the admin (the admin's own model
-    permissions decide what it may change)."""
-    return Caller(OPERATOR, user.get_username())
-
-
 def shell_operator(name: str = "shell") -> Caller:
     """The operator's shell running a command (trusted as an operator)."""
-    return Caller(OPERATOR, name)
+    return Caller(OPERATOR, name, from_shell=True)
 
 
 # -- one answer for unseen and absent ----------------------------------------------------
@@ -280,36 +280,27 @@ def visible_or_not_found(
 PERMISSION_REQUIRED = "permission_required"
 
 
-@dataclass(frozen=True)
-class Operator:
-    """Who runs an operator-only operation: the operator's shell (``SHELL``, trusted, as
-    every ``manage.py`` command is) or a signed-in account (``signed_in(request)``).
-    Services take it as a required argument, so no adapter can leave it out."""
-
-    username: str | None = None
-
-    @property
-    def is_shell(self) -> bool:
-        return self.username is None
+# Who runs an operator-only operation: the operator's shell (``SHELL``) or a signed-in
+# account (``signed_in(request)``) — both a ``Caller``. Services take it as a required
+# argument, so no adapter can leave it out.
+SHELL = shell_operator()
 
 
-SHELL = Operator()
-
-
-def signed_in(request) -> Operator:
-    """The admin's (or a staff API session's) signed-in account."""
-    return Operator(request.user.get_username())
+def signed_in(request) -> Caller:
+    """The admin's (or a staff API session's) signed-in account (the admin's own model
+    permissions, and the service's re-check, decide what it may change)."""
+    return Caller(OPERATOR, request.user.get_username())
 
 
 def require_operator_permission(
-    operator: Operator, permission: str, *, error: type[DomainError] = DomainError
+    operator: Caller, permission: str, *, error: type[DomainError] = DomainError
 ) -> None:
     """The re-check of an operator-only service: the shell may; an account must hold
     ``permission`` (``permission_required`` otherwise)."""
-    if not isinstance(operator, Operator):
+    if not isinstance(operator, Caller) or not operator.is_operator:
         raise TypeError("operator must be access.SHELL or signed_in(request)")
-    if not operator.is_shell:
-        require_account_permission(operator.username, permission, error=error)
+    if not operator.from_shell:
+        require_account_permission(operator.name, permission, error=error)
 
 
 def require_account_permission(

@@ -217,7 +217,7 @@ def issue_token(
     return TokenIssue(goal_id=goal_id, agent_id=agent_id, label=label, issued=issued)
 
 
-def revoke_token(*, token: HostToken, operator: access.Operator) -> None:
+def revoke_token(*, token: HostToken, operator: access.Caller) -> None:
     """Revoke a host token (the operator's shell, or an account holding
     ``core.change_hosttoken``)."""
     access.require_operator_permission(operator, "core.change_hosttoken")

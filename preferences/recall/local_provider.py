@@ -161,9 +161,7 @@ def save_provider_note(
     )
 
 
-def retire_provider_note(
-    *, project: str, note_id: str, operator: access.Operator
-) -> dict[str, Any]:
+def retire_provider_note(*, project: str, note_id: str, operator: access.Caller) -> dict[str, Any]:
     """Deactivate a note (kept for the operator, removed from the index); idempotent. The
     operator's shell, or an account holding ``preferences.change_providernote``."""
     access.require_operator_permission(

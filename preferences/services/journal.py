@@ -634,7 +634,7 @@ def _text(value: Any, field: str, max_length: int) -> str:
 OPERATOR_PERMISSION = "preferences.change_preferencesubject"
 
 
-def _check_operator(operator: "access.Operator | None") -> None:
+def _check_operator(operator: "access.Caller | None") -> None:
     if operator is not None:
         access.require_operator_permission(operator, OPERATOR_PERMISSION, error=PreferenceError)
 
@@ -651,7 +651,7 @@ def remember(
     operation_id: str,
     expires_at: str | None = None,
     execute: bool = False,
-    operator: access.Operator | None = None,
+    operator: access.Caller | None = None,
 ) -> dict[str, Any]:
     """Remember (or correct) the owner's preference on ``key``. ``operator``: the admin's
     signed-in account, whose model permission is re-checked here (hosts and the shell
@@ -687,7 +687,7 @@ def retire(
     expected_revision: Any,
     operation_id: str,
     execute: bool = False,
-    operator: access.Operator | None = None,
+    operator: access.Caller | None = None,
 ) -> dict[str, Any]:
     """Retire ``key``: a tombstone stays in the view; history keeps the old statement.
     ``operator`` as for ``remember``."""

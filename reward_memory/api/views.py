@@ -184,7 +184,7 @@ class IngestApi(DocumentApi):
                 **values,
                 document=document,
                 viewer=viewer,
-                principal=principals.from_caller(caller),  # the role bindings' subject
+                principal=caller,  # the role bindings' subject
             )
         )
 
