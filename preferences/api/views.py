@@ -4,7 +4,7 @@ like ``hooks/api/views.py``); each returns the same LoopX document as the CLI
 (checked by the default permission)."""
 
 from loopx_site.core.api.base import DocumentApi
-from preferences import documents, services
+from preferences import documents, selectors, services
 from preferences.api.schema import operation_schema
 from preferences.api.serializers import (
     ConflictOutput,
@@ -47,7 +47,9 @@ class PreferenceReadApi(_JournalApi):
     )
     def get(self, request, goal_id: str, agent_id: str):
         return self.answer(
-            documents.respond(documents.read, services.read, goal_id=goal_id, agent_id=agent_id)
+            documents.respond(
+                documents.read, selectors.read_state, goal_id=goal_id, agent_id=agent_id
+            )
         )
 
 
@@ -62,7 +64,7 @@ class PreferenceObserveApi(_JournalApi):
     def get(self, request, goal_id: str, agent_id: str):
         return self.answer(
             documents.respond(
-                documents.observe, services.observe, goal_id=goal_id, agent_id=agent_id
+                documents.observe, selectors.observe, goal_id=goal_id, agent_id=agent_id
             )
         )
 
@@ -120,6 +122,6 @@ class PreferenceHistoryApi(_JournalApi):
         values = self.parse(HistoryQuery, request.query_params)
         return self.answer(
             documents.respond(
-                documents.history, services.history, goal_id=goal_id, agent_id=agent_id, **values
+                documents.history, selectors.history, goal_id=goal_id, agent_id=agent_id, **values
             )
         )

@@ -57,10 +57,6 @@ REVISION_RE = re.compile(r"[1-9][0-9]{0,9}")
 #: revisions are far shorter); anything longer is malformed.
 MAX_REVISION_CHARS = 256
 
-read = selectors.read_state
-observe = selectors.observe
-history = selectors.history
-
 
 # -- validation --------------------------------------------------------------------------
 class ForeignRevision(str):
