@@ -16,7 +16,6 @@ LIMIT = 80
 
 STILL_LONG = {
     "preferences/services/journal.py::migrate_scope": 182,
-    "turn_recall/services.py::_turn_recall": 119,
     "reward_memory/services/corpora.py::parse_corpus": 111,
     "reward_memory/services/review.py::review_candidate": 110,
     "reward_memory/services/review.py::apply_review": 109,
@@ -28,7 +27,6 @@ STILL_LONG = {
     "reward_memory/dogfood.py::evaluate_batch": 88,
     "preferences/recall/config.py::_validate_provider": 87,
     "reward_memory/services/recalls.py::recall": 84,
-    "reward_memory/contracts.py::architecture": 83,
 }
 
 
