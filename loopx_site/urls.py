@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+import loopx_site.celery  # noqa: F401  (the task names the admin's schedule form offers)
 from loopx_site.core.admin_dashboard import dashboard_view, front_page, no_favicon
 from loopx_site.core.api import schema  # noqa: F401 - registers the host token scheme
 
