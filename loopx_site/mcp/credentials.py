@@ -9,6 +9,7 @@ in the same shared store.
 """
 
 import contextvars
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -23,10 +24,11 @@ from loopx_site.core.errors import DomainError
 AREA = "loopx"
 NOT_IN_SCOPE = "No such Goal or Agent in this token's scope."
 
-#: The ``Authorization`` of the call being served (set by the transport, read by every
-#: tool): the HTTP request's header, or ``Bearer <LOOPX_MCP_TOKEN>`` on stdio.
-current_authorization: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "loopx_mcp_authorization", default=None
+#: How the call being served proves its credential (set by the transport, read by every
+#: tool): on HTTP the credential the view verified for this very request; on stdio a
+#: fresh resolution of ``LOOPX_MCP_TOKEN`` on every call (a long session sees revocation).
+current_resolver: contextvars.ContextVar[Callable[[], "Credential"] | None] = (
+    contextvars.ContextVar("loopx_mcp_resolver", default=None)
 )
 
 
@@ -73,8 +75,11 @@ def from_secret(secret: str | None) -> Credential:
 
 
 def current() -> Credential:
-    """The credential of the call being served (resolved again on every call)."""
-    return from_authorization(current_authorization.get())
+    """The credential of the call being served (``not_authenticated`` without one)."""
+    resolve = current_resolver.get()
+    if resolve is None:
+        raise DomainError("not_authenticated", "A host token is required.", area=AREA)
+    return resolve()
 
 
 def throttle(credential: Credential, scope: str | None) -> None:
@@ -98,7 +103,7 @@ def acting(credential: Credential, goal_id: Any, agent_id: Any, *, area: str) ->
     """The (Goal, Agent) a call acts for: the token's own scope. A Goal-wide token names
     one of its Agents; naming anything outside the token's scope answers exactly like a
     Goal or Agent that does not exist."""
-    from loopx_site.core import selectors
+    from loopx_site.core.models import Agent
 
     try:
         result = credential.caller.acting_for(goal_id, agent_id, area=area)
@@ -106,10 +111,12 @@ def acting(credential: Credential, goal_id: Any, agent_id: Any, *, area: str) ->
         if err.code != "scope_forbidden":
             raise
         raise _not_in_scope(agent_id, area) from None
-    try:
-        selectors.get_agent(result.goal_id, result.agent_id, area=area)
-    except DomainError:
-        raise _not_in_scope(agent_id, area) from None
+    # An Agent token's own Agent exists (the token row points at it); an Agent a
+    # Goal-wide token names may not.
+    if credential.caller.agent_id is None and not (
+        Agent.objects.filter(goal__goal_id=result.goal_id, agent_id=result.agent_id).exists()
+    ):
+        raise _not_in_scope(agent_id, area)
     return result
 
 

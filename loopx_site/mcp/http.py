@@ -3,13 +3,13 @@
 The site is WSGI (gunicorn in ``make serve`` and the cluster leg), so the MCP transport
 runs inside the same request, not in a second ASGI server: this view checks the origin
 and the token, then hands the request to a fresh *stateless*
-``StreamableHTTPSessionManager`` in ``async_to_sync`` (a short event loop for this one
-request). The tools' bodies come back to this request's thread
-(``sync_to_async(thread_sensitive=True)``), so they use its database connection like any
-view. Nothing is kept between requests: any instance behind the load balancer answers any
-request, with no sticky sessions. Both protocol eras are served: the stateless revision
-(one self-contained POST) and the initialize-handshake revisions (in stateless mode: no
-``Mcp-Session-Id``, every request stands alone).
+``StreamableHTTPSessionManager`` on a private event loop in this request's thread
+(``bridge.run_here``). The tools' bodies run in the same thread while that loop is paused,
+so they use the request's database connection like any view, and no thread is started or
+switched per request. Nothing is kept between requests: any instance behind the load
+balancer answers any request, with no sticky sessions. Both protocol eras are served:
+the stateless revision (one self-contained POST) and the initialize-handshake revisions
+(in stateless mode: no ``Mcp-Session-Id``, every request stands alone).
 
 Refusals before the protocol: a foreign ``Host`` or ``Origin`` (DNS rebinding) is 403;
 no or a dead token is 401 with ``WWW-Authenticate: Bearer resource_metadata=…`` pointing
@@ -20,7 +20,6 @@ import json
 from urllib.parse import urlsplit
 
 import anyio
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.http import HttpResponse, JsonResponse
@@ -32,7 +31,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from loopx_site.core.errors import DomainError
-from loopx_site.mcp import credentials, server
+from loopx_site.mcp import bridge, credentials, server
 
 _SERVER = server.build()
 #: The SDK's handshake-and-dispatch core of the one server definition (the manager
@@ -117,9 +116,9 @@ def _scope(request) -> dict:
     }
 
 
-async def _serve(scope: dict, body: bytes, authorization: str) -> tuple[int, list, bytes]:
+async def _serve(scope: dict, body: bytes, credential) -> tuple[int, list, bytes]:
     """One HTTP exchange through a fresh stateless manager (nothing outlives it)."""
-    credentials.current_authorization.set(authorization)
+    credentials.current_resolver.set(lambda: credential)
     answered = anyio.Event()
     sent = {"body": False}
     status, headers, chunks = 500, [], []
@@ -163,15 +162,18 @@ class McpEndpoint(View):
             )
             return _refusal(err, 403)
         try:
-            credentials.from_authorization(request.headers.get("Authorization"))
+            self.credential = credentials.from_authorization(request.headers.get("Authorization"))
         except DomainError as err:
             challenge = f'Bearer resource_metadata="{_metadata_url(request)}"'
             return _refusal(err, 401, **{"WWW-Authenticate": challenge})
         return super().dispatch(request, *args, **kwargs)
 
     def _exchange(self, request):
-        status, headers, body = async_to_sync(_serve)(
-            _scope(request), request.body, request.headers["Authorization"]
+        status, headers, body = bridge.run_here(
+            _serve,
+            _scope(request),
+            request.body,
+            self.credential,
         )
         response = HttpResponse(body, status=status)
         for name, value in headers:

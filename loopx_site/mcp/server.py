@@ -1,24 +1,24 @@
 """The one MCP server definition: eight tools and one resource over the same services.
 
-Each tool is an ``async`` shell that runs its body (``tools``) with
-``sync_to_async(thread_sensitive=True)``: under the HTTP view that is the WSGI request's
-own thread (its database connection and transaction), under stdio one dedicated thread.
+Each tool is an ``async`` shell that runs its body (``tools``) on the Django side
+(``bridge.on_django_side``): under the HTTP view, the WSGI request's own thread (its
+database connection and transaction); under stdio, one dedicated thread.
 The body resolves the token again (``credentials.current``), so a revoked token is
 refused on its next call. Refusals are MCP tool errors carrying our error document;
 anything unexpected is ``internal_error`` with no traceback or content.
 """
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from loopx_site.core.errors import DomainError
-from loopx_site.mcp import credentials, tools
+from loopx_site.mcp import bridge, credentials, tools
 from loopx_site.mcp import documents as d
 
 logger = logging.getLogger("loopx.mcp")
@@ -68,7 +68,7 @@ def _answer(body: Callable[..., dict], arguments: dict[str, Any]) -> CallToolRes
 
 async def run(body: Callable[..., dict], **arguments: Any) -> CallToolResult:
     """Run one tool body on the Django side of the call (see the module doc)."""
-    return await sync_to_async(_answer, thread_sensitive=True)(body, arguments)
+    return await bridge.on_django_side(functools.partial(_answer, body, arguments))
 
 
 def build() -> MCPServer:
@@ -244,7 +244,7 @@ def _resources(server: MCPServer) -> None:
         mime_type="application/json",
     )  # fmt: skip
     async def live_preferences() -> str:
-        return await sync_to_async(_live_preferences, thread_sensitive=True)()
+        return await bridge.on_django_side(_live_preferences)
 
 
 def _live_preferences() -> str:

@@ -35,5 +35,5 @@ class Command(LoopxCommand):
                 field=ENV,
             )
         credentials.from_secret(secret)  # refused here, before any protocol, when not live
-        credentials.current_authorization.set(f"Bearer {secret}")
+        credentials.current_resolver.set(lambda: credentials.from_secret(secret))
         anyio.run(server.build().run_stdio_async)
