@@ -86,7 +86,7 @@ def _preference_tools(server: MCPServer) -> None:
         title="Read the Agent's preferences",
         annotations=READ,
         description="The Agent's current preference view (agent_preferences_v1) inside "
-        "semantic_preference_agent_v1, exactly as `semantic_preference agent view` prints.",
+        "semantic_preference_agent_v1, exactly as `semantic_preference agent read` prints.",
     )
     async def read_preferences(
         goal_id: GoalId = None, agent_id: AgentId = None
