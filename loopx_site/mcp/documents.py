@@ -1,8 +1,7 @@
 """What the MCP tools answer: the output schemas (the documents the CLI prints, open to
 their full fields) and the rendering of a document or an error document as a tool
-result — structured content plus a short text line for the model."""
+result — structured content plus a short text rendering."""
 
-import json
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
@@ -68,10 +67,22 @@ def _summary(document: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def _items(document: dict[str, Any]) -> list[str]:
+    current = document.get("current")
+    items = current.get("items") if isinstance(current, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [
+        f"- {item.get('key')} [{item.get('state')}]: {item.get('statement') or ''}".rstrip()
+        for item in items
+        if isinstance(item, dict)
+    ]
+
+
 def result(document: dict[str, Any]) -> CallToolResult:
-    """A tool's answer: the document as structured content, a summary line and the
-    document's JSON as text (for clients that read text only)."""
-    text = _summary(document) + "\n" + json.dumps(document, ensure_ascii=False, sort_keys=True)
+    """A tool's answer: the document as structured content, and a short text rendering
+    (a summary line, then a preference view's items one per line)."""
+    text = "\n".join([_summary(document), *_items(document)])
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=document
     )
@@ -80,9 +91,8 @@ def result(document: dict[str, Any]) -> CallToolResult:
 def error(err: DomainError) -> CallToolResult:
     """A refusal: an MCP tool error carrying our error document."""
     document = err.envelope()
-    text = f"error {document.get('code')}: {document.get('error')}\n" + json.dumps(
-        document, ensure_ascii=False, sort_keys=True
-    )
+    field = f" (field {document['field']})" if document.get("field") else ""
+    text = f"error {document.get('code')}{field}: {document.get('error')}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=document,

@@ -79,10 +79,9 @@ def test_remember_preview_execute_replay_and_conflict_are_the_cli_documents(toke
         k: cli_conflict.json[k] for k in keys
     }
     assert conflict.structured_content["field"] == "expected_revision"
-    # the text rendering names the code, and carries the same document
-    text = conflict.content[0].text
-    assert text.startswith("error revision_conflict")
-    assert json.loads(text.split("\n", 1)[1]) == conflict.structured_content
+    # the short text rendering names the code and the field
+    assert conflict.content[0].text.startswith("error revision_conflict (field expected_revision)")
+    assert replay_mcp.content[0].text.splitlines()[1].startswith("- review.collaboration [active]")
 
 
 def test_read_retire_and_history_pages_with_a_cursor(tokens):
