@@ -112,6 +112,7 @@ bench: setup
 	@$(call bench_line,$(BIN)/python bench/hooks_bench.py)
 	@$(call bench_line,$(BIN)/python bench/preferences_bench.py)
 	@$(call bench_line,$(BIN)/python bench/api_load_bench.py --phases single)
+	@$(call bench_line,$(BIN)/python bench/mcp_bench.py)
 	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/reward_memory_bench.py)
 	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/preferences_bench.py)
 	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/api_load_bench.py)
