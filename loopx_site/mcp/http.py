@@ -150,7 +150,9 @@ async def _serve(scope: dict, body: bytes, credential) -> tuple[int, list, bytes
 
 @method_decorator(csrf_exempt, name="dispatch")
 class McpEndpoint(View):
-    """``/mcp/``: POST carries JSON-RPC; GET/DELETE answer as a stateless server does."""
+    """``/mcp/``: POST carries JSON-RPC. A stateless server offers no server-to-client
+    stream (GET) and no session to end (DELETE): both are 405, answered here, so no
+    request ever holds a worker open waiting for a stream."""
 
     http_method_names = ["get", "post", "delete"]
 
@@ -182,4 +184,16 @@ class McpEndpoint(View):
                 response[name] = value.decode("latin-1")
         return response
 
-    get = post = delete = _exchange
+    post = _exchange
+
+    def get(self, request, *args, **kwargs):
+        return self._not_allowed()
+
+    delete = get
+
+    @staticmethod
+    def _not_allowed() -> HttpResponse:
+        err = DomainError("method_not_allowed", "POST JSON-RPC to this stateless server.")
+        response = _refusal(err, 405)
+        response["Allow"] = "POST"
+        return response

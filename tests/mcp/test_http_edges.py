@@ -94,3 +94,12 @@ def test_each_remaining_tool_refuses_with_an_error_document(tokens, tool, argume
     assert result.structured_content["ok"] is False
     assert "Traceback" not in result.content[0].text
     assert result.structured_content["code"] == code
+
+
+def test_get_and_delete_are_405_never_a_stream_held_open(tokens):
+    client = DjangoClient(HTTP_AUTHORIZATION=f"Bearer {tokens['author']}")
+    stream = client.get("/mcp/", HTTP_ACCEPT="text/event-stream")
+    end = client.delete("/mcp/")
+    assert (stream.status_code, end.status_code) == (405, 405)
+    assert stream["Allow"] == "POST"
+    assert stream.json()["code"] == "method_not_allowed"
