@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "reward_memory",
     "hooks",
     "turn_recall",
+    "loopx_site.mcp",
 ]
 
 

@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/v1/", include("reward_memory.api.urls")),
     path("api/v1/", include("hooks.api.urls")),
     path("api/v1/", include("turn_recall.api.urls")),
+    path("", include("loopx_site.mcp.urls")),  # /mcp/ and its RFC 9728 metadata
 ]
 
 # Failures outside a view: envelopes under /api/, 413/503 pages elsewhere.
