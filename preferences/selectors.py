@@ -370,10 +370,10 @@ def history(
         []
         if scope_id is None
         else list(
-            # ``resulting_revision`` equals ``sequence`` (a check constraint) and is the
-            # indexed one: the page is an index range scan at any depth.
-            PreferenceOperation.objects.filter(scope_id=scope_id, resulting_revision__gt=after)
-            .order_by("resulting_revision")
+            # (scope, sequence) is unique and indexed: the page is an index range scan
+            # at any depth; sequences run 1, 2, 3… without gaps per scope.
+            PreferenceOperation.objects.filter(scope_id=scope_id, sequence__gt=after)
+            .order_by("sequence")
             .values(*_EVENT_FIELDS)[: limit + 1]
         )
     )

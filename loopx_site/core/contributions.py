@@ -72,3 +72,11 @@ DASHBOARD_PANELS = ExtensionPoint(
 GOAL_CONTENT = ExtensionPoint(
     "goal_content", "per-app erasure/export of one Goal's (or one Agent's) content"
 )
+
+#: Checks a Goal registration runs before it moves the Goal's scope fields (``state_ref``,
+#: ``instance_id``): ``check(goal=goal, target=dict(state_ref=…, instance_id=…))`` raises a
+#: ``DomainError`` to refuse the move (preview and commit alike). The preference journal
+#: refuses a return to a scope whose subjects were migrated on.
+GOAL_SCOPE_MOVES = ExtensionPoint(
+    "goal_scope_moves", "refuse a Goal's state_ref/instance_id move: check(goal, target)"
+)
