@@ -230,7 +230,14 @@ class ApplicationReceiptApi(_ContractDocumentApi):
         recall_id = values["body"].get("recall_id")
         if not isinstance(recall_id, str):
             raise invalid("recall_id", "recall_id is required")
-        selectors.get_recall(recall_id, viewer=self.caller(request).viewer)  # unseen = absent
+        caller = self.caller(request)
+        recall = selectors.get_recall(recall_id, viewer=caller.viewer)  # unseen = absent
+        # The receipt is the recalling Agent's own act (dogfood batches count it as that
+        # Agent's): decided from the verified token alone, so a Goal-wide token may not
+        # post one for an Agent of its Goal.
+        caller.acting_for(recall.goal.goal_id, recall.agent.agent_id, area=AREA).require_own_agent(
+            "An application receipt", field="recall_id", area=AREA
+        )
         return services.record_application(document=values["body"], execute=values["execute"])
 
 
