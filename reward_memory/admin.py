@@ -298,18 +298,10 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
                 messages.SUCCESS,
             )
             continue
-        # retire: the decision is recorded, then performed by the signed-in operator (who
-        # must hold the corpus's retirement authority)
-        try:
-            retired = services.retire_record(
-                record_ref=record.record_ref,
-                principal=_operator(request),
-                reason_summary=data.get("reasoning_summary") or None,
-            )
-        except DomainError as exc:
-            _refused(admin_obj, request, record.record_ref, exc)
-            continue
-        _performed(admin_obj, request, retired, f"retired under control {control_id}")
+        # retire: the service stored the decision and retired the record in one
+        # transaction (the same operation as the CLI's and the API's)
+        record.refresh_from_db()
+        _performed(admin_obj, request, record, f"retired under control {control_id}")
 
 
 def _performed(admin_obj, request, record, verb: str) -> None:
