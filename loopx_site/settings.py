@@ -300,7 +300,10 @@ LOOPX_SOFT_PREFERENCE_SOURCE = "reward_memory.selectors.soft_preference_document
 
 # Per-Goal panels of the operator dashboard contributed by the apps: dotted paths to
 # functions (goal_ids) -> panel (the kernel's dashboard imports no app).
-LOOPX_DASHBOARD_PANELS = ["reward_memory.dashboard.experiments"]
+LOOPX_DASHBOARD_PANELS = [
+    "reward_memory.dashboard.experiments",
+    "reward_memory.dashboard.provider_deletes",
+]
 
 # Demo data loaders run in order by `manage.py loopx_demo`; each app contributes one.
 LOOPX_DEMO_LOADERS = [

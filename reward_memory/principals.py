@@ -49,6 +49,7 @@ PERMISSIONS = {
     "unbind_role": "reward_memory.change_corpusrolebinding",
     "reopen_lineage": "reward_memory.change_lineageclosure",
     "retry_pending_ingest": "reward_memory.change_pendingingest",
+    "retry_provider_deletion": "reward_memory.change_providerdeletion",
     "record_validation": "reward_memory.record_reflection_validation",
     "review_queue": "reward_memory.change_reviewqueueitem",
 }

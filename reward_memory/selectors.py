@@ -1085,3 +1085,30 @@ def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) ->
     return ExperimentRoute(
         status="available", readback_status="verified", config=config, receipt=receipt, **base
     )
+
+
+# -- provider deletes (the outbox of closed records) ----------------------------------------
+def provider_deletion_state(record: MemoryRecord) -> dict[str, Any] | None:
+    """The record's provider delete as documents show it (``None``: nothing was queued —
+    a live record, or one closed before the outbox existed)."""
+    row = models.ProviderDeletion.objects.filter(record_id=record.pk).first()
+    if row is None:
+        return None
+    return {
+        "state": row.state,
+        "attempts": row.attempts,
+        "failure_kind": row.failure_kind or None,
+        "next_attempt_at": clock.iso(row.next_attempt_at) if row.state == "pending" else None,
+        "confirmed_at": clock.iso(row.confirmed_at),
+    }
+
+
+def provider_deletion_counts(goal_id: str) -> dict[str, int]:
+    """``{pending, confirmed, failed}`` provider deletes of records in the corpora that
+    allowlist an Agent of ``goal_id``."""
+    corpora = [row.pk for row in Corpus.objects.all() if goal_allowlisted(row, goal_id)]
+    counts = dict.fromkeys(models.ProviderDeletion.STATES, 0)
+    rows = models.ProviderDeletion.objects.filter(record__corpus_id__in=corpora)
+    for state, n in rows.values_list("state").annotate(n=Count("id")).order_by():
+        counts[state] = n
+    return counts

@@ -3,6 +3,7 @@ supersede / mark, previewed or performed) and ``reward_memory_expiry_sweep_v0``.
 
 from typing import Any
 
+from reward_memory import selectors
 from reward_memory.documents import registry
 from reward_memory.models import MemoryRecord
 
@@ -28,6 +29,7 @@ def record_operation(record: MemoryRecord, *, operation: str, executed: bool) ->
     }
     if executed:
         document["readback"] = readback(record)
+        document["provider_deletion"] = selectors.provider_deletion_state(record)
     return document
 
 

@@ -6,7 +6,7 @@ other apps call these).
 """
 
 from reward_memory.domain.loopx import is_loopx_packet
-from reward_memory.services import review_queue
+from reward_memory.services import provider_deletions, review_queue
 from reward_memory.services.authority import (
     bind_role,
     grant_checkpoint,
@@ -71,6 +71,7 @@ __all__ = [
     "parse_corpus",
     "parse_standing_policy",
     "prepare_reflection",
+    "provider_deletions",
     "recall",
     "recall_guidance",
     "reconcile_pending_ingests",

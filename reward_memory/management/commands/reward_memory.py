@@ -113,8 +113,8 @@ class Command(LoopxCommand):
 
         control = sub.add(
             "operator-control",
-            "Prepare an authorised edit or retire decision for an active record (no provider "
-            "write; --execute stores it for dogfood).",
+            "Prepare an authorised edit or retire decision for an active record; --execute "
+            "stores it (for dogfood) and performs a retire at once, as the admin does.",
         )
         control.add_argument("--input", required=True, help="The record (JSON with record_ref).")
         control.add_argument("--action", required=True, choices=["edit", "retire"])
@@ -122,7 +122,9 @@ class Command(LoopxCommand):
         control.add_argument("--reasoning-summary", required=True)
         control.add_argument("--edited-content-summary")
         _operator_actor(control)
-        add_execute_argument(control, "Store the decision (still no provider write).")
+        add_execute_argument(
+            control, "Store the decision; a retire also retires the record (one operation)."
+        )
 
         route = sub.add(
             "route-check", "Route an issue-fix observation to pilot, meta or evidence hold."
