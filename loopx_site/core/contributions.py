@@ -80,3 +80,11 @@ GOAL_CONTENT = ExtensionPoint(
 GOAL_SCOPE_MOVES = ExtensionPoint(
     "goal_scope_moves", "refuse a Goal's state_ref/instance_id move: check(goal, target)"
 )
+
+#: Retention pruners (``loopx_site.core.retention``): ``prune(*, policy, older_than, execute)
+#: -> {table label: rows}`` for one policy name of ``settings.LOOPX_RETENTION_DAYS``
+#: (``receipts``, ``outbox``, ``dispatches``, ``background_runs``); the key is
+#: ``"<app>.<policy>"``. A pruner removes only rows no replay or audit still needs.
+RETENTION = ExtensionPoint(
+    "retention", "prune rows older than a policy's cutoff: prune(policy, older_than, execute)"
+)

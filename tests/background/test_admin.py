@@ -19,6 +19,7 @@ DEFAULT_TASKS = {
     "loopx.reward_memory.reconcile_ingests",
     "loopx.reward_memory.expire_records",
     "loopx.reward_memory.provider_deletions",
+    "loopx.core.retention",
 }
 
 
