@@ -5,8 +5,9 @@ LoopX state first: recall filters the record out from that commit on. The copy a
 external provider holds is removed through an outbox row, ``ProviderDeletion``:
 
 1. ``enqueue`` — in the closing transaction, one row per record (``pending``); the
-   closing service makes the first attempt right after its transaction
-   (``attempt_record``);
+   first attempt runs at the commit (``on_commit``), and the closing services also make
+   it right after their transaction (``attempt_record``; whichever comes second finds
+   the row confirmed or not yet due);
 2. ``attempt`` — under the row's lock: the provider's ``retire`` sent with the record's
    *own* identity binding (``binding_for``: the corpus scope and the actor peer the
    record was written with — OpenViking refuses a delete without the peer), then a
@@ -69,7 +70,7 @@ def enqueue(record: MemoryRecord, *, reason: str, now: dt.datetime | None = None
     """Queue the provider delete of a record just closed (call inside the closing
     transaction). Idempotent per record."""
     now = now or clock.now()
-    ProviderDeletion.objects.get_or_create(
+    row, created = ProviderDeletion.objects.get_or_create(
         record=record,
         defaults={
             "provider_id": record.provider_id,
@@ -79,6 +80,11 @@ def enqueue(record: MemoryRecord, *, reason: str, now: dt.datetime | None = None
             "updated_at": now,
         },
     )
+    if created:
+        # A close made inside a longer transaction (a superseded-on-activation record)
+        # gets its first attempt at the commit; a service that closes and then calls
+        # ``attempt_record`` finds the row done or not yet due here (skipped).
+        transaction.on_commit(lambda: attempt(row.pk))
 
 
 def attempt_record(record: MemoryRecord) -> Outcome:

@@ -144,3 +144,20 @@ def test_the_admin_and_the_dashboard_show_the_provider_delete(activated, server,
     assert record.record_ref in outbox.content.decode()
     dashboard = admin_client.get(reverse("loopx-dashboard"))
     assert "Provider deletes" in dashboard.content.decode()
+
+
+def test_a_close_inside_a_longer_transaction_is_attempted_at_its_commit(
+    activated, server, django_capture_on_commit_callbacks
+):
+    """E.g. a record superseded on another's activation: no service calls
+    ``attempt_record`` after it, so the outbox row's first attempt runs at the commit."""
+    from django.db import transaction
+
+    from reward_memory.services import records
+
+    record = activated["record"]
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        records._transition(record, "retired", "retired", actor="system:test", now=clock.now())
+        assert ProviderDeletion.objects.get(record=record).attempts == 0
+    assert ProviderDeletion.objects.get(record=record).state == "confirmed"
+    assert [d["peer"] for d in server.deletes()] == [activated["peer"]]
