@@ -69,6 +69,15 @@ class RecordOperationOutput(DocumentOutput):
     )
 
 
+class ProviderDeletionOutput(DocumentOutput):
+    record = serializers.DictField()
+    provider_deletion = serializers.DictField(
+        allow_null=True,
+        help_text="state pending|confirmed|failed, attempts, bounded failure_kind, "
+        "next_attempt_at, confirmed_at; null when nothing was queued.",
+    )
+
+
 class ActivationReceiptOutput(DocumentOutput):
     review_id = serializers.CharField()
     status = serializers.CharField()

@@ -15,6 +15,7 @@ from loopx_site.core.api.base import DocumentApi
 from reward_memory import principals, selectors, services
 from reward_memory.api import serializers as s
 from reward_memory.documents import corpora as corpus_documents
+from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
 from reward_memory.errors import AREA, invalid
 
@@ -26,6 +27,10 @@ SUMMARIES = {
     "review_apply": "Perform a recorded review's next step as the corpus owner (authenticated)",
     "record_revoke": "Revoke an active record (corpus authority source or owner, authenticated)",
     "record_supersede": "Supersede an active record by another of its corpus and surface (owner)",
+    "record_provider_deletion": (
+        "A record's provider delete: pending, confirmed (the provider's search no longer "
+        "returns it) or failed, with a bounded reason"
+    ),
     "ingest": "Ingest one compact event (planned unless execute; fail-open statuses)",
     "recall": "Guarded recall: private result (summaries) and public packet",
     "application_receipt": "Application receipt for one recall (recorded only with execute)",
@@ -171,6 +176,14 @@ class RecordSupersedeApi(_RecordOperationApi):
         "record_supersede", s.SupersedeInput, s.RecordOperationOutput, throttle="review"
     )
     record_operation = "supersede"
+
+
+class RecordProviderDeletionApi(RewardMemoryApi):
+    operation = Operation("record_provider_deletion", output=s.ProviderDeletionOutput, method="get")
+
+    def act(self, request, values, record_ref: str):
+        record = selectors.get_record(record_ref, viewer=self.caller(request).viewer)
+        return record_documents.provider_deletion(record)
 
 
 class IngestApi(RewardMemoryApi):

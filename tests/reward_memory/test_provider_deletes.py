@@ -161,3 +161,22 @@ def test_a_close_inside_a_longer_transaction_is_attempted_at_its_commit(
         assert ProviderDeletion.objects.get(record=record).attempts == 0
     assert ProviderDeletion.objects.get(record=record).state == "confirmed"
     assert [d["peer"] for d in server.deletes()] == [activated["peer"]]
+
+
+def test_the_cli_and_the_api_read_a_records_provider_delete_later(activated, server, host_client):
+    record = activated["record"]
+    server.fail_deletes = 3
+    _retire(record.record_ref)
+    shown = run_cli(
+        "reward_memory", "provider-deletion", "--record-ref", record.record_ref,
+        "--format", "json",
+    )  # fmt: skip
+    assert shown.code == 0, shown.stdout
+    assert shown.json["provider_deletion"]["failure_kind"] == "unavailable"
+    provider_deletions.sweep(now=clock.now() + provider_deletions.backoff(1))
+    response = host_client("demo", "author").get(
+        f"/api/v1/reward-memory/records/{record.record_ref}/provider-deletion/"
+    )
+    assert response.status_code == 200, response.json()
+    assert response.json()["provider_deletion"]["state"] == "confirmed"
+    assert response.json()["record"]["lifecycle_state"] == "retired"

@@ -12,6 +12,7 @@ from loopx_site.core.cli import (
 from reward_memory import contracts, principals, routing, selectors, services
 from reward_memory.documents import authority as authority_documents
 from reward_memory.documents import corpora as corpus_documents
+from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
 from reward_memory.domain import validation
 from reward_memory.domain.inputs import CASES, read_case, read_case_review, read_json
@@ -199,6 +200,12 @@ class Command(LoopxCommand):
         application = sub.add("application-receipt", "Record how a recall's memory was applied.")
         application.add_argument("--input", required=True, help="reward_memory_application_v0.")
         add_execute_argument(application)
+
+        deletion = sub.add(
+            "provider-deletion",
+            "Show a record's provider delete: pending, confirmed or failed (bounded reason).",
+        )
+        deletion.add_argument("--record-ref", required=True)
 
         expire = sub.add("expire-records", "Close active records whose expiry has passed.")
         expire.add_argument("--corpus-id")
@@ -401,6 +408,9 @@ class Command(LoopxCommand):
 
     def run_application_receipt(self, *, input, execute=False, **_):
         return services.record_application(document=read_json(input), execute=execute)
+
+    def run_provider_deletion(self, *, record_ref, **_):
+        return record_documents.provider_deletion(selectors.get_record(record_ref))
 
     def run_expire_records(self, *, corpus_id=None, execute=False, **_):
         return services.expire_due_records(corpus_id=corpus_id, execute=execute)

@@ -1,4 +1,4 @@
-from loopx_site.core import retention
+from loopx_site.core import documents, retention
 from loopx_site.core.cli import LoopxCommand
 
 
@@ -15,4 +15,4 @@ class Command(LoopxCommand):
         )
 
     def run(self, *, execute=False, **_):
-        return {"schema_version": "loopx_retention_v0", **retention.enforce(execute=execute)}
+        return documents.retention(retention.enforce(execute=execute))
