@@ -65,8 +65,7 @@ def provider_deletes(goal_ids: list[str]) -> dict[str, Any]:
     """Per Goal, how many closed records' provider deletes are pending, confirmed or
     failed (counts only)."""
     rows: dict[str, list[list[str]]] = {}
-    for goal_id in goal_ids:
-        counts = selectors.provider_deletion_counts(goal_id)
+    for goal_id, counts in selectors.provider_deletion_counts(goal_ids).items():
         if any(counts.values()):
             rows[goal_id] = [[state, str(n)] for state, n in counts.items()]
     return {

@@ -1103,12 +1103,19 @@ def provider_deletion_state(record: MemoryRecord) -> dict[str, Any] | None:
     }
 
 
-def provider_deletion_counts(goal_id: str) -> dict[str, int]:
-    """``{pending, confirmed, failed}`` provider deletes of records in the corpora that
-    allowlist an Agent of ``goal_id``."""
-    corpora = [row.pk for row in Corpus.objects.all() if goal_allowlisted(row, goal_id)]
-    counts = dict.fromkeys(models.ProviderDeletion.STATES, 0)
-    rows = models.ProviderDeletion.objects.filter(record__corpus_id__in=corpora)
-    for state, n in rows.values_list("state").annotate(n=Count("id")).order_by():
-        counts[state] = n
-    return counts
+def provider_deletion_counts(goal_ids: list[str]) -> dict[str, dict[str, int]]:
+    """Per Goal, ``{pending, confirmed, failed}`` provider deletes of records in the
+    corpora that allowlist one of its Agents (two queries for all the Goals)."""
+    per_corpus: dict[int, dict[str, int]] = {}
+    rows = models.ProviderDeletion.objects.values_list("record__corpus_id", "state")
+    for corpus_id, state, n in rows.annotate(n=Count("id")).order_by():
+        per_corpus.setdefault(corpus_id, {})[state] = n
+    result = {goal_id: dict.fromkeys(models.ProviderDeletion.STATES, 0) for goal_id in goal_ids}
+    if not per_corpus:
+        return result
+    for corpus in Corpus.objects.filter(pk__in=per_corpus).only("pk", "agent_allowlist"):
+        for goal_id, counts in result.items():
+            if goal_allowlisted(corpus, goal_id):
+                for state, n in per_corpus[corpus.pk].items():
+                    counts[state] += n
+    return result
