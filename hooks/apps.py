@@ -23,3 +23,6 @@ class HooksConfig(AppConfig):
         contributions.RETENTION.register(
             "hooks.dispatches", contributions.lazy("hooks.retention.prune_dispatches")
         )
+        contributions.GOAL_CONTENT.register(
+            "hooks.payloads", contributions.lazy("hooks.erasure.erase")
+        )
