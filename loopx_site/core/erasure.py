@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import transaction
 
-from loopx_site.core import clock, contributions
+from loopx_site.core import access, clock, contributions
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
 
@@ -57,8 +57,20 @@ def _run_erasers(goal: Goal, agent: Agent | None) -> dict[str, Any]:
     }
 
 
-def erase(*, goal_id: str, agent_id: str | None = None, execute: bool = False) -> dict[str, Any]:
-    """Erase the Goal's (or the Agent's) content everywhere; a preview rolls back."""
+#: The permission an admin account needs (the shell may always).
+ERASE_PERMISSION = "core.erase_goal"
+
+
+def erase(
+    *,
+    goal_id: str,
+    agent_id: str | None = None,
+    execute: bool = False,
+    operator: access.Caller = access.SHELL,
+) -> dict[str, Any]:
+    """Erase the Goal's (or the Agent's) content everywhere; a preview rolls back.
+    ``operator``: the admin's signed-in account, re-checked for ``core.erase_goal``."""
+    access.require_operator_permission(operator, ERASE_PERMISSION)
     with transaction.atomic():
         goal, agent = _resolve(goal_id, agent_id)
         result = _run_erasers(goal, agent)

@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.urls import reverse
 
 from hooks.models import HookDispatch, HookIntent, Todo
 from loopx_site.core import demo_kit, erasure
@@ -261,3 +262,43 @@ def test_every_app_with_goal_content_registers_a_lazy_eraser():
         "turn_recall.guidance",
     ]
     assert all(isinstance(fn, contributions.Lazy) for fn in erasers.values())
+
+
+def test_the_admin_action_previews_then_erases_and_shows_the_receipt(demo, admin_client):
+    from django.contrib.admin import helpers
+
+    from loopx_site.core.models import Goal
+
+    url = reverse("admin:core_goal_changelist")
+    picked = {
+        "action": "erase_memory",
+        helpers.ACTION_CHECKBOX_NAME: [Goal.objects.get(goal_id="demo").pk],
+    }
+
+    preview = admin_client.post(url, picked)
+    assert preview.status_code == 200
+    assert b"Yes, erase" in preview.content
+    assert database_hits(MARKER) != []
+
+    done = admin_client.post(url, {**picked, "erase_confirmed": "yes"})
+    assert done.status_code == 200
+    assert b"preferences.PreferenceSubject" in done.content
+    assert database_hits(MARKER) == []
+    assert database_hits(OTHER) != []
+
+
+def test_the_admin_action_needs_the_erase_permission(demo, client, django_user_model):
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_goal"))
+    client.force_login(user)
+
+    page = client.get(reverse("admin:core_goal_changelist"))
+
+    assert page.status_code == 200
+    assert b"erase_memory" not in page.content
+    user.user_permissions.add(Permission.objects.get(codename="erase_goal"))
+    user = django_user_model.objects.get(pk=user.pk)
+    client.force_login(user)
+    assert b"erase_memory" in client.get(reverse("admin:core_goal_changelist")).content
