@@ -302,3 +302,14 @@ def test_the_admin_action_needs_the_erase_permission(demo, client, django_user_m
     user = django_user_model.objects.get(pk=user.pk)
     client.force_login(user)
     assert b"erase_memory" in client.get(reverse("admin:core_goal_changelist")).content
+
+
+def test_the_history_after_erasure_lists_tombstones_without_the_text(demo):
+    erasure.erase(goal_id="demo", agent_id="author", execute=True)
+
+    page = preference_selectors.history(goal_id="demo", agent_id="author")
+
+    text = json.dumps(page)
+    assert len(page["events"]) == 3
+    assert DEMO_STATEMENT not in text
+    assert MARKER not in text
