@@ -13,6 +13,7 @@ confirms. Corpora and their operator-reviewed records are not a Goal's content.
 
 from typing import Any
 
+from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
 from loopx_site.engines import fulltext
 from reward_memory.models import (
@@ -31,6 +32,7 @@ from reward_memory.models import (
 from reward_memory.providers import hybrid
 from reward_memory.providers.local import namespace
 from reward_memory.services import provider_deletions
+from reward_memory.services.records import close_for_erasure
 
 
 def tombstone(value: Any) -> dict[str, Any]:
@@ -57,13 +59,17 @@ def _drop_local_copy(record: MemoryRecord) -> int:
 
 def _erase_records(records: list[MemoryRecord], counts: dict[str, int]) -> dict[str, int]:
     deletes: dict[str, int] = {}
+    now = clock.now()
     for record in records:
+        close_for_erasure(record, now=now)
         if record.provider_id == "local":
             counts["reward_memory.LocalProviderDocument"] += _drop_local_copy(record)
-        else:
-            provider_deletions.enqueue(record, reason="erasure")
-            state = ProviderDeletion.objects.get(record=record).state
-            deletes[state] = deletes.get(state, 0) + 1
+            continue
+        provider_deletions.enqueue(record, reason="erasure", now=now)
+        state = ProviderDeletion.objects.get(record=record).state
+        deletes[state] = deletes.get(state, 0) + 1
+    for record in records:
+        record.refresh_from_db()
         record.summary = ""
         record.content = tombstone(record.content)
         record.save(update_fields=["summary", "content"])

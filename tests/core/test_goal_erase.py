@@ -313,3 +313,29 @@ def test_the_history_after_erasure_lists_tombstones_without_the_text(demo):
     assert len(page["events"]) == 3
     assert DEMO_STATEMENT not in text
     assert MARKER not in text
+
+
+def test_erased_records_are_closed_so_recall_never_returns_them(demo):
+    ingested = IngestEvent.objects.filter(goal__goal_id="demo").values("record_id")
+    erasure.erase(goal_id="demo", execute=True)
+
+    states = set(
+        MemoryRecord.objects.filter(pk__in=ingested).values_list("lifecycle_state", flat=True)
+    )
+
+    assert states
+    assert states.isdisjoint({"active", "pending"})
+
+
+def test_a_record_at_an_external_provider_gets_a_provider_delete_through_the_outbox(demo):
+    from reward_memory.models import ProviderDeletion
+
+    event = IngestEvent.objects.filter(goal__goal_id="demo", record__isnull=False).first()
+    MemoryRecord.objects.filter(pk=event.record_id).update(provider_id="openviking")
+
+    receipt = erasure.erase(goal_id="demo", execute=True)
+
+    assert receipt["provider_deletes"] == {"pending": 1}
+    deletion = ProviderDeletion.objects.get(record_id=event.record_id)
+    assert deletion.provider_id == "openviking"
+    assert deletion.state in {"pending", "failed"}
