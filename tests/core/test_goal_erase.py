@@ -339,3 +339,54 @@ def test_a_record_at_an_external_provider_gets_a_provider_delete_through_the_out
     deletion = ProviderDeletion.objects.get(record_id=event.record_id)
     assert deletion.provider_id == "openviking"
     assert deletion.state in {"pending", "failed"}
+
+
+def test_the_admin_still_shows_the_erased_rows(demo, admin_client):
+    from django.apps import apps
+
+    erasure.erase(goal_id="demo", execute=True)
+
+    for label in (
+        "reward_memory.MemoryRecord",
+        "reward_memory.IngestEvent",
+        "reward_memory.RecallReceipt",
+        "reward_memory.ReflectionCandidate",
+        "preferences.PreferenceScope",
+        "hooks.HookIntent",
+        "hooks.Todo",
+        "turn_recall.TurnRecallReceipt",
+    ):
+        model = apps.get_model(label)
+        opts = model._meta
+        assert (
+            admin_client.get(
+                reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+            ).status_code
+            == 200
+        ), label
+        row = model.objects.order_by("pk").first()
+        change = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[row.pk])
+        page = admin_client.get(change)
+        assert page.status_code == 200, label
+        assert MARKER.encode() not in page.content
+
+
+def test_the_outbox_confirms_the_local_copies_of_erased_records_are_gone(demo, capsys):
+    from reward_memory.models import ProviderDeletion
+
+    ingested = list(
+        IngestEvent.objects.filter(goal__goal_id="demo").values_list("record_id", flat=True)
+    )
+    erasure.erase(goal_id="demo", execute=True)
+
+    provider_deletions.sweep()
+
+    states = set(
+        ProviderDeletion.objects.filter(record_id__in=ingested).values_list("state", flat=True)
+    )
+    assert states == {"confirmed"}
+    record = MemoryRecord.objects.get(pk=ingested[0])
+    call_command(
+        "reward_memory", "provider-deletion", "--record-ref", record.record_ref, "--format", "json"
+    )
+    assert json.loads(capsys.readouterr().out)["provider_deletion"]["state"] == "confirmed"
