@@ -1061,7 +1061,13 @@ GROUPS: list[Group] = [
             ),
         ],
     ),
-    Group("reward.evaluate", RM, [S("evaluate", "reward-memory", "evaluate")]),
+    Group(
+        "reward.evaluate",
+        RM,
+        [S("evaluate", "reward-memory", "evaluate")],
+        # docs/loopx-hosts.md: our guards' own codes beside LoopX's reason_codes
+        extras=["cases*.evidence.guard_reason_codes"],
+    ),
     Group(
         "reward.candidate-review",
         RM,
