@@ -74,10 +74,13 @@ def test_evaluate_reports_loopx_metrics_dimensions_and_boundaries(db):
     assert cases["gate_non_override"]["evidence"]["grants_new_action_authority"] is False
     edge = cases["large_edge_case_patch_protection"]["evidence"]
     assert edge["missing_required_evidence"] == ["effect", "ux", "performance"]
-    assert sorted(cases["stale_source_rejection"]["evidence"]["reason_codes"]) == [
-        "freshness_stale",
-        "revision_mismatch",
-    ]
+    stale = cases["stale_source_rejection"]["evidence"]
+    # LoopX's words in reason_codes; the codes our guards emitted beside them
+    assert stale["reason_codes"] == ["source_revision_mismatch", "request_revision_mismatch"]
+    assert stale["guard_reason_codes"] == ["freshness_stale", "revision_mismatch"]
+    authority = cases["multi_person_authority_conditions"]["evidence"]
+    assert "authority_actor_mismatch" in authority["reason_codes"]
+    assert "checkpoint_actor_mismatch" in authority["guard_reason_codes"]
     # LoopX's assertion counts: 4 5 3 4 3 4 4 4
     assert [c["assertion_count"] for c in doc["cases"]] == [4, 5, 3, 4, 3, 4, 4, 4]
 
