@@ -242,13 +242,14 @@ class _View(NamedTuple):
     keys: list[str]
     texts: list[str]
     items: list[dict[str, Any]]
-    ordered: bool  # keys strictly ascending: the view is already in key order
+    ordered: bool  # keys strictly ascending in localeCompare order: already the view's order
     expiring: bool  # some item carries ``expires_at``: the view must be projected
 
     @classmethod
     def of(cls, keys: list, texts: list, items: list, *, ordered=None, expiring=None) -> "_View":
-        if ordered is None:
-            ordered = all(a < b for a, b in itertools.pairwise(keys))
+        if ordered is None:  # in the view's order (LoopX's localeCompare), not code points
+            order = [selectors.locale_compare_key(k) for k in keys]
+            ordered = all(a < b for a, b in itertools.pairwise(order))
         if expiring is None:
             expiring = any(i["expires_at"] is not None for i in items)
         return cls(",".join(texts), keys, texts, items, ordered, expiring)
@@ -316,7 +317,7 @@ def _view_after_commit(snap: "_Snapshot", ev: "_Evaluation") -> None:
         keys.insert(at, key)
         texts.insert(at, ev.text)
         items.insert(at, item)
-        ordered = ordered or None  # an ordered view stays ordered; otherwise recount
+        ordered = None  # inserted in the key index's order: recount in the view's order
         expiring = expiring or item["expires_at"] is not None
     view = _View.of(keys, texts, items, ordered=ordered, expiring=expiring)
     _remember_view(snap.scope_id, view)
@@ -489,7 +490,9 @@ def _after_items(snap: _Snapshot, ev: _Evaluation, now: dt.datetime) -> list[dic
     if view is not None and view.ordered and not view.expiring and item["expires_at"] is None:
         # Already in key order with nothing to expire: place the written item.
         keys, items = view.keys, snap.items
-        at = bisect.bisect_left(keys, key)
+        at = bisect.bisect_left(
+            keys, selectors.locale_compare_key(key), key=selectors.locale_compare_key
+        )
         if at < len(keys) and keys[at] == key:
             items[at] = item
         else:

@@ -55,9 +55,17 @@ def test_retire_accepts_and_ignores_the_flags_a_shared_argv_carries(scope, remem
 
 
 def test_keys_are_listed_in_localecompare_order(remember):
-    keys = ["o.a1", "o.a.b", "o.a-b", "o.a_b", "o.a"]
+    keys = ["o.a1", "o.a.b", "o.a-b", "o.a_b"]
     for n, key in enumerate(keys):
         remember(key=key, expected=str(n) if n else "none", operation_id=f"op-{n}")
+    written = run_cli(
+        "semantic_preference", "agent", "remember", *SCOPE, "--key", "o.a",
+        "--statement", "Last.", "--source-ref", "owner-message-1", "--source-quote", "Last.",
+        "--expected-revision", "4", "--operation-id", "op-4", "--execute",
+    )  # fmt: skip
+    assert written.code == 0, written.stdout
+    after = [i["key"] for i in written.json["current"]["items"]]
+    assert after == ["o.a", "o.a_b", "o.a-b", "o.a.b", "o.a1"]  # the write's own view
     read = run_cli("semantic_preference", "agent", "read", *SCOPE)
     listed = [i["key"] for i in read.json["current"]["items"]]
     assert listed == ["o.a", "o.a_b", "o.a-b", "o.a.b", "o.a1"]
