@@ -72,3 +72,9 @@ DASHBOARD_PANELS = ExtensionPoint(
 GOAL_CONTENT = ExtensionPoint(
     "goal_content", "per-app erasure/export of one Goal's (or one Agent's) content"
 )
+
+#: State series of ``/metrics``, read from the database at scrape time
+#: (``loopx_site.core.metrics``): ``gauge() -> [(name, help, {((label, value), ...): number})]``.
+METRICS_GAUGES = ExtensionPoint(
+    "metrics_gauges", "scrape-time state series: callable() -> [(name, help, samples)]"
+)

@@ -25,6 +25,7 @@ callers fail open. Nothing a provider raises is ever copied into a receipt.
 import hashlib
 from dataclasses import dataclass
 
+from loopx_site.core import metrics
 from loopx_site.core.canonical import digest_ref
 
 FAILURE_KINDS = ("not_installed", "unavailable", "timed_out", "invalid_response", "forbidden")
@@ -36,6 +37,7 @@ class ProviderUnavailable(Exception):
     def __init__(self, kind: str = "unavailable"):
         super().__init__(kind)
         self.kind = kind if kind in FAILURE_KINDS else "unavailable"
+        metrics.provider_failed(kind=self.kind)  # one failure, counted where it is raised
 
 
 @dataclass(frozen=True)

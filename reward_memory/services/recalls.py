@@ -12,13 +12,15 @@ packet (stored as ``RecallReceipt``) keeps digests and compact lineage.
 """
 
 import datetime as dt
+import functools
 import hashlib
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
-from loopx_site.core import clock
+from loopx_site.core import clock, metrics
 from loopx_site.core.canonical import digest_ref, prefixed_id, text_digest_ref
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
@@ -139,6 +141,31 @@ def _guard(
     return reasons
 
 
+def _observed(service):
+    """Times each executed recall of our own request shape (a LoopX packet is counted
+    once, by the inner call) into ``loopx_recalls_total`` / ``loopx_recall_duration_seconds``."""
+
+    @functools.wraps(service)
+    def observed(*, request: Any, execute: bool = False, **kwargs) -> dict[str, Any]:
+        if not execute or loopx.is_loopx_packet(request):
+            return service(request=request, execute=execute, **kwargs)
+        started = time.perf_counter()
+        result = service(request=request, execute=execute, **kwargs)
+        status = str(result.get("status") or "-")
+        # A blocked request may name any corpus id: keep the label set bounded.
+        corpus = "-" if status == "guard_blocked" else str(result.get("corpus_id") or "-")
+        metrics.recall_observed(
+            area="reward_memory",
+            corpus=corpus,
+            status=status,
+            seconds=time.perf_counter() - started,
+        )
+        return result
+
+    return observed
+
+
+@_observed
 def recall(
     *,
     request: Any,
