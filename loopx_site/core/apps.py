@@ -30,9 +30,13 @@ def is_management_command_without_admin(argv: list[str]) -> bool:
 
 
 class CoreConfig(AppConfig):
+    default = True  # two configs live in this module: INSTALLED_APPS' "loopx_site.core" is this
     name = "loopx_site.core"
     label = "core"
     verbose_name = "LoopX registry"
+
+    def ready(self):
+        from loopx_site.core import checks  # noqa: F401 - registers the deploy checks
 
 
 class LoopxAdminConfig(SimpleAdminConfig):
