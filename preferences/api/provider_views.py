@@ -6,11 +6,12 @@ missing one); its project scopes the ranking."""
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
+from loopx_site.core.api.serializers import StrictInput
 from preferences.api.recall_views import RecallHookApi, operation
 from preferences.recall import remote
 
 
-class ProviderDoctorInput(serializers.Serializer):
+class ProviderDoctorInput(StrictInput):
     config = serializers.CharField(max_length=128, help_text="Registered config name.")
 
 

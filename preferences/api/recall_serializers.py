@@ -4,6 +4,8 @@ every rule, including context and surface validation)."""
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from loopx_site.core.api.serializers import StrictInput
+
 
 @extend_schema_field(
     {
@@ -32,19 +34,19 @@ def _optional_ref() -> serializers.CharField:
     )
 
 
-class SemanticPreferenceRecallInput(serializers.Serializer):
+class SemanticPreferenceRecallInput(StrictInput):
     config = serializers.CharField(max_length=128, help_text="Registered config name.")
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
     context = ContextField(required=False, default=dict)
     execute = serializers.BooleanField(default=False)
 
 
-class SemanticPreferenceDoctorInput(serializers.Serializer):
+class SemanticPreferenceDoctorInput(StrictInput):
     config = serializers.CharField(max_length=128, help_text="Registered config name.")
     execute = serializers.BooleanField(default=False)
 
 
-class SemanticPreferenceApplicationReceiptInput(serializers.Serializer):
+class SemanticPreferenceApplicationReceiptInput(StrictInput):
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
     application_id = serializers.CharField(max_length=200, trim_whitespace=False)
     outcome = serializers.CharField(max_length=32, help_text="applied | ignored | failed")
@@ -52,7 +54,7 @@ class SemanticPreferenceApplicationReceiptInput(serializers.Serializer):
     artifact_ref = _optional_ref()
 
 
-class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
+class SemanticPreferenceMaintenanceReceiptInput(StrictInput):
     trigger = serializers.CharField(
         max_length=32, help_text="explicit_feedback | source_truth_changed"
     )
