@@ -36,7 +36,12 @@ class CoreConfig(AppConfig):
     verbose_name = "LoopX registry"
 
     def ready(self):
-        from loopx_site.core import checks  # noqa: F401 - registers the deploy checks
+        from loopx_site.core import (
+            checks,  # noqa: F401 - registers the deploy checks
+            tracing,
+        )
+
+        tracing.configure_from_environment()  # imports OpenTelemetry only when OTEL_* ask
 
 
 class LoopxAdminConfig(SimpleAdminConfig):
