@@ -49,7 +49,9 @@ def test_the_dashboard_is_importable_json_with_a_datasource_variable():
     dashboard = json.loads(DASHBOARD.read_text())
     ids = [p["id"] for p in dashboard["panels"]]
     assert len(ids) == len(set(ids))
-    assert dashboard["uid"] and dashboard["title"] and dashboard["schemaVersion"] >= 36
+    assert dashboard["uid"] == "loopx-memory"
+    assert dashboard["title"]
+    assert dashboard["schemaVersion"] >= 36
     variables = {v["name"] for v in dashboard["templating"]["list"]}
     for panel in dashboard["panels"]:
         assert set(panel["gridPos"]) == {"x", "y", "w", "h"}
