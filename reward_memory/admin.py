@@ -19,13 +19,15 @@ from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from loopx_site.core import access
 from loopx_site.core.admin_base import (
     ReadOnlyAdmin,
     ReadOnlyTabularInline,
+    admin_link,
     excerpt_column,
+    log_admin_action,
     ref_column,
 )
 from loopx_site.core.errors import DomainError
@@ -51,6 +53,7 @@ from reward_memory.models import (
     ReviewQueueItem,
     StandingPolicy,
 )
+from reward_memory.services.operator_control import usable_checkpoints
 
 
 def _shown(model, *hidden: str) -> tuple[str, ...]:
@@ -71,9 +74,16 @@ def _each(admin_obj, request, rows, run, *, ref, done=None) -> int:
             _refused(admin_obj, request, ref(row), exc)
             continue
         count += 1
+        log_admin_action(request, row, _reason_note(request))
         if done is not None:
             done(row, result)
     return count
+
+
+def _reason_note(request) -> str:
+    """The typed reasoning of the action form, for the action's log entry."""
+    reasoning = (request.POST.get("reasoning_summary") or "").strip()
+    return f"reason: {reasoning}" if reasoning else ""
 
 
 def _action(description: str, run, *args, permissions: tuple[str, ...] = ("change",)):
@@ -229,13 +239,18 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
         "revoked": lambda r, p: services.revoke_record(
             record_ref=r.record_ref, principal=p, revocation_ref=f"admin:{p.name}"
         ),
-        "retired": lambda r, p: services.retire_record(
-            record_ref=r.record_ref, principal=p, reason_summary="admin action"
+        "retired": lambda r, p, reason: services.retire_record(
+            record_ref=r.record_ref, principal=p, reason_summary=reason or "admin action"
         ),
     }
 
     def _close(self, request, queryset, verb: str) -> None:
-        self._each(request, queryset, self.CLOSERS[verb], verb)
+        closer = self.CLOSERS[verb]
+        if verb == "retired":  # the typed Reasoning is the retirement's reason
+            reason = (request.POST.get("reasoning_summary") or "").strip()
+            self._each(request, queryset, lambda r, p: closer(r, p, reason), verb)
+            return
+        self._each(request, queryset, closer, verb)
 
     revoke = _action("Revoke the selected records (as the signed-in operator)", _close, "revoked")
     retire = _action("Retire the selected records (as the signed-in operator)", _close, "retired")
@@ -267,9 +282,36 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
         )
 
 
+def _missing_checkpoint(admin_obj, request, record, action: str) -> None:
+    """The checkpoint id is required: say so, and name the checkpoints that would do."""
+    usable = usable_checkpoints(record, action)
+    grants = reverse("admin:reward_memory_authoritycheckpoint_changelist")
+    if usable:
+        offer = format_html_join(", ", "<code>{}</code>", ((u,) for u in usable))
+        hint = format_html("checkpoints you may use here: {}", offer)
+    else:
+        hint = format_html(
+            'no live checkpoint allows it yet: grant one in <a href="{}">Authority checkpoints</a>',
+            grants,
+        )
+    admin_obj.message_user(
+        request,
+        format_html(
+            "{}: a Checkpoint id is required for operator control {} — {}.",
+            record.record_ref,
+            action,
+            hint,
+        ),
+        messages.ERROR,
+    )
+
+
 def _operator_control(admin_obj, request, queryset, action: str) -> None:
     data = request.POST
     for record in queryset:
+        if not (data.get("control_ref") or "").strip():
+            _missing_checkpoint(admin_obj, request, record, action)
+            continue
         try:
             decision = services.operator_control(
                 record_ref=record.record_ref,
@@ -284,6 +326,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
             _refused(admin_obj, request, record.record_ref, exc)
             continue
         control_id = decision["control_id"]
+        log_admin_action(request, record, f"operator control {action} ({control_id})")
         if action == "edit":
             queue = reverse("admin:reward_memory_reviewqueueitem_changelist") + f"?q={control_id}"
             admin_obj.message_user(
@@ -318,7 +361,13 @@ def _performed(admin_obj, request, record, verb: str) -> None:
     recall = "still recallable" if back["recallable"] else "no longer recallable"
     admin_obj.message_user(
         request,
-        f"{record.record_ref}: {verb}; read back: {back['lifecycle_state']}, {recall}.",
+        format_html(
+            "{}: {}; read back: {}, {}.",
+            admin_link(record, record.record_ref),
+            verb,
+            back["lifecycle_state"],
+            recall,
+        ),
         messages.SUCCESS if not back["recallable"] else messages.WARNING,
     )
 
