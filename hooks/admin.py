@@ -224,20 +224,30 @@ class HookDispatchAdmin(ReadOnlyAdmin):
             obj.receipt.receipt_id,
         )
 
+    @staticmethod
+    def _may_replay(request) -> bool:
+        """Only an account the service would let replay is told "nothing to replay"
+        (anyone else gets the service's refusal)."""
+        return request.user.has_perm("hooks.change_hookdispatch")
+
     @admin.action(
         description="Replay the hook phase of the selected failed dispatches",
         permissions=["change"],
     )
     def replay_selected(self, request, queryset):
         for dispatch in queryset.select_related("receipt"):
-            if dispatch.status != HookDispatch.Status.FAILED:
+            if dispatch.status != HookDispatch.Status.FAILED and self._may_replay(request):
                 self.message_user(
                     request, f"{dispatch.dispatch_id}: not failed, nothing to replay.",
                     messages.WARNING,
                 )  # fmt: skip
                 continue
             try:
-                services.replay(receipt_id=dispatch.receipt.receipt_id, execute=True)
+                services.replay(
+                    receipt_id=dispatch.receipt.receipt_id,
+                    execute=True,
+                    operator=signed_in(request),
+                )
             except HookError as exc:
                 self.message_user(request, f"{dispatch.dispatch_id}: {exc.code}", messages.ERROR)
                 continue

@@ -73,6 +73,17 @@ def _host_cli_call(argv: list[str]) -> bool:
 if not _host_cli_call(sys.argv):
     INSTALLED_APPS.append("django_celery_beat")
 
+# The admin index lists apps in this order (an operator's day: Reward Memory first).
+LOOPX_ADMIN_APP_ORDER = (
+    "reward_memory",
+    "preferences",
+    "hooks",
+    "turn_recall",
+    "core",
+    "django_celery_beat",
+    "auth",
+)
+
 MIDDLEWARE = [
     "loopx_site.core.logging.RequestIdMiddleware",  # request id + one log line per request
     "loopx_site.core.metrics.MetricsMiddleware",  # requests per route (docs/operations.md)

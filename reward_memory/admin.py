@@ -815,6 +815,47 @@ class ReviewQueueActionForm(ActionForm):
     )
 
 
+class QueueStateFilter(admin.SimpleListFilter):
+    """Where each item's review chain stands (``services.review_queue.head``), and
+    "awaiting me": the items whose next step is the signed-in operator's (the corpus
+    reviewer's decision, or the owner's apply of an accepted replacement)."""
+
+    title = "state"
+    parameter_name = "state"
+    CHOICES = (
+        ("awaiting_review", "awaiting the reviewer"),
+        ("accepted", "accepted, awaiting the owner's apply"),
+        ("applied", "applied"),
+        ("closed", "rejected or no_write"),
+        ("mine", "awaiting me"),
+    )
+    # Later (issue 32, ``relevance``): a candidate marked ``duplicate_of`` another joins
+    # the queue here as its own state, "duplicate: awaiting the reviewer".
+
+    def lookups(self, request, model_admin):
+        return self.CHOICES
+
+    def queryset(self, request, queryset):
+        wanted = self.value()
+        if not wanted:
+            return queryset
+        me = _operator(request).actor_ref if wanted == "mine" else None
+        keep = [item.pk for item in queryset if _queue_match(item, wanted, me)]
+        return queryset.filter(pk__in=keep)
+
+
+def _queue_match(item, wanted: str, me: str | None) -> bool:
+    state = services.review_queue.head(item).state
+    if wanted == "mine":
+        awaiting = services.review_queue.AWAITING
+        return (state == awaiting and item.corpus.reviewer == me) or (
+            state == services.review_queue.ACCEPTED and item.corpus.owner == me
+        )
+    if wanted == "closed":
+        return state in ("reject", "no_write")
+    return state == wanted
+
+
 @admin.register(ReviewQueueItem)
 class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
     """Operator-control edits waiting for the corpus reviewer, then the owner: each
@@ -823,12 +864,12 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = (
         ref_column("control_id", description="control"),
         "corpus",
-        ref_column("record__record_ref", description="replaces record"),
+        "current_summary",
         "proposed_summary",
         "queue_state",
         "created_at",
     )
-    list_filter = ("corpus",)
+    list_filter = (QueueStateFilter, "corpus")
     search_fields = ("control_id", "record__record_ref", "record__summary")
     readonly_fields = (
         "control_id",
@@ -836,6 +877,7 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
         "record",
         "control_ref",
         "operator",
+        "current_summary",
         "proposed_summary",
         "queue_state",
         "created_at",
@@ -849,7 +891,11 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
             super().get_queryset(request).filter(action="edit").select_related("corpus", "record")
         )
 
-    @admin.display(description="proposed summary")
+    @admin.display(description="current text (replaced)")
+    def current_summary(self, obj):
+        return format_html("{} ({})", obj.record.summary, admin_link(obj.record, "record"))
+
+    @admin.display(description="proposed text")
     def proposed_summary(self, obj):
         return services.review_queue.head(obj).summary
 

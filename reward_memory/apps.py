@@ -10,3 +10,10 @@ class RewardMemoryConfig(AppConfig):
         from reward_memory import metrics
 
         contributions.METRICS_GAUGES.register("reward_memory.state", metrics.gauges)
+        contributions.REVIEW_TODO.register("reward_memory.review", _review_todo)
+
+
+def _review_todo(request):
+    from reward_memory import admin_todo  # the admin's rows: loaded when an index renders
+
+    return admin_todo.review_todo(request)

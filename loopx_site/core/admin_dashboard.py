@@ -17,7 +17,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_safe
 
-from loopx_site.core import dashboard_selectors
+from loopx_site.core import admin_site, dashboard_selectors
 
 CELL = {True: ("ok", "yes"), False: ("bad", "no"), None: ("unknown", "not probed")}
 #: States that record something having happened (a recall, a readback, an application):
@@ -151,6 +151,7 @@ def dashboard_view(request):
         "title": "Operator dashboard",
         "subtitle": None,
         "is_nav_sidebar_enabled": False,  # the matrix needs the width
+        "review_todo": admin_site.review_todo(request),
         "health_headers": [s.replace("_", " ") for s in data["health_states"]],
         "health_legend": [
             {

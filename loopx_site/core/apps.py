@@ -45,6 +45,8 @@ class CoreConfig(AppConfig):
 
 
 class LoopxAdminConfig(SimpleAdminConfig):
+    default_site = "loopx_site.core.admin_site.LoopxAdminSite"
+
     def ready(self):
         super().ready()
         if not is_management_command_without_admin(sys.argv):

@@ -78,3 +78,7 @@ GOAL_CONTENT = ExtensionPoint(
 METRICS_GAUGES = ExtensionPoint(
     "metrics_gauges", "scrape-time state series: callable() -> [(name, help, samples)]"
 )
+
+#: What waits for a human, shown on the admin index and the dashboard
+#: (``loopx_site.core.admin_site``): ``todo(request) -> [{"label", "count", "url"}]``.
+REVIEW_TODO = ExtensionPoint("review_todo", "admin to-do rows: callable(request) -> [rows]")

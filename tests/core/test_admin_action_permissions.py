@@ -309,6 +309,7 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
         "HostToken.revoke",
         "HookIntent.admit_selected",
         "HookIntent.reject_selected",
+        "HookDispatch.replay_selected",
         "ProviderExtension.deactivate",
         "ProviderNote.retire",
         "AuthorityCheckpoint.revoke",
