@@ -21,7 +21,7 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from loopx_site.core import access
+from loopx_site.core import access, admin_dashboard
 from loopx_site.core.admin_base import (
     ReadOnlyAdmin,
     ReadOnlyTabularInline,
@@ -175,12 +175,15 @@ class CorpusAdmin(ReadOnlyAdmin):
         index = health["health"]["index_present"]
         level = messages.SUCCESS if index["value"] else messages.WARNING
         why = f" ({index['failure_kind']})" if index.get("failure_kind") else ""
+        values = {state: fact["value"] for state, fact in health["health"].items()}
+        admin_dashboard.remember_probe(request, corpus.pk, values)
         self.message_user(
             request,
-            f"{corpus.corpus_id} probed: {registry.health_summary(health)}{why}",
+            f"{corpus.corpus_id} probed: {admin_dashboard.health_words(values)}{why}",
             level,
         )
-        return HttpResponseRedirect(reverse("loopx-dashboard") + f"#corpus-{corpus.pk}")
+        # No anchor: the page opens at its top, where the message is.
+        return HttpResponseRedirect(reverse("loopx-dashboard"))
 
 
 @admin.register(StandingPolicy)
