@@ -193,11 +193,10 @@ class HookDispatchAdmin(ReadOnlyAdmin):
         "hook_id",
         "status",
         "failure_code",
-        "intent_count",
-        "attempts",
-        "conflict_count",
-        "conflict_code",
         "created_at",
+        "attempts",
+        "intent_count",
+        "conflict_code",  # (conflict count: on the detail page)
     )
     list_filter = ("status", FailureCodeFilter, "hook_id", "event_kind")
     search_fields = ("dispatch_id", "hook_id", "receipt__receipt_id")

@@ -126,16 +126,17 @@ class StandingPolicyInline(ReadOnlyTabularInline):
 
 @admin.register(Corpus)
 class CorpusAdmin(ReadOnlyAdmin):
+    # What an operator scans first stays in view at 1280 px: health, then the rest.
     list_display = (
         "corpus_id",
-        "memory_class",
-        "project",
-        "owner",
-        "provider_id",
-        "revision",
-        "visibility",
-        "active_records",
         "health",
+        "active_records",
+        "memory_class",
+        "provider_id",
+        "project",
+        "visibility",
+        "owner",
+        "revision",
     )
     list_filter = ("memory_class", "provider_id", "active")
     search_fields = ("corpus_id", "project", "owner", "reviewer")
@@ -454,15 +455,16 @@ class AuthorityCheckpointAdmin(_ServiceAdded, admin.ModelAdmin):
     Checkpoints are never edited in place: revoke and grant a new id."""
 
     form = CheckpointGrantForm
+    # Live or not first (revoked at, expires at), in view at 1280 px.
     list_display = (
         "checkpoint_id",
-        "project",
         "actor",
+        "revoked_at",
+        "expires_at",
         "role",
+        "project",
         "verified_by",
         "verified_at",
-        "expires_at",
-        "revoked_at",
     )
     list_filter = ("project", "role", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("checkpoint_id", "project", "actor")
@@ -593,14 +595,60 @@ class LineageClosureAdmin(_ActionsOnly, ReadOnlyAdmin):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(ReadOnlyAdmin):
+class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
+    """Candidates from hosts and ingest, decided here as the corpus reviewer through the
+    same ``services.review_candidate`` the CLI and API call (a new review of the stored
+    candidate document; its owner then applies an accepted one from Reviews)."""
+
     list_display = (
         ref_column("candidate_ref"),
         "corpus",
-        "target_class",
-        "surface",
+        "proposed_text",
+        "latest_decision",
         "guard_status",
+        "created_at",
     )
+    actions = ["review_accept", "review_reject", "review_no_write"]
+
+    @admin.display(description="proposed text")
+    def proposed_text(self, obj):
+        return str((obj.document or {}).get("content_summary") or "(withheld)")[:120]
+
+    @admin.display(description="latest decision")
+    def latest_decision(self, obj):
+        review = obj.reviews.order_by("-created_at", "-pk").first()
+        if review is None:
+            return "awaiting the reviewer"
+        applied = ", applied" if review.applied_at else ""
+        return f"{review.effective_decision}{applied}"
+
+    def _review(self, request, queryset, decision: str) -> None:
+        def reviewed(candidate, review) -> None:
+            self.message_user(
+                request,
+                format_html(
+                    "{}: {} recorded as review {}.",
+                    admin_link(candidate, candidate.candidate_ref[:20] + "…"),
+                    review["effective_decision"],
+                    review["review_id"][:20] + "…",
+                ),
+                messages.SUCCESS,
+            )
+
+        _each(
+            self,
+            request,
+            queryset.select_related("corpus"),
+            lambda candidate: services.review_queue.decide_candidate(
+                candidate=candidate, decision=decision, principal=_operator(request)
+            ),
+            ref=lambda candidate: candidate.candidate_ref,
+            done=reviewed,
+        )
+
+    review_accept = _action("Accept the selected candidates (as the reviewer)", _review, "accept")
+    review_reject = _action("Reject the selected candidates (as the reviewer)", _review, "reject")
+    review_no_write = _action("Decide no_write (as the reviewer)", _review, "no_write")
     list_filter = ("guard_status", "target_class", "corpus")
     search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project")
     readonly_fields = (
@@ -618,7 +666,7 @@ class CandidateAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Review)
-class ReviewAdmin(ReadOnlyAdmin):
+class ReviewAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = (
         ref_column("review_id"),
         "corpus",
@@ -631,6 +679,28 @@ class ReviewAdmin(ReadOnlyAdmin):
     list_filter = ("effective_decision", "requested_decision", "guard_status", "corpus")
     search_fields = ("review_id", "candidate__candidate_ref", "reviewer", "target_record_ref")
     readonly_fields = _shown(Review)
+    actions = ["apply_selected"]
+
+    @admin.action(
+        description="Apply the accepted reviews (as the corpus owner, with readback)",
+        permissions=["change"],
+    )
+    def apply_selected(self, request, queryset):
+        def applied(review, result) -> None:
+            self.message_user(
+                request, f"{review.review_id[:20]}…: {result['status']}.", messages.SUCCESS
+            )
+
+        _each(
+            self,
+            request,
+            queryset,
+            lambda review: services.review_queue.apply_accepted(
+                review=review, principal=_operator(request)
+            ),
+            ref=lambda review: review.review_id,
+            done=applied,
+        )
 
 
 @admin.register(IngestEvent)

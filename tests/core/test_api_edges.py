@@ -86,3 +86,23 @@ def test_the_string_revision_read_back_is_accepted(author):
         f"{BASE}remember/", {**body, "expected_revision": revision}, format="json"
     )
     assert response.status_code == 201
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/goals/demo/",
+        "/api/v1/goals/demo/agents/author/preferences/",
+        "/api/v1/reward-memory/corpora/",
+        "/api/v1/hooks/dispatches/",
+    ],
+)
+def test_401_and_403_are_one_document_on_every_route(author, host_client, api_client, path):
+    unauthenticated = api_client.get(path)
+    assert unauthenticated.status_code == 401
+    assert unauthenticated.json()["schema_version"] == "loopx_error_v0"
+    core_services.register_goal(goal_id="other", agent_ids=["x"], execute=True)
+    outside = host_client("other", "x").get(path)
+    if outside.status_code == 403:
+        assert outside.json()["schema_version"] == "loopx_error_v0"
+        assert outside.json()["code"] == "scope_forbidden"
