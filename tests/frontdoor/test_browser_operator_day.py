@@ -93,3 +93,33 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         self.by_css("#review-todo a").click()
         assert "state=awaiting_review" in self.browser.current_url
         self.shot("queue-awaiting")
+
+    def test_a_host_candidate_is_reviewed_and_applied_from_the_admin(self):
+        from reward_memory import services
+        from reward_memory.models import Candidate, Review
+        from tests.reward_memory import factories as f
+
+        shipped = Candidate.objects.get(corpus__corpus_id="loopx-demo-pr-description")
+        summary = "State the user-visible effect in the PR title as well."
+        document = {**shipped.document, "content_summary": summary}
+        document.pop("candidate_ref", None)
+        services.review_candidate(  # a host's candidate, left undecided (no_write)
+            candidate=document,
+            decision="no_write",
+            corpus_id="loopx-demo-pr-description",
+            principal=f.op("user:operator"),
+            execute=True,
+        )
+        candidate = Candidate.objects.exclude(pk=shipped.pk).get()
+        self.log_in()
+        self.open("/admin/reward_memory/candidate/")
+        assert summary in self.by_css("#result_list").text
+        self.shot("candidates")
+        message = self.act("review_accept", candidate.pk)
+        assert "accept recorded as review" in message, message
+        self.shot("candidate-accepted")
+        accepted = Review.objects.get(candidate=candidate, effective_decision="accept")
+        self.open("/admin/reward_memory/review/?effective_decision__exact=accept")
+        message = self.act("apply_selected", accepted.pk)
+        assert ": activated." in message, message
+        self.shot("review-applied")
