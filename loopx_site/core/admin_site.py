@@ -2,18 +2,25 @@
 (``settings.LOOPX_ADMIN_APP_ORDER``: Reward Memory first, Django's own last), and what
 waits for a human (``contributions.REVIEW_TODO``) on the index beside "Recent actions"."""
 
+import logging
+
 from django.conf import settings
 from django.contrib import admin
 
 from loopx_site.core import contributions
+
+logger = logging.getLogger("loopx.admin")
 
 
 def review_todo(request) -> list[dict]:
     """``[{label, count, url}]``: what waits for the signed-in operator, from the apps'
     ``REVIEW_TODO`` contributions (a failing one is left out, never the page)."""
     rows: list[dict] = []
-    for _key, contribute in contributions.REVIEW_TODO:
-        rows.extend(contribute(request))
+    for key, contribute in contributions.REVIEW_TODO:
+        try:
+            rows.extend(contribute(request))
+        except Exception:  # a broken count must not take the admin index down
+            logger.warning("review to-do %s not counted", key)
     return rows
 
 

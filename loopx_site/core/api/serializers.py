@@ -37,7 +37,7 @@ class OpaqueStringField(serializers.Field):
         if data is None or isinstance(data, str):
             return data
         raise serializers.ValidationError(
-            f"{self.what} must be null or the string read back (e.g. \"3\"), "
+            f'{self.what} must be null or the string read back (e.g. "3"), '
             f"not a {type(data).__name__}."
         )
 
