@@ -23,3 +23,6 @@ class HooksConfig(AppConfig):
         contributions.RETENTION.register(
             "hooks.dispatches", contributions.lazy("hooks.retention.prune_dispatches")
         )
+        contributions.METRICS_GAUGES.register(
+            "hooks.outbox", contributions.lazy("hooks.metrics.gauges")
+        )

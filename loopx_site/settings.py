@@ -82,8 +82,20 @@ def _host_cli_call(argv: list[str]) -> bool:
 if not _host_cli_call(sys.argv):
     INSTALLED_APPS.append("django_celery_beat")
 
+# The admin index lists apps in this order (an operator's day: Reward Memory first).
+LOOPX_ADMIN_APP_ORDER = (
+    "reward_memory",
+    "preferences",
+    "hooks",
+    "turn_recall",
+    "core",
+    "django_celery_beat",
+    "auth",
+)
+
 MIDDLEWARE = [
     "loopx_site.core.logging.RequestIdMiddleware",  # request id + one log line per request
+    "loopx_site.core.metrics.MetricsMiddleware",  # requests per route (docs/operations.md)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # admin and API-docs assets under gunicorn
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -217,6 +229,16 @@ if LOOPX_THROTTLE_STORE not in ("database", "cache"):
     from django.core.exceptions import ImproperlyConfigured
 
     raise ImproperlyConfigured("LOOPX_THROTTLE_STORE must be database or cache.")
+
+# Prometheus metrics at /metrics (loopx_site.core.metrics, docs/operations.md). A scrape
+# passes with `Authorization: Bearer $LOOPX_METRICS_TOKEN` or from an address inside
+# LOOPX_METRICS_NETWORKS (comma-separated CIDRs; loopback by default under DEBUG). With
+# neither configured the endpoint answers 404. Several processes (gunicorn workers,
+# Celery) share counts through PROMETHEUS_MULTIPROC_DIR (an empty directory per start).
+LOOPX_METRICS_TOKEN = env.str("LOOPX_METRICS_TOKEN", default="")
+LOOPX_METRICS_NETWORKS = env.str(
+    "LOOPX_METRICS_NETWORKS", default="127.0.0.0/8,::1/128" if DEBUG else ""
+)
 
 
 def _throttle_rate(name: str, default: str) -> str | None:

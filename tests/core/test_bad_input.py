@@ -47,7 +47,9 @@ def test_deeply_nested_body_is_invalid_json_on_every_parser_path(
 def test_moderately_nested_body_still_parses(operator_client, demo):
     body = {"goal_id": "demo", "agent_ids": ["author"], "extra": json.loads(deep_json(30))}
     response = operator_client.post("/api/v1/goals/", body, format="json")
-    assert response.status_code == 200
+    # parsed (not invalid_json); then refused by the strict input: a field it does not take
+    assert response.status_code == 400
+    assert (response.json()["code"], response.json()["field"]) == ("invalid_argument", "extra")
 
 
 def test_nan_is_not_json(operator_client, demo):

@@ -299,3 +299,25 @@ def test_text_conflict_error_shows_the_current_revision(agent):
     assert stale.code == 2
     assert stale.stdout.startswith("error: revision_conflict")
     assert "current revision: 1" in stale.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["semantic_preference", "agent", "read", "--goal-id", "bad id", "--agent-id", "a"],
+            "error: invalid_argument (--goal-id): --goal-id must match",
+        ),
+        (
+            ["semantic_preference", "agent", "read", "--goal-id", "nope", "--agent-id", "a"],
+            "error: goal_not_registered (--goal-id): ",
+        ),
+    ],
+)
+def test_text_errors_name_the_flag_the_person_typed(db, argv, expected):
+    result = run_cli(*argv, "--format", "text")
+    assert result.code == 2
+    assert result.stdout.startswith(expected), result.stdout
+    assert "goal_id" not in result.stdout
+    as_json = run_cli(*argv)
+    assert as_json.json["field"] == "goal_id"  # the machine document keeps the field name
