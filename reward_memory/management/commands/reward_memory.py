@@ -69,6 +69,12 @@ class Command(LoopxCommand):
         )
         review.add_argument("--corpus-id")
         review.add_argument("--record-ref", help="The active record a retire decision closes.")
+        review.add_argument(
+            "--distinct",
+            action="store_true",
+            help="The candidate is distinct from the record it is marked duplicate_of: "
+            "accepting it activates a record of its own instead of adding its evidence.",
+        )
         add_execute_argument(review, "Record the review.")
 
         apply = sub.add(
@@ -255,6 +261,7 @@ class Command(LoopxCommand):
         corpus_id=None,
         record_ref=None,
         execute=False,
+        distinct=False,
         **_,
     ):
         if input is None and case is None:
@@ -269,6 +276,7 @@ class Command(LoopxCommand):
             reviewer = reviewer or document.get("reviewer")
             corpus_id = corpus_id or document.get("corpus_id")
             record_ref = record_ref or document.get("record_ref")
+            distinct = distinct or document.get("distinct") is True
             document = document["candidate"]
         principal = None
         if reviewer is not None or execute:
@@ -278,6 +286,7 @@ class Command(LoopxCommand):
         return services.review_candidate(
             candidate=document, decision=decision, principal=principal, corpus_id=corpus_id,
             edit=edit, record_ref=record_ref, execute=execute, preview_review=preview_review,
+            distinct=distinct,
         )  # fmt: skip
 
     def run_apply_review(self, *, review_id, actor, execute=False, **_):
