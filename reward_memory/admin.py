@@ -27,6 +27,7 @@ from loopx_site.core.admin_base import (
     ReadOnlyTabularInline,
     excerpt_column,
     ref_column,
+    short_ref,
 )
 from loopx_site.core.errors import DomainError
 from reward_memory import principals, selectors, services
@@ -45,6 +46,7 @@ from reward_memory.models import (
     OperatorControl,
     PendingIngest,
     RecallReceipt,
+    RecordEvidence,
     RecordTransition,
     ReflectionCandidate,
     Review,
@@ -196,6 +198,15 @@ class TransitionInline(ReadOnlyTabularInline):
     readonly_fields = fields
 
 
+class EvidenceInline(ReadOnlyTabularInline):
+    """Accepted duplicates whose evidence joined this record (``services.duplicates``)."""
+
+    model = RecordEvidence
+    fields = ("candidate_ref", "evidence_ref", "similarity", "review", "added_by", "added_at")
+    readonly_fields = fields
+    verbose_name_plural = "evidence added by accepted duplicates"
+
+
 @admin.register(MemoryRecord)
 class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = (
@@ -210,7 +221,7 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
     search_fields = ("record_ref", "candidate_ref", "surface", "project", "summary")
     exclude = ("provider_resource_ref",)
     readonly_fields = _shown(MemoryRecord, "authority_checkpoint", "provider_resource_ref")
-    inlines = [TransitionInline]
+    inlines = [TransitionInline, EvidenceInline]
     actions = ["revoke", "retire", "supersede", "operator_edit", "operator_retire"]
     action_form = OperatorControlActionForm
 
@@ -549,9 +560,10 @@ class CandidateAdmin(ReadOnlyAdmin):
         "target_class",
         "surface",
         "guard_status",
+        ref_column("duplicate_of", description="duplicate of"),
     )
     list_filter = ("guard_status", "target_class", "corpus")
-    search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project")
+    search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project", "duplicate_of")
     readonly_fields = (
         "candidate_ref",
         "corpus",
@@ -562,6 +574,8 @@ class CandidateAdmin(ReadOnlyAdmin):
         "guard_status",
         "guard_reasons",
         "prior_candidate_ref",
+        "duplicate_of",
+        "duplicate_similarity",
         "created_at",
     )
 
@@ -778,6 +792,7 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
         ref_column("record__record_ref", description="replaces record"),
         "proposed_summary",
         "queue_state",
+        "duplicate_of",
         "created_at",
     )
     list_filter = ("corpus",)
@@ -790,6 +805,7 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
         "operator",
         "proposed_summary",
         "queue_state",
+        "duplicate_of",
         "created_at",
     )
     fields = readonly_fields
@@ -804,6 +820,16 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
     @admin.display(description="proposed summary")
     def proposed_summary(self, obj):
         return services.review_queue.head(obj).summary
+
+    @admin.display(description="duplicate of")
+    def duplicate_of(self, obj):
+        """The live record the reviewed head candidate restates (its recorded review's
+        ``duplicate_of``: ref and similarity), or "-"."""
+        review = services.review_queue.head(obj).review
+        duplicate = (review.document or {}).get("duplicate_of") if review else None
+        if not duplicate:
+            return "-"
+        return f"{short_ref(duplicate['record_ref'])} ({duplicate['similarity']:.2f})"
 
     @admin.display(description="state")
     def queue_state(self, obj):

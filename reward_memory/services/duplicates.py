@@ -79,7 +79,8 @@ def find_duplicate(
     *, corpus: Corpus, candidate: dict[str, Any] | None, candidate_ref: str
 ) -> Match | None:
     """The live record of ``corpus`` (same project and surface) that ``candidate`` most
-    closely restates, or ``None``. The candidate's own record is not its duplicate."""
+    closely restates, or ``None``. The candidate's own record is not its duplicate, nor
+    the record of the prior candidate it revises (an edit replaces that record)."""
     if not isinstance(candidate, dict):
         return None
     summary = candidate.get("content_summary")
@@ -90,6 +91,7 @@ def find_duplicate(
         selectors.live_records(corpus)
         .filter(project=scope.get("project") or "", surface=scope.get("surface") or "")
         .exclude(candidate_ref=candidate_ref)
+        .exclude(candidate_ref=(candidate.get("lineage") or {}).get("prior_candidate_ref") or "")
         .order_by("created_at", "pk")
     )
     if not rows:

@@ -166,3 +166,31 @@ def test_api_candidate_review_shows_the_duplicate_and_takes_distinct(original, h
     )
     assert distinct.json()["distinct"] is True
     assert distinct.json()["next_step"]["action"] == "activate_record"
+
+
+def test_an_edit_replacing_a_record_is_not_its_duplicate(original):
+    replacement = _candidate(RESTATED)
+    replacement["lineage"] = {"prior_candidate_ref": original.candidate_ref}
+    assert _review(replacement)["duplicate_of"] is None
+
+
+def test_admin_shows_the_mark_on_the_candidate_and_the_evidence_on_the_record(
+    original, admin_client
+):
+    from django.urls import reverse
+
+    review = _review(_candidate(RESTATED), principal=f.op(f.REVIEWER), execute=True)
+    services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
+    candidates_page = admin_client.get(reverse("admin:reward_memory_candidate_changelist"))
+    assert candidates_page.status_code == 200
+    assert "duplicate of" in candidates_page.content.decode().lower()
+    stored = Candidate.objects.get(candidate_ref=review["candidate_ref"])
+    detail = admin_client.get(
+        reverse("admin:reward_memory_candidate_change", args=[stored.pk])
+    ).content.decode()
+    assert original.record_ref in detail
+    record_page = admin_client.get(
+        reverse("admin:reward_memory_memoryrecord_change", args=[original.pk])
+    ).content.decode()
+    assert "evidence added by accepted duplicates" in record_page.lower()
+    assert review["candidate_ref"] in record_page
