@@ -194,3 +194,20 @@ def test_admin_shows_the_mark_on_the_candidate_and_the_evidence_on_the_record(
     ).content.decode()
     assert "evidence added by accepted duplicates" in record_page.lower()
     assert review["candidate_ref"] in record_page
+
+
+def test_the_demo_shows_one_duplicate_candidate_marked_and_merged(db):
+    from loopx_site.core import demo as core_demo
+    from reward_memory import demo
+
+    core_demo.load(log=lambda *_: None)
+    lines = []
+    demo.load(log=lines.append)
+    marked = Candidate.objects.exclude(duplicate_of="")
+    assert marked.count() == 1
+    evidence = RecordEvidence.objects.get()
+    assert evidence.record.record_ref == marked.get().duplicate_of
+    assert evidence.record.lifecycle_state == "active"
+    assert "reward_memory duplicate candidate: evidence_added" in lines
+    demo.load(log=lines.append)  # idempotent: reviewed once
+    assert RecordEvidence.objects.count() == 1
