@@ -69,3 +69,20 @@ def add_evidence(
         added_at=now,
     )
     return RecordEvidence.objects.get(record=record, candidate_ref=candidate_ref)
+
+
+def close_evidence_lineages(
+    *, record: MemoryRecord, reason: str, actor: str, reference: str, now: dt.datetime
+) -> None:
+    """Close the lineages of the duplicates whose evidence joined ``record`` with its
+    own: what is retired, revoked or refuted does not come back as its restatement."""
+    for evidence in record.evidence.select_related("review__candidate"):
+        close_lineage(
+            corpus=record.corpus,
+            candidate=evidence.review.candidate.document,
+            candidate_ref=evidence.candidate_ref,
+            reason=reason,
+            actor=actor,
+            reference=reference,
+            now=now,
+        )

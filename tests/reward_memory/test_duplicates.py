@@ -211,3 +211,15 @@ def test_the_demo_shows_one_duplicate_candidate_marked_and_merged(db):
     assert "reward_memory duplicate candidate: evidence_added" in lines
     demo.load(log=lines.append)  # idempotent: reviewed once
     assert RecordEvidence.objects.count() == 1
+
+
+def test_retiring_the_record_closes_the_lineage_of_its_merged_duplicates(original):
+    doc = _candidate(RESTATED)
+    review = _review(doc, principal=f.op(f.REVIEWER), execute=True)
+    services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
+    services.retire_record(
+        record_ref=original.record_ref, principal=f.op(f.OWNER), reason_summary="test"
+    )
+    again = _review(doc)
+    assert again["effective_decision"] == "no_write"
+    assert "lineage_closed" in [reason["code"] for reason in again["guard"]["reasons"]]
