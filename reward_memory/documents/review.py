@@ -282,6 +282,19 @@ def duplicate_payload(duplicate, candidate: dict[str, Any] | None) -> dict[str, 
     return duplicate.payload(str((candidate or {}).get("content_summary") or ""))
 
 
+def duplicate_text(duplicate: dict[str, Any] | None) -> str:
+    """``--format text``: the marked duplicate and its record side by side ("" if none)."""
+    if not duplicate:
+        return ""
+    lines = [
+        f"duplicate_of: {duplicate['record_ref']} ({duplicate['method']}, cosine "
+        f"{duplicate['similarity']:.3f}, threshold {duplicate['threshold']:.2f})",
+        f"  record:    {duplicate.get('record_summary', '(not shown)')}",
+        f"  candidate: {duplicate.get('candidate_summary', '')}",
+    ]
+    return "\n" + "\n".join(lines)
+
+
 def review(
     *,
     review_id: str,

@@ -149,6 +149,10 @@ def test_cli_candidate_review_shows_the_duplicate_and_takes_distinct(original, t
     assert distinct.json["distinct"] is True
     assert distinct.json["next_step"]["action"] == "activate_record"
     assert distinct.json["review_id"] != marked.json["review_id"]
+    text = run_cli(*argv, "--format", "text").stdout
+    assert f"duplicate_of: {original.record_ref} (identical_text, cosine 1.000" in text
+    assert f"  record:    {ORIGINAL}" in text
+    assert f"  candidate: {RESTATED}" in text
 
 
 def test_api_candidate_review_shows_the_duplicate_and_takes_distinct(original, host_client):

@@ -13,6 +13,7 @@ from reward_memory import contracts, principals, routing, selectors, services
 from reward_memory.documents import authority as authority_documents
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import registry
+from reward_memory.documents import review as review_documents
 from reward_memory.domain import validation
 from reward_memory.domain.inputs import CASES, read_case, read_case_review, read_json
 from reward_memory.errors import AREA
@@ -503,9 +504,12 @@ class Command(LoopxCommand):
             table = format_table(rows, ["class", "confidence", "summary"])
             return f"{head}\nguard: {reasons}\n{table}"
         if isinstance(payload.get("guard"), dict):
-            head = format_mapping(payload, skip=("guard", "candidate", "revised_candidate"))
+            head = format_mapping(
+                payload, skip=("guard", "candidate", "revised_candidate", "duplicate_of")
+            )
             reasons = ", ".join(
                 f"{r['code']}({r['field']})" for r in payload["guard"].get("reasons", [])
             )
-            return f"{head}\nguard: {payload['guard'].get('status')} {reasons}".rstrip()
+            guard = f"{head}\nguard: {payload['guard'].get('status')} {reasons}".rstrip()
+            return guard + review_documents.duplicate_text(payload.get("duplicate_of"))
         return format_mapping(payload)
