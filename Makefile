@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 OPERATOR ?= operator
 
-.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking test-loopx test-cluster lint format serve bench bench-peers soak clean
+.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking test-loopx test-mcp test-cluster lint format serve bench bench-peers soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,7 @@ run:
 	@echo "  Dashboard http://$(HOST):$(PORT)/admin/dashboard/"
 	@echo "  API docs  http://$(HOST):$(PORT)/api/docs/"
 	@echo "  Schema    http://$(HOST):$(PORT)/api/schema/"
+	@echo "  MCP       http://$(HOST):$(PORT)/mcp/   (Bearer host token; stdio: LOOPX_MCP_TOKEN=… manage.py mcp; docs/mcp.md)"
 	@echo ""
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
@@ -66,6 +67,11 @@ test-loopx: setup
 ## when they can't be installed (fails under CI=true).
 test-cluster: setup
 	scripts/test-cluster.sh
+
+## The MCP server driven by the MCP Inspector's CLI (stdio and HTTP) and the official
+## conformance suite (server mode), Node 22 from npm (docs/mcp.md).
+test-mcp: setup
+	scripts/test-mcp.sh
 
 ## make run with the openviking provider configured against a real loopback server
 ## (falls back to make run when the package is not installed).
@@ -106,6 +112,7 @@ bench: setup
 	@$(call bench_line,$(BIN)/python bench/hooks_bench.py)
 	@$(call bench_line,$(BIN)/python bench/preferences_bench.py)
 	@$(call bench_line,$(BIN)/python bench/api_load_bench.py --phases single)
+	@$(call bench_line,$(BIN)/python bench/mcp_bench.py)
 	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/reward_memory_bench.py)
 	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/preferences_bench.py)
 	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/api_load_bench.py)

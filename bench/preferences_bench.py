@@ -3,7 +3,7 @@
 Every figure is a ratio against the same work done raw on the same database, measured by
 alternating the service call and its baseline call by call (the order flips every round):
 
-* read, 64 keys: ``services.read`` ÷ its own SELECT (captured with
+* read, 64 keys: ``selectors.read_state`` ÷ its own SELECT (captured with
   ``CaptureQueriesContext``) replayed through the raw DB-API cursor with ``fetchall``
   (target ≤ 2×);
 * remember commit: ``services.remember --execute`` on scope A ÷ the statements the same
@@ -47,7 +47,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from loopx_site.core import services as core_services
-    from preferences import services
+    from preferences import selectors, services
 
     core_services.register_goal(goal_id="bench", agent_ids=["a", "b", "c", "h"], state_ref="s")
     vendor = connection.vendor
@@ -73,7 +73,7 @@ def main() -> None:
 
     # -- read: service vs its own SELECT replayed raw ---------------------------------
     with CaptureQueriesContext(connection) as read_queries:
-        services.read(goal_id="bench", agent_id="a")
+        selectors.read_state(goal_id="bench", agent_id="a")
     assert len(read_queries) == 1, read_queries.captured_queries
     read_sql = read_queries[0]["sql"]
 
@@ -83,7 +83,7 @@ def main() -> None:
         cur.fetchall()
 
     read_ratio, read_ms, raw_read_ms = alternate(
-        lambda: services.read(goal_id="bench", agent_id="a"), raw_read, args.rounds
+        lambda: selectors.read_state(goal_id="bench", agent_id="a"), raw_read, args.rounds
     )
 
     # -- remember: service on A vs C's statements replayed raw on B -------------------
@@ -144,14 +144,14 @@ def main() -> None:
         with connection.cursor() as c:
             c.execute("ANALYZE")
     cursor = None
-    page = services.history(goal_id="bench", agent_id="h", limit=200)
+    page = selectors.history(goal_id="bench", agent_id="h", limit=200)
     while page["has_more"] and page["events"][-1]["sequence"] < args.history_depth - 200:
         cursor = page["next_cursor"]
-        page = services.history(goal_id="bench", agent_id="h", after_cursor=cursor, limit=200)
+        page = selectors.history(goal_id="bench", agent_id="h", after_cursor=cursor, limit=200)
     deep_cursor = page["next_cursor"] or cursor
     history_ratio, deep_ms, first_ms = alternate(
-        lambda: services.history(goal_id="bench", agent_id="h", after_cursor=deep_cursor),
-        lambda: services.history(goal_id="bench", agent_id="h"),
+        lambda: selectors.history(goal_id="bench", agent_id="h", after_cursor=deep_cursor),
+        lambda: selectors.history(goal_id="bench", agent_id="h"),
         args.rounds,
     )
 

@@ -202,6 +202,16 @@ def row(line: dict) -> list[str]:
             f"**+{line['added_median_ms']} ms** (ratio {line['median_ratio']}) | ≤ 10 ms | "
             f"SQLite (bench default) |"
         ]
+    if bench == "mcp_http_vs_api":
+        return [
+            f"| MCP over HTTP ÷ the same API call, `{op}` (gunicorn {line['gunicorn_workers']} "
+            f"worker, {line['rounds']} calls each, alternating) | MCP p50 "
+            f"{line[f'{key}_mcp']['p50_ms']} / p95 {line[f'{key}_mcp']['p95_ms']} ms vs API "
+            f"p50 {line[f'{key}_api']['p50_ms']} / p95 {line[f'{key}_api']['p95_ms']} ms: "
+            f"**{line['ratio_p50'][key]}×** p50, {line['ratio_p95'][key]}× p95 "
+            f"(load {line.get('load_average_1m')}) | ≤ 1.5× | {durability(line)} |"
+            for op, key in (("read_preferences", "read"), ("recall_memory", "recall"))
+        ]
     return [f"| {bench} | `{json.dumps(line)[:300]}` | — | {durability(line)} |"]
 
 

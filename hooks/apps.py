@@ -4,3 +4,16 @@ from django.apps import AppConfig
 class HooksConfig(AppConfig):
     name = "hooks"
     verbose_name = "Post-writeback hooks"
+
+    def ready(self):
+        # Registrations only (dotted paths, imported when used): every CLI call runs this.
+        from loopx_site.core import contributions
+
+        contributions.DASHBOARD_SECTIONS.register(
+            "hooks.failures",
+            contributions.DashboardSection(
+                read="hooks.dashboard.read",
+                link="hooks.dashboard.link",
+                permissions=("hooks.view_hookdispatch",),
+            ),
+        )

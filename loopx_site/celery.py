@@ -7,8 +7,9 @@ Workers and beat load it explicitly::
 
 Its configuration is the ``CELERY_*`` block of ``loopx_site.settings`` (broker
 ``LOOPX_CELERY_BROKER_URL``); the task modules are each app's ``tasks.py``, found through
-``INSTALLED_APPS``. Web and CLI processes never import this module, so a host's CLI call
-pays nothing for it.
+``INSTALLED_APPS``. CLI processes never import this module, so a host's CLI call pays
+nothing for it; the web process loads it with the URLconf (``loopx_site.urls``: the task
+names the admin's schedule form offers).
 """
 
 import os

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "reward_memory",
     "hooks",
     "turn_recall",
+    "loopx_site.mcp",
 ]
 
 
@@ -298,14 +299,9 @@ if LOOPX_HOOK_ISOLATION not in ("process", "worker", "thread"):
 # dispatch_budget_exhausted (retried by hooks replay).
 LOOPX_HOOK_WORKERS = env.int("LOOPX_HOOK_WORKERS", default=4)
 
-# Reviewed soft preferences the local semantic-preference provider also ranks: a function
-# (project, goal_id=, agent_id=) -> documents, from Reward Memory's privacy selector; ""
-# turns it off. Declared here so preferences imports no other app.
-LOOPX_SOFT_PREFERENCE_SOURCE = "reward_memory.selectors.soft_preference_documents"
-
-# Per-Goal panels of the operator dashboard contributed by the apps: dotted paths to
-# functions (goal_ids) -> panel (the kernel's dashboard imports no app).
-LOOPX_DASHBOARD_PANELS = ["reward_memory.dashboard.experiments"]
+# The apps' dashboard sections and panels, and the soft preferences the local
+# semantic-preference provider also ranks, are registered by the apps themselves in
+# `AppConfig.ready()` (loopx_site/core/contributions.py), not declared here.
 
 # Demo data loaders run in order by `manage.py loopx_demo`; each app contributes one.
 LOOPX_DEMO_LOADERS = [

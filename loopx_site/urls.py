@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+import loopx_site.celery  # noqa: F401  (the task names the admin's schedule form offers)
 from loopx_site.core.admin_dashboard import dashboard_view, front_page, no_favicon
 from loopx_site.core.api import schema  # noqa: F401 - registers the host token scheme
 
@@ -20,6 +21,7 @@ urlpatterns = [
     path("api/v1/", include("reward_memory.api.urls")),
     path("api/v1/", include("hooks.api.urls")),
     path("api/v1/", include("turn_recall.api.urls")),
+    path("", include("loopx_site.mcp.urls")),  # /mcp/ and its RFC 9728 metadata
 ]
 
 # Failures outside a view: envelopes under /api/, 413/503 pages elsewhere.

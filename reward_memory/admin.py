@@ -337,7 +337,7 @@ def _performed(admin_obj, request, record, verb: str) -> None:
 
 def _operator(request) -> principals.Principal:
     """The signed-in account, through the one caller resolver."""
-    return principals.from_caller(access.operator_account(request.user))
+    return access.signed_in(request)
 
 
 #: The action form's labels for the service fields they fill, so a refusal names what the

@@ -313,6 +313,58 @@ LOOPX_ARCHITECTURE_SECTIONS = (
 )
 
 
+def _stages() -> list[dict[str, Any]]:
+    """The stages of the contract, each with what it writes and its schemas."""
+    return [
+        {
+            "stage": 1,
+            "name": "corpus_registry_and_health",
+            "writes_provider": False,
+            "health_states": list(HEALTH_STATES),
+            "health_states_merged": False,
+        },
+        {
+            "stage": 2,
+            "name": "candidates_and_review",
+            "schemas": [CANDIDATE_SCHEMA, REVIEW_SCHEMA, ISSUE_FIX_ADAPTER_SCHEMA],
+            "decisions": list(DECISIONS),
+            "guard_blocked_collapses_to": "no_write",
+        },
+        {
+            "stage": 3,
+            "name": "recall_and_application",
+            "schemas": [
+                RECALL_REQUEST_SCHEMA,
+                RECALL_RESULT_SCHEMA,
+                RECALL_PACKET_SCHEMA,
+                APPLICATION_RECEIPT_SCHEMA,
+            ],
+            "modes": {m: {"max_queries": MAX_QUERIES[m]} for m in RECALL_MODES},
+        },
+        {
+            "stage": "ingest",
+            "name": "minimal_ingest_loop",
+            "schemas": [
+                STANDING_POLICY_SCHEMA,
+                ACTIVE_RECORD_SCHEMA,
+                INGEST_RECEIPT_SCHEMA,
+                SCOPED_FEEDBACK_EVENT_SCHEMA,
+            ],
+            "pipeline": [
+                "candidate_ref_dedupe",
+                "standing_policy_accept",
+                "active_envelope",
+                "provider_sync",
+                "function_boundary_recall",
+                "triple_readback",
+                "ingest_receipt",
+            ],
+            "statuses": list(INGEST_STATUSES),
+            "fail_open": True,
+        },
+    ]
+
+
 def architecture() -> dict[str, Any]:
     """The machine-readable contract printed by ``reward_memory architecture``: LoopX's
     ``reward_memory_architecture_v0`` document (``status: design_contract``, its
@@ -344,54 +396,7 @@ def architecture() -> dict[str, Any]:
         "confidence_raises_authority": False,
         "record_lifecycle_states": list(LIFECYCLE_STATES),
         "lifecycle_transitions": {k: list(v) for k, v in TRANSITIONS.items()},
-        "stages": [
-            {
-                "stage": 1,
-                "name": "corpus_registry_and_health",
-                "writes_provider": False,
-                "health_states": list(HEALTH_STATES),
-                "health_states_merged": False,
-            },
-            {
-                "stage": 2,
-                "name": "candidates_and_review",
-                "schemas": [CANDIDATE_SCHEMA, REVIEW_SCHEMA, ISSUE_FIX_ADAPTER_SCHEMA],
-                "decisions": list(DECISIONS),
-                "guard_blocked_collapses_to": "no_write",
-            },
-            {
-                "stage": 3,
-                "name": "recall_and_application",
-                "schemas": [
-                    RECALL_REQUEST_SCHEMA,
-                    RECALL_RESULT_SCHEMA,
-                    RECALL_PACKET_SCHEMA,
-                    APPLICATION_RECEIPT_SCHEMA,
-                ],
-                "modes": {m: {"max_queries": MAX_QUERIES[m]} for m in RECALL_MODES},
-            },
-            {
-                "stage": "ingest",
-                "name": "minimal_ingest_loop",
-                "schemas": [
-                    STANDING_POLICY_SCHEMA,
-                    ACTIVE_RECORD_SCHEMA,
-                    INGEST_RECEIPT_SCHEMA,
-                    SCOPED_FEEDBACK_EVENT_SCHEMA,
-                ],
-                "pipeline": [
-                    "candidate_ref_dedupe",
-                    "standing_policy_accept",
-                    "active_envelope",
-                    "provider_sync",
-                    "function_boundary_recall",
-                    "triple_readback",
-                    "ingest_receipt",
-                ],
-                "statuses": list(INGEST_STATUSES),
-                "fail_open": True,
-            },
-        ],
+        "stages": _stages(),
         "guard_reason_codes": sorted(REASON_CODES),
         "provider_interface": ["preflight", "write", "recall", "readback", "retire", "canary"],
         "user_gates": 0,

@@ -7,31 +7,17 @@
   reviewer only through an operator's ``CorpusRoleBinding``.
 """
 
-from dataclasses import dataclass
-
 from django.contrib.auth import get_user_model
 
 from loopx_site.core import access
-from loopx_site.core.access import require_account_permission
+from loopx_site.core.access import HOST, OPERATOR
 from reward_memory.errors import RewardMemoryError
 
-OPERATOR = "operator"
-HOST = "host"
+__all__ = ["HOST", "OPERATOR", "Principal"]
 
-
-@dataclass(frozen=True)
-class Principal:
-    kind: str
-    name: str
-    token_id: int | None = None
-
-    @property
-    def actor_ref(self) -> str:
-        return f"user:{self.name}" if self.kind == OPERATOR else f"host:{self.name}"
-
-    @property
-    def is_operator(self) -> bool:
-        return self.kind == OPERATOR
+#: The one caller type (``loopx_site.core.access.Caller``), under the name Reward Memory's
+#: services use for the subject of role bindings and authority checks.
+Principal = access.Caller
 
 
 # The model permission an operator account needs for each operator operation, checked by
@@ -58,7 +44,9 @@ def require_permission(principal: "Principal | None", operation: str) -> None:
     """An operator principal's account must hold the operation's model permission
     (``permission_required``, 403). Host principals are checked by the domain rule."""
     if principal is not None and principal.is_operator:
-        require_account_permission(principal.name, PERMISSIONS[operation], error=RewardMemoryError)
+        access.require_operator_permission(
+            principal, PERMISSIONS[operation], error=RewardMemoryError
+        )
 
 
 def grant_operator_permissions(user) -> None:
@@ -94,14 +82,7 @@ def operator_account(ref: str | None, *, field: str, code: str = "not_authorized
     return Principal(OPERATOR, user.get_username())
 
 
-def from_caller(caller) -> Principal:
-    """The principal of a resolved ``loopx_site.core.access.Caller``."""
-    if caller.is_operator:
-        return Principal(OPERATOR, caller.name)
-    return Principal(HOST, caller.name, caller.token_id)
-
-
 def from_request(request) -> Principal:
-    """The principal the API authenticated (host token or staff session), through the
-    one caller resolver (``loopx_site.core.access``)."""
-    return from_caller(access.from_request(request))
+    """The principal the API authenticated (host token or staff session): the one caller
+    resolver's ``Caller`` (``loopx_site.core.access``)."""
+    return access.from_request(request)

@@ -2,8 +2,9 @@
 
 The signature is HMAC-SHA256 over the canonical JSON of the capsule without its
 ``signature`` member, with a key derived from ``settings.SECRET_KEY`` and a purpose
-string (so the key signs nothing else). Any edit of a signed capsule fails
-``verify``. Healthy or disabled hooks never produce a capsule.
+string (so the key signs nothing else). The ``signature`` object itself holds exactly
+``algorithm`` and ``value``: any other member was added after signing. Any edit of a
+signed capsule fails ``verify``. Healthy or disabled hooks never produce a capsule.
 
 A host verifies a capsule it was handed with ``check`` (``manage.py turn
 verify-capsule``, ``POST /api/v1/turn-capsules/verify/``): ``valid``, or ``invalid``
@@ -20,12 +21,14 @@ from typing import Any
 from django.conf import settings
 
 from loopx_site.core import clock
+from loopx_site.core import selectors as core_selectors
 from loopx_site.core.canonical import canonical_bytes
 from turn_recall import contracts as c
 from turn_recall import documents
 
 PURPOSE = b"loopx.turn_recall.turn_capsule.v0"
 ALGORITHM = c.CAPSULE_ALGORITHM
+SIGNATURE_MEMBERS = frozenset({"algorithm", "value"})
 
 
 def _key() -> bytes:
@@ -51,6 +54,8 @@ def _signature_reason(capsule: Any) -> str | None:
     value = signature.get("value")
     if not isinstance(value, str):
         return "malformed"
+    if set(signature) != SIGNATURE_MEMBERS:
+        return "tampered"  # a member the MAC does not cover was added after signing
     unsigned = {k: v for k, v in capsule.items() if k != "signature"}
     try:
         expected = _mac(unsigned)
@@ -83,7 +88,9 @@ def check(capsule: Any, *, goal_id: str, agent_id: str, now=None) -> str | None:
 
 
 def verification(capsule: Any, *, goal_id: str, agent_id: str) -> dict[str, Any]:
-    """``loopx_turn_capsule_verification_v0`` for one capsule (read-only)."""
+    """``loopx_turn_capsule_verification_v0`` for one capsule (read-only), for a
+    registered Agent (``goal_/agent_not_registered``, 404, otherwise)."""
+    core_selectors.get_agent(goal_id, agent_id, area=c.AREA)
     reason = check(capsule, goal_id=goal_id, agent_id=agent_id)
     scoped = isinstance(capsule, dict) and reason != "malformed"
     return documents.capsule_verification(

@@ -30,6 +30,7 @@ Every document is built by ``turn_recall.documents``.
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -163,64 +164,113 @@ def _turn_recall(
         return documents.recall(
             c.PREVIEW, sit, query_evidence=evidence, execute_required_for_recall=True
         )
-    goal_digest, agent_digest = scope_digests(goal_id, agent_id)
     now = clock.now()
-    stored = TurnRecallReceipt.objects.filter(
-        goal_digest=goal_digest, agent_digest=agent_digest, turn_recall_id=sit["turn_recall_id"]
-    ).first()
+    stored = _stored_receipt(goal_id, agent_id, sit["turn_recall_id"])
     if stored is not None and not force_refresh:
         return _replay(stored, sit, agent, evidence, now)
+    turn = _Turn(goal_id, agent_id, agent, binding, sit, evidence, now, turn_instance_id)
+    return _recall_and_store(turn, text, stored, viewer=viewer)
 
-    reconciliation = adapters.reconcile_ingests(goal_id, agent_id)
+
+@dataclass(frozen=True)
+class _Turn:
+    """One executing turn recall's settled inputs (what every later step reads)."""
+
+    goal_id: str
+    agent_id: str
+    agent: Any
+    binding: dict[str, Any]
+    sit: dict[str, Any]
+    evidence: Any
+    now: Any
+    turn_instance_id: str
+
+
+def _stored_receipt(goal_id: str, agent_id: str, turn_recall_id: str):
+    """This turn's stored receipt, if an earlier execution wrote one."""
+    goal_digest, agent_digest = scope_digests(goal_id, agent_id)
+    return TurnRecallReceipt.objects.filter(
+        goal_digest=goal_digest, agent_digest=agent_digest, turn_recall_id=turn_recall_id
+    ).first()
+
+
+def _recall_and_store(turn: _Turn, text: str, stored, *, viewer) -> dict[str, Any]:
+    """Reconcile pending ingests, recall through the provider, and store the turn's
+    receipt; a provider that is down or failing degrades the turn (nothing stored)."""
+    reconciliation = adapters.reconcile_ingests(turn.goal_id, turn.agent_id)
     try:
         got = adapters.recall(
-            goal_id=goal_id,
-            agent_id=agent_id,
-            corpus_id=binding["corpus_id"],
+            goal_id=turn.goal_id,
+            agent_id=turn.agent_id,
+            corpus_id=turn.binding["corpus_id"],
             query=text,
-            request_id=sit["turn_recall_id"],
+            request_id=turn.sit["turn_recall_id"],
             viewer=viewer,
         )
     except DomainError as exc:
         if exc.code in ("goal_not_registered", "agent_not_registered"):
             raise
-        return _degraded(sit, "application_error", reconciliation, evidence, agent)
+        return _degraded(turn.sit, "application_error", reconciliation, turn.evidence, turn.agent)
     except Exception as exc:  # an application failure never blocks the turn
         logger.warning("turn recall degraded: %s", type(exc).__name__)
-        return _degraded(sit, "application_error", reconciliation, evidence, agent)
+        return _degraded(turn.sit, "application_error", reconciliation, turn.evidence, turn.agent)
 
     if got.status in DEGRADED_REASONS:
         # nothing is stored: once the provider is back the same turn recalls again
         return _degraded(
-            sit,
+            turn.sit,
             DEGRADED_REASONS[got.status],
             reconciliation,
-            evidence,
-            agent,
+            turn.evidence,
+            turn.agent,
             provider_call_count=got.provider_calls,
             recall_reason_codes=got.reason_codes,
         )
-    guidance = _live(got.guidance, now)[: c.MAX_GUIDANCE]
+    guidance = _live(got.guidance, turn.now)[: c.MAX_GUIDANCE]
     status = c.APPLIED if guidance else c.EMPTY
     # an empty turn says why when the memory had nothing relevant (no filler guidance)
     empty_reason = c.NOTHING_RELEVANT if status == c.EMPTY and got.nothing_relevant else ""
+    replayed = _store(
+        turn, stored, status, guidance, got.provider_calls, reconciliation, empty_reason
+    )
+    if replayed is not None:
+        return replayed
+    return documents.recall(
+        status,
+        turn.sit,
+        guidance=guidance,
+        preferences=_preferences(turn.agent.goal, turn.agent),
+        provider_call_count=got.provider_calls,
+        recall_reason_codes=got.reason_codes,
+        outcome_ingest_reconciliation=reconciliation,
+        query_evidence=turn.evidence,
+        same_turn_receipt_written=True,
+        reason_code=empty_reason or None,
+    )
+
+
+def _store(turn: _Turn, stored, status, guidance, provider_calls, reconciliation, reason_code):
+    """Write the turn's receipt (``--force-refresh`` replaces ``stored``). ``None`` once
+    written; the stored receipt's replay when a racing execution of the same turn
+    stored it first."""
+    goal_digest, agent_digest = scope_digests(turn.goal_id, turn.agent_id)
     fields = {
         "goal_digest": goal_digest,
         "agent_digest": agent_digest,
-        "turn_recall_id": sit["turn_recall_id"],
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "situation_fingerprint": sit["situation_fingerprint"],
-        "turn_instance_digest": digest_ref(turn_instance_id),
+        "turn_recall_id": turn.sit["turn_recall_id"],
+        "goal_id": turn.goal_id,
+        "agent_id": turn.agent_id,
+        "situation_fingerprint": turn.sit["situation_fingerprint"],
+        "turn_instance_digest": digest_ref(turn.turn_instance_id),
         "status": status,
-        "reason_code": empty_reason,
-        "corpus_id": binding["corpus_id"],
+        "reason_code": reason_code,
+        "corpus_id": turn.binding["corpus_id"],
         "guidance": guidance,
         "guidance_count": len(guidance),
-        "provider_call_count": got.provider_calls,
+        "provider_call_count": provider_calls,
         "reconciliation": reconciliation,
-        "observed_at": now,
-        "created_at": now,
+        "observed_at": turn.now,
+        "created_at": turn.now,
     }
     try:
         with transaction.atomic():
@@ -229,26 +279,11 @@ def _turn_recall(
             else:
                 TurnRecallReceipt(**fields).save(force_insert=True)
     except IntegrityError:  # a racing execution of the same turn stored it first
-        stored = TurnRecallReceipt.objects.filter(
-            goal_digest=goal_digest,
-            agent_digest=agent_digest,
-            turn_recall_id=sit["turn_recall_id"],
-        ).first()
-        if stored is None:  # not the race: a broken table; the adapter reports it
+        raced = _stored_receipt(turn.goal_id, turn.agent_id, turn.sit["turn_recall_id"])
+        if raced is None:  # not the race: a broken table; the adapter reports it
             raise
-        return _replay(stored, sit, agent, evidence, now)
-    return documents.recall(
-        status,
-        sit,
-        guidance=guidance,
-        preferences=_preferences(agent.goal, agent),
-        provider_call_count=got.provider_calls,
-        recall_reason_codes=got.reason_codes,
-        outcome_ingest_reconciliation=reconciliation,
-        query_evidence=evidence,
-        same_turn_receipt_written=True,
-        reason_code=empty_reason or None,
-    )
+        return _replay(raced, turn.sit, turn.agent, turn.evidence, turn.now)
+    return None
 
 
 def _degraded(sit, reason, reconciliation, evidence, agent, **extra) -> dict[str, Any]:

@@ -13,6 +13,11 @@ Validate, then commit:
    becomes the server-built ``reward_memory_reflection_validation_v0``; only a passing one
    finalises (``reward_memory.settle_reflection``).
 
+Who may settle is decided here for every adapter (``caller``, from the one resolver;
+``None`` is the operator's shell): the caller must reach the Goal and Agent, and a
+reflection — which ingests into the Agent's own, possibly private, memory — needs an
+operator or the Agent's own token.
+
 A validation document supplied by the caller is never read: the result says
 ``caller_validation_ignored: true``. Without a declared validator nothing runs and the
 candidate stays ``awaiting_evidence_validation`` with zero provider calls.
@@ -22,18 +27,26 @@ from typing import Any
 
 from hooks import selectors as hooks_selectors
 from hooks import services as hooks_services
+from hooks.errors import AREA as HOOKS_AREA
 from hooks.services.settlement import SettleResult
+from loopx_site.core import access
 from reward_memory import services as reward_memory
 
 
 def settle_turn(
-    *, reflection: Any = None, caller_validation_supplied: bool = False, **settlement: Any
+    *,
+    reflection: Any = None,
+    caller_validation_supplied: bool = False,
+    caller: access.Caller | None = None,
+    **settlement: Any,
 ) -> SettleResult:
     """See the module docstring. ``settlement`` are ``hooks.services.settle``'s own
     arguments (``goal_id``, ``agent_id``, ``todo_id``, ``turn_instance_id``,
     ``event_kind``, ``execute``, ``profile``). Returns the settlement's result, with
     ``reward_memory_reflection`` beside it when a reflection was given."""
     goal_id, agent_id = settlement["goal_id"], settlement["agent_id"]
+    if caller is not None:
+        _require_access(caller, goal_id, agent_id, reflection=reflection is not None)
     turn_instance_id = settlement["turn_instance_id"]
     execute = bool(settlement.get("execute", False))
     prepared = None
@@ -74,3 +87,14 @@ def settle_turn(
         document["validator_run"] = runs[0]
     payload["reward_memory_reflection"] = document
     return result
+
+
+def _require_access(caller: access.Caller, goal_id, agent_id, *, reflection: bool) -> None:
+    """The caller reaches the Goal and Agent; a reflection ingests into the Agent's own
+    (possibly private) memory, so it needs an operator or the Agent's own token."""
+    caller.require(goal_id, agent_id, area=HOOKS_AREA)
+    if reflection:
+        acting = caller.acting_for(goal_id, agent_id, area=HOOKS_AREA)
+        acting.require_own_agent(
+            "A settle reflection", field="reward_memory_reflection", area=HOOKS_AREA
+        )

@@ -172,7 +172,7 @@ def _locked_ids(intent_ids: list[str]) -> list[HookIntent]:
     return found
 
 
-def admit_intents(*, executor: str, intent_ids: list[str], operator: access.Operator) -> list[dict]:
+def admit_intents(*, executor: str, intent_ids: list[str], operator: access.Caller) -> list[dict]:
     """Operator admission through the executor's own policy (no execution yet); the
     operator's shell, or an account holding ``hooks.change_hookintent``."""
     access.require_operator_permission(operator, "hooks.change_hookintent", error=HookError)
@@ -184,7 +184,7 @@ def reject_intents(
     *,
     executor: str,
     intent_ids: list[str],
-    operator: access.Operator,
+    operator: access.Caller,
     reason: str = "operator_rejected",
 ) -> list[dict]:
     """Operator rejection: ``pending|admitted → rejected``; decided intents stay as they are

@@ -5,7 +5,7 @@ A caller is one of two principals:
 * **operator** — a Django account holding ``core.operate_api`` (or a superuser) on the
   API, a signed-in account in the admin, or the operator's shell running a command
   (``shell_operator``). Operators may act on every Goal and Agent.
-* **host** — a host token (``request.auth`` is its ``TokenCredential``): one Goal and,
+* **host** — a host token (``host_caller``; on the API ``request.user``): one Goal and,
   optionally, one Agent of it. It touches only that Goal (and that Agent).
 
 For an Agent-scoped operation (recall, ingest, turn recall, settle) ``acting_for``
@@ -22,17 +22,24 @@ answers which (Goal, Agent) the call acts for:
 What a caller may not see answers exactly like what does not exist:
 ``visible_or_not_found`` is the one door for id lookups (same status, code, message).
 
-Operator-only operations (admin actions, the operator's shell) take an ``Operator``
-(``SHELL`` or ``signed_in(request)``) and re-check the account's model permission with
-``require_operator_permission`` inside the service, whatever the adapter declared.
+Operator-only operations (admin actions, the operator's shell) take the operator's
+``Caller`` (``SHELL``, or ``signed_in(request)`` for a signed-in account) and re-check the
+account's model permission with ``require_operator_permission`` inside the service,
+whatever the adapter declared.
+
+``Caller`` is the one identity type: API views, commands, admin actions and services all
+take it (``reward_memory.principals.Principal`` is the same class). Outside DRF a host
+token's secret becomes its caller through ``host_caller``.
 """
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 
+from loopx_site.core import selectors
 from loopx_site.core.errors import DomainError
 
 OPERATOR = "operator"
@@ -62,13 +69,23 @@ def _optional_id(value: Any, field: str, area: str) -> str | None:
 
 @dataclass(frozen=True)
 class Caller:
-    """The authenticated principal of one call."""
+    """The authenticated principal of one call. A host token's caller is also the API
+    request's ``request.user`` (DRF asks it the attributes below)."""
 
     kind: str
     name: str
     goal_id: str | None = None  # a host token's Goal
     agent_id: str | None = None  # a host token's Agent (None: Goal-wide)
     token_id: int | None = None
+    from_shell: bool = False  # the operator's shell (trusted, as every ``manage.py`` command is)
+
+    is_authenticated = True
+    is_anonymous = False
+    is_staff = False
+    is_active = True
+
+    def __str__(self) -> str:
+        return self.actor_ref
 
     @property
     def is_operator(self) -> bool:
@@ -143,6 +160,20 @@ class Caller:
             raise DomainError("invalid_argument", message, field="agent_id", area=area)
         return Acting(goal_id=goal_id, agent_id=agent_id, caller=self)
 
+    def event_scope(
+        self, goal_id: Any = None, agent_id: Any = None, *, goal_level: bool, area: str = "loopx"
+    ) -> tuple[Any, Any, Viewer]:
+        """``(goal_id, agent_id, viewer)`` of an operation that acts for an Agent, or — a
+        ``goal_level`` call (read-only) naming a Goal and no Agent — for that Goal alone
+        (the caller must reach it). Naming no Goal acts in the caller's own read scope."""
+        if not goal_id:
+            return goal_id, agent_id, self.viewer
+        if goal_level and not agent_id:
+            self.require(goal_id, area=area)
+            return goal_id, agent_id, self.viewer
+        acting = self.acting_for(goal_id, agent_id, area=area)
+        return acting.goal_id, acting.agent_id, acting.viewer
+
 
 @dataclass(frozen=True)
 class Acting:
@@ -179,34 +210,40 @@ class Acting:
 
 
 # -- resolving the caller ------------------------------------------------------------------
+def digest_token(secret: str) -> str:
+    """What is stored of a host token's secret (``HostToken.key_digest``)."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def host_caller(secret: str, *, area: str = "loopx") -> Caller:
+    """The caller a host token's secret proves (its Goal and, optionally, its Agent), or
+    ``not_authenticated`` (401) for an unknown or revoked token. One indexed query; it
+    needs no request, so every transport (the API, the MCP server) resolves tokens here."""
+    token = selectors.live_token(digest_token(secret))
+    if token is None:
+        raise DomainError("not_authenticated", "Unknown or revoked token.", area=area)
+    return Caller(
+        HOST, token.prefix, goal_id=token.goal_id, agent_id=token.agent_id, token_id=token.pk
+    )
+
+
 def is_operator_account(user) -> bool:
     """An active Django account with ``core.operate_api`` (superusers have every perm)."""
-    from loopx_site.core.api.auth import HostPrincipal
-
-    if user is None or isinstance(user, HostPrincipal) or not user.is_authenticated:
+    if user is None or isinstance(user, Caller) or not user.is_authenticated:
         return False
     return bool(user.is_active and user.has_perm(OPERATOR_PERMISSION))
 
 
 def from_request(request, *, area: str = "loopx") -> Caller:
-    """The caller of an API request (cached on the request). A host token's scope comes
-    from ``request.auth`` (its ``TokenCredential``); an account must hold
-    ``core.operate_api``; anything else is ``scope_forbidden``."""
+    """The caller of an API request (cached on the request). A host token authenticates
+    as its ``Caller`` (``host_caller``); an account must hold ``core.operate_api``;
+    anything else is ``scope_forbidden``."""
     cached = getattr(request, "_loopx_caller", None)
     if cached is not None:
         return cached
-    from loopx_site.core.api.auth import HostPrincipal
-
     user = request.user
-    if isinstance(user, HostPrincipal):
-        token = request.auth
-        caller = Caller(
-            HOST,
-            user.token_prefix,
-            goal_id=getattr(token, "goal_id", user.goal_id),
-            agent_id=getattr(token, "agent_id", user.agent_id),
-            token_id=getattr(token, "pk", None),
-        )
+    if isinstance(user, Caller):
+        caller = user
     elif is_operator_account(user):
         caller = Caller(OPERATOR, user.get_username())
     else:
@@ -215,15 +252,9 @@ def from_request(request, *, area: str = "loopx") -> Caller:
     return caller
 
 
-def operator_account(user) -> Caller:
-    """A signed-in Django account acting in the admin (the admin's own model
-    permissions decide what it may change)."""
-    return Caller(OPERATOR, user.get_username())
-
-
 def shell_operator(name: str = "shell") -> Caller:
     """The operator's shell running a command (trusted as an operator)."""
-    return Caller(OPERATOR, name)
+    return Caller(OPERATOR, name, from_shell=True)
 
 
 # -- one answer for unseen and absent ----------------------------------------------------
@@ -249,36 +280,27 @@ def visible_or_not_found(
 PERMISSION_REQUIRED = "permission_required"
 
 
-@dataclass(frozen=True)
-class Operator:
-    """Who runs an operator-only operation: the operator's shell (``SHELL``, trusted, as
-    every ``manage.py`` command is) or a signed-in account (``signed_in(request)``).
-    Services take it as a required argument, so no adapter can leave it out."""
-
-    username: str | None = None
-
-    @property
-    def is_shell(self) -> bool:
-        return self.username is None
+# Who runs an operator-only operation: the operator's shell (``SHELL``) or a signed-in
+# account (``signed_in(request)``) — both a ``Caller``. Services take it as a required
+# argument, so no adapter can leave it out.
+SHELL = shell_operator()
 
 
-SHELL = Operator()
-
-
-def signed_in(request) -> Operator:
-    """The admin's (or a staff API session's) signed-in account."""
-    return Operator(request.user.get_username())
+def signed_in(request) -> Caller:
+    """The admin's (or a staff API session's) signed-in account (the admin's own model
+    permissions, and the service's re-check, decide what it may change)."""
+    return Caller(OPERATOR, request.user.get_username())
 
 
 def require_operator_permission(
-    operator: Operator, permission: str, *, error: type[DomainError] = DomainError
+    operator: Caller, permission: str, *, error: type[DomainError] = DomainError
 ) -> None:
     """The re-check of an operator-only service: the shell may; an account must hold
     ``permission`` (``permission_required`` otherwise)."""
-    if not isinstance(operator, Operator):
+    if not isinstance(operator, Caller) or not operator.is_operator:
         raise TypeError("operator must be access.SHELL or signed_in(request)")
-    if not operator.is_shell:
-        require_account_permission(operator.username, permission, error=error)
+    if not operator.from_shell:
+        require_account_permission(operator.name, permission, error=error)
 
 
 def require_account_permission(

@@ -19,7 +19,6 @@ from django_celery_beat.models import (
     SolarSchedule,
 )
 
-import loopx_site.celery  # noqa: F401  (the task names the schedule form offers)
 from loopx_site.core import access, background
 from loopx_site.core.admin_base import ReadOnlyAdmin
 from loopx_site.core.errors import DomainError

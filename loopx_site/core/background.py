@@ -88,7 +88,7 @@ def record_run(task: str, sweep: Callable[[], dict[str, int]], *, task_id: str =
     return {"run_id": run.pk, **counts}
 
 
-def set_schedules_enabled(schedules, *, enabled: bool, operator: access.Operator) -> int:
+def set_schedules_enabled(schedules, *, enabled: bool, operator: access.Caller) -> int:
     """Switch periodic schedules (``django_celery_beat`` ``PeriodicTask`` rows) on or off:
     the shell, or an account holding ``django_celery_beat.change_periodictask``. Saved one
     by one, so beat's change tracker sees it. Returns how many changed."""

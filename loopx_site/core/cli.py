@@ -18,6 +18,7 @@ returning a payload dict, or, with subcommands made by ``add_subcommands``, one
 """
 
 import argparse
+import importlib
 import inspect
 import sys
 import traceback
@@ -213,6 +214,29 @@ class Subcommands:
         return Subcommands(action, (*self._path, name))
 
 
+def add_subcommand_modules(sub: Subcommands, modules: Iterable[str]) -> None:
+    """One subcommand per module, in ``--help`` order. A subcommand module declares:
+
+    - ``NAME`` and ``HELP``;
+    - ``arguments(parser)`` (optional): its options;
+    - ``run(command, **options) -> document``: parse → one service call → the document
+      (``command`` is the running ``LoopxCommand``: ``command.progress`` for long work);
+    - ``render(document) -> str`` (optional): its ``--format text`` form (else the
+      command's ``render_text``);
+    - ``exit_status(document) -> int`` (optional): a non-zero exit for a document whose
+      verdict fails, as LoopX's do.
+
+    Adding a subcommand is one new module plus its dotted path in the command's
+    ``subcommand_modules``."""
+    for path in modules:
+        module = importlib.import_module(path)
+        parser = sub.add(module.NAME, module.HELP)
+        parser.set_defaults(_loopx_module=module)
+        arguments = getattr(module, "arguments", None)
+        if arguments is not None:
+            arguments(parser)
+
+
 def add_format_argument(parser: argparse.ArgumentParser, *, nested: bool = False) -> None:
     parser.add_argument(
         "--format",
@@ -263,6 +287,9 @@ class LoopxCommand(BaseCommand):
     #: Area of argument errors raised before a service runs (error schema name).
     error_area = "loopx"
     _option_dests: frozenset[str] = frozenset()
+    #: Dotted paths of this command's subcommand modules, in ``--help`` order (see
+    #: ``add_subcommand_modules``); a command with none declares its own arguments.
+    subcommand_modules: tuple[str, ...] = ()
     #: A service's field name → this command's option (its dest), where they differ, so an
     #: error names the caller's own input (``quota_decision`` → ``quota_decision_json``).
     field_options: dict[str, str] = {}
@@ -274,7 +301,9 @@ class LoopxCommand(BaseCommand):
         self.add_command_arguments(parser)
 
     def add_command_arguments(self, parser: CommandParser) -> None:
-        """Declare the command's arguments (override)."""
+        """Declare the command's arguments (override), or its ``subcommand_modules``."""
+        if self.subcommand_modules:
+            add_subcommand_modules(self.add_subcommands(parser), self.subcommand_modules)
 
     def add_subcommands(self, parser: CommandParser, dest: str = "subcommand") -> Subcommands:
         action = parser.add_subparsers(dest=dest, required=True, metavar=dest.upper())
@@ -331,6 +360,10 @@ class LoopxCommand(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         self.output_format = options.get("format", "json")
         subcommand = options.get("subcommand")
+        module = options.pop("_loopx_module", None)
+        if module is not None:
+            self._run_module(module, subcommand, options)
+            return
         run = options.pop("_loopx_run", None)
         render = options.pop("_loopx_render", None)
         if run is not None:
@@ -348,6 +381,19 @@ class LoopxCommand(BaseCommand):
         payload = handler(**options)
         self.emit(payload, subcommand=subcommand)
         self._exit_for(payload, subcommand)
+
+    def _run_module(self, module, subcommand: str | None, options: dict[str, Any]) -> None:
+        """One subcommand module's run, its document on stdout, and its exit status."""
+        payload = module.run(self, **options)
+        render = getattr(module, "render", None)
+        if self.output_format == "text" and render is not None:
+            self.stdout.write(render(payload))
+        else:
+            self.emit(payload, subcommand=subcommand)
+        exit_status = getattr(module, "exit_status", None)
+        code = exit_status(payload) if exit_status is not None else 0
+        if code:
+            raise DocumentExit(code)
 
     def exit_status(self, payload: dict[str, Any], *, subcommand: str | None = None) -> int:
         """The exit status of an emitted document (0; commands override for documents

@@ -10,13 +10,15 @@ contribution (``"reward_memory.corpus_health"``), registering the same key twice
 start-up (two apps claiming one name is a wiring error, not something to paper over), and
 iteration follows registration order, which follows ``INSTALLED_APPS``.
 
-Usage, in an app's ``apps.py``::
+Usage, in an app's ``apps.py`` (``lazy`` names the callable by its dotted path and imports
+it on its first call, so ``ready()`` — run by every short CLI call — stays cheap)::
 
     def ready(self):
         from loopx_site.core import contributions
-        from reward_memory import dashboard
 
-        contributions.DASHBOARD_PANELS.register("reward_memory.corpora", dashboard.corpora)
+        contributions.DASHBOARD_PANELS.register(
+            "reward_memory.experiments", contributions.lazy("reward_memory.dashboard.experiments")
+        )
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.utils.module_loading import import_string
 
 
 class ContributionError(RuntimeError):
@@ -60,6 +64,61 @@ class ExtensionPoint:
         return len(self._entries)
 
 
+@dataclass(frozen=True)
+class Lazy:
+    """A callable named by its dotted path, imported on its first call."""
+
+    path: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return import_string(self.path)(*args, **kwargs)
+
+
+def lazy(path: str) -> Lazy:
+    """``path`` (``"app.module.function"``) as a callable that imports it when first called."""
+    return Lazy(path)
+
+
+@dataclass(frozen=True)
+class DashboardRead:
+    """What one dashboard section read: ``goals`` maps each Goal id the section has rows
+    for to the keys it adds to that Goal's part of the page (a Goal with rows but no
+    Agent still gets a part); ``empty`` are the keys of a Goal without rows; ``page`` the
+    keys it adds to the page itself; ``for_goal(goal_id)`` (optional) keys every Goal gets
+    whether or not it has rows."""
+
+    goals: dict[str, dict[str, Any]]
+    empty: dict[str, Any] = field(default_factory=dict)
+    page: dict[str, Any] = field(default_factory=dict)
+    for_goal: Callable[[str], dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class DashboardSection:
+    """One app's section of the operator dashboard, by dotted paths (imported when the
+    page is drawn): ``read() -> DashboardRead`` (one query per panel, identifiers, counts,
+    codes, states and timestamps only), and ``link(request, data)``, which adds the
+    admin links of that section to the assembled page ``data`` in place. ``permissions``:
+    the view permissions the section's counts need (the page refuses an account without
+    every one)."""
+
+    read: str
+    link: str
+    permissions: tuple[str, ...] = ()
+
+    def __call__(self) -> DashboardRead:
+        return import_string(self.read)()
+
+    def add_links(self, request, data: dict[str, Any]) -> None:
+        import_string(self.link)(request, data)
+
+
+#: Sections of the operator dashboard: ``DashboardSection`` (see
+#: ``loopx_site.core.dashboard_selectors``).
+DASHBOARD_SECTIONS = ExtensionPoint(
+    "dashboard_sections", "operator dashboard sections: DashboardSection(read, link, permissions)"
+)
+
 #: Panels of the operator dashboard: ``panel(goal_ids) -> panel data`` (see
 #: ``loopx_site.core.admin_dashboard``).
 DASHBOARD_PANELS = ExtensionPoint(
@@ -71,4 +130,11 @@ DASHBOARD_PANELS = ExtensionPoint(
 #: such content; the kernel's ``goal erase`` / ``memory export`` iterate over it.
 GOAL_CONTENT = ExtensionPoint(
     "goal_content", "per-app erasure/export of one Goal's (or one Agent's) content"
+)
+
+#: Reviewed soft preferences the local semantic-preference provider also ranks:
+#: ``source(project, goal_id=, agent_id=) -> documents`` (Reward Memory's privacy selector).
+#: The provider uses the first one registered; none registered turns it off.
+SOFT_PREFERENCE_SOURCES = ExtensionPoint(
+    "soft_preference_sources", "reviewed soft preferences: callable(project, *, goal_id, agent_id)"
 )

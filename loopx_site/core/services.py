@@ -1,6 +1,5 @@
 """Writes to the registry: Goal/Agent registration and host tokens."""
 
-import hashlib
 import secrets
 from dataclasses import dataclass, field
 
@@ -158,10 +157,6 @@ def register_goal(
     )
 
 
-def digest_token(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
-
-
 @dataclass(frozen=True)
 class IssuedToken:
     token: HostToken
@@ -189,7 +184,7 @@ def create_token(*, goal_id: str, agent_id: str | None = None, label: str = "") 
     goal, agent = check_token_request(goal_id=goal_id, agent_id=agent_id, label=label)
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = HostToken.objects.create(
-        key_digest=digest_token(secret),
+        key_digest=access.digest_token(secret),
         prefix=secret[:10],
         goal=goal,
         agent=agent,
@@ -222,7 +217,7 @@ def issue_token(
     return TokenIssue(goal_id=goal_id, agent_id=agent_id, label=label, issued=issued)
 
 
-def revoke_token(*, token: HostToken, operator: access.Operator) -> None:
+def revoke_token(*, token: HostToken, operator: access.Caller) -> None:
     """Revoke a host token (the operator's shell, or an account holding
     ``core.change_hosttoken``)."""
     access.require_operator_permission(operator, "core.change_hosttoken")

@@ -6,7 +6,8 @@ missing one); its project scopes the ranking."""
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from preferences.api.recall_views import RecallHookApi, operation
+from preferences import services
+from preferences.api.recall_views import RecallHookApi, hook_schema
 from preferences.recall import remote
 
 
@@ -20,29 +21,31 @@ class ProviderRequestInput(ProviderDoctorInput):
     )
 
 
-@operation(
-    "semantic_preferences_provider",
-    ProviderRequestInput,
-    OpenApiResponse(description="One semantic_preference_provider_response_v0."),
-    "Answer a provider request (the loopx-memory-remote extension)",
-)
 class SemanticPreferenceProviderApi(RecallHookApi):
     throttle_scope = "recall"
 
-    def run(self, request, data):
-        row, _ = self.config_and_scope(request, data["config"])
-        return remote.answer(row, data["request"])
+    @hook_schema(
+        "semantic_preferences_provider",
+        ProviderRequestInput,
+        OpenApiResponse(description="One semantic_preference_provider_response_v0."),
+        "Answer a provider request (the loopx-memory-remote extension)",
+    )
+    def post(self, request):
+        values = self.parse(ProviderRequestInput, request.data)
+        row, _ = services.runnable_config(self.caller(request), values["config"])
+        return self.document(remote.answer(row, values["request"]))
 
 
-@operation(
-    "semantic_preferences_provider_doctor",
-    ProviderDoctorInput,
-    OpenApiResponse(description="The provider's read-only health report."),
-    "The remote provider's health for a config's project",
-)
 class SemanticPreferenceProviderDoctorApi(RecallHookApi):
     throttle_scope = "doctor"
 
-    def run(self, request, data):
-        row, _ = self.config_and_scope(request, data["config"])
-        return remote.health(row)
+    @hook_schema(
+        "semantic_preferences_provider_doctor",
+        ProviderDoctorInput,
+        OpenApiResponse(description="The provider's read-only health report."),
+        "The remote provider's health for a config's project",
+    )
+    def post(self, request):
+        values = self.parse(ProviderDoctorInput, request.data)
+        row, _ = services.runnable_config(self.caller(request), values["config"])
+        return self.document(remote.health(row))

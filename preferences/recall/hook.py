@@ -94,6 +94,18 @@ def scope_of(row: SemanticPreferenceConfig) -> Scope:
     return Scope(goal_id=row.goal.goal_id if row.goal_id else None)
 
 
+def runnable_config(caller, name: Any) -> tuple[SemanticPreferenceConfig, Scope]:
+    """The registered config ``caller`` (an ``access.Caller``) may run, and the verified
+    scope of the run: an operator runs any config on its owner Goal; a host token only
+    its Goal's (or shared) configs, on the token's own Goal and Agent — never a scope
+    named by the request."""
+    if caller.is_operator:
+        row = registered_config(name)
+        return row, scope_of(row)
+    row = registered_config(name, goal_id=caller.goal_id, operator=False)
+    return row, Scope(goal_id=caller.goal_id, agent_id=caller.agent_id)
+
+
 def config_for_cli(value: str) -> str | SemanticPreferenceConfig:
     """``--config CFG``: an existing file path, else the name of a registered config.
 

@@ -24,9 +24,7 @@ import hashlib
 import os
 from typing import Any
 
-from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
-from django.utils.module_loading import import_string
 
 from loopx_site.core import access, clock
 from loopx_site.core.validation import IDENTIFIER_RE
@@ -164,9 +162,7 @@ def save_provider_note(
     )
 
 
-def retire_provider_note(
-    *, project: str, note_id: str, operator: access.Operator
-) -> dict[str, Any]:
+def retire_provider_note(*, project: str, note_id: str, operator: access.Caller) -> dict[str, Any]:
     """Deactivate a note (kept for the operator, removed from the index); idempotent. The
     operator's shell, or an account holding ``preferences.change_providernote``."""
     access.require_operator_permission(
@@ -249,17 +245,15 @@ def _note_result(status: str, row: ProviderNote) -> dict[str, Any]:
 
 
 def soft_preference_source():
-    """The reviewed soft preferences this provider also ranks: the function
-    ``settings.LOOPX_SOFT_PREFERENCE_SOURCE`` names (Reward Memory's privacy selector by
-    default; empty turns it off). Declared in settings, so this app imports no other."""
-    path = getattr(settings, "LOOPX_SOFT_PREFERENCE_SOURCE", "")
-    if not path:
-        return None
-    try:
-        function = import_string(path)
-    except ImportError:
-        return None
-    return function if callable(function) else None
+    """The reviewed soft preferences this provider also ranks: the first source an app
+    registered in ``contributions.SOFT_PREFERENCE_SOURCES`` (Reward Memory's privacy
+    selector, registered in its ``AppConfig.ready()``), or ``None`` when none is — so this
+    app imports no other."""
+    from loopx_site.core import contributions
+
+    for _key, source in contributions.SOFT_PREFERENCE_SOURCES:
+        return source
+    return None
 
 
 class SoftSourceFailed(Exception):

@@ -2,7 +2,8 @@
 
 ``journal`` holds the explicit Agent preference journal (Part A); ``recall`` the
 semantic preference recall hook (Part B). Import the package: ``from preferences import
-services`` then ``services.remember(...)``, ``services.recall(...)``.
+services`` then ``services.remember(...)``, ``services.recall(...)``. Reads (the view,
+the observation, the history) are ``preferences.selectors``.
 
 The recall half (provider runtime, extensions, subprocess plumbing) is imported on first
 use, so a journal-only CLI call does not pay for it. Use it through this package
@@ -13,10 +14,7 @@ directly — importing it binds the package attribute ``recall`` to the module i
 import importlib
 
 from preferences.services.journal import (  # noqa: F401
-    history,
     migrate_scope,
-    observe,
-    read,
     remember,
     retire,
 )

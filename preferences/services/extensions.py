@@ -279,7 +279,7 @@ def activate_extension(*, extension_id: str, execute: bool = False) -> dict:
 
 @_extension_errors
 def deactivate_extension(
-    *, extension_id: str, operator: access.Operator, execute: bool = False
+    *, extension_id: str, operator: access.Caller, execute: bool = False
 ) -> dict:
     """``extension disable|deactivate ID [--execute]`` (the operator's shell) or the admin
     action (an account holding ``preferences.change_providerextension``)."""

@@ -18,8 +18,8 @@ and is reported as ``revision_conflict`` (or as a replay when the winner carried
 same operation), never as a 500 or a lost write. The transaction is
 ``journal_store.write_transaction`` (on SQLite in autocommit, the connection's own
 ``BEGIN IMMEDIATE``); the decoded current items are remembered per scope and reused only
-for a byte-identical snapshot text (``_decoded_view``), so another process's commit is a
-miss, never a stale view.
+for a byte-identical snapshot text (``preferences.journal_views``), so another process's
+commit is a miss, never a stale view.
 
 Services return plain data (``status``, ``proposed``, ``receipt``, ``state``) and raise
 ``PreferenceError``; a conflict carries the current state in ``err.state``.
@@ -29,11 +29,9 @@ Services return plain data (``status``, ``proposed``, ``receipt``, ``state``) an
 import bisect
 import datetime as dt
 import hashlib
-import itertools
 import re
-import threading
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -44,7 +42,7 @@ from loopx_site.core import access, clock
 from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.models import Goal
 from loopx_site.core.validation import require_text
-from preferences import journal_store, selectors
+from preferences import journal_store, journal_views, selectors
 from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 from preferences.selectors import ScopeRef
@@ -56,10 +54,6 @@ REVISION_RE = re.compile(r"[1-9][0-9]{0,9}")
 #: The longest revision string taken as some store's revision (LoopX's own ``file:1:…``
 #: revisions are far shorter); anything longer is malformed.
 MAX_REVISION_CHARS = 256
-
-read = selectors.read_state
-observe = selectors.observe
-history = selectors.history
 
 
 # -- validation --------------------------------------------------------------------------
@@ -184,7 +178,8 @@ class _Snapshot:
     # included: a scope's next revision continues past it, so no revision of the
     # Goal/Agent is ever issued twice or goes backwards across ``state_ref`` moves.
     high_water: int | None = None
-    view: "_View | None" = None  # the remembered decode of ``items`` (``_decoded_view``)
+    # the remembered decode of ``items`` (``journal_views.decoded_view``)
+    view: "journal_views.View | None" = None
 
 
 def _snapshot(plan: _Plan, *, lock: bool = False, cursor=None) -> _Snapshot | None:
@@ -206,7 +201,7 @@ def _snapshot(plan: _Plan, *, lock: bool = False, cursor=None) -> _Snapshot | No
     if row[6] is not None:
         receipt = row[7]
         prior = (row[6], orjson.loads(receipt) if isinstance(receipt, str | bytes) else receipt)
-    view, items = _decoded_view(row[0], row[11])
+    view, items = journal_views.decoded_view(row[0], row[11])
     return _Snapshot(
         scope_id=row[0],
         revision=row[1],
@@ -226,96 +221,6 @@ def _snapshot(plan: _Plan, *, lock: bool = False, cursor=None) -> _Snapshot | No
         high_water=row[12],
         view=view,
     )
-
-
-# -- the decoded current view, remembered per scope ---------------------------------------
-class _View(NamedTuple):
-    """One scope's current items exactly as a snapshot returned them: ``joined`` is the
-    snapshot's text of every stored item, ``texts``/``items``/``keys`` the items in that
-    order (``items`` is ``decode_items([joined])``; it is never handed out, only copied)."""
-
-    joined: str
-    keys: list[str]
-    texts: list[str]
-    items: list[dict[str, Any]]
-    ordered: bool  # keys strictly ascending: the view is already in key order
-    expiring: bool  # some item carries ``expires_at``: the view must be projected
-
-    @classmethod
-    def of(cls, keys: list, texts: list, items: list, *, ordered=None, expiring=None) -> "_View":
-        if ordered is None:
-            ordered = all(a < b for a, b in itertools.pairwise(keys))
-        if expiring is None:
-            expiring = any(i["expires_at"] is not None for i in items)
-        return cls(",".join(texts), keys, texts, items, ordered, expiring)
-
-
-#: scope id → its last view. A hit needs the snapshot's text — read inside the write's
-#: own transaction, under the scope lock — to be byte-for-byte the remembered one, so
-#: another process's commit, a rollback or an evicted entry is only a miss (decoded as
-#: before), never a stale view.
-_VIEWS: dict[int, _View] = {}
-_VIEWS_LOCK = threading.Lock()
-_MAX_VIEWS = 256
-#: Where one stored item ends and the next begins in the joined text: every item is a
-#: flat JSON object, and inside a JSON string ``"`` is always escaped.
-_ITEM_BOUNDARY = ',{"'
-
-
-def _decoded_view(scope_id: int, joined: str | None) -> tuple[_View | None, list[dict]]:
-    """The scope's view and fresh copies of its items, from the snapshot's joined text —
-    copied from the remembered decode of exactly that text, or decoded (and
-    remembered)."""
-    if joined is None:
-        return None, []
-    view = _VIEWS.get(scope_id)
-    if view is not None and view.joined == joined:
-        return view, [item.copy() for item in view.items]
-    items = selectors.decode_items([joined])
-    texts = joined.split(_ITEM_BOUNDARY)
-    if len(texts) != len(items):  # not flat items: decoded every time
-        return None, items
-    texts[1:] = ['{"' + text for text in texts[1:]]
-    view = _View.of([i["key"] for i in items], texts, [i.copy() for i in items])
-    _remember_view(scope_id, view)
-    return view, items
-
-
-def _remember_view(scope_id: int, view: _View) -> None:
-    with _VIEWS_LOCK:
-        if len(_VIEWS) >= _MAX_VIEWS and scope_id not in _VIEWS:
-            del _VIEWS[next(iter(_VIEWS))]
-        _VIEWS[scope_id] = view
-
-
-def _view_after_commit(snap: "_Snapshot", ev: "_Evaluation") -> None:
-    """Remember the text the next snapshot of this scope is expected to return: the
-    snapshot's items in their order, the written key replaced in place or inserted in
-    key order (the order the subjects' key index returns them). A wrong guess is only
-    a miss."""
-    view = snap.view
-    if view is None:
-        if snap.items:
-            return
-        keys, texts, items, ordered, expiring = [], [], [], True, False
-    else:
-        keys, texts, items = view.keys[:], view.texts[:], view.items[:]
-        ordered, expiring = view.ordered, view.expiring
-    key = ev.item["key"]
-    item = orjson.loads(ev.text)  # as a later snapshot decodes it (the stored field order)
-    if ev.existing and key in keys:
-        at = keys.index(key)
-        texts[at], items[at] = ev.text, item
-        expiring = None if expiring else item["expires_at"] is not None  # None: recount
-    else:
-        at = bisect.bisect(keys, key)
-        keys.insert(at, key)
-        texts.insert(at, ev.text)
-        items.insert(at, item)
-        ordered = ordered or None  # an ordered view stays ordered; otherwise recount
-        expiring = expiring or item["expires_at"] is not None
-    view = _View.of(keys, texts, items, ordered=ordered, expiring=expiring)
-    _remember_view(snap.scope_id, view)
 
 
 def _empty_snapshot(scope_ref: ScopeRef) -> _Snapshot:
@@ -534,7 +439,9 @@ def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
             _commit(cursor, plan, snap, result, receipt, now)
     except IntegrityError as exc:
         return _after_lost_race(plan, exc)
-    _view_after_commit(snap, result)
+    journal_views.after_commit(
+        snap.scope_id, snap.view, bool(snap.items), result.text, result.item["key"], result.existing
+    )
     items = _after_items(snap, result, now)
     state = selectors.state(plan.goal_id, plan.agent_id, result.revision, items, result.used_bytes)
     return {"status": "applied", "proposed": result.item, "receipt": receipt, "state": state}
@@ -634,7 +541,7 @@ def _text(value: Any, field: str, max_length: int) -> str:
 OPERATOR_PERMISSION = "preferences.change_preferencesubject"
 
 
-def _check_operator(operator: "access.Operator | None") -> None:
+def _check_operator(operator: "access.Caller | None") -> None:
     if operator is not None:
         access.require_operator_permission(operator, OPERATOR_PERMISSION, error=PreferenceError)
 
@@ -651,7 +558,7 @@ def remember(
     operation_id: str,
     expires_at: str | None = None,
     execute: bool = False,
-    operator: access.Operator | None = None,
+    operator: access.Caller | None = None,
 ) -> dict[str, Any]:
     """Remember (or correct) the owner's preference on ``key``. ``operator``: the admin's
     signed-in account, whose model permission is re-checked here (hosts and the shell
@@ -687,7 +594,7 @@ def retire(
     expected_revision: Any,
     operation_id: str,
     execute: bool = False,
-    operator: access.Operator | None = None,
+    operator: access.Caller | None = None,
 ) -> dict[str, Any]:
     """Retire ``key``: a tombstone stays in the view; history keeps the old statement.
     ``operator`` as for ``remember``."""

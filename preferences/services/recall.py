@@ -19,6 +19,7 @@ from preferences.recall.hook import (
     doctor,
     recall,
     registered_config,
+    runnable_config,
     scope_of,
 )
 from preferences.recall.local_provider import (
@@ -57,6 +58,7 @@ __all__ = [
     "reindex_project",
     "retire_provider_note",
     "rollback_extension",
+    "runnable_config",
     "save_provider_note",
     "scope_of",
     "share_config",

@@ -1,12 +1,10 @@
-"""One APIView per Reward Memory operation. ``RewardMemoryApi`` parses the body, answers
-one document and publishes the OpenAPI operation; each view states only what differs: its
-``Operation`` (name, input and output shapes, method, throttle) and ``act`` (check scope,
-call one service).
+"""One explicit view per Reward Memory operation on ``DocumentApi`` (like
+``hooks/api/views.py``): parse the input, ask the caller resolver, call one service,
+answer its document — 201 when the document ``recorded`` something, else 200.
 
 Hosts see and use only corpora that allowlist their Goal (and Agent); operators see all.
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -18,191 +16,191 @@ from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import registry
 from reward_memory.errors import AREA, invalid
 
-# the OpenAPI summary of each operation (``operation_id`` ``reward_memory_<name>``)
-SUMMARIES = {
-    "corpora_list": "Registered corpora visible to the caller, with their five health states",
-    "corpus_health": "The corpus's five separate health states (read-only)",
-    "candidate_review": "Review a candidate (decision record; recorded only with execute)",
-    "review_apply": "Perform a recorded review's next step as the corpus owner (authenticated)",
-    "record_revoke": "Revoke an active record (corpus authority source or owner, authenticated)",
-    "record_supersede": "Supersede an active record by another of its corpus and surface (owner)",
-    "ingest": "Ingest one compact event (planned unless execute; fail-open statuses)",
-    "recall": "Guarded recall: private result (summaries) and public packet",
-    "application_receipt": "Application receipt for one recall (recorded only with execute)",
-    "experiment_status": (
-        "The Agent's Reward Memory experiment status (unavailable until configured)"
-    ),
-    "boundary_hook": (
-        "Automatic recall/ingest at a declared module boundary (planned unless execute)"
-    ),
-}
+
+def _schema(name: str, summary: str, request=None, response=None):
+    """The OpenAPI operation ``reward_memory_<name>`` of one view method."""
+    return extend_schema(
+        operation_id=f"reward_memory_{name}",
+        request=request,
+        responses=response,
+        tags=["reward-memory"],
+        summary=summary,
+    )
 
 
-@dataclass(frozen=True)
-class Operation:
-    """One published operation: ``reward_memory_<name>`` (summary in ``SUMMARIES``), the
-    body's ``input`` shape, its ``output`` document, its HTTP ``method`` and throttle
-    scope."""
+def _answer(document: dict[str, Any]):
+    """201 when the document ``recorded`` something, else 200."""
+    return DocumentApi.document(document, created=bool(document.get("recorded")))
 
-    name: str
-    input: type | None = None
-    output: type | None = None
-    method: str = "post"
-    throttle: str | None = None
+
+def _contract_body(request) -> dict[str, Any]:
+    """A contract document passed through whole to the service's guards (the input
+    serializer only documents it): ``{"body", "execute"}``."""
+    if not isinstance(request.data, dict):
+        raise invalid(None, "the body must be a JSON object")
+    body = dict(request.data)
+    execute = body.pop("execute", False)
+    if not isinstance(execute, bool):
+        raise invalid("execute", "execute must be true or false")
+    return {"body": body, "execute": execute}
 
 
 # (no class docstrings here: drf-spectacular would publish them as descriptions)
-class RewardMemoryApi(DocumentApi):
-    # A view declares its ``operation`` and answers ``act(request, values, **path)``
-    # (``values``: the parsed body, ``{}`` for a GET) with one service's document: 201
-    # when the document ``recorded`` something, else 200.
+class CorpusListApi(DocumentApi):
     error_area = AREA
-    operation: Operation | None = None
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        op = cls.operation
-        if op is None:
-            return
-        if op.throttle:
-            cls.throttle_scope = op.throttle  # REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
-
-        def answer(self, request, **path):
-            document = self.act(request, self.values(request), **path)
-            return self.document(document, created=bool(document.get("recorded")))
-
-        schema = extend_schema(
-            operation_id=f"reward_memory_{op.name}",
-            request=op.input,
-            responses=op.output,
-            tags=["reward-memory"],
-            summary=SUMMARIES[op.name],
-        )
-        setattr(cls, op.method, schema(answer))
-
-    def values(self, request) -> dict[str, Any]:
-        if self.operation.method == "get":
-            return {}
-        return self.parse(self.operation.input, request.data)
-
-    def act(self, request, values: dict[str, Any], **path) -> dict[str, Any]:
-        raise NotImplementedError
-
-
-class _ContractDocumentApi(RewardMemoryApi):
-    # the body is a contract document, passed through whole to the service's guards
-    # (``input`` only documents it): ``values`` is ``{"body", "execute"}``
-    def values(self, request) -> dict[str, Any]:
-        if not isinstance(request.data, dict):
-            raise invalid(None, "the body must be a JSON object")
-        body = dict(request.data)
-        execute = body.pop("execute", False)
-        if not isinstance(execute, bool):
-            raise invalid("execute", "execute must be true or false")
-        return {"body": body, "execute": execute}
-
-
-class CorpusListApi(RewardMemoryApi):
-    operation = Operation("corpora_list", output=s.CorpusListOutput, method="get")
-
-    def act(self, request, values):
+    @_schema(
+        "corpora_list",
+        "Registered corpora visible to the caller, with their five health states",
+        response=s.CorpusListOutput,
+    )
+    def get(self, request):
         viewer = self.caller(request).viewer
         scope = {} if viewer is None else {"goal_id": viewer[0], "agent_id": viewer[1]}
-        return corpus_documents.corpus_list(selectors.list_corpora(**scope))
+        return _answer(corpus_documents.corpus_list(selectors.list_corpora(**scope)))
 
 
-class CorpusHealthApi(RewardMemoryApi):
-    operation = Operation("corpus_health", output=s.CorpusHealthOutput, method="get")
+class CorpusHealthApi(DocumentApi):
+    error_area = AREA
 
-    def act(self, request, values, corpus_id: str):
+    @_schema(
+        "corpus_health",
+        "The corpus's five separate health states (read-only)",
+        response=s.CorpusHealthOutput,
+    )
+    def get(self, request, corpus_id: str):
         # a corpus the caller may not see is the same corpus_not_found a missing one gives
         corpus = selectors.get_corpus(corpus_id, viewer=self.caller(request).viewer)
-        return registry.corpus_health(corpus)
+        return _answer(registry.corpus_health(corpus))
 
 
-class CandidateReviewApi(RewardMemoryApi):
-    operation = Operation(
-        "candidate_review", s.CandidateReviewInput, s.ReviewOutput, throttle="review"
+class CandidateReviewApi(DocumentApi):
+    error_area = AREA
+    throttle_scope = "review"
+
+    @_schema(
+        "candidate_review",
+        "Review a candidate (decision record; recorded only with execute)",
+        s.CandidateReviewInput,
+        s.ReviewOutput,
     )
-
-    def act(self, request, values):
+    def post(self, request):
+        values = self.parse(s.CandidateReviewInput, request.data)
         values.pop("reviewer", None)  # a claim; the reviewer is the authenticated principal
         principal = principals.from_request(request)
         viewer = self.caller(request).viewer
-        return services.review_candidate(**values, principal=principal, viewer=viewer)
+        return _answer(services.review_candidate(**values, principal=principal, viewer=viewer))
 
 
-class ReviewApplyApi(RewardMemoryApi):
-    operation = Operation(
-        "review_apply", s.ExecuteInput, s.ActivationReceiptOutput, throttle="review"
+class ReviewApplyApi(DocumentApi):
+    error_area = AREA
+    throttle_scope = "review"
+
+    @_schema(
+        "review_apply",
+        "Perform a recorded review's next step as the corpus owner (authenticated)",
+        s.ExecuteInput,
+        s.ActivationReceiptOutput,
     )
-
-    def act(self, request, values, review_id: str):
+    def post(self, request, review_id: str):
+        values = self.parse(s.ExecuteInput, request.data)
         services.get_review(review_id, viewer=self.caller(request).viewer)  # unseen = absent
-        return services.apply_review(
-            review_id=review_id, principal=principals.from_request(request), **values
+        return _answer(
+            services.apply_review(
+                review_id=review_id, principal=principals.from_request(request), **values
+            )
         )
 
 
-class _RecordOperationApi(RewardMemoryApi):
-    # one lifecycle operation on a record the caller may see (services.record_operation)
-    record_operation = ""
-
-    def act(self, request, values, record_ref: str):
-        return services.record_operation(
-            self.record_operation,
+def _record_operation(view: DocumentApi, request, operation: str, values, record_ref: str):
+    """One lifecycle operation on a record the caller may see (``record_operation``)."""
+    return _answer(
+        services.record_operation(
+            operation,
             record_ref=record_ref,
             principal=principals.from_request(request),
             execute=values.pop("execute"),
-            viewer=self.caller(request).viewer,  # unseen = absent
+            viewer=view.caller(request).viewer,  # unseen = absent
             **values,
         )
-
-
-class RecordRevokeApi(_RecordOperationApi):
-    operation = Operation(
-        "record_revoke", s.RevokeInput, s.RecordOperationOutput, throttle="review"
     )
-    record_operation = "revoke"
 
 
-class RecordSupersedeApi(_RecordOperationApi):
-    operation = Operation(
-        "record_supersede", s.SupersedeInput, s.RecordOperationOutput, throttle="review"
+class RecordRevokeApi(DocumentApi):
+    error_area = AREA
+    throttle_scope = "review"
+
+    @_schema(
+        "record_revoke",
+        "Revoke an active record (corpus authority source or owner, authenticated)",
+        s.RevokeInput,
+        s.RecordOperationOutput,
     )
-    record_operation = "supersede"
+    def post(self, request, record_ref: str):
+        values = self.parse(s.RevokeInput, request.data)
+        return _record_operation(self, request, "revoke", values, record_ref)
 
 
-class IngestApi(RewardMemoryApi):
-    # throttled per token
-    operation = Operation("ingest", s.IngestInput, s.IngestReceiptOutput, throttle="ingest")
+class RecordSupersedeApi(DocumentApi):
+    error_area = AREA
+    throttle_scope = "review"
 
-    def act(self, request, values):
+    @_schema(
+        "record_supersede",
+        "Supersede an active record by another of its corpus and surface (owner)",
+        s.SupersedeInput,
+        s.RecordOperationOutput,
+    )
+    def post(self, request, record_ref: str):
+        values = self.parse(s.SupersedeInput, request.data)
+        return _record_operation(self, request, "supersede", values, record_ref)
+
+
+class IngestApi(DocumentApi):
+    error_area = AREA
+    throttle_scope = "ingest"  # per token
+
+    @_schema(
+        "ingest",
+        "Ingest one compact event (planned unless execute; fail-open statuses)",
+        s.IngestInput,
+        s.IngestReceiptOutput,
+    )
+    def post(self, request):
+        values = self.parse(s.IngestInput, request.data)
         caller = self.caller(request)
-        viewer = caller.viewer
-        if values.get("goal_id") and not values.get("agent_id") and not values.get("execute"):
-            caller.require(values["goal_id"], area=AREA)  # a Goal-level evaluation
-        elif values.get("goal_id"):
-            acting = caller.acting_for(values["goal_id"], values.get("agent_id"), area=AREA)
-            values["goal_id"], values["agent_id"] = acting.goal_id, acting.agent_id
-            viewer = acting.viewer
+        # a preview naming the Goal alone is a Goal-level evaluation
+        values["goal_id"], values["agent_id"], viewer = caller.event_scope(
+            values.get("goal_id"),
+            values.get("agent_id"),
+            goal_level=not values["execute"],
+            area=AREA,
+        )
         document = {
             key: values.pop(key) for key in ("adapter", "event", "observed_at") if key in values
         }
-        return services.submit_event(
-            **values,
-            document=document,
-            viewer=viewer,
-            principal=principals.from_caller(caller),  # the role bindings' subject
+        return _answer(
+            services.submit_event(
+                **values,
+                document=document,
+                viewer=viewer,
+                principal=caller,  # the role bindings' subject
+            )
         )
 
 
-class RecallApi(_ContractDocumentApi):
-    operation = Operation(
-        "recall", s.RecallRequestInput, s.RecallResultOutput, throttle="reward_recall"
-    )
+class RecallApi(DocumentApi):
+    error_area = AREA
+    throttle_scope = "reward_recall"
 
-    def act(self, request, values):
+    @_schema(
+        "recall",
+        "Guarded recall: private result (summaries) and public packet",
+        s.RecallRequestInput,
+        s.RecallResultOutput,
+    )
+    def post(self, request):
+        values = _contract_body(request)
         body = values["body"]
         loopx = services.is_loopx_packet(body)
         named = (body.pop("goal_id", None), body.pop("agent_id", None)) if loopx else None
@@ -212,41 +210,64 @@ class RecallApi(_ContractDocumentApi):
         acting = self.caller(request).acting_for(*named, area=AREA)
         if not loopx:
             body["goal_id"], body["agent_id"] = acting.goal_id, acting.agent_id
-        return services.recall(
-            request=body,
-            execute=values["execute"],
-            goal_id=acting.goal_id,
-            agent_id=acting.agent_id,
-            viewer=acting.viewer,
+        return _answer(
+            services.recall(
+                request=body,
+                execute=values["execute"],
+                goal_id=acting.goal_id,
+                agent_id=acting.agent_id,
+                viewer=acting.viewer,
+            )
         )
 
 
-class ApplicationReceiptApi(_ContractDocumentApi):
-    operation = Operation(
-        "application_receipt", s.ApplicationInput, s.ApplicationReceiptOutput, throttle="write"
-    )
+class ApplicationReceiptApi(DocumentApi):
+    error_area = AREA
+    throttle_scope = "write"
 
-    def act(self, request, values):
+    @_schema(
+        "application_receipt",
+        "Application receipt for one recall (recorded only with execute)",
+        s.ApplicationInput,
+        s.ApplicationReceiptOutput,
+    )
+    def post(self, request):
+        values = _contract_body(request)
         recall_id = values["body"].get("recall_id")
         if not isinstance(recall_id, str):
             raise invalid("recall_id", "recall_id is required")
         selectors.get_recall(recall_id, viewer=self.caller(request).viewer)  # unseen = absent
-        return services.record_application(document=values["body"], execute=values["execute"])
+        return _answer(
+            services.record_application(document=values["body"], execute=values["execute"])
+        )
 
 
-class ExperimentStatusApi(RewardMemoryApi):
-    operation = Operation("experiment_status", output=s.ExperimentStatusOutput, method="get")
+class ExperimentStatusApi(DocumentApi):
+    error_area = AREA
 
-    def act(self, request, values, goal_id: str, agent_id: str):
-        return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
-
-
-class BoundaryHookApi(RewardMemoryApi):
-    operation = Operation(
-        "boundary_hook", s.BoundaryHookInput, s.BoundaryHookOutput, throttle="reward_recall"
+    @_schema(
+        "experiment_status",
+        "The Agent's Reward Memory experiment status (unavailable until configured)",
+        response=s.ExperimentStatusOutput,
     )
+    def get(self, request, goal_id: str, agent_id: str):
+        return _answer(services.experiment_status(goal_id=goal_id, agent_id=agent_id))
 
-    def act(self, request, values, boundary: str):
+
+class BoundaryHookApi(DocumentApi):
+    error_area = AREA
+    throttle_scope = "reward_recall"
+
+    @_schema(
+        "boundary_hook",
+        "Automatic recall/ingest at a declared module boundary (planned unless execute)",
+        s.BoundaryHookInput,
+        s.BoundaryHookOutput,
+    )
+    def post(self, request, boundary: str):
+        values = self.parse(s.BoundaryHookInput, request.data)
         acting = self.caller(request).acting_for(values["goal_id"], values["agent_id"], area=AREA)
         values["goal_id"], values["agent_id"] = acting.goal_id, acting.agent_id
-        return services.run_boundary_hook(boundary=boundary, **values, viewer=acting.viewer)
+        return _answer(
+            services.run_boundary_hook(boundary=boundary, **values, viewer=acting.viewer)
+        )

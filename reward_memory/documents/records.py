@@ -8,6 +8,7 @@ from reward_memory.models import MemoryRecord
 
 RECORD_OPERATION_SCHEMA = "reward_memory_record_operation_v0"
 EXPIRY_SWEEP_SCHEMA = "reward_memory_expiry_sweep_v0"
+EMBED_BACKFILL_SCHEMA = "reward_memory_embed_backfill_v0"
 
 
 def readback(record: MemoryRecord) -> dict[str, Any]:
@@ -38,4 +39,15 @@ def expiry_sweep(*, executed: bool, due: int, expired: int) -> dict[str, Any]:
         "executed": executed,
         "due": due,
         "expired": expired,
+    }
+
+
+def embed_backfill(result) -> dict[str, Any]:
+    """``reward_memory_embed_backfill_v0``: local provider documents without a vector, and
+    how many an executed backfill filled."""
+    return {
+        "schema_version": EMBED_BACKFILL_SCHEMA,
+        "executed": result.executed,
+        "missing": result.missing,
+        "filled": result.filled,
     }

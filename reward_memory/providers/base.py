@@ -36,6 +36,7 @@ class ProviderUnavailable(Exception):
     def __init__(self, kind: str = "unavailable"):
         super().__init__(kind)
         self.kind = kind if kind in FAILURE_KINDS else "unavailable"
+        self.calls = 0  # provider calls a recall made before this one failed
 
 
 @dataclass(frozen=True)

@@ -425,7 +425,7 @@ def _submitter(row: IngestEvent) -> Principal | None:
     or its operator account; ``None`` when none was recorded."""
     if row.submitted_token_id is not None:
         token = row.submitted_token
-        return Principal(principals.HOST, token.prefix, token.pk)
+        return Principal(principals.HOST, token.prefix, token_id=token.pk)
     if row.submitted_by.startswith("user:"):
         try:  # still an active operator account?
             return principals.operator_account(row.submitted_by, field="actor")

@@ -6,7 +6,7 @@ change. The revision moves, so recall requests built against the old setting are
 refused as stale.
 """
 
-from typing import Any
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import F
@@ -15,15 +15,25 @@ from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory import selectors
 from reward_memory.errors import RewardMemoryError
-from reward_memory.models import RANKINGS, Corpus
+from reward_memory.models import RANKINGS, Corpus, LocalProviderDocument
 from reward_memory.principals import Principal
 
-SCHEMA = "reward_memory_corpus_ranking_v0"
+
+@dataclass(frozen=True)
+class RankingChange:
+    """A corpus's ranking setting before and after ``set_corpus_ranking``."""
+
+    corpus_id: str
+    executed: bool
+    before: str
+    after: str
+    requested: str
+    revision: int
 
 
 def set_corpus_ranking(
     *, corpus_id: str, ranking: str, principal: Principal, execute: bool = False
-) -> dict[str, Any]:
+) -> RankingChange:
     if ranking not in RANKINGS:
         raise RewardMemoryError(
             "invalid_argument", f"ranking must be one of {', '.join(RANKINGS)}.", field="ranking"
@@ -40,12 +50,30 @@ def set_corpus_ranking(
                 ranking=ranking, revision=F("revision") + 1, updated_at=clock.now()
             )
         corpus.refresh_from_db()
-    return {
-        "schema_version": SCHEMA,
-        "corpus_id": corpus.corpus_id,
-        "executed": bool(execute),
-        "ranking_before": before,
-        "ranking": ranking if execute else before,
-        "requested": ranking,
-        "revision": corpus.revision,
-    }
+    return RankingChange(
+        corpus_id=corpus.corpus_id,
+        executed=bool(execute),
+        before=before,
+        after=ranking if execute else before,
+        requested=ranking,
+        revision=corpus.revision,
+    )
+
+
+@dataclass(frozen=True)
+class EmbeddingBackfill:
+    """What ``backfill_embeddings`` found (``missing``) and stored (``filled``)."""
+
+    executed: bool
+    missing: int
+    filled: int
+
+
+def backfill_embeddings(*, execute: bool = False, track=None) -> EmbeddingBackfill:
+    """Store the dense vector of every local provider document written before hybrid
+    ranking; a preview only counts them."""
+    from reward_memory.providers import local
+
+    missing = LocalProviderDocument.objects.filter(embedding__isnull=True).count()
+    filled = local.backfill_embeddings(track=track) if execute else 0
+    return EmbeddingBackfill(executed=bool(execute), missing=missing, filled=filled)

@@ -192,6 +192,27 @@ def recall(
     binding = selectors.provider_binding(
         corpus, actor_peer_id=selectors.binding_peer(corpus, parsed.goal_id, parsed.agent_id)
     )
+    try:
+        records, filtered, calls = _provider_records(corpus, parsed, binding, now)
+    except providers.ProviderUnavailable as exc:
+        result = documents.recall_result(
+            parsed, recall_id, "provider_unavailable", [], calls=exc.calls, failure_kind=exc.kind
+        )
+        _store(parsed, corpus, context, result)
+        return result
+    status = "ok" if records else "empty"
+    result = documents.recall_result(
+        parsed, recall_id, status, records, calls=calls, filtered=filtered
+    )
+    if not records and corpus.ranking == HYBRID and not any(filtered.values()):
+        # the ranking itself answered nothing: no record clears the relevance floor
+        result["reason"] = NOTHING_RELEVANT
+    return _store(parsed, corpus, context, result, records)
+
+
+def _provider_records(corpus, parsed, binding, now):
+    """The records one recall accepts from its corpus's provider: ``(records, filtered,
+    calls)``. A ``ProviderUnavailable`` leaves with ``calls``, the calls made before it."""
     calls = 0
     wide = min(parsed.limit * OVERFETCH, 50)
     ranking = corpus.ranking
@@ -221,19 +242,9 @@ def recall(
                 )
             records, filtered = _accept(corpus, parsed, hits, now)
     except providers.ProviderUnavailable as exc:
-        result = documents.recall_result(
-            parsed, recall_id, "provider_unavailable", [], calls=calls, failure_kind=exc.kind
-        )
-        _store(parsed, corpus, context, result)
-        return result
-    status = "ok" if records else "empty"
-    result = documents.recall_result(
-        parsed, recall_id, status, records, calls=calls, filtered=filtered
-    )
-    if not records and corpus.ranking == HYBRID and not any(filtered.values()):
-        # the ranking itself answered nothing: no record clears the relevance floor
-        result["reason"] = NOTHING_RELEVANT
-    return _store(parsed, corpus, context, result, records)
+        exc.calls = calls
+        raise
+    return records, filtered, calls
 
 
 def _result_rows():

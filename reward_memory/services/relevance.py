@@ -29,7 +29,6 @@ from reward_memory.errors import RewardMemoryError
 from reward_memory.models import LEXICAL, RANKINGS
 from reward_memory.providers import base
 
-SCHEMA = "reward_memory_relevance_eval_v0"
 SURFACE = "relevance_eval"
 DEPTH = 10  # MRR@10 and nDCG@10 look this deep, whatever --limit prints
 MAX_LIMIT = 100
@@ -184,11 +183,26 @@ def _summary(queries: list[Query], rankings: dict[str, list[str]]) -> dict[str, 
     return out
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """One relevance evaluation: each query's ranked record ids and, where judged, the
+    metrics overall and per query ``kind``."""
+
+    ranking: str
+    records: int
+    queries: int
+    limit: int
+    rankings: dict[str, list[str]]
+    metrics: dict[str, Any] | None
+    metrics_by_kind: dict[str, dict[str, Any]]
+    first_relevant_rank: dict[str, int | None]
+
+
 def evaluate(
     *, records: dict[str, str], queries: list[Query], limit: int = 10, ranking: str = LEXICAL
-) -> dict[str, Any]:
-    """``reward_memory_relevance_eval_v0`` for ``records`` and ``queries``, ranked as a
-    corpus with this ``ranking`` (``lexical`` or ``hybrid``) ranks."""
+) -> "Evaluation":
+    """How ``records`` rank for ``queries`` as a corpus with this ``ranking`` (``lexical``
+    or ``hybrid``) ranks them (``documents.relevance.relevance_eval`` renders it)."""
     if not 1 <= limit <= MAX_LIMIT:
         raise RewardMemoryError(
             "invalid_argument", f"--limit must be between 1 and {MAX_LIMIT}.", field="limit"
@@ -205,20 +219,15 @@ def evaluate(
         for q in judged
         if q.relevant
     }
-    return {
-        "schema_version": SCHEMA,
-        "ranking": {
-            "provider": "local",
-            "mode": ranking,
-            "path": "LocalProvider.write + LocalProvider.rank",
-        },
-        "records": len(records),
-        "queries": len(queries),
-        "limit": limit,
-        "rankings": {q.query_id: ranked[q.query_id][:limit] for q in queries},
-        "metrics": _summary(judged, ranked) if judged else None,
-        "metrics_by_kind": {
+    return Evaluation(
+        ranking=ranking,
+        records=len(records),
+        queries=len(queries),
+        limit=limit,
+        rankings={q.query_id: ranked[q.query_id][:limit] for q in queries},
+        metrics=_summary(judged, ranked) if judged else None,
+        metrics_by_kind={
             kind: _summary([q for q in judged if q.kind == kind], ranked) for kind in kinds
         },
-        "first_relevant_rank": misses,
-    }
+        first_relevant_rank=misses,
+    )

@@ -144,18 +144,7 @@ def review_candidate(
             if revised.blocked:
                 effective = "no_write"
     if decision == "retire" and (corpus is not None or record_ref is not None or execute):
-        if corpus is None:
-            raise invalid("corpus_id", "retiring needs the record's `corpus_id`")
-        v.ref(record_ref, "record_ref")
-        target = selectors.get_record(record_ref, viewer=viewer)
-        if target.corpus_id != corpus.pk or target.candidate_ref != evaluation.candidate_ref:
-            raise invalid("record_ref", "the record is not this candidate's record in the corpus")
-        if target.lifecycle_state != c.ACTIVE:
-            raise RewardMemoryError(
-                "invalid_transition",
-                f"Only an active record can be retired (it is {target.lifecycle_state}).",
-                field="record_ref",
-            )
+        target = _retire_target(corpus, record_ref, evaluation, viewer)
     review_id = prefixed_id(
         "rmrv_",
         {
@@ -187,6 +176,23 @@ def review_candidate(
     if not execute:
         return document
     return _record(document, corpus, evaluation, revised, target, now, duplicate)
+
+
+def _retire_target(corpus: Corpus | None, record_ref, evaluation, viewer):
+    """The active record of this candidate in ``corpus`` a retire decision closes."""
+    if corpus is None:
+        raise invalid("corpus_id", "retiring needs the record's `corpus_id`")
+    v.ref(record_ref, "record_ref")
+    target = selectors.get_record(record_ref, viewer=viewer)
+    if target.corpus_id != corpus.pk or target.candidate_ref != evaluation.candidate_ref:
+        raise invalid("record_ref", "the record is not this candidate's record in the corpus")
+    if target.lifecycle_state != c.ACTIVE:
+        raise RewardMemoryError(
+            "invalid_transition",
+            f"Only an active record can be retired (it is {target.lifecycle_state}).",
+            field="record_ref",
+        )
+    return target
 
 
 def _duplicate(corpus: Corpus | None, evaluation) -> duplicates.Match | None:
@@ -334,29 +340,7 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             field="review_id",
         )
     if effective == "retire":
-        if not (
-            selectors.acts_as(principal, corpus, c.OWNER_ROLE)
-            or selectors.acts_as(principal, corpus, c.RETIREMENT_ROLE)
-        ):
-            raise RewardMemoryError(
-                "not_authorized",
-                "Only the corpus owner or retirement authority retires.",
-                field="actor",
-            )
-        base = review_documents.activation_receipt(review, "planned", review.target_record_ref)
-        if not execute:
-            return base
-        record = selectors.get_record(review.target_record_ref)
-        with transaction.atomic():  # the retire and the review's applied mark are one write
-            if record.lifecycle_state != c.RETIRED:
-                record = records.retire_record(
-                    record_ref=review.target_record_ref,
-                    principal=principal,
-                    reason_summary=f"review {review.review_id}",
-                )
-            _mark_applied(review, record.record_ref)
-        return {**base, "status": "retired", "lifecycle_state": record.lifecycle_state}
-
+        return _apply_retire(review, principal, execute=execute)
     if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):
         raise RewardMemoryError(
             "owner_not_authorized",
@@ -428,6 +412,33 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             "reasons": [{"code": "record_closed", "field": "candidate_ref"}],
         }
     return payload
+
+
+def _apply_retire(review: Review, principal: Principal, *, execute: bool) -> dict[str, Any]:
+    """The owner or the retirement authority closes the reviewed record and its lineage."""
+    corpus = review.corpus
+    if not (
+        selectors.acts_as(principal, corpus, c.OWNER_ROLE)
+        or selectors.acts_as(principal, corpus, c.RETIREMENT_ROLE)
+    ):
+        raise RewardMemoryError(
+            "not_authorized",
+            "Only the corpus owner or retirement authority retires.",
+            field="actor",
+        )
+    base = review_documents.activation_receipt(review, "planned", review.target_record_ref)
+    if not execute:
+        return base
+    record = selectors.get_record(review.target_record_ref)
+    with transaction.atomic():  # the retire and the review's applied mark are one write
+        if record.lifecycle_state != c.RETIRED:
+            record = records.retire_record(
+                record_ref=review.target_record_ref,
+                principal=principal,
+                reason_summary=f"review {review.review_id}",
+            )
+        _mark_applied(review, record.record_ref)
+    return {**base, "status": "retired", "lifecycle_state": record.lifecycle_state}
 
 
 def _merge_duplicate(review: Review, evaluation, principal, *, execute: bool):

@@ -26,7 +26,7 @@ TODOS = 600  # settles across every scenario stay below this, however fast the m
 
 
 def _scenarios(celery: bool):
-    from tests.cluster import background
+    from tests.cluster import background, mcp
 
     listed = [
         ("mixed_traffic", scenarios.mixed_traffic),
@@ -35,6 +35,7 @@ def _scenarios(celery: bool):
         ("duplicate_ingest", scenarios.duplicate_ingest),
         ("duplicate_settle", scenarios.duplicate_settle),
         ("throttles", scenarios.throttles),
+        ("mcp_through_haproxy", mcp.mcp_through_haproxy),
     ]
     if celery:
         listed += [

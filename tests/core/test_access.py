@@ -66,3 +66,32 @@ def test_an_unseen_object_raises_the_absent_error():
         access.visible_or_not_found(None, lambda _: True, absent)
     assert hidden.value.envelope() == missing.value.envelope()
     assert access.visible_or_not_found(1, lambda _: True, absent) == 1
+
+
+def test_event_scope_acts_for_the_agent_or_for_a_goal_level_preview():
+    from loopx_site.core.access import HOST, Caller
+
+    goal_wide = Caller(HOST, "t1", goal_id="demo")
+    assert goal_wide.event_scope("demo", None, goal_level=True) == ("demo", None, ("demo", None))
+    assert goal_wide.event_scope(None, None, goal_level=False) == (None, None, ("demo", None))
+    own = Caller(HOST, "t2", goal_id="demo", agent_id="author")
+    assert own.event_scope("demo", None, goal_level=False) == (
+        "demo",
+        "author",
+        ("demo", "author"),
+    )
+    with pytest.raises(DomainError) as refused:
+        goal_wide.event_scope("other", None, goal_level=True)
+    assert refused.value.code == "scope_forbidden"
+
+
+def test_host_caller_resolves_a_token_secret_without_a_request(agent):
+    from loopx_site.core import services
+
+    issued = services.create_token(goal_id="demo", agent_id="author")
+    caller = access.host_caller(issued.secret)
+    assert (caller.kind, caller.goal_id, caller.agent_id) == (access.HOST, "demo", "author")
+    assert caller.token_id == issued.token.pk
+    with pytest.raises(DomainError) as unknown:
+        access.host_caller("not-a-token")
+    assert (unknown.value.code, unknown.value.http_status) == ("not_authenticated", 401)

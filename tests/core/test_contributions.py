@@ -15,3 +15,24 @@ def test_extension_point_keeps_registration_order_and_refuses_a_key_twice():
     assert point.get("a") is second
     with pytest.raises(ContributionError):
         point.get("missing")
+
+
+def test_the_apps_register_their_dashboard_sections_panels_and_soft_source_in_ready():
+    from loopx_site.core import contributions
+
+    sections = dict(contributions.DASHBOARD_SECTIONS)
+    assert list(sections) == ["preferences.scopes", "reward_memory.health", "hooks.failures"]
+    assert all(isinstance(s, contributions.DashboardSection) for s in sections.values())
+    assert [key for key, _ in contributions.DASHBOARD_PANELS] == ["reward_memory.experiments"]
+    (source,) = [fn for _, fn in contributions.SOFT_PREFERENCE_SOURCES]
+    from reward_memory import selectors
+
+    assert source.path == "reward_memory.selectors.soft_preference_documents"
+    assert callable(selectors.soft_preference_documents)
+
+
+def test_lazy_imports_the_named_callable_only_when_called():
+    from loopx_site.core import contributions
+
+    join = contributions.lazy("os.path.join")
+    assert join("a", "b") == "a/b"

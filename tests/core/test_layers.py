@@ -1,5 +1,6 @@
-"""The one-way dependency contract (import-linter, in ``make lint``) holds for the
-project, and it really fails when a lower app imports a higher one."""
+"""The import contracts (import-linter, in ``make lint``) hold for the project — one-way
+layers, a kernel that imports no app, engines that import neither app nor kernel, and no
+import cycle anywhere — and each really fails when broken."""
 
 import os
 import shutil
@@ -32,7 +33,8 @@ def _lint(cwd: Path, pythonpath: Path) -> subprocess.CompletedProcess:
 def test_the_project_keeps_its_layers():
     done = _lint(ROOT, ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 kept, 0 broken" in done.stdout
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert f"{len(contracts['contracts'])} kept, 0 broken" in done.stdout
 
 
 def _skeleton(root: Path, imports: dict[str, str]) -> None:
@@ -42,8 +44,10 @@ def _skeleton(root: Path, imports: dict[str, str]) -> None:
     for package in config["root_packages"]:
         (root / package).mkdir()
         (root / package / "__init__.py").write_text(imports.get(package, ""))
-    (root / "loopx_site" / "core").mkdir()
-    (root / "loopx_site" / "core" / "__init__.py").write_text("")
+    for package in ("loopx_site.core", "loopx_site.engines", "loopx_site.engines.search"):
+        path = root.joinpath(*package.split("."))
+        path.mkdir()
+        (path / "__init__.py").write_text(imports.get(package, ""))
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
 
 
@@ -56,14 +60,84 @@ def _skeleton(root: Path, imports: dict[str, str]) -> None:
     ],
 )
 def test_a_lower_app_importing_a_higher_one_breaks_the_contract(tmp_path, importer, imported):
-    ok = {
-        "turn_recall": "import hooks\nimport loopx_site.core\n",
-        "hooks": "import loopx_site.core\n",
-    }
-    _skeleton(tmp_path, ok)
-    assert _lint(tmp_path, tmp_path).returncode == 0
-    target = tmp_path.joinpath(*importer.split(".")) / "__init__.py"
-    target.write_text(target.read_text() + f"import {imported}\n")
-    broken = _lint(tmp_path, tmp_path)
+    path = importer.replace(".", "/") + "/__init__.py"
+    _assert_breaks(tmp_path, path, f"import {imported}\n", "")
+
+
+OK = {
+    "turn_recall": "import hooks\nimport loopx_site.core\n",
+    "hooks": "import loopx_site.core\n",
+    "loopx_site.core": "import loopx_site.engines.search\n",
+}
+
+
+def _assert_breaks(
+    root: Path, module: str, line: str, contract: str, extra: dict[str, str] | None = None
+) -> None:
+    """The skeleton (plus ``extra`` files) lints clean; adding ``line`` to ``module`` (a
+    file under ``root``, created when new) breaks ``contract``."""
+    _skeleton(root, OK)
+    for path, text in (extra or {}).items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    clean = _lint(root, root)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    target = root / module
+    target.write_text((target.read_text() if target.exists() else "") + line)
+    broken = _lint(root, root)
     assert broken.returncode == 1, broken.stdout
-    assert "BROKEN" in broken.stdout
+    assert f"{contract} BROKEN".strip() in broken.stdout
+
+
+@pytest.mark.parametrize("app", ["preferences", "reward_memory", "hooks", "turn_recall"])
+def test_the_kernel_importing_any_app_breaks_the_kernel_contract(tmp_path, app):
+    _assert_breaks(
+        tmp_path, "loopx_site/core/__init__.py", f"import {app}\n", "the kernel imports no app"
+    )
+
+
+@pytest.mark.parametrize("imported", ["loopx_site.core", "reward_memory"])
+def test_an_engine_importing_the_kernel_or_an_app_breaks_the_engine_contract(tmp_path, imported):
+    _assert_breaks(
+        tmp_path,
+        "loopx_site/engines/search/__init__.py",
+        f"import {imported}\n",
+        "an engine imports no app and not the kernel",
+    )
+
+
+def test_a_cycle_between_kernel_modules_breaks_the_acyclic_contract(tmp_path):
+    """The cycle the kernel had (``access`` -> ``api.auth`` -> ``services`` -> ``access``),
+    rebuilt in miniature: each import alone is one-way and within the kernel."""
+    _assert_breaks(
+        tmp_path,
+        "loopx_site/core/access.py",
+        "from loopx_site.core.api import auth\n",
+        "no import cycle between sibling modules or packages, anywhere",
+        extra={
+            "loopx_site/core/api/__init__.py": "",
+            "loopx_site/core/api/auth.py": "from loopx_site.core import services\n",
+            "loopx_site/core/services.py": "from loopx_site.core import access\n",
+        },
+    )
+
+
+APPS = ("preferences", "reward_memory", "hooks", "turn_recall")
+
+
+def _kernel_sources() -> dict[Path, str]:
+    kernel = ROOT / "loopx_site" / "core"
+    return {
+        path: path.read_text() for path in kernel.rglob("*.py") if "migrations" not in path.parts
+    }
+
+
+def test_the_kernel_looks_up_no_app_model_by_label():
+    """Import-linter sees imports only; a model looked up by its app label
+    (``apps.get_model("reward_memory", …)``) is an edge it cannot see."""
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path, text in _kernel_sources().items()
+        if "get_model(" in text and any(f'"{app}"' in text for app in APPS)
+    ]
+    assert offenders == []

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from loopx_site.core import access, services
-from loopx_site.core.access import SHELL, Operator
+from loopx_site.core.access import HOST, OPERATOR, SHELL, Caller
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import HostToken
 
@@ -20,7 +20,7 @@ def token(agent):
 def _account(username, *codenames):
     user = get_user_model().objects.create_user(username, is_staff=True)
     user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
-    return Operator(username)
+    return Caller(OPERATOR, username)
 
 
 def test_an_account_without_the_permission_cannot_revoke_a_token(token):
@@ -49,7 +49,7 @@ def test_an_inactive_or_non_staff_account_holds_nothing(token):
     user.is_active = False
     user.save()
     with pytest.raises(DomainError) as exc:
-        services.revoke_token(token=token, operator=Operator("gone"))
+        services.revoke_token(token=token, operator=Caller(OPERATOR, "gone"))
     assert exc.value.code == "permission_required"
     assert HostToken.objects.get().revoked_at is None
 
@@ -59,6 +59,8 @@ def test_the_operator_must_be_named(token):
         services.revoke_token(token=token)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         access.require_operator_permission("user:root", "core.change_hosttoken")
+    with pytest.raises(TypeError):  # a host token's caller is no operator
+        services.revoke_token(token=token, operator=Caller(HOST, "tok", goal_id="demo"))
     assert HostToken.objects.get().revoked_at is None
 
 

@@ -1,7 +1,7 @@
 import pytest
 from django.db import IntegrityError
 
-from loopx_site.core import services
+from loopx_site.core import access, services
 from loopx_site.core.models import Agent, Goal
 from tests.factories import AgentFactory, GoalFactory
 from tests.helpers import run_cli
@@ -162,4 +162,4 @@ def test_token_secret_is_printed_once_and_only_its_digest_stored(db):
 
     stored = HostToken.objects.get()
     assert secret not in (stored.key_digest, stored.prefix)
-    assert stored.key_digest == services.digest_token(secret)
+    assert stored.key_digest == access.digest_token(secret)

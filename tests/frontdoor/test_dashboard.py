@@ -8,6 +8,7 @@ from django.core.management import call_command
 from hooks.models import HookDispatch
 from loopx_site.core import dashboard_selectors
 from preferences.models import PreferenceOperation, PreferenceSubject
+from reward_memory import dashboard as reward_memory_dashboard
 from reward_memory.models import MemoryRecord
 
 
@@ -155,7 +156,7 @@ def test_scope_and_subject_lists_mark_and_filter_the_live_scope(moved, operator)
 def test_the_dashboard_explains_each_health_state(demo, operator):
     html = operator.get("/admin/dashboard/").content.decode()
     assert 'id="health-legend"' in html
-    for state in dashboard_selectors.HEALTH_STATES:
+    for state in reward_memory_dashboard.HEALTH_STATES:
         assert f"<dt>{state.replace('_', ' ')}</dt>" in html
     assert "<dt>not probed</dt>" in html
     assert "One query per panel" not in html

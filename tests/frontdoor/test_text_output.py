@@ -25,6 +25,7 @@ INVOCATIONS = {
     "local_preference_provider doctor": ["--project", "loopx-demo"],
     "local_preference_provider reindex": ["--project", "loopx-demo"],
     "loopx_demo": [],
+    "mcp": [],  # no LOOPX_MCP_TOKEN here: the refusal, before any protocol
     "recall": ["--project", "loopx-demo", "--config", "demo", "--surface",
                "issue_fix.pr_description"],
     "remember": ["--goal-id", "demo", "--agent-id", "author", "--key", "text.check",

@@ -23,7 +23,7 @@ def counts():
 
 
 def test_read_of_never_written_scope_is_not_participating_and_writes_nothing(scope):
-    view = services.read(goal_id="demo", agent_id="author")
+    view = selectors.read_state(goal_id="demo", agent_id="author")
     assert view["revision"] is None
     assert view["items"] == []
     assert documents.read(view)["current"]["authority"] == "advisory_only"
@@ -38,7 +38,7 @@ def test_remember_preview_returns_the_would_be_view_and_writes_nothing(remember)
     assert receipt["state"]["items"] == []  # current: what is stored now
     assert "receipt" not in receipt
     assert counts() == (0, 0, 0)
-    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
+    assert selectors.read_state(goal_id="demo", agent_id="author")["revision"] is None
 
 
 def test_remember_execute_with_none_on_empty_store_commits_revision_1(remember):
@@ -53,7 +53,7 @@ def test_remember_execute_with_none_on_empty_store_commits_revision_1(remember):
     }
     assert receipt["receipt"]["supersedes_operation_id"] is None
     assert receipt["state"]["revision"] == "1"
-    view = services.read(goal_id="demo", agent_id="author")
+    view = selectors.read_state(goal_id="demo", agent_id="author")
     assert view["revision"] == "1"
     assert view["items"] == [
         {
@@ -125,9 +125,9 @@ def test_correction_reusing_the_key_supersedes_in_view_and_keeps_history(remembe
     )
     assert receipt["state"]["revision"] == "2"
     assert receipt["receipt"]["supersedes_operation_id"] == "preference-1"
-    view = services.read(goal_id="demo", agent_id="author")
+    view = selectors.read_state(goal_id="demo", agent_id="author")
     assert [i["statement"] for i in view["items"]] == ["Do not ask a reviewer."]
-    events = documents.history(services.history(goal_id="demo", agent_id="author"))["events"]
+    events = documents.history(selectors.history(goal_id="demo", agent_id="author"))["events"]
     assert [e["statement"] for e in events] == [
         "Ask the designated reviewer before merging.",
         "Do not ask a reviewer.",
@@ -141,11 +141,11 @@ def test_retire_leaves_a_non_actionable_tombstone_and_history_keeps_the_statemen
     receipt = retire()
     assert receipt["status"] == "applied"
     assert receipt["receipt"]["state"] == "retired"
-    item = services.read(goal_id="demo", agent_id="author")["items"][0]
+    item = selectors.read_state(goal_id="demo", agent_id="author")["items"][0]
     assert item["state"] == "retired"
     assert item["statement"] is None
     assert item["expires_at"] is None
-    events = services.history(goal_id="demo", agent_id="author")["events"]
+    events = selectors.history(goal_id="demo", agent_id="author")["events"]
     assert events[0]["statement"] == "Ask the designated reviewer before merging."
     assert events[1]["kind"] == "retire"
     assert events[1]["state"] == "retired"
@@ -199,7 +199,7 @@ def test_65th_key_is_capacity_exceeded_and_nothing_is_evicted(remember):
     assert exc.value.code == "capacity_exceeded"
     assert exc.value.http_status == 413
     assert counts() == before
-    assert len(services.read(goal_id="demo", agent_id="author")["items"]) == 64
+    assert len(selectors.read_state(goal_id="demo", agent_id="author")["items"]) == 64
 
 
 def test_more_than_32_kib_is_capacity_exceeded(remember):
@@ -221,7 +221,7 @@ def test_more_than_32_kib_is_capacity_exceeded(remember):
     with pytest.raises(DomainError) as exc:
         fill()
     assert exc.value.code == "capacity_exceeded"
-    view = services.read(goal_id="demo", agent_id="author")
+    view = selectors.read_state(goal_id="demo", agent_id="author")
     assert view["usage"]["bytes"] <= 32768
     assert len(view["items"]) == committed
     assert view["usage"]["bytes"] == sum(len(canonical_bytes(i)) for i in view["items"])
@@ -231,9 +231,9 @@ def test_more_than_32_kib_is_capacity_exceeded(remember):
 def test_expired_subject_reads_expired_and_not_actionable(remember, monkeypatch):
     now = clock.now()
     remember(expires_at=(now + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    assert services.read(goal_id="demo", agent_id="author")["items"][0]["state"] == "active"
+    assert selectors.read_state(goal_id="demo", agent_id="author")["items"][0]["state"] == "active"
     monkeypatch.setattr(clock, "now", lambda: now + dt.timedelta(hours=2))
-    item = services.read(goal_id="demo", agent_id="author")["items"][0]
+    item = selectors.read_state(goal_id="demo", agent_id="author")["items"][0]
     assert item == {
         "key": "review.collaboration",
         "state": "expired",
@@ -282,8 +282,8 @@ def test_cli_given_undecodable_bytes_answers_exit_2_with_an_envelope(scope):
 def test_other_goal_or_agent_with_same_names_is_isolated(remember):
     core_services.register_goal(goal_id="other", agent_ids=["author"])
     remember()
-    assert services.read(goal_id="demo", agent_id="reviewer")["revision"] is None
-    assert services.read(goal_id="other", agent_id="author")["revision"] is None
+    assert selectors.read_state(goal_id="demo", agent_id="reviewer")["revision"] is None
+    assert selectors.read_state(goal_id="other", agent_id="author")["revision"] is None
     # the same operation id in another scope is a new operation, not a replay
     receipt = remember(goal_id="other")
     assert receipt["status"] == "applied"
@@ -296,19 +296,19 @@ def test_history_pages_have_stable_cursors_without_duplicates_or_gaps(remember):
         )
     seen, cursor = [], None
     while True:
-        page = services.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
+        page = selectors.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
         seen += [e["sequence"] for e in page["events"]]
         assert page["next_cursor"] is not None  # LoopX keeps the cursor, also at the end
         cursor = page["next_cursor"]
         if not page["has_more"]:
             # a page from the end is empty and answers the same cursor (a tail resumes)
-            tail = services.history(goal_id="demo", agent_id="author", after_cursor=cursor)
+            tail = selectors.history(goal_id="demo", agent_id="author", after_cursor=cursor)
             assert tail["events"] == []
             assert tail["next_cursor"] == cursor
             break
         # a cursor is stable: the same page again
-        again = services.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
-        assert again == services.history(
+        again = selectors.history(goal_id="demo", agent_id="author", after_cursor=cursor, limit=3)
+        assert again == selectors.history(
             goal_id="demo", agent_id="author", after_cursor=cursor, limit=3
         )
     assert seen == list(range(1, 8))
@@ -318,7 +318,7 @@ def test_history_pages_have_stable_cursors_without_duplicates_or_gaps(remember):
 def test_foreign_or_malformed_cursor_is_unavailable_like_loopx(remember, cursor):
     remember()
     with pytest.raises(DomainError) as exc:
-        services.history(goal_id="demo", agent_id="author", after_cursor=cursor or "x")
+        selectors.history(goal_id="demo", agent_id="author", after_cursor=cursor or "x")
     assert exc.value.field == "after_cursor"
     assert exc.value.wire_status == "unavailable"  # LoopX: preference_history_unreadable
 
@@ -371,24 +371,24 @@ def test_changed_state_ref_reads_empty_until_explicit_migration(remember, retire
     core_services.register_goal(
         goal_id="demo", agent_ids=["author"], state_ref="goals/demo/moved.json"
     )
-    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
+    assert selectors.read_state(goal_id="demo", agent_id="author")["revision"] is None
 
     preview = services.migrate_scope(goal_id="demo", agent_id="author", operation_id="mig-1")
     assert preview["status"] == "preview"
-    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
+    assert selectors.read_state(goal_id="demo", agent_id="author")["revision"] is None
 
     done = services.migrate_scope(
         goal_id="demo", agent_id="author", operation_id="mig-1", execute=True
     )
     assert done["status"] == "applied"
     assert done["copied_keys"] == ["pr.style", "review.collaboration"]
-    view = services.read(goal_id="demo", agent_id="author")
+    view = selectors.read_state(goal_id="demo", agent_id="author")
     assert view["revision"] == "5"  # continues past the old scope's 3, never repeats it
     assert {i["key"]: i["state"] for i in view["items"]} == {
         "pr.style": "retired",
         "review.collaboration": "active",
     }
-    events = services.history(goal_id="demo", agent_id="author")["events"]
+    events = selectors.history(goal_id="demo", agent_id="author")["events"]
     assert {e["kind"] for e in events} == {"migrate"}
     assert {e["supersedes_operation_id"] for e in events} == {"preference-1", "r1"}
     # lineage survives the move: the retired key's old source is still stale
@@ -482,10 +482,10 @@ def test_read_uses_at_most_two_queries(remember, django_assert_max_num_queries):
             key=f"k{n}", statement="s", expected=str(n) if n else "none", operation_id=f"op-{n}"
         )
     with django_assert_max_num_queries(2):
-        view = services.read(goal_id="demo", agent_id="author")
+        view = selectors.read_state(goal_id="demo", agent_id="author")
     assert len(view["items"]) == 5
     with django_assert_max_num_queries(2):
-        services.read(goal_id="demo", agent_id="reviewer")  # never written: 2 queries
+        selectors.read_state(goal_id="demo", agent_id="reviewer")  # never written: 2 queries
 
 
 def test_remember_uses_at_most_six_queries(remember, django_assert_max_num_queries):

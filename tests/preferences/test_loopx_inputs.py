@@ -106,10 +106,10 @@ def test_capacity_counts_the_list_as_json_stringify_does(remember, monkeypatch):
 
 def test_history_keeps_its_cursor_at_the_end(remember):
     remember()
-    page = services.history(goal_id="demo", agent_id="author")
+    page = selectors.history(goal_id="demo", agent_id="author")
     assert page["has_more"] is False
     assert page["next_cursor"] is not None
-    tail = services.history(goal_id="demo", agent_id="author", after_cursor=page["next_cursor"])
+    tail = selectors.history(goal_id="demo", agent_id="author", after_cursor=page["next_cursor"])
     assert (tail["events"], tail["next_cursor"]) == ([], page["next_cursor"])
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from loopx_site.core import services as core_services
 from loopx_site.core.errors import DomainError
-from preferences import services
+from preferences import selectors, services
 from preferences.models import PreferenceOperation, PreferenceScope
 from tests.helpers import ROOT, run_cli, subprocess_env
 
@@ -52,7 +52,7 @@ def _move(state_ref):
 
 
 def _revision():
-    return services.read(goal_id="demo", agent_id="author")["revision"]
+    return selectors.read_state(goal_id="demo", agent_id="author")["revision"]
 
 
 def _old_scope_at_three():
@@ -113,7 +113,7 @@ def test_the_visible_revision_never_goes_backwards_across_a_move(db):
         goal_id="demo", agent_id="author", operation_id="mig", execute=True
     )
     assert (done["resulting_revision"], _revision()) == ("6", "6")  # not 2 (4 → 2)
-    history = services.history(goal_id="demo", agent_id="author")
+    history = selectors.history(goal_id="demo", agent_id="author")
     assert [e["revision"] for e in history["events"]] == ["5", "6"]
     assert_never_repeats_or_goes_back()
 

@@ -22,9 +22,8 @@ from django.test.utils import CaptureQueriesContext
 from loopx_site.core import clock, encoding
 from loopx_site.core import services as core_services
 from loopx_site.core.errors import DomainError
-from preferences import documents, journal_store, selectors, services
+from preferences import documents, journal_store, journal_views, selectors, services
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
-from preferences.services import journal
 from tests.helpers import ROOT, subprocess_env
 
 WORKER = Path(__file__).with_name("view_worker.py")
@@ -120,7 +119,7 @@ def uncached_documents(sent) -> list[str]:
     PreferenceScope.objects.all().delete()
     docs = []
     for _, step in sent:
-        journal._VIEWS.clear()
+        journal_views._VIEWS.clear()
         with CaptureQueriesContext(connection):
             docs.append(run_step(step))
     return docs
@@ -129,9 +128,9 @@ def uncached_documents(sent) -> list[str]:
 @pytest.fixture
 def demo_journal(transactional_db):
     core_services.register_goal(goal_id="demo", agent_ids=["author"], state_ref="s")
-    journal._VIEWS.clear()
+    journal_views._VIEWS.clear()
     yield
-    journal._VIEWS.clear()
+    journal_views._VIEWS.clear()
 
 
 def statuses(docs):
@@ -253,7 +252,7 @@ def test_a_stale_remembered_view_is_a_miss_never_a_wrong_view(demo_journal):
     remember(1, "a", "none")
     remember(2, "b", "1")
     scope_id = PreferenceScope.objects.get().pk
-    remembered = journal._VIEWS[scope_id]
+    remembered = journal_views._VIEWS[scope_id]
     # Another writer moved the scope on (here: its subject rewritten behind our back) …
     subject = PreferenceSubject.objects.get(key="a")
     item = json.loads(subject.item)
@@ -269,7 +268,7 @@ def test_a_stale_remembered_view_is_a_miss_never_a_wrong_view(demo_journal):
         "Statement 2.",
         "Statement 3.",
     ]
-    assert journal._VIEWS[scope_id] is not remembered
+    assert journal_views._VIEWS[scope_id] is not remembered
 
 
 def test_a_commit_outside_atomic_blocks_runs_in_its_own_sqlite_transaction(demo_journal):

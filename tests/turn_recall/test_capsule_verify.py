@@ -105,3 +105,20 @@ def test_a_bad_capsule_file_is_a_structured_error(db, todo, tmp_path):
                   "--capsule-file", str(path))  # fmt: skip
     assert out.code == 2
     assert out.json["ok"] is False
+
+
+def test_an_extra_member_of_the_signature_object_is_tampered(signed, tmp_path, host_client):
+    padded = copy.deepcopy(signed)
+    padded["signature"]["note"] = "added after signing"
+    assert _verify_cli(tmp_path, padded).json["reason"] == "tampered"
+    got = host_client("demo", "author").post(URL, {"capsule": padded}, format="json")
+    assert (got.json()["status"], got.json()["reason"]) == ("invalid", "tampered")
+
+
+def test_verifying_for_an_unregistered_agent_is_404_like_every_other_endpoint(
+    signed, tmp_path, host_client
+):
+    cli = _verify_cli(tmp_path, signed, agent_id="nobody")
+    assert (cli.code, cli.json["code"]) == (2, "agent_not_registered")
+    api = host_client("demo").post(URL, {"capsule": signed, "agent_id": "nobody"}, format="json")
+    assert (api.status_code, api.json()["code"]) == (404, "agent_not_registered")

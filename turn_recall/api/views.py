@@ -1,11 +1,14 @@
+"""The turn_recall API: explicit views on ``DocumentApi`` (like ``hooks/api/views.py``) —
+each parses its input, asks the caller resolver which (Goal, Agent) it acts for, calls one
+service and answers its document."""
+
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
-from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from hooks.api import serializers as hooks_serializers
 from hooks.errors import AREA as HOOKS_AREA
 from loopx_site.core import access
+from loopx_site.core.api.base import DocumentApi
 from loopx_site.core.api.errors import to_domain_error
 from turn_recall import capsule, services, settlement
 from turn_recall import contracts as c
@@ -24,12 +27,6 @@ def _schema(operation_id, request, responses, summary, description=None):
     )
 
 
-def _valid(serializer, request) -> dict:
-    data = serializer(data=request.data)
-    data.is_valid(raise_exception=True)
-    return data.validated_data
-
-
 def _acting(request, values: dict) -> access.Acting:
     """The (Goal, Agent) the turn acts for, from the one caller resolver: a host token's
     own scope (a Goal-wide token names one of its Agents, and then reads as the Goal:
@@ -39,7 +36,7 @@ def _acting(request, values: dict) -> access.Acting:
     )
 
 
-class TurnRecallApi(APIView):
+class TurnRecallApi(DocumentApi):
     error_area = c.AREA
     throttle_scope = "turn_recall"  # per token, like recall: executes call providers
 
@@ -61,7 +58,7 @@ class TurnRecallApi(APIView):
         if not data.is_valid():
             raise as_recall_document(to_domain_error(ValidationError(data.errors), c.AREA))
         values = data.validated_data
-        return Response(
+        return self.document(
             services.agent_turn_recall(
                 **services.scope(_acting(request, values)),
                 turn_instance_id=values["turn_instance_id"],
@@ -73,7 +70,7 @@ class TurnRecallApi(APIView):
         )
 
 
-class CapsuleVerifyApi(APIView):
+class CapsuleVerifyApi(DocumentApi):
     """``POST /api/v1/turn-capsules/verify/``: one call of ``capsule.verification``."""
 
     error_area = c.AREA
@@ -91,16 +88,16 @@ class CapsuleVerifyApi(APIView):
         ),
     )
     def post(self, request):
-        values = _valid(s.CapsuleVerifyInput, request)
+        values = self.parse(s.CapsuleVerifyInput, request.data)
         acting = _acting(request, values)
-        return Response(
+        return self.document(
             capsule.verification(
                 values["capsule"], goal_id=acting.goal_id, agent_id=acting.agent_id
             )
         )
 
 
-class QuotaShouldRunApi(APIView):
+class QuotaShouldRunApi(DocumentApi):
     error_area = c.AREA
     throttle_scope = "turn_recall"  # POST only (an executing admission calls providers)
 
@@ -111,7 +108,7 @@ class QuotaShouldRunApi(APIView):
         "The quota decision packet for one Agent (read-only)",
     )
     def get(self, request, goal_id: str, agent_id: str):
-        return Response(services.admit(goal_id=goal_id, agent_id=agent_id))
+        return self.document(services.admit(goal_id=goal_id, agent_id=agent_id))
 
     @_schema(
         "turn_recall_quota_admit",
@@ -126,9 +123,9 @@ class QuotaShouldRunApi(APIView):
         ),
     )
     def post(self, request, goal_id: str, agent_id: str):
-        values = _valid(s.QuotaAdmitInput, request)
+        values = self.parse(s.QuotaAdmitInput, request.data)
         acting = _acting(request, {"goal_id": goal_id, "agent_id": agent_id})
-        return Response(
+        return self.document(
             services.admit(
                 **services.scope(acting),
                 turn_instance_id=values.get("turn_instance_id"),
@@ -137,7 +134,7 @@ class QuotaShouldRunApi(APIView):
         )
 
 
-class TurnSettleApi(APIView):
+class TurnSettleApi(DocumentApi):
     """``POST /api/v1/turns/settle/``: one call of ``turn_recall.settlement.settle_turn``."""
 
     error_area = HOOKS_AREA
@@ -162,17 +159,13 @@ class TurnSettleApi(APIView):
         ),
     )
     def post(self, request):
-        values = dict(_valid(hooks_serializers.TurnSettleInput, request))
-        caller = access.from_request(request, area=HOOKS_AREA)  # the one caller resolver
-        caller.require(values["goal_id"], values["agent_id"], area=HOOKS_AREA)
+        values = self.parse(hooks_serializers.TurnSettleInput, request.data)
         reflection = values.pop("reward_memory_reflection", None)
-        if reflection is not None:  # it ingests into the Agent's (possibly private) memory
-            acting = caller.acting_for(values["goal_id"], values["agent_id"], area=HOOKS_AREA)
-            acting.require_own_agent(
-                "A settle reflection", field="reward_memory_reflection", area=HOOKS_AREA
-            )
         supplied = values.pop("reward_memory_validation", None) is not None
         result = settlement.settle_turn(
-            **values, reflection=reflection, caller_validation_supplied=supplied
+            **values,
+            reflection=reflection,
+            caller_validation_supplied=supplied,
+            caller=self.caller(request),
         )
-        return Response(result.payload, status=201 if result.status == "committed" else 200)
+        return self.document(result.payload, created=result.status == "committed")

@@ -1,32 +1,15 @@
 """Host token authentication.
 
 Hosts send ``Authorization: Bearer <token>`` (``Token <token>`` is accepted too). A
-token is scoped to one Goal and optionally one Agent; ``request.auth`` is the token's
-``TokenCredential`` (id, prefix, scope — one indexed query) and ``request.user`` a
-``HostPrincipal`` carrying that scope.
+token is scoped to one Goal and optionally one Agent; ``request.user`` is the
+``access.Caller`` that token proves (``access.host_caller``, the one resolver: one
+indexed query) and ``request.auth`` the token's id.
 """
-
-from dataclasses import dataclass
 
 from rest_framework import authentication, exceptions, status
 
-from loopx_site.core import selectors
-from loopx_site.core.services import digest_token
-
-
-@dataclass(frozen=True)
-class HostPrincipal:
-    goal_id: str
-    agent_id: str | None
-    token_prefix: str
-
-    is_authenticated = True
-    is_anonymous = False
-    is_staff = False
-    is_active = True
-
-    def __str__(self) -> str:
-        return f"host:{self.token_prefix}"
+from loopx_site.core import access
+from loopx_site.core.errors import DomainError
 
 
 class HostTokenAuthentication(authentication.BaseAuthentication):
@@ -42,13 +25,11 @@ class HostTokenAuthentication(authentication.BaseAuthentication):
             secret = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Malformed token.") from None
-        token = selectors.live_token(digest_token(secret))
-        if token is None:
-            raise exceptions.AuthenticationFailed("Unknown or revoked token.")
-        principal = HostPrincipal(
-            goal_id=token.goal_id, agent_id=token.agent_id, token_prefix=token.prefix
-        )
-        return principal, token
+        try:
+            caller = access.host_caller(secret)
+        except DomainError as exc:  # DRF answers 401 with its WWW-Authenticate header
+            raise exceptions.AuthenticationFailed(exc.message) from None
+        return caller, caller.token_id
 
     def authenticate_header(self, request):
         return 'Bearer realm="api"'

@@ -38,7 +38,7 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from loopx_site.core.api.auth import HostPrincipal
+from loopx_site.core import access
 
 #: The scopes views may name; settings give each a rate (see ``settings.THROTTLE_SCOPES``).
 SCOPES = (
@@ -75,8 +75,8 @@ def parse_rate(rate: str) -> tuple[int, float]:
 def credential_ident(request) -> str | None:
     """A stable key of the authenticated credential, or ``None`` when there is none."""
     user = request.user
-    if isinstance(user, HostPrincipal) and request.auth is not None:
-        return f"token:{request.auth.pk}"
+    if isinstance(user, access.Caller):
+        return f"token:{user.token_id}"
     if user is not None and getattr(user, "is_authenticated", False):
         return f"user:{user.pk}"
     return None

@@ -198,30 +198,21 @@ def count(namespace: str) -> int:
 
 
 def search(namespace: str, query: str, *, limit: int = 10) -> list[Hit]:
-    """Exact BM25 top-``limit`` hits for ``query`` in ``namespace``, best first."""
+    """Exact BM25 top-``limit`` hits for ``query`` in ``namespace``, best first, read from
+    the database (the package's ``search`` asks the process's copy first)."""
     words = tokens(query)
     if not words or limit <= 0:
         return []
-    hits = _derived().search(namespace, words, limit)
-    if hits is not None:
-        return hits
+    return search_words(namespace, words, limit)
+
+
+def search_words(namespace: str, words: list[str], limit: int) -> list[Hit]:
+    """``search`` for already analysed ``words`` (non-empty), from the database."""
     if _sizes.get(namespace, 0) < _SMALL:
         return _search_small(namespace, words, limit)
     with _snapshot():
         return _search(namespace, words, limit)
 
-
-def _derived():
-    """The copy module (imported on first search: it imports this one)."""
-    global _DERIVED
-    if _DERIVED is None:
-        from loopx_site.engines.fulltext import derived
-
-        _DERIVED = derived
-    return _DERIVED
-
-
-_DERIVED = None
 
 #: documents per namespace at its last search (a hint: the path taken, never the result)
 _sizes: dict[str, int] = {}

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+import loopx_site.engines.fulltext as ft
 from loopx_site.engines.fulltext import bm25
 from loopx_site.engines.fulltext import engine as fulltext
 
@@ -30,7 +31,7 @@ def test_record_sharing_only_common_tokens_with_the_query_is_still_found():
     _load("ns", [*filler[:700], relevant, *filler[700:]])
     _load("other", [("elsewhere", "review patch " * 20)])
 
-    hits = fulltext.search("ns", "review patch", limit=4)
+    hits = ft.search("ns", "review patch", limit=4)
 
     expected = bm25.rank([*filler, relevant], "review patch", 4)
     assert _refs(hits) == [ref for ref, _ in expected]
@@ -44,7 +45,7 @@ def test_record_older_than_the_newest_thousand_matches_is_still_found():
     _load("ns", [oldest])
     _load("ns", newer)
 
-    hits = fulltext.search("ns", "flaky retry release", limit=3)
+    hits = ft.search("ns", "flaky retry release", limit=3)
 
     assert hits[0].ref == "aa-oldest"
     assert _refs(hits) == [ref for ref, _ in bm25.rank([oldest, *newer], "flaky retry release", 3)]
@@ -61,7 +62,7 @@ def test_statistics_are_the_namespace_own_not_the_whole_index():
     _load("ns", ns_docs)
     _load("other", other_docs)
 
-    hits = fulltext.search("ns", "alpha beta", limit=2)
+    hits = ft.search("ns", "alpha beta", limit=2)
 
     assert _refs(hits) == [ref for ref, _ in bm25.rank(ns_docs, "alpha beta", 2)]
     assert hits[0].ref == "a"
@@ -72,7 +73,7 @@ def test_statistics_are_the_namespace_own_not_the_whole_index():
 def test_ties_are_broken_by_ref_ascending():
     docs = [(f"r{i:03d}", "same words here") for i in (5, 3, 9, 1, 7)]
     _load("ns", docs)
-    assert _refs(fulltext.search("ns", "words", limit=3)) == ["r001", "r003", "r005"]
+    assert _refs(ft.search("ns", "words", limit=3)) == ["r001", "r003", "r005"]
 
 
 VOCAB = [f"w{i}" for i in range(40)]
@@ -112,5 +113,5 @@ def test_top_k_equals_the_reference_on_random_corpora_after_updates_and_removals
         query = " ".join(rng.choices(VOCAB, k=rng.randint(1, 6)))
         limit = rng.choice([1, 4, 10, 50])
         expected = bm25.rank(list(docs.items()), query, limit)
-        hits = fulltext.search("ns", query, limit=limit)
+        hits = ft.search("ns", query, limit=limit)
         assert [(h.ref, h.score) for h in hits] == expected, query

@@ -4,6 +4,7 @@ was made at, and exactly."""
 import pytest
 from django.db import transaction
 
+import loopx_site.engines.fulltext as ft
 from loopx_site.core.models import SearchNamespace
 from loopx_site.engines.fulltext import bm25, derived
 from loopx_site.engines.fulltext import engine as fulltext
@@ -15,7 +16,7 @@ DOCS = [
 
 
 def _ranked(namespace: str, query: str, limit: int = 4):
-    return [(h.ref, h.score) for h in fulltext.search(namespace, query, limit=limit)]
+    return [(h.ref, h.score) for h in ft.search(namespace, query, limit=limit)]
 
 
 def test_every_write_gives_the_namespace_a_new_revision(db):

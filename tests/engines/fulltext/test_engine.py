@@ -2,6 +2,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import loopx_site.engines.fulltext as ft
 from loopx_site.core.models import SearchDocument
 from loopx_site.engines.fulltext import bm25, derived
 from loopx_site.engines.fulltext import engine as fulltext
@@ -28,34 +29,34 @@ def corpus(db):
 
 
 def test_search_ranks_matches_within_one_namespace(corpus):
-    hits = fulltext.search("c1", "designated reviewer merging", limit=5)
+    hits = ft.search("c1", "designated reviewer merging", limit=5)
     assert [h.ref for h in hits][:2] == ["r1", "r2"]
     assert "x1" not in [h.ref for h in hits]
     assert hits[0].score >= hits[1].score
 
 
 def test_search_never_crosses_namespaces(corpus):
-    assert [h.ref for h in fulltext.search("c2", "reviewer", limit=5)] == ["x1"]
-    assert fulltext.search("c3", "reviewer", limit=5) == []
+    assert [h.ref for h in ft.search("c2", "reviewer", limit=5)] == ["x1"]
+    assert ft.search("c3", "reviewer", limit=5) == []
 
 
 def test_reindex_replaces_body_and_remove_forgets(corpus):
     fulltext.index("c1", "r3", "Prefer squash merges")
-    assert [h.ref for h in fulltext.search("c1", "squash", limit=5)] == ["r3"]
-    assert fulltext.search("c1", "commits", limit=5) == []
+    assert [h.ref for h in ft.search("c1", "squash", limit=5)] == ["r3"]
+    assert ft.search("c1", "commits", limit=5) == []
     fulltext.remove("c1", "r3")
-    assert fulltext.search("c1", "squash", limit=5) == []
+    assert ft.search("c1", "squash", limit=5) == []
     assert SearchDocument.objects.filter(namespace="c1").count() == 2
 
 
 @pytest.mark.parametrize("query", ["", "   ", '"*:()', "OR AND NOT"])
 def test_queries_with_syntax_characters_or_no_words_are_safe(corpus, query):
-    hits = fulltext.search("c1", query, limit=5)
+    hits = ft.search("c1", query, limit=5)
     assert isinstance(hits, list)
 
 
 def test_limit_bounds_the_hits(corpus):
-    assert len(fulltext.search("c1", "reviewer commits prefer", limit=1)) == 1
+    assert len(ft.search("c1", "reviewer commits prefer", limit=1)) == 1
 
 
 _namespaces = iter(range(10**9))
@@ -74,13 +75,13 @@ def test_search_equals_the_reference_bm25_for_any_text(bodies, query, limit):
     namespace = f"h{next(_namespaces)}"
     docs = [(f"d{i:02d}", body) for i, body in enumerate(bodies)]
     fulltext.index_many(namespace, docs)
-    hits = fulltext.search(namespace, query, limit=limit)
+    hits = ft.search(namespace, query, limit=limit)
     assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
 
 
 def test_long_tokens_are_cut_to_the_reference_length(corpus):
     fulltext.index("c1", "long", "x" * 200 + " tail")
-    assert [h.ref for h in fulltext.search("c1", "x" * 64 + "y", limit=5)] == ["long"]
+    assert [h.ref for h in ft.search("c1", "x" * 64 + "y", limit=5)] == ["long"]
 
 
 def test_documents_keep_their_timestamps_and_dense_slots(corpus):
@@ -98,10 +99,10 @@ def test_documents_keep_their_timestamps_and_dense_slots(corpus):
 
 
 def test_rebuild_recomputes_the_same_index_from_the_stored_bodies(corpus):
-    before = [(h.ref, h.score) for h in fulltext.search("c1", "reviewer merging prefer")]
+    before = [(h.ref, h.score) for h in ft.search("c1", "reviewer merging prefer")]
     assert fulltext.rebuild() == 4
-    assert [(h.ref, h.score) for h in fulltext.search("c1", "reviewer merging prefer")] == before
-    assert [h.ref for h in fulltext.search("c2", "reviewer")] == ["x1"]
+    assert [(h.ref, h.score) for h in ft.search("c1", "reviewer merging prefer")] == before
+    assert [h.ref for h in ft.search("c2", "reviewer")] == ["x1"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -141,7 +142,7 @@ def test_concurrent_writers_of_one_namespace_keep_statistics_and_postings_exact(
     assert stats.documents == len(docs) == 4 * 12
     assert stats.tokens == sum(len(bm25.document_tokens(body)) for _, body in docs)
     for query in ["shared words", "writer2 item7", "item1 writer0 words"]:
-        hits = fulltext.search("race", query, limit=10)
+        hits = ft.search("race", query, limit=10)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, 10)
 
 
@@ -210,7 +211,7 @@ def test_search_equals_the_reference_top_k_on_skewed_corpora_with_removals(
     pairs = sorted(docs.items())
     for words, limit in queries:
         query = " ".join(_VOCAB[i] for i in words)
-        got = [(h.ref, h.score) for h in fulltext.search(namespace, query, limit=limit)]
+        got = [(h.ref, h.score) for h in ft.search(namespace, query, limit=limit)]
         want = bm25.rank(pairs, query, limit)
         assert [r for r, _ in got] == [r for r, _ in want], query
         assert all(abs(a - b) <= 1e-9 for (_, a), (_, b) in zip(got, want, strict=True))
@@ -274,7 +275,7 @@ def test_unrecorded_bounds_still_rank_exactly(db):
     fulltext.index_many("u", docs)
     SearchPostingBlock.objects.update(max_tf=0, min_dl=0)  # e.g. written before 0009
     for query in ["rare common", "common", "rare"]:
-        assert [(h.ref, h.score) for h in fulltext.search("u", query, limit=3)] == bm25.rank(
+        assert [(h.ref, h.score) for h in ft.search("u", query, limit=3)] == bm25.rank(
             docs, query, 3
         )
 
@@ -298,7 +299,7 @@ def test_search_leaves_the_postings_of_a_common_term_unread_when_they_cannot_mat
     monkeypatch.setattr(
         fulltext, "_SMALL", 0
     )  # the path under test  # short lists are not read together
-    hits = fulltext.search("skip", "rare common", limit=2)
+    hits = ft.search("skip", "rare common", limit=2)
     assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, "rare common", 2)
     assert read == ["rare"]  # the 603 postings of "common" were never read
 
@@ -310,7 +311,7 @@ def test_search_inside_a_callers_transaction_reads_in_its_snapshot(db):
     fulltext.index_many("tx", docs)
     with transaction.atomic():
         fulltext.index("tx", "c", "rollback rollback rollback")
-        hits = fulltext.search("tx", "rollback lock", limit=3)
+        hits = ft.search("tx", "rollback lock", limit=3)
     assert [(h.ref, h.score) for h in hits] == bm25.rank(
         [*docs, ("c", "rollback rollback rollback")], "rollback lock", 3
     )
@@ -357,7 +358,7 @@ def test_every_statement_of_a_search_reads_one_snapshot_while_a_writer_commits(m
     try:
         seen = []
         for _ in range(60):
-            seen.append([(h.ref, h.score) for h in fulltext.search("snap", query, limit=4)])
+            seen.append([(h.ref, h.score) for h in ft.search("snap", query, limit=4)])
     finally:
         stop.set()
         thread.join()
@@ -379,9 +380,9 @@ def test_one_block_without_recorded_bounds_leaves_its_term_unbounded(db, monkeyp
     # (max_tf 1) would bound "common" below "hot"'s real contribution
     SearchPostingBlock.objects.filter(term="common", bucket=16 // 4).update(max_tf=0)
     for query, limit in [("rare common", 1), ("rare common", 4), ("common", 1)]:
-        hits = fulltext.search("mixed", query, limit=limit)
+        hits = ft.search("mixed", query, limit=limit)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
-    assert fulltext.search("mixed", "rare common", limit=1)[0].ref == "hot"
+    assert ft.search("mixed", "rare common", limit=1)[0].ref == "hot"
 
 
 def test_weight_tables_of_long_posting_lists_give_the_reference_scores_bit_for_bit(db):
@@ -391,7 +392,7 @@ def test_weight_tables_of_long_posting_lists_give_the_reference_scores_bit_for_b
     ]
     fulltext.index_many("table", docs)
     for query in ["deploy", "pad deploy", "rollback deploy pad"]:
-        hits = fulltext.search("table", query, limit=6)
+        hits = ft.search("table", query, limit=6)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, 6)
 
 
@@ -402,7 +403,7 @@ def test_long_documents_bound_their_unread_terms_elementwise(db, monkeypatch):
     docs += [("r1", "rare common"), ("r2", "rare " + "common " * 300)]  # dl beyond the table
     fulltext.index_many("long", docs)
     for query, limit in [("rare common", 1), ("rare common", 3), ("rare word common", 2)]:
-        hits = fulltext.search("long", query, limit=limit)
+        hits = ft.search("long", query, limit=limit)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
 
 
@@ -444,7 +445,7 @@ def test_common_terms_are_looked_up_for_the_candidates_instead_of_decoded(
     monkeypatch.setattr(fulltext, "_VERIFY_ALWAYS", 0)  # 80 candidates: too many for bodies
     monkeypatch.setattr(fulltext, "_BODY_COST", 10**9)
     for limit in (1, 5, 30):
-        hits = fulltext.search("lookups", "rare common often", limit=limit)
+        hits = ft.search("lookups", "rare common often", limit=limit)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, "rare common often", limit)
     assert set(decoded) == {"rare"}  # the long lists were never decoded whole
     assert probed
@@ -505,7 +506,7 @@ def test_the_slot_accumulators_are_zeros_again_after_a_search_that_failed(db, mo
     monkeypatch.setattr(fulltext, "_SMALL", 0)
     docs = [(f"d{i:03d}", "common " * (i % 3 + 1) + f"word{i % 7}") for i in range(300)]
     fulltext.index_many("scratch", docs)
-    fulltext.search("scratch", "common word1 word2", limit=3)
+    ft.search("scratch", "common word1 word2", limit=3)
 
     def broken(*args):
         raise RuntimeError("the database went away")
@@ -513,7 +514,7 @@ def test_the_slot_accumulators_are_zeros_again_after_a_search_that_failed(db, mo
     monkeypatch.setattr(fulltext, "_hits", broken)  # while the accumulators are in use
     monkeypatch.setattr(derived, "_refs", broken)
     with pytest.raises(RuntimeError):
-        fulltext.search("scratch", "common word1 word2", limit=3)
+        ft.search("scratch", "common word1 word2", limit=3)
     scores, counts = fulltext._scratch.arrays(1)
     assert not np.any(scores)
     assert not np.any(counts)
@@ -534,7 +535,7 @@ def test_compact_and_wide_blocks_of_one_list_rank_exactly(db, monkeypatch):
     assert widths[40 // 8] == 12  # the long document's block
     assert {w for bucket, w in widths.items() if bucket != 40 // 8} == {4}
     for query, limit in [("deploy", 5), ("deploy pad", 3), ("rollback deploy", 2)]:
-        hits = fulltext.search("formats", query, limit=limit)
+        hits = ft.search("formats", query, limit=limit)
         assert [(h.ref, h.score) for h in hits] == bm25.rank(docs, query, limit)
 
 
@@ -555,7 +556,7 @@ def test_migration_narrows_wide_blocks_and_its_reverse_widens_them_back(db, monk
         (b.term, b.bucket): fulltext._decode(b.data, b.count, b.bucket)
         for b in SearchPostingBlock.objects.all()
     }
-    want = [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)]
+    want = [(h.ref, h.score) for h in ft.search("n", "merge y", limit=5)]
 
     class Editor:
         pass
@@ -569,10 +570,10 @@ def test_migration_narrows_wide_blocks_and_its_reverse_widens_them_back(db, monk
     assert {
         (b.term, b.bucket): fulltext._decode(b.data, b.count, b.bucket) for b in blocks
     } == before
-    assert [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)] == want
+    assert [(h.ref, h.score) for h in ft.search("n", "merge y", limit=5)] == want
     migration.widen_blocks(None, editor)
     assert {len(b.data) // b.count for b in SearchPostingBlock.objects.all()} == {12}
-    assert [(h.ref, h.score) for h in fulltext.search("n", "merge y", limit=5)] == want
+    assert [(h.ref, h.score) for h in ft.search("n", "merge y", limit=5)] == want
 
 
 def test_migration_compacts_narrow_blocks_and_its_reverse_narrows_them_back(db, monkeypatch):
@@ -602,7 +603,7 @@ def test_migration_compacts_narrow_blocks_and_its_reverse_narrows_them_back(db, 
         (b.term, b.bucket): fulltext._decode(b.data, b.count, b.bucket)
         for b in SearchPostingBlock.objects.all()
     }
-    want = [(h.ref, h.score) for h in fulltext.search("c", "merge y", limit=5)]
+    want = [(h.ref, h.score) for h in ft.search("c", "merge y", limit=5)]
     assert want == bm25.rank(docs, "merge y", 5)
 
     def widths():
@@ -617,14 +618,14 @@ def test_migration_compacts_narrow_blocks_and_its_reverse_narrows_them_back(db, 
     assert {
         (b.term, b.bucket): fulltext._decode(b.data, b.count, b.bucket) for b in blocks
     } == before
-    assert [(h.ref, h.score) for h in fulltext.search("c", "merge y", limit=5)] == want
+    assert [(h.ref, h.score) for h in ft.search("c", "merge y", limit=5)] == want
     monkeypatch.undo()  # today's writer
     fulltext.remove("c", "long")  # bucket 1 rewritten: compact now
     assert widths()[("merg", 1)] == 4
     migration.narrow_blocks(None, editor)
     assert set(widths().values()) == {6}
     docs.pop()
-    assert [(h.ref, h.score) for h in fulltext.search("c", "merge y", limit=5)] == bm25.rank(
+    assert [(h.ref, h.score) for h in ft.search("c", "merge y", limit=5)] == bm25.rank(
         docs, "merge y", 5
     )
 
@@ -664,11 +665,11 @@ def test_a_search_leaves_the_connection_as_it_found_it(transactional_db, monkeyp
     if connection.vendor == "postgresql":
         raw = connection.connection
         before = (raw.isolation_level, raw.read_only)
-    assert fulltext.search("conn", "lock word1", limit=2)
+    assert ft.search("conn", "lock word1", limit=2)
     if connection.vendor == "postgresql":
         assert (raw.isolation_level, raw.read_only) == before
     fulltext.index("conn", "after", "fresh lock")  # a write right after: not read-only
-    assert [h.ref for h in fulltext.search("conn", "fresh", limit=1)] == ["after"]
+    assert [h.ref for h in ft.search("conn", "fresh", limit=1)] == ["after"]
 
 
 @settings(max_examples=200, deadline=None)

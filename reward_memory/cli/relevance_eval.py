@@ -1,11 +1,10 @@
-"""``manage.py reward_memory relevance-eval``: a thin adapter over
-``reward_memory.services.relevance`` (its own module; ``add`` wires it into the
-``reward_memory`` command)."""
+"""``reward_memory relevance-eval``."""
 
 from typing import Any
 
 from loopx_site.core import files
 from loopx_site.core.cli import format_table
+from reward_memory.documents import relevance as documents
 from reward_memory.errors import AREA
 from reward_memory.models import LEXICAL, RANKINGS
 from reward_memory.services import relevance
@@ -16,9 +15,10 @@ HELP = (
     "corpus, and report top-1/top-3/MRR@10/nDCG@10 and no-answer silence."
 )
 
+NAME = "relevance-eval"
 
-def add(sub) -> None:
-    parser = sub.add("relevance-eval", HELP, run=run, render=render)
+
+def arguments(parser) -> None:
     parser.add_argument("--records", required=True, help='JSONL file: one {"id", "text"} per line.')
     parser.add_argument(
         "--queries",
@@ -46,14 +46,15 @@ def _read(path: str, option: str) -> str:
     return files.read_text(path, option=option, area=AREA, max_bytes=MAX_FILE_BYTES)
 
 
-def run(*, records, queries, limit=10, ranking=LEXICAL, **_) -> dict[str, Any]:
+def run(command, *, records, queries, limit=10, ranking=LEXICAL, **_) -> dict[str, Any]:
     parsed = relevance.parse_records(_read(records, "records"))
-    return relevance.evaluate(
+    evaluation = relevance.evaluate(
         records=parsed,
         queries=relevance.parse_queries(_read(queries, "queries"), parsed),
         limit=limit,
         ranking=ranking,
     )
+    return documents.relevance_eval(evaluation)
 
 
 def _metric_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,15 @@
+"""``reward_memory experiment-status``."""
+
+from loopx_site.core.cli import add_agent_arguments
+from reward_memory import services
+
+NAME = "experiment-status"
+HELP = "The Agent's Reward Memory experiment status."
+
+
+def arguments(parser):
+    add_agent_arguments(parser)
+
+
+def run(command, *, goal_id, agent_id, **_):
+    return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
