@@ -17,3 +17,9 @@ class HooksConfig(AppConfig):
                 permissions=("hooks.view_hookdispatch",),
             ),
         )
+        contributions.RETENTION.register(
+            "hooks.outbox", contributions.lazy("hooks.retention.prune_outbox")
+        )
+        contributions.RETENTION.register(
+            "hooks.dispatches", contributions.lazy("hooks.retention.prune_dispatches")
+        )

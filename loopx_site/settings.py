@@ -35,6 +35,14 @@ LOOPX_RUNTIME_ID = env.str("LOOPX_RUNTIME_ID", default="local")
 
 # OpenViking memory service (optional; the ``openviking`` Reward Memory provider). Unset
 # base URL or user id ⇒ the provider reports ``not_installed`` and callers fail open.
+# Retention (docs/operators.md "Retention"): rows older than N days that a replay or an
+# audit no longer needs are removed daily by `loopx.core.retention`; 0 keeps them forever.
+LOOPX_RETENTION_DAYS = {
+    "receipts": env.int("LOOPX_RETAIN_RECEIPTS_DAYS", default=0),
+    "outbox": env.int("LOOPX_RETAIN_OUTBOX_DAYS", default=0),
+    "dispatches": env.int("LOOPX_RETAIN_DISPATCHES_DAYS", default=0),
+    "background_runs": env.int("LOOPX_RETAIN_BACKGROUND_RUNS_DAYS", default=0),
+}
 OPENVIKING_BASE_URL = env.str("OPENVIKING_BASE_URL", default="")
 OPENVIKING_API_KEY = env.str("OPENVIKING_API_KEY", default="")
 OPENVIKING_USER_ID = env.str("OPENVIKING_USER_ID", default="")

@@ -17,3 +17,7 @@ class PreferencesConfig(AppConfig):
                 permissions=("preferences.view_preferencescope",),
             ),
         )
+        contributions.GOAL_SCOPE_MOVES.register(
+            "preferences.superseded_scope",
+            contributions.lazy("preferences.scope_moves.refuse_superseded_scope"),
+        )

@@ -137,7 +137,9 @@ _INSERT_OPERATION_SQL = (
     f"INSERT INTO {_OPERATION} (scope_id, sequence, operation_id, kind, "  # noqa: S608 - table names are constants
     '"key", statement, source_ref, source_quote, expected_revision, resulting_revision, '
     "predecessor_operation_id, expires_at, intent_hash, receipt, created_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+    "VALUES (%s, "
+    f"(SELECT COALESCE(MAX(q.sequence), 0) + 1 FROM {_OPERATION} q WHERE q.scope_id = %s), "
+    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
 )
 _UPDATE_SUBJECT_SQL = (
     f"UPDATE {_SUBJECT} SET state = %s, statement = %s, "  # noqa: S608 - table names are constants
@@ -189,7 +191,7 @@ def commit(
         _INSERT_OPERATION_SQL,
         (
             scope_id,
-            revision,
+            scope_id,  # the scope's next gap-free sequence (the caller holds its lock)
             operation_id,
             action,
             key,

@@ -20,6 +20,7 @@ from django.db import DatabaseError
 from django.db.models import BooleanField, ExpressionWrapper
 
 from loopx_site.core import clock
+from loopx_site.core import errors as core_errors
 from loopx_site.core import selectors as core_selectors
 from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.errors import DomainError
@@ -209,15 +210,7 @@ UNREADABLE = "agent_preferences_unreadable"
 def unavailable_code(exc: BaseException) -> str:
     """``PERMISSION_DENIED`` when the database refused access (SQLSTATE 42501 or its
     message), ``UNREADABLE`` for every other failure to read the store."""
-    for candidate in (exc, exc.__cause__, exc.__context__):
-        if candidate is None:
-            continue
-        if "42501" in (getattr(candidate, "sqlstate", None), getattr(candidate, "pgcode", None)):
-            return PERMISSION_DENIED
-        text = str(candidate).lower()
-        if "permission denied" in text or "access denied" in text:
-            return PERMISSION_DENIED
-    return UNREADABLE
+    return PERMISSION_DENIED if core_errors.is_permission_denied(exc) else UNREADABLE
 
 
 def unreadable() -> PreferenceError:
@@ -370,10 +363,10 @@ def history(
         []
         if scope_id is None
         else list(
-            # ``resulting_revision`` equals ``sequence`` (a check constraint) and is the
-            # indexed one: the page is an index range scan at any depth.
-            PreferenceOperation.objects.filter(scope_id=scope_id, resulting_revision__gt=after)
-            .order_by("resulting_revision")
+            # (scope, sequence) is unique and indexed: the page is an index range scan
+            # at any depth; sequences run 1, 2, 3… without gaps per scope.
+            PreferenceOperation.objects.filter(scope_id=scope_id, sequence__gt=after)
+            .order_by("sequence")
             .values(*_EVENT_FIELDS)[: limit + 1]
         )
     )

@@ -45,6 +45,7 @@ from reward_memory.models import (
     MemoryRecord,
     OperatorControl,
     PendingIngest,
+    ProviderDeletion,
     RecallReceipt,
     RecordEvidence,
     RecordTransition,
@@ -214,16 +215,39 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
         "corpus",
         "memory_class",
         "lifecycle_state",
+        "provider_delete",
         excerpt_column("summary"),
         "state_changed_at",
     )
-    list_filter = ("lifecycle_state", "memory_class", "activation_basis", "corpus")
+    list_filter = (
+        "lifecycle_state",
+        "memory_class",
+        "activation_basis",
+        ("provider_deletion__state", admin.AllValuesFieldListFilter),
+        "corpus",
+    )
+    list_select_related = ("corpus", "provider_deletion")
     search_fields = ("record_ref", "candidate_ref", "surface", "project", "summary")
-    exclude = ("provider_resource_ref",)
-    readonly_fields = _shown(MemoryRecord, "authority_checkpoint", "provider_resource_ref")
+    exclude = ("provider_resource_ref", "provider_actor_peer_id")
+    readonly_fields = (
+        *_shown(
+            MemoryRecord, "authority_checkpoint", "provider_resource_ref", "provider_actor_peer_id"
+        ),
+        "provider_delete",
+    )
     inlines = [TransitionInline, EvidenceInline]
     actions = ["revoke", "retire", "supersede", "operator_edit", "operator_retire"]
     action_form = OperatorControlActionForm
+
+    @admin.display(description="provider delete")
+    def provider_delete(self, record) -> str:
+        """``pending (2 attempts, unavailable)`` / ``confirmed`` / ``failed (…)`` / ``—``."""
+        row = getattr(record, "provider_deletion", None)
+        if row is None:
+            return "—"
+        if row.state == "confirmed":
+            return "confirmed"
+        return f"{row.state} ({row.attempts} attempts, {row.failure_kind or 'not yet tried'})"
 
     def _each(self, request, queryset, run, verb):
         principal = _operator(request)
@@ -310,18 +334,10 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
                 messages.SUCCESS,
             )
             continue
-        # retire: the decision is recorded, then performed by the signed-in operator (who
-        # must hold the corpus's retirement authority)
-        try:
-            retired = services.retire_record(
-                record_ref=record.record_ref,
-                principal=_operator(request),
-                reason_summary=data.get("reasoning_summary") or None,
-            )
-        except DomainError as exc:
-            _refused(admin_obj, request, record.record_ref, exc)
-            continue
-        _performed(admin_obj, request, retired, f"retired under control {control_id}")
+        # retire: the service stored the decision and retired the record in one
+        # transaction (the same operation as the CLI's and the API's)
+        record.refresh_from_db()
+        _performed(admin_obj, request, record, f"retired under control {control_id}")
 
 
 def _performed(admin_obj, request, record, verb: str) -> None:
@@ -648,6 +664,43 @@ class PendingIngestAdmin(_ActionsOnly, ReadOnlyAdmin):
                 f"{'/'.join(agent)}: {summary['activated']} activated, "
                 f"{summary['still_pending']} still pending, {summary['blocked']} blocked.",
                 messages.SUCCESS,
+            ),
+        )
+
+
+@admin.register(ProviderDeletion)
+class ProviderDeletionAdmin(_ActionsOnly, ReadOnlyAdmin):
+    """The outbox of provider deletes of closed records (``services.provider_deletions``):
+    read-only rows; a ``failed`` one is put back to ``pending`` by the retry action."""
+
+    list_display = (
+        "record",
+        "provider_id",
+        "reason",
+        "state",
+        "attempts",
+        "failure_kind",
+        "next_attempt_at",
+        "confirmed_at",
+    )
+    list_filter = ("state", "failure_kind", "provider_id", "reason")
+    list_select_related = ("record",)
+    search_fields = ("record__record_ref",)
+    readonly_fields = _shown(ProviderDeletion)
+    actions = ["retry"]
+
+    @admin.action(description="Retry the selected failed provider deletes", permissions=["change"])
+    def retry(self, request, queryset):
+        _each(
+            self,
+            request,
+            list(queryset.select_related("record")),
+            lambda row: services.provider_deletions.retry(
+                record_ref=row.record.record_ref, operator=_operator(request)
+            ),
+            ref=lambda row: row.record.record_ref,
+            done=lambda row, result: self.message_user(
+                request, f"{row.record.record_ref}: {result.state}", messages.SUCCESS
             ),
         )
 

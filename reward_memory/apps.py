@@ -28,3 +28,10 @@ class RewardMemoryConfig(AppConfig):
             "reward_memory.soft_preferences",
             contributions.lazy("reward_memory.selectors.soft_preference_documents"),
         )
+        contributions.DASHBOARD_PANELS.register(
+            "reward_memory.provider_deletes",
+            contributions.lazy("reward_memory.dashboard.provider_deletes"),
+        )
+        contributions.RETENTION.register(
+            "reward_memory.receipts", contributions.lazy("reward_memory.retention.prune_receipts")
+        )

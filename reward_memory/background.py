@@ -9,6 +9,8 @@
 * ``expire_records`` — ``reward_memory expire-records --execute``: each due record is
   moved under its own row lock with its state re-checked, so a record expires once
   however many workers sweep (a racing worker's transition finds it closed, skips it).
+* ``provider_deletions`` — the outbox of provider deletes of closed records
+  (``services.provider_deletions.sweep``): each due row claimed with ``SKIP LOCKED``.
 """
 
 from collections import Counter
@@ -19,6 +21,7 @@ from loopx_site.core.background import claim
 from reward_memory import services
 from reward_memory.errors import invalid
 from reward_memory.models import PendingIngest
+from reward_memory.services import provider_deletions as outbox
 
 MAX_AGENTS = 200
 RECONCILE_COUNTS = ("attempted", "activated", "still_pending", "blocked")
@@ -59,3 +62,14 @@ def expire_records(*, corpus_id: str | None = None) -> dict[str, int]:
     """Close every active record whose expiry has passed (one bounded sweep)."""
     document = services.expire_due_records(corpus_id=corpus_id, execute=True)
     return {"due": document["due"], "expired": document["expired"]}
+
+
+MAX_DELETIONS = 1000
+
+
+def provider_deletions(*, limit: int = 100) -> dict[str, int]:
+    """Attempt the due provider deletes of the outbox (``services.provider_deletions``):
+    each row claimed under its own lock, so N workers delete once."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_DELETIONS:
+        raise invalid("limit", f"limit must be 1-{MAX_DELETIONS}")
+    return outbox.sweep(limit=limit)

@@ -291,3 +291,25 @@ def experiments(goal_ids: list[str]) -> dict[str, Any]:
         "empty": "No Agent of this Goal has an experiment binding.",
         "rows": rows,
     }
+
+
+def provider_deletes(goal_ids: list[str]) -> dict[str, Any]:
+    """Per Goal, how many closed records' provider deletes are pending, confirmed or
+    failed (counts only)."""
+    rows: dict[str, list[list[str]]] = {}
+    for goal_id, counts in selectors.provider_deletion_counts(goal_ids).items():
+        if any(counts.values()):
+            rows[goal_id] = [[state, str(n)] for state, n in counts.items()]
+    return {
+        "id": "provider_deletes",
+        "title": "Provider deletes",
+        "caption": (
+            "A retired, revoked, superseded, expired or erased record is deleted at its "
+            "provider through an outbox: pending rows are retried with backoff by the "
+            "background worker until the provider's search no longer returns the record; "
+            "failed rows need an operator (admin → Provider deletions → retry)."
+        ),
+        "columns": ["state", "records"],
+        "empty": "No record of this Goal's corpora was closed at a provider.",
+        "rows": rows,
+    }

@@ -14,6 +14,7 @@ reason codes, see ``reward_memory.contracts.REASON_CODES``); the codes below are
 | corpus_not_found | 404 | no corpus with that id (or not visible to the caller) |
 | review_not_found / record_not_found / recall_not_found | 404 | unknown ref (or not visible) |
 | reflection_not_found | 404 | no reflection candidate has that digest |
+| provider_deletion_not_found | 404 | no provider delete is queued for that record |
 | corpus_class_immutable | 409 | re-registering a corpus with another memory class |
 | revision_conflict | 409 | ``expected_revision`` is not the corpus's current revision |
 | operation_conflict | 409 | an ingest ``event_id`` already stored with other content |

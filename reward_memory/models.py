@@ -226,6 +226,10 @@ class MemoryRecord(models.Model):
     provider_id = models.CharField(max_length=64)
     provider_resource_ref = models.CharField(max_length=512)
     provider_ref_digest = models.CharField(max_length=71)
+    # The actor peer the provider write used (OpenViking: the peer the record's files live
+    # under); a provider delete is sent with this identity binding. Empty: none, or a
+    # record written before it was kept (``provider_deletions.binding_for`` falls back).
+    provider_actor_peer_id = models.CharField(max_length=128, blank=True, default="")
     readback_verified_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     activated_at = models.DateTimeField(null=True, blank=True)
@@ -266,6 +270,57 @@ class MemoryRecord(models.Model):
 
     def __str__(self) -> str:
         return self.record_ref
+
+
+class ProviderDeletion(models.Model):
+    """The outbox row of one closed record's provider delete (retire, revoke, supersede,
+    expiry, checkpoint revocation, erasure): attempted after the closing commit with the
+    record's own identity binding, retried by ``loopx.reward_memory.provider_deletions``
+    with exponential backoff, and ``confirmed`` only when the provider's search no longer
+    returns the record (``services.provider_deletions``). ``failure_kind`` is a bounded
+    word, never provider text."""
+
+    STATES = ("pending", "confirmed", "failed")
+    FAILURE_KINDS = (
+        "not_installed",
+        "unavailable",
+        "timed_out",
+        "invalid_response",
+        "forbidden",
+        "still_found",
+    )
+
+    record = models.OneToOneField(
+        MemoryRecord, on_delete=models.PROTECT, related_name="provider_deletion"
+    )
+    provider_id = models.CharField(max_length=64)
+    reason = models.CharField(max_length=32)
+    state = models.CharField(max_length=16, choices=[(s, s) for s in STATES], default="pending")
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    failure_kind = models.CharField(
+        max_length=32, blank=True, default="", choices=[(k, k) for k in FAILURE_KINDS]
+    )
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["next_attempt_at", "id"]
+        indexes = [
+            models.Index(fields=["state", "next_attempt_at"], name="reward_mem_del_due_idx"),
+        ]
+        constraints = [
+            _check("state", Q(state__in=["pending", "confirmed", "failed"])),
+            _check(
+                "confirmed_at",
+                Q(state="confirmed", confirmed_at__isnull=False)
+                | (~Q(state="confirmed") & Q(confirmed_at__isnull=True)),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.record_id} {self.state}"
 
 
 class RecordTransition(models.Model):

@@ -35,6 +35,7 @@ PERMISSIONS = {
     "unbind_role": "reward_memory.change_corpusrolebinding",
     "reopen_lineage": "reward_memory.change_lineageclosure",
     "retry_pending_ingest": "reward_memory.change_pendingingest",
+    "retry_provider_deletion": "reward_memory.change_providerdeletion",
     "record_validation": "reward_memory.record_reflection_validation",
     "review_queue": "reward_memory.change_reviewqueueitem",
 }
@@ -47,6 +48,18 @@ def require_permission(principal: "Principal | None", operation: str) -> None:
         access.require_operator_permission(
             principal, PERMISSIONS[operation], error=RewardMemoryError
         )
+
+
+def require_operator(principal: Principal | None, operation: str) -> Principal:
+    """The one rule for operator-only operations: an operator account (never a host
+    token: ``operator_required``) holding the operation's model permission
+    (``principals.PERMISSIONS``; ``permission_required``)."""
+    if principal is None or not principal.is_operator:
+        raise RewardMemoryError(
+            "operator_required", "Only an operator account may do this.", field="actor"
+        )
+    require_permission(principal, operation)
+    return principal
 
 
 def grant_operator_permissions(user) -> None:

@@ -1085,3 +1085,37 @@ def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) ->
     return ExperimentRoute(
         status="available", readback_status="verified", config=config, receipt=receipt, **base
     )
+
+
+# -- provider deletes (the outbox of closed records) ----------------------------------------
+def provider_deletion_state(record: MemoryRecord) -> dict[str, Any] | None:
+    """The record's provider delete as documents show it (``None``: nothing was queued —
+    a live record, or one closed before the outbox existed)."""
+    row = models.ProviderDeletion.objects.filter(record_id=record.pk).first()
+    if row is None:
+        return None
+    return {
+        "state": row.state,
+        "attempts": row.attempts,
+        "failure_kind": row.failure_kind or None,
+        "next_attempt_at": clock.iso(row.next_attempt_at) if row.state == "pending" else None,
+        "confirmed_at": clock.iso(row.confirmed_at),
+    }
+
+
+def provider_deletion_counts(goal_ids: list[str]) -> dict[str, dict[str, int]]:
+    """Per Goal, ``{pending, confirmed, failed}`` provider deletes of records in the
+    corpora that allowlist one of its Agents (two queries for all the Goals)."""
+    per_corpus: dict[int, dict[str, int]] = {}
+    rows = models.ProviderDeletion.objects.values_list("record__corpus_id", "state")
+    for corpus_id, state, n in rows.annotate(n=Count("id")).order_by():
+        per_corpus.setdefault(corpus_id, {})[state] = n
+    result = {goal_id: dict.fromkeys(models.ProviderDeletion.STATES, 0) for goal_id in goal_ids}
+    if not per_corpus:
+        return result
+    for corpus in Corpus.objects.filter(pk__in=per_corpus).only("pk", "agent_allowlist"):
+        for goal_id, counts in result.items():
+            if goal_allowlisted(corpus, goal_id):
+                for state, n in per_corpus[corpus.pk].items():
+                    counts[state] += n
+    return result

@@ -9,6 +9,7 @@ from reward_memory import background
 
 RECONCILE = "loopx.reward_memory.reconcile_ingests"
 EXPIRE = "loopx.reward_memory.expire_records"
+DELETE = "loopx.reward_memory.provider_deletions"
 
 
 @shared_task(name=RECONCILE, bind=True, soft_time_limit=240, time_limit=300)
@@ -24,4 +25,11 @@ def reconcile_ingests(self, limit_agents: int = 50) -> dict:
 def expire_records(self, corpus_id: str | None = None) -> dict:
     return record_run(
         EXPIRE, lambda: background.expire_records(corpus_id=corpus_id), task_id=self.request.id
+    )
+
+
+@shared_task(name=DELETE, bind=True, soft_time_limit=240, time_limit=300)
+def provider_deletions(self, limit: int = 100) -> dict:
+    return record_run(
+        DELETE, lambda: background.provider_deletions(limit=limit), task_id=self.request.id
     )

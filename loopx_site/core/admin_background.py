@@ -41,6 +41,13 @@ class BackgroundRunAdmin(ReadOnlyAdmin):
     )
     date_hierarchy = "started_at"
 
+    def changelist_view(self, request, extra_context=None):
+        """The deployment's retention policies above the list (they prune these rows)."""
+        from loopx_site.core import retention
+
+        extra = {"subtitle": retention.describe(), **(extra_context or {})}
+        return super().changelist_view(request, extra_context=extra)
+
 
 for _model in (PeriodicTask, IntervalSchedule, CrontabSchedule, SolarSchedule, ClockedSchedule):
     if admin.site.is_registered(_model):

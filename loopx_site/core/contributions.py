@@ -138,3 +138,19 @@ GOAL_CONTENT = ExtensionPoint(
 SOFT_PREFERENCE_SOURCES = ExtensionPoint(
     "soft_preference_sources", "reviewed soft preferences: callable(project, *, goal_id, agent_id)"
 )
+
+#: Checks a Goal registration runs before it moves the Goal's scope fields (``state_ref``,
+#: ``instance_id``): ``check(goal=goal, target=dict(state_ref=…, instance_id=…))`` raises a
+#: ``DomainError`` to refuse the move (preview and commit alike). The preference journal
+#: refuses a return to a scope whose subjects were migrated on.
+GOAL_SCOPE_MOVES = ExtensionPoint(
+    "goal_scope_moves", "refuse a Goal's state_ref/instance_id move: check(goal, target)"
+)
+
+#: Retention pruners (``loopx_site.core.retention``): ``prune(*, policy, older_than, execute)
+#: -> {table label: rows}`` for one policy name of ``settings.LOOPX_RETENTION_DAYS``
+#: (``receipts``, ``outbox``, ``dispatches``, ``background_runs``); the key is
+#: ``"<app>.<policy>"``. A pruner removes only rows no replay or audit still needs.
+RETENTION = ExtensionPoint(
+    "retention", "prune rows older than a policy's cutoff: prune(policy, older_than, execute)"
+)

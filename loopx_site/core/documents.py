@@ -12,6 +12,7 @@ GOAL_LIST_SCHEMA = "loopx_goal_list_v0"
 GOAL_REGISTRATION_SCHEMA = "loopx_goal_registration_v0"
 HOST_TOKEN_SCHEMA = "loopx_host_token_v0"  # noqa: S105 - a schema name, not a secret
 DEMO_SCHEMA = "loopx_demo_v0"
+RETENTION_SCHEMA = "loopx_retention_v0"
 
 
 def goal(row) -> dict[str, Any]:
@@ -94,6 +95,12 @@ def demo(*, loaded: dict | None, operator: dict | None) -> dict[str, Any]:
     if operator is not None:
         document["operator"] = operator
     return document
+
+
+def retention(report: dict[str, Any]) -> dict[str, Any]:
+    """``loopx_retention_v0``: per policy its days, cutoff and rows removed (or, in a
+    preview, that would be) per table."""
+    return {"schema_version": RETENTION_SCHEMA, **report}
 
 
 def error_document(err) -> dict[str, Any]:

@@ -199,6 +199,24 @@ def from_database_error(exc: Exception, *, area: str = "loopx") -> DomainError |
             area=area,
         )
     if isinstance(exc, DatabaseError):
+        if is_permission_denied(exc):
+            logger.warning("database refused access: %s", type(exc).__name__)
+            return DomainError("database_permission_denied", area=area)
         logger.warning("database unavailable: %s", type(exc).__name__)
         return DomainError("database_unavailable", area=area)
     return None
+
+
+def is_permission_denied(exc: BaseException) -> bool:
+    """Whether the database refused the deployment's role (SQLSTATE 42501
+    ``insufficient_privilege``, or a driver's "permission denied" / "access denied"
+    message) — a grant to fix, not an outage to wait out."""
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        if candidate is None:
+            continue
+        if "42501" in (getattr(candidate, "sqlstate", None), getattr(candidate, "pgcode", None)):
+            return True
+        text = str(candidate).lower()
+        if "permission denied" in text or "access denied" in text:
+            return True
+    return False

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from loopx_site.core import access, clock, selectors
+from loopx_site.core import access, clock, contributions, selectors
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal, HostToken
 from loopx_site.core.rows import get_or_create_once
@@ -91,6 +91,18 @@ def _changes(goal: Goal, state_ref: str | None, instance_id: str | None) -> dict
     return changes
 
 
+def _check_scope_move(goal: Goal, changes: dict) -> None:
+    """Let every app that keeps per-scope state refuse a move of the Goal's scope fields
+    (``contributions.GOAL_SCOPE_MOVES``)."""
+    if not any(name in changes for name in SCOPE_FIELDS):
+        return
+    target = {
+        name: changes.get(name, {}).get("to", getattr(goal, name)) or "" for name in SCOPE_FIELDS
+    }
+    for _key, check in contributions.GOAL_SCOPE_MOVES:
+        check(goal=goal, target=target)
+
+
 def register_goal(
     *,
     goal_id: str,
@@ -120,11 +132,13 @@ def register_goal(
                 goal=None, created=True, added_agents=plan["agent_ids"], executed=False, **plan
             )
         existing = {a.agent_id for a in goal.agents.all()}
+        changes = _changes(goal, state_ref, instance_id)
+        _check_scope_move(goal, changes)
         return GoalRegistration(
             goal=goal,
             created=False,
             added_agents=sorted(set(agent_ids) - existing),
-            changes=_changes(goal, state_ref, instance_id),
+            changes=changes,
             executed=False,
             **plan,
         )
@@ -142,6 +156,7 @@ def register_goal(
             },
         )
         changes = {} if created else _changes(goal, state_ref, instance_id)
+        _check_scope_move(goal, changes)
         existing = set(goal.agents.values_list("agent_id", flat=True))
         added = sorted(set(agent_ids) - existing)
         Agent.objects.bulk_create(

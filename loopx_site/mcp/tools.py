@@ -17,7 +17,6 @@ from preferences import documents as preference_documents
 from preferences import selectors as preference_selectors
 from preferences import services as preference_services
 from preferences.api import serializers as preference_inputs
-from reward_memory import selectors as memory_selectors
 from reward_memory import services as memory_services
 from reward_memory.api import serializers as memory_inputs
 from reward_memory.errors import AREA as MEMORY_AREA
@@ -121,7 +120,7 @@ def record_application(credential: Credential, *, receipt: dict, execute: bool =
     recall_id = receipt.get("recall_id")
     if not isinstance(recall_id, str):
         raise invalid("recall_id", "recall_id is required")
-    memory_selectors.get_recall(recall_id, viewer=credential.caller.viewer)
+    memory_services.require_receipt_author(credential.caller, recall_id)  # unseen = absent
     throttle(credential, "write")
     return memory_services.record_application(document=dict(receipt), execute=execute)
 

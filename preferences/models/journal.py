@@ -8,7 +8,7 @@ operation id. Rows change only through ``preferences.services``.
 """
 
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 
 from loopx_site.core.model_bases import check, unique
 
@@ -84,9 +84,11 @@ class PreferenceOperation(models.Model):
         constraints = [
             unique("operation", "scope", "operation_id"),
             unique("revision", "scope", "resulting_revision"),
-            # ``sequence`` equals ``resulting_revision`` (so it is unique per scope too,
-            # without an index of its own; history pages walk the revision index).
-            check("revision_sequence", Q(resulting_revision=F("sequence"))),
+            # ``sequence`` counts the scope's own entries 1, 2, 3… without gaps, while
+            # ``resulting_revision`` continues the Goal/Agent's revisions across scopes
+            # (a scope the Agent moved to starts past every revision issued before);
+            # history pages walk this index.
+            unique("sequence", "scope", "sequence"),
             check("kind", Q(kind__in=["remember", "retire", "migrate"])),
             check(
                 "statement",

@@ -758,7 +758,7 @@ def migrate_scope(
         for n, subject, origin, item in rows:
             op = PreferenceOperation.objects.create(
                 scope=target,
-                sequence=base + n,
+                sequence=n,  # the target scope is empty: its journal starts at 1
                 operation_id=item["operation_id"],
                 kind="migrate",
                 key=subject.key,

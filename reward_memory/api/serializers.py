@@ -66,6 +66,21 @@ class RecordOperationOutput(DocumentOutput):
     readback = RecordReadbackOutput(
         required=False, help_text="The performed write read back (executed only)."
     )
+    provider_deletion = serializers.DictField(
+        required=False,
+        allow_null=True,
+        help_text="The closed record's provider delete: state pending|confirmed|failed, "
+        "attempts, bounded failure_kind, next_attempt_at, confirmed_at (executed only).",
+    )
+
+
+class ProviderDeletionOutput(DocumentOutput):
+    record = serializers.DictField()
+    provider_deletion = serializers.DictField(
+        allow_null=True,
+        help_text="state pending|confirmed|failed, attempts, bounded failure_kind, "
+        "next_attempt_at, confirmed_at; null when nothing was queued.",
+    )
 
 
 class ActivationReceiptOutput(DocumentOutput):

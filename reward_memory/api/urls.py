@@ -10,6 +10,11 @@ ROUTES = [
     ("reviews/<str:review_id>/apply/", views.ReviewApplyApi, "review-apply"),
     ("records/<str:record_ref>/revoke/", views.RecordRevokeApi, "record-revoke"),
     ("records/<str:record_ref>/supersede/", views.RecordSupersedeApi, "record-supersede"),
+    (
+        "records/<str:record_ref>/provider-deletion/",
+        views.RecordProviderDeletionApi,
+        "record-provider-deletion",
+    ),
     ("ingest/", views.IngestApi, "ingest"),
     ("recall/", views.RecallApi, "recall"),
     ("application-receipts/", views.ApplicationReceiptApi, "application-receipts"),

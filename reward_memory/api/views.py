@@ -13,6 +13,7 @@ from loopx_site.core.api.base import DocumentApi
 from reward_memory import principals, selectors, services
 from reward_memory.api import serializers as s
 from reward_memory.documents import corpora as corpus_documents
+from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
 from reward_memory.errors import AREA, invalid
 
@@ -141,6 +142,20 @@ class RecordRevokeApi(DocumentApi):
         return _record_operation(self, request, "revoke", values, record_ref)
 
 
+class RecordProviderDeletionApi(DocumentApi):
+    error_area = AREA
+
+    @_schema(
+        "record_provider_deletion",
+        "A record's provider delete: pending, confirmed (the provider's search no longer "
+        "returns it) or failed, with a bounded reason",
+        response=s.ProviderDeletionOutput,
+    )
+    def get(self, request, record_ref: str):
+        record = selectors.get_record(record_ref, viewer=self.caller(request).viewer)
+        return _answer(record_documents.provider_deletion(record))
+
+
 class RecordSupersedeApi(DocumentApi):
     error_area = AREA
     throttle_scope = "review"
@@ -236,7 +251,7 @@ class ApplicationReceiptApi(DocumentApi):
         recall_id = values["body"].get("recall_id")
         if not isinstance(recall_id, str):
             raise invalid("recall_id", "recall_id is required")
-        selectors.get_recall(recall_id, viewer=self.caller(request).viewer)  # unseen = absent
+        services.require_receipt_author(self.caller(request), recall_id)  # unseen = absent
         return _answer(
             services.record_application(document=values["body"], execute=values["execute"])
         )

@@ -8,8 +8,8 @@ from reward_memory.domain.inputs import read_json
 
 NAME = "operator-control"
 HELP = (
-    "Prepare an authorised edit or retire decision for an active record (no provider "
-    "write; --execute stores it for dogfood)."
+    "Prepare an authorised edit or retire decision for an active record; --execute "
+    "stores it (for dogfood) and performs a retire at once, as the admin does."
 )
 
 
@@ -20,7 +20,9 @@ def arguments(parser):
     parser.add_argument("--reasoning-summary", required=True)
     parser.add_argument("--edited-content-summary")
     operator_actor(parser)
-    add_execute_argument(parser, "Store the decision (still no provider write).")
+    add_execute_argument(
+        parser, "Store the decision; a retire also retires the record (one operation)."
+    )
 
 
 def run(command, *, input, actor, **options):

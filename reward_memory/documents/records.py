@@ -1,14 +1,17 @@
 """Record lifecycle documents: ``reward_memory_record_operation_v0`` (a revoke / retire /
-supersede / mark, previewed or performed) and ``reward_memory_expiry_sweep_v0``."""
+supersede / mark, previewed or performed), ``reward_memory_provider_deletion_v0`` and
+``reward_memory_expiry_sweep_v0``."""
 
 from typing import Any
 
+from reward_memory import selectors
 from reward_memory.documents import registry
 from reward_memory.models import MemoryRecord
 
 RECORD_OPERATION_SCHEMA = "reward_memory_record_operation_v0"
 EXPIRY_SWEEP_SCHEMA = "reward_memory_expiry_sweep_v0"
 EMBED_BACKFILL_SCHEMA = "reward_memory_embed_backfill_v0"
+PROVIDER_DELETION_SCHEMA = "reward_memory_provider_deletion_v0"
 
 
 def readback(record: MemoryRecord) -> dict[str, Any]:
@@ -29,7 +32,18 @@ def record_operation(record: MemoryRecord, *, operation: str, executed: bool) ->
     }
     if executed:
         document["readback"] = readback(record)
+        document["provider_deletion"] = selectors.provider_deletion_state(record)
     return document
+
+
+def provider_deletion(record: MemoryRecord) -> dict[str, Any]:
+    """``reward_memory_provider_deletion_v0``: a record's lifecycle state and its provider
+    delete (``null``: nothing queued — a live record, or one closed before the outbox)."""
+    return {
+        "schema_version": PROVIDER_DELETION_SCHEMA,
+        "record": registry.record_public(record),
+        "provider_deletion": selectors.provider_deletion_state(record),
+    }
 
 
 def expiry_sweep(*, executed: bool, due: int, expired: int) -> dict[str, Any]:

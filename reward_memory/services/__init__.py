@@ -6,7 +6,7 @@ other apps call these).
 """
 
 from reward_memory.domain.loopx import is_loopx_packet
-from reward_memory.services import review_queue
+from reward_memory.services import provider_deletions, review_queue
 from reward_memory.services.authority import (
     bind_role,
     grant_checkpoint,
@@ -34,6 +34,7 @@ from reward_memory.services.recalls import (
     recall,
     recall_guidance,
     record_application,
+    require_receipt_author,
 )
 from reward_memory.services.records import (
     check_record_operation,
@@ -71,6 +72,7 @@ __all__ = [
     "parse_corpus",
     "parse_standing_policy",
     "prepare_reflection",
+    "provider_deletions",
     "recall",
     "recall_guidance",
     "reconcile_pending_ingests",
@@ -80,6 +82,7 @@ __all__ = [
     "register_corpora",
     "register_corpus",
     "reopen_lineage",
+    "require_receipt_author",
     "retire_record",
     "retry_pending_ingests",
     "review_candidate",

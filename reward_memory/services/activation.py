@@ -164,6 +164,7 @@ def ensure_pending_record(plan: ActivationPlan, *, now: dt.datetime) -> MemoryRe
                 provider_id=plan.corpus.provider_id,
                 provider_resource_ref=plan.resource_ref,
                 provider_ref_digest=digest_ref(plan.resource_ref),
+                provider_actor_peer_id=plan.actor_peer_id or "",
                 created_at=now,
                 state_changed_at=now,
             )

@@ -32,18 +32,6 @@ from reward_memory.principals import Principal
 from reward_memory.services import records
 
 
-def require_operator(principal: Principal | None, operation: str) -> Principal:
-    """The one rule for operator-only operations: an operator account (never a host
-    token: ``operator_required``) holding the operation's model permission
-    (``principals.PERMISSIONS``; ``permission_required``)."""
-    if principal is None or not principal.is_operator:
-        raise RewardMemoryError(
-            "operator_required", "Only an operator account may do this.", field="actor"
-        )
-    principals.require_permission(principal, operation)
-    return principal
-
-
 def refuse_forbidden_scopes(scopes: list[str], field: str) -> None:
     """``forbidden_action_scope`` (400) for the first scope of a forbidden family."""
     for index, scope in enumerate(scopes):
@@ -91,7 +79,7 @@ def grant_checkpoint(
     advisory event's ``source.actor``/``actor_role`` needs) and authorises no hard_policy
     (which must request a non-empty subset of the checkpoint's scopes).
     """
-    require_operator(operator, "grant_checkpoint")
+    principals.require_operator(operator, "grant_checkpoint")
     v.checkpoint_id(checkpoint_id)
     v.project(project, "project")
     v.ref(actor, "actor")
@@ -153,7 +141,7 @@ def revoke_checkpoint(
 ) -> dict[str, Any]:
     """Revoke a checkpoint and, in the same transaction, every active record derived
     from it (``revoked``, reason ``checkpoint_revoked``): it leaves recall at once."""
-    require_operator(operator, "revoke_checkpoint")
+    principals.require_operator(operator, "revoke_checkpoint")
     row = selectors.get_checkpoint(checkpoint_id)
     derived = MemoryRecord.objects.filter(authority_checkpoint=row, lifecycle_state=c.ACTIVE)
     refs = sorted(derived.values_list("record_ref", flat=True))
@@ -183,7 +171,7 @@ def bind_role(
     *, corpus_id: str, role: str, host_token: HostToken, operator: Principal
 ) -> CorpusRoleBinding:
     """Bind a host token to one corpus role (idempotent while live)."""
-    require_operator(operator, "bind_role")
+    principals.require_operator(operator, "bind_role")
     v.choice(role, "role", c.CORPUS_ROLES)
     corpus = selectors.get_corpus(corpus_id)
     existing = CorpusRoleBinding.objects.filter(
@@ -207,7 +195,7 @@ def bind_role(
 
 
 def unbind_role(*, binding: CorpusRoleBinding, operator: Principal) -> None:
-    require_operator(operator, "unbind_role")
+    principals.require_operator(operator, "unbind_role")
     CorpusRoleBinding.objects.filter(pk=binding.pk, revoked_at__isnull=True).update(
         revoked_at=clock.now()
     )
@@ -218,7 +206,7 @@ def reopen_lineage(
     *, corpus_id: str, candidate_ref: str, operator: Principal, execute: bool = False
 ) -> dict[str, Any]:
     """An operator's explicit reopen of a closed candidate lineage."""
-    require_operator(operator, "reopen_lineage")
+    principals.require_operator(operator, "reopen_lineage")
     corpus = selectors.get_corpus(corpus_id)
     closure = (
         LineageClosure.objects.select_related("corpus")

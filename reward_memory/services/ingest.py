@@ -37,9 +37,8 @@ from reward_memory.domain import validation as v
 from reward_memory.domain.guards import Reason
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
-from reward_memory.principals import Principal
+from reward_memory.principals import Principal, require_operator
 from reward_memory.services import activation
-from reward_memory.services.authority import require_operator
 
 
 def submit_event(

@@ -8,14 +8,18 @@ an edit checkpoint must bind the corpus ``owner``, a retire checkpoint the corpu
 ``maintenance.retirement_authority``; both must be live, bind the corpus's project and
 hold the exact action scope ``reward_memory.<action>.<corpus_id>``. An edit returns a
 replacement candidate whose lineage names the old record's candidate (it goes through
-review like any candidate); a retire returns the retired decision (performed with
-``retire-record``). Neither writes the provider. ``execute`` stores the decision as an
-``OperatorControl`` row (idempotent on ``control_id``), the record a dogfood batch's
-operator control must reference.
+review like any candidate). A retire, with ``execute``, is one operation on every
+adapter (CLI, API, admin): the decision is stored and the record retired in the same
+transaction (``records.retire_record``, which also queues the provider delete), so the
+record is never left live behind a stored retire control. ``execute`` stores the
+decision as an ``OperatorControl`` row (idempotent on ``control_id``: a repeat answers
+the stored document), the record a dogfood batch's operator control must reference.
 """
 
 from dataclasses import dataclass
 from typing import Any
+
+from django.db import transaction
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import prefixed_id, text_digest_ref
@@ -27,9 +31,8 @@ from reward_memory.domain import candidates, guards
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import MemoryRecord, OperatorControl
-from reward_memory.principals import Principal
+from reward_memory.principals import Principal, require_operator
 from reward_memory.services import records
-from reward_memory.services.authority import require_operator
 
 ACTIONS = ("edit", "retire")
 CHECKPOINT_ROLE_FIELD = {"edit": "owner", "retire": "retirement_authority"}
@@ -84,28 +87,17 @@ def operator_control(
     corpus = record.corpus
     # the signed-in operator must hold the corpus role the checkpoint binds
     records.authorize_record_operation(principal, corpus, f"operator_{action}")
+    if execute and action == "retire":
+        done = _performed_retire(record, control_ref, principal)
+        if done is not None:
+            return done
     if record.lifecycle_state != c.ACTIVE or not corpus.active:
         raise RewardMemoryError(
             "invalid_transition",
             "Operator control needs an active record of an active corpus.",
             field="record_ref",
         )
-    facts = selectors.checkpoint_facts(control_ref)
-    if facts is None or not facts.live:
-        raise _refuse("checkpoint_unverified", "No live operator-granted checkpoint has that id.")
-    expected_actor = getattr(corpus, CHECKPOINT_ROLE_FIELD[action])
-    if facts.actor != expected_actor:
-        raise _refuse(
-            "checkpoint_actor_mismatch",
-            f"A {action} checkpoint must bind the corpus's {CHECKPOINT_ROLE_FIELD[action]}.",
-        )
-    if facts.project != corpus.project:
-        raise _refuse("checkpoint_project_mismatch", "The checkpoint binds another project.")
-    if control_scope(action, corpus.corpus_id) not in facts.action_scopes:
-        raise _refuse(
-            "action_scope_not_in_checkpoint",
-            f"The checkpoint must hold {control_scope(action, corpus.corpus_id)}.",
-        )
+    facts = _checkpoint_for(action, corpus, control_ref)
     edited = (
         _safe_text(edited_content_summary, "edited_content_summary")
         if action == "edit" and edited_content_summary is not None
@@ -129,7 +121,14 @@ def operator_control(
         document = control_documents.prepared(
             control, authority_ref=facts.actor, result_candidate_ref=record.candidate_ref
         )
-        return _store(document, record, execute)
+        if not execute:
+            return document
+        with transaction.atomic():
+            stored = _store(document, record, execute)
+            records.retire_record(
+                record_ref=record.record_ref, principal=principal, reason_summary=reasoning
+            )
+        return stored
     if edited_content_summary is None:
         raise invalid("edited_content_summary", "an edit needs the edited content summary")
     candidate = control_documents.replacement_candidate(
@@ -142,6 +141,39 @@ def operator_control(
         result_candidate_ref=candidates.candidate_ref(candidate),
     )
     return _store(document, record, execute)
+
+
+def _checkpoint_for(action: str, corpus, control_ref: str):
+    """The live operator-granted checkpoint ``control_ref``, if it binds the corpus's
+    role for ``action`` in the corpus's project and holds the control's action scope."""
+    facts = selectors.checkpoint_facts(control_ref)
+    if facts is None or not facts.live:
+        raise _refuse("checkpoint_unverified", "No live operator-granted checkpoint has that id.")
+    expected_actor = getattr(corpus, CHECKPOINT_ROLE_FIELD[action])
+    if facts.actor != expected_actor:
+        raise _refuse(
+            "checkpoint_actor_mismatch",
+            f"A {action} checkpoint must bind the corpus's {CHECKPOINT_ROLE_FIELD[action]}.",
+        )
+    if facts.project != corpus.project:
+        raise _refuse("checkpoint_project_mismatch", "The checkpoint binds another project.")
+    if control_scope(action, corpus.corpus_id) not in facts.action_scopes:
+        raise _refuse(
+            "action_scope_not_in_checkpoint",
+            f"The checkpoint must hold {control_scope(action, corpus.corpus_id)}.",
+        )
+    return facts
+
+
+def _performed_retire(record, control_ref: str, principal: Principal) -> dict[str, Any] | None:
+    """The stored document of this operator's retire control on ``record`` when it was
+    already performed (a repeat of ``--execute``), else ``None``."""
+    if record.lifecycle_state != c.RETIRED:
+        return None
+    row = OperatorControl.objects.filter(
+        record=record, action="retire", control_ref=control_ref, operator=principal.actor_ref
+    ).first()
+    return None if row is None else row.document
 
 
 def _store(document: dict[str, Any], record, execute: bool) -> dict[str, Any]:

@@ -489,6 +489,17 @@ def recall_guidance(
 
 
 # -- application receipts ---------------------------------------------------------------------
+def require_receipt_author(caller, recall_id: str):
+    """The recall an application receipt reports on, if ``caller`` may post one: the
+    receipt is the recalling Agent's own act (dogfood batches count it as that Agent's),
+    so only that Agent's own token or an operator may — a Goal-wide token may not post
+    one for an Agent of its Goal. A recall the caller may not see answers as missing."""
+    recall = selectors.get_recall(recall_id, viewer=caller.viewer)
+    acting = caller.acting_for(recall.goal.goal_id, recall.agent.agent_id, area=AREA)
+    acting.require_own_agent("An application receipt", field="recall_id", area=AREA)
+    return recall
+
+
 def record_application(*, document: Any, execute: bool = False) -> dict[str, Any]:
     """``reward_memory_application_receipt_v0`` for one recall.
 

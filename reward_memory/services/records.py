@@ -14,16 +14,19 @@ from django.db.models import Max, Q
 
 from loopx_site.core import clock
 from reward_memory import contracts as c
-from reward_memory import principals, providers, selectors
+from reward_memory import principals, selectors
 from reward_memory.documents import records as record_documents
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
 from reward_memory.principals import Principal
+from reward_memory.services import provider_deletions
 from reward_memory.services.lineage import close_evidence_lineages, close_lineage
 
 logger = logging.getLogger("reward_memory")
 
+#: The states whose provider copy is deleted (through ``provider_deletions``).
+CLOSED_STATES = (c.RETIRED, c.REVOKED, c.SUPERSEDED, c.EXPIRED, *c.EXPERIENCE_MARKS)
 SYSTEM_EXPIRY = "system:expiry"
 SYSTEM_CHECKPOINT = "system:checkpoint_revocation"
 
@@ -67,6 +70,8 @@ def _transition(
         reference=reference,
         at=now,
     )
+    if to_state in CLOSED_STATES:
+        provider_deletions.enqueue(locked, reason=reason, now=now)
     locked.refresh_from_db()
     return locked
 
@@ -114,14 +119,10 @@ def activate(
 
 
 def _deindex(record: MemoryRecord) -> None:
-    """Best effort: ask the provider to stop returning a closed record. Recall filters by
-    LoopX lifecycle regardless, so a failure here never re-exposes the record."""
-    try:
-        providers.get(record.corpus.provider_id).retire(
-            selectors.provider_binding(record.corpus), record.provider_resource_ref
-        )
-    except providers.ProviderUnavailable as exc:
-        logger.info("provider retire deferred: %s", exc.kind)
+    """The first attempt of the closed record's queued provider delete (the outbox row
+    ``_transition`` wrote). Recall filters by LoopX lifecycle regardless, so a failure
+    here never re-exposes the record: the row stays ``pending`` for the worker."""
+    provider_deletions.attempt_record(record)
 
 
 def _candidate_of(record: MemoryRecord) -> dict[str, Any]:

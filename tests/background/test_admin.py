@@ -18,6 +18,8 @@ DEFAULT_TASKS = {
     "loopx.hooks.execute_admitted_intents",
     "loopx.reward_memory.reconcile_ingests",
     "loopx.reward_memory.expire_records",
+    "loopx.reward_memory.provider_deletions",
+    "loopx.core.retention",
 }
 
 

@@ -12,7 +12,7 @@ from loopx_site.core.access import SHELL
 from loopx_site.core.models import BackgroundRun
 from reward_memory import services as rm
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest, RecordTransition
-from reward_memory.tasks import expire_records, reconcile_ingests
+from reward_memory.tasks import expire_records, provider_deletions, reconcile_ingests
 from tests.background.conftest import crashed_settles, seed_goal
 from tests.reward_memory import factories as f
 
@@ -124,3 +124,26 @@ def test_expire_task_closes_due_records_once(eager, corpus, frozen_clock):
     record = MemoryRecord.objects.get(record_ref=receipt["record_ref"])
     assert record.lifecycle_state == "expired"
     assert RecordTransition.objects.filter(record=record, to_state="expired").count() == 1
+
+
+def test_provider_delete_task_retries_a_pending_delete_until_confirmed(
+    eager, double_corpus, double, frozen_clock
+):
+    from reward_memory.models import ProviderDeletion
+    from reward_memory.services.provider_deletions import backoff
+
+    ref = rm.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)[
+        "record_ref"
+    ]
+    double.available = False  # the provider is down when the record is retired
+    rm.retire_record(record_ref=ref, principal=f.op(f.RETIRER))
+    row = ProviderDeletion.objects.get()
+    assert (row.state, row.failure_kind) == ("pending", "unavailable")
+    double.available = True
+    assert _run(provider_deletions)["due"] == 0  # backing off
+    frozen_clock.advance(backoff(1))
+    done = _run(provider_deletions)
+    assert (done["due"], done["confirmed"]) == (1, 1)
+    assert _run(provider_deletions)["due"] == 0  # once
+    assert ProviderDeletion.objects.get().state == "confirmed"
+    assert _only_numbers(done)

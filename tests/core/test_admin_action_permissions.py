@@ -30,6 +30,7 @@ from reward_memory.models import (
     MemoryRecord,
     OperatorControl,
     PendingIngest,
+    ProviderDeletion,
     RecallReceipt,
     ReflectionCandidate,
 )
@@ -109,6 +110,19 @@ def _fill_gaps() -> None:
         },
     )
     record = MemoryRecord.objects.filter(corpus=corpus).first()
+    ProviderDeletion.objects.get_or_create(  # a failed provider delete (its retry action)
+        record=record,
+        defaults={
+            "provider_id": record.provider_id,
+            "reason": "retired",
+            "state": "failed",
+            "attempts": 24,
+            "failure_kind": "unavailable",
+            "next_attempt_at": now,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
     OperatorControl.objects.get_or_create(
         control_id="rmoc_walk",
         defaults={
@@ -315,6 +329,7 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
         "CorpusRoleBinding.unbind",
         "LineageClosure.reopen",
         "PendingIngest.retry",
+        "ProviderDeletion.retry",
         "PreferenceSubject.retire_selected",
         "PreferenceSubject.correct_selected",
         "PeriodicTask.enable_tasks",

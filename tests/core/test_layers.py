@@ -44,7 +44,12 @@ def _skeleton(root: Path, imports: dict[str, str]) -> None:
     for package in config["root_packages"]:
         (root / package).mkdir()
         (root / package / "__init__.py").write_text(imports.get(package, ""))
-    for package in ("loopx_site.core", "loopx_site.engines", "loopx_site.engines.search"):
+    for package in (
+        "loopx_site.core",
+        "loopx_site.engines",
+        "loopx_site.engines.search",
+        "loopx_site.mcp",
+    ):
         path = root.joinpath(*package.split("."))
         path.mkdir()
         (path / "__init__.py").write_text(imports.get(package, ""))

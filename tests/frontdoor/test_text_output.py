@@ -44,6 +44,8 @@ INVOCATIONS = {
     "reward_memory recall": ["--input", "examples/request.json"],
     "reward_memory application-receipt": ["--input", "examples/application.json"],
     "reward_memory expire-records": [],
+    "reward_memory provider-deletion": ["--record-ref", "{record}"],
+    "retention": [],
     "reward_memory experiment-status": ["--goal-id", "demo", "--agent-id", "author"],
     "semantic_preference agent read": ["--goal-id", "demo", "--agent-id", "author"],
     "semantic_preference agent remember": [

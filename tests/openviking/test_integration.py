@@ -416,3 +416,73 @@ def test_configure_goal_with_an_openviking_config_writes_a_canary_and_reads_it_b
     assert route.available, route.status
     assert route.receipt["exact_readback_verified"] is True
     assert peer not in json.dumps(done)  # the peer token never appears in the public document
+
+
+# -- deletes that arrive (issue 33): retire reaches the real server ------------------------
+
+
+def test_a_retired_record_is_deleted_at_the_real_server_and_no_longer_found(
+    db, settings, goal, monkeypatch
+):
+    """Register a private OpenViking corpus for the Agent's own peer, configure the Goal,
+    ingest (activated: written and read back at the server), retire: the outbox's first
+    attempt sends the DELETE with the record's own peer and confirms it by search."""
+    from django.conf import settings as django_settings
+
+    from loopx_site.core import services as core
+    from reward_memory import services as rm
+    from reward_memory.models import Corpus, MemoryRecord, ProviderDeletion
+    from tests.reward_memory import factories as f
+
+    monkeypatch.setattr(django_settings, "OPENVIKING_BASE_URL", settings.base_url)
+    monkeypatch.setattr(django_settings, "OPENVIKING_API_KEY", settings.api_key)
+    monkeypatch.setattr(django_settings, "OPENVIKING_USER_ID", settings.user_id)
+    core.register_goal(goal_id=goal, agent_ids=["explorer"], execute=True)
+    provider = providers.get("openviking")
+    peer = provider.actor_peer_for(goal, "explorer")
+    scope = f"{ov.peer_memory_root(settings.user_id, peer)}/reward_memory/prefs"
+    rm.register_corpus(
+        corpus=f.corpus_doc(
+            "ov-prefs",
+            provider_id="openviking",
+            scope_ref=scope,
+            agents=[(goal, "explorer")],
+            visibility="private",
+        ),
+        standing_policies=[f.policy_doc("ov-prefs")],
+        execute=True,
+    )
+    corpus = Corpus.objects.get(corpus_id="ov-prefs")
+    f.write_config("experiments/ov-del.json", f.experiment_config([corpus]))
+    rm.configure_goal(
+        goal_id=goal, agent_id="explorer", config_path="experiments/ov-del.json", execute=True
+    )
+    from django.contrib.auth import get_user_model
+
+    from reward_memory import principals
+
+    for name in ("owner", "retirer"):  # the corpus actors, as operator accounts
+        user, _ = get_user_model().objects.get_or_create(username=name, defaults={"is_staff": True})
+        principals.grant_operator_permissions(user)
+    rm.grant_checkpoint(  # the candidate's source holds its role through a server record
+        checkpoint_id=f.ROLE_CHECKPOINT_ID, project=f.PROJECT, actor="user:maint-1",
+        role="maintainer", action_scopes=[], operator=f.op(f.OWNER), execute=True,
+    )  # fmt: skip
+    receipt = rm.ingest_event(
+        event=f.scoped_event(corpus_id="ov-prefs"), goal_id=goal, agent_id="explorer",
+        execute=True,
+    )  # fmt: skip
+    assert receipt["status"] == "activated", json.dumps(receipt)
+    record = MemoryRecord.objects.get(record_ref=receipt["record_ref"])
+    binding = Binding("openviking", scope, peer)
+    summary = record.summary
+    found = provider.recall(binding, surface=record.surface, query=summary, limit=10)
+    assert record.provider_resource_ref in [i.resource_ref for i in found]
+
+    rm.retire_record(record_ref=record.record_ref, principal=f.op(f.RETIRER))
+
+    row = ProviderDeletion.objects.get(record=record)
+    assert (row.state, row.failure_kind) == ("confirmed", ""), (row.state, row.failure_kind)
+    found = provider.recall(binding, surface=record.surface, query=summary, limit=10)
+    assert record.provider_resource_ref not in [i.resource_ref for i in found]
+    assert provider.readback(binding, record.provider_resource_ref) is None

@@ -131,15 +131,55 @@ def test_a_first_write_in_a_moved_scope_continues_past_the_old_scope(db):
     assert_never_repeats_or_goes_back()
 
 
-def test_moving_back_to_an_earlier_scope_resumes_past_every_revision_issued(db):
+def test_moving_back_to_a_migrated_scope_is_refused_and_the_retired_key_stays_retired(db):
+    """Issue 33: ``state-v2`` migrated from ``state.json``, a key retired there; moving the
+    Goal back to ``state.json`` read the pre-migration view (the key active again) and
+    ``turn run-once`` delivered it. The move is refused, preview and commit alike."""
     _old_scope_at_three()
     _retire("pr.style", _revision(), "r1")
-    newest = int(_revision())
-    _move("goals/demo/state.json")  # the operator moves back
-    assert _revision() == "3"  # the old scope as it was
-    resumed = _remember("pr.style", "3", "back-1", statement="Back.", source_ref="owner-x")
-    assert int(resumed["state"]["revision"]) == newest + 1
+    for execute in (False, True):
+        with pytest.raises(DomainError) as exc:
+            core_services.register_goal(
+                goal_id="demo",
+                agent_ids=["author"],
+                state_ref="goals/demo/state.json",
+                execute=execute,
+            )
+        assert exc.value.code == "preference_scope_superseded"
+        assert exc.value.details["agent_ids"] == ["author"]
+    view = selectors.read_state(goal_id="demo", agent_id="author")
+    assert {i["key"]: i["state"] for i in view["items"]}["pr.style"] == "retired"
+
+
+def test_a_new_scope_after_the_live_one_keeps_its_retirements(db):
+    _old_scope_at_three()
+    _retire("pr.style", _revision(), "r1")
+    _move("goals/demo/state-v3.json")
+    services.migrate_scope(
+        goal_id="demo",
+        agent_id="author",
+        operation_id="mig-3",
+        from_state_ref="goals/demo/state-v2.json",
+        execute=True,
+    )
+    view = selectors.read_state(goal_id="demo", agent_id="author")
+    assert {i["key"]: i["state"] for i in view["items"]}["pr.style"] == "retired"
     assert_never_repeats_or_goes_back()
+
+
+def test_history_sequences_are_gap_free_in_every_scope_while_revisions_continue(db):
+    """Issue 33: after a scope move the journal's sequences jumped (1, 2, 3, 7); the
+    spec's sequence counts one scope's entries without gaps."""
+    _old_scope_at_three()
+    _retire("pr.style", _revision(), "r1")
+    _remember("review.collaboration", _revision(), "p9", statement="Again.", source_ref="m-9")
+    events = selectors.history(goal_id="demo", agent_id="author")["events"]
+    assert [e["sequence"] for e in events] == [1, 2, 3, 4]
+    assert [e["revision"] for e in events] == ["4", "5", "6", "7"]
+    _move("goals/demo/fresh.json")
+    _remember("pr.style", "none", "fresh-1", statement="Fresh.", source_ref="m-10")
+    events = selectors.history(goal_id="demo", agent_id="author")["events"]
+    assert [(e["sequence"], e["revision"]) for e in events] == [(1, "8")]
 
 
 @pytest.mark.parametrize(

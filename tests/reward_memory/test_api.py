@@ -282,5 +282,6 @@ def test_openapi_schema_lists_the_reward_memory_operations(db, operator_client):
         "reward_memory_recall",
         "reward_memory_application_receipt",
         "reward_memory_experiment_status",
+        "reward_memory_record_provider_deletion",
         "reward_memory_boundary_hook",
     }

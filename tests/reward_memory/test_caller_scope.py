@@ -412,3 +412,31 @@ def test_a_retire_review_naming_another_goals_record_answers_like_a_missing_one(
     seen = _post(author, "candidates/review/", {**body, "record_ref": foreign["record"]})
     absent = _post(author, "candidates/review/", {**body, "record_ref": "rmr_" + "0" * 64})
     assert _same(seen, absent).json()["code"] == "record_not_found"
+
+
+# -- issue 33: an application receipt is the recalling Agent's own act ---------------------
+def test_a_goal_wide_token_cannot_post_an_application_receipt_as_one_of_its_agents(
+    double_corpus, host_client
+):
+    """On main a Goal-wide token recorded a receipt for ``author``'s recall, and a dogfood
+    batch then counted it as ``author``'s: the verified token decides, not the recall."""
+    _remember("prefs")
+    recall = services.recall(
+        request=f.recall_request(double_corpus, goal_id="demo", agent_id="author"), execute=True
+    )
+    document = {
+        "schema_version": "reward_memory_application_v0",
+        "recall_id": recall["recall_id"],
+        "decision": "ignore",
+        "memory_refs": [],
+        "reasoning_summary": "not relevant",
+        "artifact_verification": {"artifact_ref": "artifact:x", "verified": False},
+        "execute": True,
+    }
+    goal_wide = _post(host_client("demo"), "application-receipts/", document)
+    assert goal_wide.status_code == 403
+    assert goal_wide.json()["code"] == "scope_forbidden"
+    assert not ApplicationReceipt.objects.exists()
+    own = _post(host_client("demo", "author"), "application-receipts/", document)
+    assert own.status_code in (200, 201), own.json()
+    assert ApplicationReceipt.objects.count() == 1

@@ -75,6 +75,14 @@ def stored(db, corpus):
         n: store_application(record_ref, n, outcome)
         for n, outcome in ((1, "applied"), (2, "not_available"), (3, "refuted"))
     }
+    # an executed retire control retires its record at once (issue 33: one operation on
+    # every adapter), so it acts on a second record of its own
+    retired_ref = services.ingest_event(
+        event=f.scoped_event("ev-2", content_summary="Keep PR titles under 60 characters."),
+        goal_id="demo",
+        agent_id="author",
+        execute=True,
+    )["record_ref"]
     controls = {}
     for action, actor in (("edit", f.OWNER), ("retire", f.RETIRER)):
         services.grant_checkpoint(
@@ -87,7 +95,7 @@ def stored(db, corpus):
             execute=True,
         )
         controls[action] = services.operator_control(
-            record_ref=record_ref,
+            record_ref=record_ref if action == "edit" else retired_ref,
             action=action,
             control_ref=f"control-{action}",
             reasoning_summary="Current source truth supersedes this record.",
@@ -95,7 +103,12 @@ def stored(db, corpus):
             principal=f.op(f.OWNER),
             execute=True,
         )["control_id"]
-    return {"record_ref": record_ref, "receipts": receipts, "controls": controls}
+    return {
+        "record_ref": record_ref,
+        "retired_ref": retired_ref,
+        "receipts": receipts,
+        "controls": controls,
+    }
 
 
 def observation(stored, n, family="loopx", domain="loopx.turn_admission", outcome="applied", **kw):
@@ -323,10 +336,10 @@ def test_an_operator_control_that_was_never_stored_is_refused_by_name(db, stored
 
 
 def test_an_executed_operator_control_is_stored_once(db, stored):
-    from reward_memory.models import OperatorControl
+    from reward_memory.models import MemoryRecord, OperatorControl
 
     again = services.operator_control(
-        record_ref=stored["record_ref"],
+        record_ref=stored["retired_ref"],
         action="retire",
         control_ref="control-retire",
         reasoning_summary="Current source truth supersedes this record.",
@@ -336,14 +349,16 @@ def test_an_executed_operator_control_is_stored_once(db, stored):
     assert again["control_id"] == stored["controls"]["retire"]
     assert again["recorded"] is True
     assert OperatorControl.objects.filter(action="retire").count() == 1
-    preview = services.operator_control(
-        record_ref=stored["record_ref"],
-        action="retire",
-        control_ref="control-retire",
-        reasoning_summary="Another reason.",
-        principal=f.op(f.OWNER),
-    )
-    assert preview["recorded"] is False
+    assert MemoryRecord.objects.get(record_ref=stored["retired_ref"]).lifecycle_state == "retired"
+    with pytest.raises(RewardMemoryError) as exc:  # the record is retired: nothing to decide
+        services.operator_control(
+            record_ref=stored["retired_ref"],
+            action="retire",
+            control_ref="control-retire",
+            reasoning_summary="Another reason.",
+            principal=f.op(f.OWNER),
+        )
+    assert exc.value.code == "invalid_transition"
     assert OperatorControl.objects.count() == 2
 
 

@@ -174,3 +174,23 @@ def test_admin_operator_actions_call_the_service_and_show_refusals(client, admin
     texts = [str(m) for m in refused.context["messages"]]
     assert any("operator_checkpoint_refused" in t for t in texts), texts
     assert MemoryRecord.objects.get(pk=record.pk).lifecycle_state == "active"
+
+
+def test_an_executed_retire_control_retires_the_record_on_the_cli_as_in_the_admin(record, tmp_path):
+    """Issue 33: ``operator-control --action retire --execute`` stored the control and left
+    the record live while the admin action retired it at once; one operation now."""
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps({"record_ref": record.record_ref}))
+    argv = [
+        "reward_memory", "operator-control", "--input", str(path), "--action", "retire",
+        "--reasoning-summary", "Superseded by the team's new template.", "--actor", f.OWNER,
+        "--control-ref", "ckpt-retire",
+    ]  # fmt: skip
+    preview = run_cli(*argv)
+    assert preview.code == 0, preview.stdout
+    assert MemoryRecord.objects.get(pk=record.pk).lifecycle_state == "active"
+    done = run_cli(*argv, "--execute")
+    assert (done.code, done.json["recorded"]) == (0, True), done.stdout
+    assert MemoryRecord.objects.get(pk=record.pk).lifecycle_state == "retired"
+    again = run_cli(*argv, "--execute")  # a repeat answers the stored decision
+    assert (again.code, again.json["control_id"]) == (0, done.json["control_id"])

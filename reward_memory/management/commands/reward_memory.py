@@ -29,6 +29,7 @@ class Command(LoopxCommand):
         "reward_memory.cli.reconcile_ingest",
         "reward_memory.cli.recall",
         "reward_memory.cli.application_receipt",
+        "reward_memory.cli.provider_deletion",
         "reward_memory.cli.expire_records",
         "reward_memory.cli.hook",
         "reward_memory.cli.evaluate",

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reward_memory', '0011_local_embeddings_and_corpus_ranking'),
+        ('reward_memory', '0012_provider_deletion_outbox'),
     ]
 
     operations = [
