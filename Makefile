@@ -16,6 +16,7 @@ $(REQ_STAMP): requirements.txt
 	@rm -f $(VENV)/.requirements-* && touch $@
 
 setup: $(REQ_STAMP)
+	@$(BIN)/python bin/loopx-memory-provider setup --quiet
 
 ## Port check first: a busy port fails in well under two seconds and changes nothing.
 run:

@@ -123,7 +123,7 @@ def _guard(
         if freshness.get("corpus_revision") != corpus.revision:
             reasons.append(Reason("revision_mismatch", "freshness.corpus_revision"))
         try:
-            observed = clock.parse_iso_z(freshness.get("observed_at"))
+            observed = clock.parse_rfc3339(freshness.get("observed_at"))
         except (TypeError, ValueError):
             observed = None
         if observed is None or not (now - FRESHNESS_WINDOW <= observed <= now + guards.FUTURE_SKEW):
