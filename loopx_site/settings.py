@@ -47,6 +47,11 @@ OPENVIKING_BASE_URL = env.str("OPENVIKING_BASE_URL", default="")
 OPENVIKING_API_KEY = env.str("OPENVIKING_API_KEY", default="")
 OPENVIKING_USER_ID = env.str("OPENVIKING_USER_ID", default="")
 OPENVIKING_TIMEOUT_SECONDS = env.float("OPENVIKING_TIMEOUT_SECONDS", default=10.0)
+# Review marks a candidate ``duplicate_of`` an active record of its corpus when their
+# texts' embedding cosine reaches this (0.90: no false merge on real near-duplicate
+# instructions), or their normalised tokens' Jaccard reaches the second (restatements).
+REWARD_MEMORY_DUPLICATE_THRESHOLD = env.float("REWARD_MEMORY_DUPLICATE_THRESHOLD", default=0.90)
+REWARD_MEMORY_DUPLICATE_JACCARD = env.float("REWARD_MEMORY_DUPLICATE_JACCARD", default=0.80)
 
 INSTALLED_APPS = [
     "loopx_site.core.apps.LoopxAdminConfig",  # admin discovery only where it is used

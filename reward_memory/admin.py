@@ -29,6 +29,7 @@ from loopx_site.core.admin_base import (
     excerpt_column,
     log_admin_action,
     ref_column,
+    short_ref,
 )
 from loopx_site.core.errors import DomainError
 from reward_memory import dashboard, principals, selectors, services
@@ -48,6 +49,7 @@ from reward_memory.models import (
     PendingIngest,
     ProviderDeletion,
     RecallReceipt,
+    RecordEvidence,
     RecordTransition,
     ReflectionCandidate,
     Review,
@@ -211,6 +213,15 @@ class TransitionInline(ReadOnlyTabularInline):
     readonly_fields = fields
 
 
+class EvidenceInline(ReadOnlyTabularInline):
+    """Accepted duplicates whose evidence joined this record (``services.duplicates``)."""
+
+    model = RecordEvidence
+    fields = ("candidate_ref", "evidence_ref", "similarity", "review", "added_by", "added_at")
+    readonly_fields = fields
+    verbose_name_plural = "evidence added by accepted duplicates"
+
+
 @admin.register(MemoryRecord)
 class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = (
@@ -238,7 +249,7 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
         ),
         "provider_delete",
     )
-    inlines = [TransitionInline]
+    inlines = [TransitionInline, EvidenceInline]
     actions = ["revoke", "retire", "supersede", "operator_edit", "operator_retire"]
     action_form = OperatorControlActionForm
 
@@ -623,6 +634,7 @@ class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
         "proposed_text",
         "latest_decision",
         "guard_status",
+        ref_column("duplicate_of", description="duplicate of"),
         "created_at",
     )
     actions = ["review_accept", "review_reject", "review_no_write"]
@@ -667,7 +679,7 @@ class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
     review_reject = _action("Reject the selected candidates (as the reviewer)", _review, "reject")
     review_no_write = _action("Decide no_write (as the reviewer)", _review, "no_write")
     list_filter = ("guard_status", "target_class", "corpus")
-    search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project")
+    search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project", "duplicate_of")
     readonly_fields = (
         "candidate_ref",
         "corpus",
@@ -678,6 +690,8 @@ class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
         "guard_status",
         "guard_reasons",
         "prior_candidate_ref",
+        "duplicate_of",
+        "duplicate_similarity",
         "created_at",
     )
 
@@ -994,6 +1008,7 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
         "current_summary",
         "proposed_summary",
         "queue_state",
+        "duplicate_of",
         "created_at",
     )
     list_filter = (QueueStateFilter, "corpus")
@@ -1007,6 +1022,7 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
         "current_summary",
         "proposed_summary",
         "queue_state",
+        "duplicate_of",
         "created_at",
     )
     fields = readonly_fields
@@ -1025,6 +1041,16 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
     @admin.display(description="proposed text")
     def proposed_summary(self, obj):
         return services.review_queue.head(obj).summary
+
+    @admin.display(description="duplicate of")
+    def duplicate_of(self, obj):
+        """The live record the reviewed head candidate restates (its recorded review's
+        ``duplicate_of``: ref and similarity), or "-"."""
+        review = services.review_queue.head(obj).review
+        duplicate = (review.document or {}).get("duplicate_of") if review else None
+        if not duplicate:
+            return "-"
+        return f"{short_ref(duplicate['record_ref'])} ({duplicate['similarity']:.2f})"
 
     @admin.display(description="state")
     def queue_state(self, obj):

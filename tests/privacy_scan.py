@@ -86,7 +86,13 @@ def _public_part(doc):
         public = {k: v for k, v in doc.items() if k != "items"}
         return public, _summaries(doc.get("items"))
     if schema == "reward_memory_candidate_review_v0":  # the reviewer's own candidate echoed
-        return {k: v for k, v in doc.items() if k not in CALLER_INPUT_FIELDS}, []
+        # and, when marked, the live record of the same corpus it restates (``duplicate_of``:
+        # the record's summary goes to that corpus's reviewer only, like a recall's items)
+        public = {k: v for k, v in doc.items() if k not in CALLER_INPUT_FIELDS | {"duplicate_of"}}
+        duplicate = doc.get("duplicate_of")
+        return public, _summaries(
+            [{"summary": duplicate.get("record_summary")}] if isinstance(duplicate, dict) else None
+        )
     if schema in PRIVATE_TO_CALLER:
         return None, []
     if schema == "loopx_host_token_v0":  # the secret is shown once, to its creator

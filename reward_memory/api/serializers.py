@@ -35,6 +35,11 @@ class CandidateReviewInput(StrictInput):
     corpus_id = FullRegexField(IDENT_RE, required=False, max_length=128)
     edit = serializers.DictField(required=False, help_text="Edited fields (edit decision).")
     record_ref = serializers.CharField(required=False, max_length=68)
+    distinct = serializers.BooleanField(
+        default=False,
+        help_text="The candidate is distinct from the record it is marked duplicate_of: "
+        "accepting it activates its own record instead of adding its evidence.",
+    )
     execute = serializers.BooleanField(default=False)
 
 
@@ -174,6 +179,12 @@ class ReviewOutput(DocumentOutput):
     requested_decision = serializers.CharField(help_text=" | ".join(c.DECISIONS))
     effective_decision = serializers.CharField(help_text=" | ".join(c.DECISIONS))
     guard = GuardOutput()
+    duplicate_of = serializers.DictField(
+        allow_null=True,
+        help_text="The live record of the same corpus this candidate restates "
+        "(record_ref, similarity, method, both texts side by side), or null.",
+    )
+    distinct = serializers.BooleanField()
     next_step = serializers.DictField(allow_null=True)
     recorded = serializers.BooleanField()
 
