@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 OPERATOR ?= operator
 
-.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking test-loopx test-cluster lint format serve bench bench-peers soak clean
+.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-hooks-under-load test-openviking test-loopx test-cluster lint format serve bench bench-peers soak clean
 
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ test-sqlite: setup
 test-postgres: setup
 	@echo "== pytest on PostgreSQL =="
 	scripts/with-postgres.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## tests/hooks/ (real forks, signals, timeouts) while two busy processes per core compete
+## for the CPU: proves those tests synchronise on events, not on a wall-clock race.
+test-hooks-under-load: setup
+	@echo "== tests/hooks under CPU load =="
+	scripts/with-cpu-load.sh $(BIN)/python -m pytest tests/hooks -q $(PYTEST_ARGS)
 
 ## Real OpenViking server leg: separate .venv-openviking (cached), loopback server, the
 ## adapter integration tests. Prints SKIPPED and succeeds when openviking can't install.
