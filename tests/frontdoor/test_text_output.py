@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from django.core.management import call_command, get_commands, load_command_class
+from django.core.management import get_commands, load_command_class
 
 from loopx_site.core.cli import LoopxCommand, format_table, render_payload
 from reward_memory.models import MemoryRecord
@@ -158,11 +158,6 @@ def all_leaf_commands() -> set[str]:
 
 def test_every_command_has_a_text_output_check():
     assert all_leaf_commands() <= set(INVOCATIONS), all_leaf_commands() - set(INVOCATIONS)
-
-
-@pytest.fixture
-def demo(db):
-    call_command("loopx_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
 
 
 def _refs(tmp_path) -> dict[str, str]:
