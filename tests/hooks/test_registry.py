@@ -1,7 +1,7 @@
 import ast
 import pathlib
 
-from hooks import registry
+from hooks import dispatcher, registry
 from tests.helpers import ROOT, run_cli
 from tests.hooks import providers
 from tests.hooks.conftest import PERIODIC
@@ -144,10 +144,10 @@ def _quick_providers(n: int) -> list[str]:
 def test_a_ninth_hook_is_refused_at_registration_not_exhausted_at_every_settlement(
     db, install, todo
 ):
-    install(*_quick_providers(registry.MAX_HOOKS_PER_PHASE + 1))
+    install(*_quick_providers(dispatcher.MAX_HOOKS_PER_PHASE + 1))
     result = run_cli("hooks", "registrations")
     rows = {r["hook_id"]: r for r in result.json["registrations"]}
-    ninth = f"q{registry.MAX_HOOKS_PER_PHASE:02d}.quick"
+    ninth = f"q{dispatcher.MAX_HOOKS_PER_PHASE:02d}.quick"
     assert rows[ninth]["status"] == "rejected"
     assert rows[ninth]["reason"] == "registry:phase:max_hooks"
     assert [r["status"] for h, r in sorted(rows.items()) if h != ninth] == ["installed"] * 8
@@ -159,7 +159,7 @@ def test_a_ninth_hook_is_refused_at_registration_not_exhausted_at_every_settleme
 def test_a_hook_past_the_wall_time_ceiling_is_refused_at_registration(install):
     # seven hooks declaring 3 s each; the phase holds 20 s: the last in hook_id order goes
     install("Proposer", "SecondProposer", "Inert", "Printer", "NotJson", "Malformed", "Mutator")
-    assert providers.ANSWER_TIMEOUT_MS * 7 > registry.MAX_PHASE_TIMEOUT_MS
+    assert providers.ANSWER_TIMEOUT_MS * 7 > dispatcher.MAX_PHASE_TIMEOUT_MS
     reasons = {h.hook_id: h.rejection for h in registry.installed().hooks}
     assert reasons.pop("tau.printer") == "registry:phase:max_wall_time"
     assert set(reasons.values()) == {None}
