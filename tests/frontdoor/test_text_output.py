@@ -207,6 +207,7 @@ def test_format_is_accepted_before_or_after_the_subcommand(demo, argv):
     assert "GOAL_ID" in result.stdout or "revision=2" in result.stdout
 
 
+@pytest.mark.slow  # manage.py in a subprocess
 def test_format_before_the_command_name_goes_through_manage_py(demo):
     import subprocess
     import sys

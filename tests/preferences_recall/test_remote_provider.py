@@ -117,6 +117,7 @@ def _entrypoint(*args, env, stdin=None):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow  # runs the entrypoint in a Python subprocess
 def test_the_remote_entrypoint_answers_from_a_live_server(live_server, recall_goals):
     token = core_services.create_token(goal_id="demo").secret
     env = {
@@ -136,6 +137,7 @@ def test_the_remote_entrypoint_answers_from_a_live_server(live_server, recall_go
     assert token not in doctor.stderr + answer.stderr + refused.stderr
 
 
+@pytest.mark.slow  # runs the entrypoint in a Python subprocess
 def test_the_remote_entrypoint_needs_its_environment_and_a_plain_origin():
     missing = _entrypoint("remote", "--doctor", env={})
     assert missing.returncode == 2
@@ -153,6 +155,7 @@ def test_the_remote_entrypoint_needs_its_environment_and_a_plain_origin():
     assert "pw" not in creds.stderr
 
 
+@pytest.mark.slow  # runs the entrypoint in a Python subprocess
 def test_the_remote_entrypoint_does_not_follow_redirects_with_the_token(tmp_path):
     """A server answering 302 to another origin gets no second request with the token."""
     seen: list[str] = []
