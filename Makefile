@@ -53,17 +53,22 @@ reset-operator-password: setup-runtime
 ## The whole suite on SQLite, then again on a throwaway PostgreSQL cluster, each spread
 ## over PYTEST_WORKERS processes (pytest-xdist; `auto` = one per core, each worker with a
 ## database of its own). PYTEST_WORKERS=0 runs in this one process.
+## Tests marked `exclusive` (they disturb what every worker shares, e.g. stop the
+## PostgreSQL cluster) run afterwards, alone, in one process.
 PYTEST_WORKERS ?= auto
 XDIST = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile)
+PYTEST_LEG = $(BIN)/python -m pytest $(XDIST) -m "not exclusive" $(PYTEST_ARGS) && \
+	{ $(BIN)/python -m pytest -p no:xdist -m exclusive -q $(PYTEST_ARGS); s=$$?; \
+	  [ $$s -eq 5 ] || exit $$s; }
 test: setup lint test-sqlite test-postgres
 
 test-sqlite: setup
 	@echo "== pytest on SQLite =="
-	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+	$(PYTEST_LEG)
 
 test-postgres: setup
 	@echo "== pytest on PostgreSQL =="
-	scripts/with-postgres.sh $(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+	scripts/with-postgres.sh sh -c '$(PYTEST_LEG)'
 
 ## The development loop: SQLite, in parallel, without the tests marked slow (those that
 ## start processes, servers or a browser).
