@@ -2,7 +2,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow  # starts a Python interpreter with production settings
 
 
 def test_production_settings_pass_check_deploy(tmp_path):

@@ -1,20 +1,12 @@
 """The operator dashboard: per Goal panels, one query each, read-only, no private text."""
 
-import io
-
 import pytest
-from django.core.management import call_command
 
 from hooks.models import HookDispatch
 from loopx_site.core import dashboard_selectors
 from preferences.models import PreferenceOperation, PreferenceSubject
 from reward_memory import dashboard as reward_memory_dashboard
 from reward_memory.models import MemoryRecord
-
-
-@pytest.fixture
-def demo(db):
-    call_command("loopx_demo", stdout=io.StringIO())
 
 
 @pytest.fixture

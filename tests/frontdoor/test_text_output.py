@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from django.core.management import call_command, get_commands, load_command_class
+from django.core.management import get_commands, load_command_class
 
 from loopx_site.core.cli import LoopxCommand, format_table, render_payload
 from reward_memory.models import MemoryRecord
@@ -163,11 +163,6 @@ def test_every_command_has_a_text_output_check():
     assert all_leaf_commands() <= set(INVOCATIONS), all_leaf_commands() - set(INVOCATIONS)
 
 
-@pytest.fixture
-def demo(db):
-    call_command("loopx_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
-
-
 def _refs(tmp_path) -> dict[str, str]:
     """Values only the demo's rows know (content-derived record refs)."""
     records = list(MemoryRecord.objects.order_by("pk").values_list("record_ref", flat=True))
@@ -215,6 +210,7 @@ def test_format_is_accepted_before_or_after_the_subcommand(demo, argv):
     assert "GOAL_ID" in result.stdout or "revision=2" in result.stdout
 
 
+@pytest.mark.slow  # manage.py in a subprocess
 def test_format_before_the_command_name_goes_through_manage_py(demo):
     import subprocess
     import sys

@@ -9,7 +9,6 @@ from loopx_site.core import clock
 from reward_memory import contracts, evaluation, routing, services
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
-from tests.reward_memory import factories as f
 from tests.reward_memory.test_loopx_contract import _loopx_packet
 
 
@@ -93,12 +92,6 @@ def test_a_nonzero_storage_write_holds_the_gate(db, monkeypatch):
 
 
 # -- LoopX's recall packets ------------------------------------------------------------------
-@pytest.fixture
-def activated(db, double_corpus, double):
-    services.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
-    return double_corpus
-
-
 def test_a_loopx_packet_with_loopx_offset_observed_at_completes(activated, frozen_clock):
     packet = _loopx_packet(activated)
     packet["request"]["observed_at"] = frozen_clock.now.isoformat().replace("Z", "+00:00")
