@@ -2,25 +2,40 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-REQ_STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-16)
+REQ_HASH  := $(shell sha256sum requirements.txt | cut -c1-16)
+REQ_STAMP := $(VENV)/.requirements-$(REQ_HASH)
+RUNTIME_STAMP := $(VENV)/.runtime-$(REQ_HASH)
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 OPERATOR ?= operator
 
-.PHONY: setup run run-openviking reset-operator-password test test-sqlite test-postgres test-openviking test-loopx test-mcp test-cluster lint format serve bench bench-peers soak clean
+.PHONY: setup setup-runtime run run-openviking reset-operator-password test test-fast test-sqlite test-postgres test-hooks-under-load test-openviking test-loopx test-mcp test-cluster lint format serve bench bench-peers soak clean
 
+## Everything in requirements.txt (runtime, tests and tooling), installed with uv when it
+## can be had (scripts/install-requirements.sh: this machine's pip registry settings are
+## handed to it), else with pip.
 $(REQ_STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	@rm -f $(VENV)/.requirements-* && touch $@
+	scripts/install-requirements.sh $(VENV) requirements.txt
+	@rm -f $(VENV)/.requirements-* $(VENV)/.runtime-* && touch $@ $(RUNTIME_STAMP)
+
+## The runtime block only (requirements.txt up to "# Tests and tooling"): what `make run`
+## needs on a fresh clone. `make setup` later adds the rest.
+$(RUNTIME_STAMP): requirements.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	sed '/^# Tests and tooling/,$$d' requirements.txt > $(VENV)/requirements-runtime.txt
+	scripts/install-requirements.sh $(VENV) $(VENV)/requirements-runtime.txt
+	@rm -f $(VENV)/.runtime-* && touch $@
 
 setup: $(REQ_STAMP)
+	@$(BIN)/python bin/loopx-memory-provider setup --quiet
+
+setup-runtime: $(RUNTIME_STAMP)
 
 ## Port check first: a busy port fails in well under two seconds and changes nothing.
 run:
 	@$(PYTHON) scripts/check-port.py $(HOST) $(PORT)
-	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory setup-runtime
 	DEBUG=true $(BIN)/python manage.py migrate --noinput -v0
 	DEBUG=true $(BIN)/python manage.py loopx_demo --operator $(OPERATOR) --format text
 	@echo ""
@@ -33,20 +48,41 @@ run:
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 ## A new password for the local operator account (printed once).
-reset-operator-password: setup
+reset-operator-password: setup-runtime
 	DEBUG=true $(BIN)/python manage.py migrate --noinput -v0
 	DEBUG=true $(BIN)/python manage.py loopx_demo --operator $(OPERATOR) --reset-password --format text
 
-## The whole suite on SQLite, then again on a throwaway PostgreSQL cluster.
+## The whole suite on SQLite, then again on a throwaway PostgreSQL cluster, each spread
+## over PYTEST_WORKERS processes (pytest-xdist; `auto` = one per core, each worker with a
+## database of its own). PYTEST_WORKERS=0 runs in this one process.
+## Tests marked `exclusive` (they disturb what every worker shares, e.g. stop the
+## PostgreSQL cluster) run afterwards, alone, in one process.
+PYTEST_WORKERS ?= auto
+XDIST = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile)
+PYTEST_LEG = $(BIN)/python -m pytest $(XDIST) -m "not exclusive" $(PYTEST_ARGS) && \
+	{ $(BIN)/python -m pytest -p no:xdist -m exclusive -q $(PYTEST_ARGS); s=$$?; \
+	  [ $$s -eq 5 ] || exit $$s; }
 test: setup lint test-sqlite test-postgres
 
 test-sqlite: setup
 	@echo "== pytest on SQLite =="
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(PYTEST_LEG)
 
 test-postgres: setup
 	@echo "== pytest on PostgreSQL =="
-	scripts/with-postgres.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
+	scripts/with-postgres.sh sh -c '$(PYTEST_LEG)'
+
+## The development loop: SQLite, in parallel, without the tests marked slow (those that
+## start processes, servers or a browser).
+test-fast: setup
+	@echo "== pytest on SQLite, not slow =="
+	$(BIN)/python -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
+
+## tests/hooks/ (real forks, signals, timeouts) while two busy processes per core compete
+## for the CPU: proves those tests synchronise on events, not on a wall-clock race.
+test-hooks-under-load: setup
+	@echo "== tests/hooks under CPU load =="
+	scripts/with-cpu-load.sh $(BIN)/python -m pytest tests/hooks -q $(PYTEST_ARGS)
 
 ## Real OpenViking server leg: separate .venv-openviking (cached), loopback server, the
 ## adapter integration tests. Prints SKIPPED and succeeds when openviking can't install.
@@ -90,7 +126,7 @@ format: setup
 	$(BIN)/ruff format .
 
 ## Production-style server: set DATABASE_URL (PostgreSQL), SECRET_KEY, ALLOWED_HOSTS.
-serve: setup
+serve: setup-runtime
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	$(BIN)/gunicorn loopx_site.wsgi:application --bind $(HOST):$(PORT) \

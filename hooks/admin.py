@@ -29,11 +29,15 @@ from loopx_site.core.access import signed_in
 from loopx_site.core.admin_base import (
     ReadOnlyAdmin,
     ReadOnlyTabularInline,
+    admin_link,
     fields_then,
+    log_admin_action,
     ref_column,
 )
 
 DEFAULT_EXECUTOR = "fake-scheduler"
+#: What the operator reads for the executor (its id is an internal name).
+EXECUTOR_LABEL = "the governed executor (records the decision; no external effect)"
 
 
 def _pretty(value) -> str:
@@ -189,17 +193,76 @@ class HookDispatchAdmin(ReadOnlyAdmin):
         "hook_id",
         "status",
         "failure_code",
-        "intent_count",
-        "attempts",
-        "conflict_count",
-        "conflict_code",
         "created_at",
+        "attempts",
+        "intent_count",
+        "conflict_code",  # (conflict count: on the detail page)
     )
     list_filter = ("status", FailureCodeFilter, "hook_id", "event_kind")
     search_fields = ("dispatch_id", "hook_id", "receipt__receipt_id")
     exclude = ("result",)
-    readonly_fields = fields_then(HookDispatch, "validated_result", without="result")
+    readonly_fields = (
+        "next_step",
+        *fields_then(HookDispatch, "validated_result", without="result"),
+    )
     validated_result = _json_display("result", "validated result")
+    actions = ["replay_selected"]
+
+    def has_change_permission(self, request, obj=None):
+        # The replay action needs it; a dispatch row is never edited.
+        return obj is None and request.user.has_perm("hooks.change_hookdispatch")
+
+    @admin.display(description="next step")
+    def next_step(self, obj):
+        if obj.status != HookDispatch.Status.FAILED:
+            return "none: this dispatch did not fail"
+        return format_html(
+            "Replay it: select it in the dispatch list and run “Replay the hook phase of the "
+            "selected failed dispatches”, or <code>python manage.py hooks replay --receipt-id "
+            "{} --execute</code>.",
+            obj.receipt.receipt_id,
+        )
+
+    @staticmethod
+    def _may_replay(request) -> bool:
+        """Only an account the service would let replay is told "nothing to replay"
+        (anyone else gets the service's refusal)."""
+        return request.user.has_perm("hooks.change_hookdispatch")
+
+    @admin.action(
+        description="Replay the hook phase of the selected failed dispatches",
+        permissions=["change"],
+    )
+    def replay_selected(self, request, queryset):
+        for dispatch in queryset.select_related("receipt"):
+            if dispatch.status != HookDispatch.Status.FAILED and self._may_replay(request):
+                self.message_user(
+                    request, f"{dispatch.dispatch_id}: not failed, nothing to replay.",
+                    messages.WARNING,
+                )  # fmt: skip
+                continue
+            try:
+                services.replay(
+                    receipt_id=dispatch.receipt.receipt_id,
+                    execute=True,
+                    operator=signed_in(request),
+                )
+            except HookError as exc:
+                self.message_user(request, f"{dispatch.dispatch_id}: {exc.code}", messages.ERROR)
+                continue
+            dispatch.refresh_from_db()
+            log_admin_action(request, dispatch, f"replayed: now {dispatch.status}")
+            now = dispatch.status + (f" ({dispatch.failure_code})" if dispatch.failure_code else "")
+            self.message_user(
+                request,
+                format_html(
+                    "{}: replayed; the dispatch is now {} after {} attempt(s).",
+                    admin_link(dispatch, dispatch.dispatch_id),
+                    now,
+                    dispatch.attempts,
+                ),
+                messages.SUCCESS if dispatch.status != "failed" else messages.WARNING,
+            )
 
 
 @admin.register(HookIntent)
@@ -243,13 +306,15 @@ class HookIntentAdmin(ReadOnlyAdmin):
             key = item["action"] + (f" ({item['reason']})" if item["reason"] else "")
             counts[key] = counts.get(key, 0) + 1
         summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing"
-        self.message_user(request, f"{DEFAULT_EXECUTOR}: {summary}.", messages.SUCCESS)
+        for intent in queryset:
+            log_admin_action(request, intent)
+        self.message_user(request, f"Through {EXECUTOR_LABEL}: {summary}.", messages.SUCCESS)
 
-    @admin.action(description="Admit through the fake-scheduler executor", permissions=["change"])
+    @admin.action(description="Admit the selected intents", permissions=["change"])
     def admit_selected(self, request, queryset):
         self._apply(request, queryset, "admit")
 
-    @admin.action(description="Reject through the fake-scheduler executor", permissions=["change"])
+    @admin.action(description="Reject the selected intents", permissions=["change"])
     def reject_selected(self, request, queryset):
         self._apply(request, queryset, "reject")
 

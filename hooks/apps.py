@@ -23,6 +23,9 @@ class HooksConfig(AppConfig):
         contributions.RETENTION.register(
             "hooks.dispatches", contributions.lazy("hooks.retention.prune_dispatches")
         )
+        contributions.METRICS_GAUGES.register(
+            "hooks.outbox", contributions.lazy("hooks.metrics.gauges")
+        )
         contributions.GOAL_CONTENT.register(
             "hooks.payloads", contributions.lazy("hooks.erasure.erase")
         )

@@ -19,17 +19,20 @@ from hooks import boundary, contracts, isolation
 from hooks import errors as codes
 from hooks.errors import ContractViolation
 from hooks.models import DurableWritebackReceipt
-from hooks.registry import InstalledHook
+from hooks.registry import (
+    MAX_HOOKS_PER_PHASE,
+    MAX_PHASE_INTENTS,
+    MAX_PHASE_TIMEOUT_MS,
+    InstalledHook,
+)
 from loopx_site.core.canonical import canonical_bytes, digest_ref
 
 logger = logging.getLogger("loopx.hooks")
 
-# Per-phase ceilings (one committed receipt), reserved in hook_id order from the declared
-# budgets so they are deterministic and one hook's failure never frees or consumes
-# another's slot.
-MAX_HOOKS_PER_PHASE = 8
-MAX_PHASE_TIMEOUT_MS = 20000
-MAX_PHASE_INTENTS = 64
+# The per-phase ceilings (MAX_HOOKS_PER_PHASE, MAX_PHASE_TIMEOUT_MS, MAX_PHASE_INTENTS) are
+# defined with the registry, which refuses a hook that could never fit them; here they are
+# reserved in hook_id order from the declared budgets, so they are deterministic and one
+# hook's failure never frees or consumes another's slot.
 
 
 #: Failure reason of a hook not run because every invocation slot of this process was

@@ -13,6 +13,7 @@ A provider class declares:
   ``loopx_post_writeback_hook_result_v0``; it receives only the public-safe input.
 """
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -24,6 +25,13 @@ from hooks.errors import ContractViolation
 from loopx_site.core.canonical import digest_ref
 
 MAX_INSTALLED = 32
+# Per-phase ceilings (one committed receipt), reserved in hook_id order from the declared
+# budgets (``hooks.dispatcher.plan_budgets``). The registry applies them too: a hook that
+# would be past a ceiling in every phase it subscribes to is refused here, where the
+# operator sees it, instead of failing ``dispatch_budget_exhausted`` on every settlement.
+MAX_HOOKS_PER_PHASE = 8
+MAX_PHASE_TIMEOUT_MS = 20000
+MAX_PHASE_INTENTS = 64
 
 
 @dataclass(frozen=True)
@@ -153,6 +161,7 @@ def _build(sources: tuple[str, ...]) -> Registry:
             )
         final.append(hook)
     final.sort(key=lambda h: (h.hook_id is None, h.hook_id or "", h.position))
+    final = _within_phase_ceilings(final)
     digest = digest_ref(
         [
             {"hook_id": h.hook_id, "registration": h.registration, "rejection": h.rejection}
@@ -160,6 +169,47 @@ def _build(sources: tuple[str, ...]) -> Registry:
         ]
     )
     return Registry(hooks=tuple(final), digest=digest)
+
+
+def _phase_ceiling(used: tuple[int, int, int], budget: dict) -> str | None:
+    """Which ceiling one more hook with ``budget`` would pass (``None``: it fits)."""
+    hooks, ms, intents = used
+    if hooks + 1 > MAX_HOOKS_PER_PHASE:
+        return "registry:phase:max_hooks"
+    if ms + budget["timeout_ms"] > MAX_PHASE_TIMEOUT_MS:
+        return "registry:phase:max_wall_time"
+    if intents + budget["max_intents_per_dispatch"] > MAX_PHASE_INTENTS:
+        return "registry:phase:max_intents"
+    return None
+
+
+def _within_phase_ceilings(hooks: list[InstalledHook]) -> list[InstalledHook]:
+    """Refuse, in dispatch order, each valid hook that does not fit the phase ceilings of
+    an event kind it subscribes to next to the hooks admitted before it: without an
+    allowlist it would be ``dispatch_budget_exhausted`` on every such settlement."""
+    used: dict[str, tuple[int, int, int]] = {}
+    admitted = []
+    for hook in hooks:
+        if not hook.valid:
+            admitted.append(hook)
+            continue
+        budget = hook.registration["budget"]
+        kinds = hook.registration["event_kinds"]
+        reason = next(
+            (r for k in kinds if (r := _phase_ceiling(used.get(k, (0, 0, 0)), budget))), None
+        )
+        if reason is not None:
+            admitted.append(dataclasses.replace(hook, provider=None, rejection=reason))
+            continue
+        for kind in kinds:
+            hooks_n, ms, intents = used.get(kind, (0, 0, 0))
+            used[kind] = (
+                hooks_n + 1,
+                ms + budget["timeout_ms"],
+                intents + budget["max_intents_per_dispatch"],
+            )
+        admitted.append(hook)
+    return admitted
 
 
 def installed() -> Registry:

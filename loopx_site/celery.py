@@ -15,7 +15,7 @@ names the admin's schedule form offers).
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopx_site.settings")
 
@@ -34,3 +34,12 @@ def _freeze_heap(**kwargs):
         from loopx_site.engines import heap
 
         heap.freeze()
+
+
+@worker_ready.connect
+def _serve_metrics(**kwargs):
+    """The worker's own counters (its pool processes' too, through
+    ``PROMETHEUS_MULTIPROC_DIR``) on ``LOOPX_METRICS_WORKER_PORT`` when set."""
+    from loopx_site.core import metrics
+
+    metrics.serve_worker_metrics()

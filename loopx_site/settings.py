@@ -47,6 +47,11 @@ OPENVIKING_BASE_URL = env.str("OPENVIKING_BASE_URL", default="")
 OPENVIKING_API_KEY = env.str("OPENVIKING_API_KEY", default="")
 OPENVIKING_USER_ID = env.str("OPENVIKING_USER_ID", default="")
 OPENVIKING_TIMEOUT_SECONDS = env.float("OPENVIKING_TIMEOUT_SECONDS", default=10.0)
+# Review marks a candidate ``duplicate_of`` an active record of its corpus when their
+# texts' embedding cosine reaches this (0.90: no false merge on real near-duplicate
+# instructions), or their normalised tokens' Jaccard reaches the second (restatements).
+REWARD_MEMORY_DUPLICATE_THRESHOLD = env.float("REWARD_MEMORY_DUPLICATE_THRESHOLD", default=0.90)
+REWARD_MEMORY_DUPLICATE_JACCARD = env.float("REWARD_MEMORY_DUPLICATE_JACCARD", default=0.80)
 
 INSTALLED_APPS = [
     "loopx_site.core.apps.LoopxAdminConfig",  # admin discovery only where it is used
@@ -82,8 +87,20 @@ def _host_cli_call(argv: list[str]) -> bool:
 if not _host_cli_call(sys.argv):
     INSTALLED_APPS.append("django_celery_beat")
 
+# The admin index lists apps in this order (an operator's day: Reward Memory first).
+LOOPX_ADMIN_APP_ORDER = (
+    "reward_memory",
+    "preferences",
+    "hooks",
+    "turn_recall",
+    "core",
+    "django_celery_beat",
+    "auth",
+)
+
 MIDDLEWARE = [
     "loopx_site.core.logging.RequestIdMiddleware",  # request id + one log line per request
+    "loopx_site.core.metrics.MetricsMiddleware",  # requests per route (docs/operations.md)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # admin and API-docs assets under gunicorn
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -217,6 +234,16 @@ if LOOPX_THROTTLE_STORE not in ("database", "cache"):
     from django.core.exceptions import ImproperlyConfigured
 
     raise ImproperlyConfigured("LOOPX_THROTTLE_STORE must be database or cache.")
+
+# Prometheus metrics at /metrics (loopx_site.core.metrics, docs/operations.md). A scrape
+# passes with `Authorization: Bearer $LOOPX_METRICS_TOKEN` or from an address inside
+# LOOPX_METRICS_NETWORKS (comma-separated CIDRs; loopback by default under DEBUG). With
+# neither configured the endpoint answers 404. Several processes (gunicorn workers,
+# Celery) share counts through PROMETHEUS_MULTIPROC_DIR (an empty directory per start).
+LOOPX_METRICS_TOKEN = env.str("LOOPX_METRICS_TOKEN", default="")
+LOOPX_METRICS_NETWORKS = env.str(
+    "LOOPX_METRICS_NETWORKS", default="127.0.0.0/8,::1/128" if DEBUG else ""
+)
 
 
 def _throttle_rate(name: str, default: str) -> str | None:

@@ -5,12 +5,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 import loopx_site.celery  # noqa: F401  (the task names the admin's schedule form offers)
 from loopx_site.core.admin_dashboard import dashboard_view, front_page, no_favicon
 from loopx_site.core.api import schema  # noqa: F401 - registers the host token scheme
+from loopx_site.core.metrics import metrics_view
 
 admin.autodiscover()  # idempotent; CLI processes that never load the URLconf skip it
 
 urlpatterns = [
     path("", front_page, name="front-page"),
     path("favicon.ico", no_favicon),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/dashboard/", admin.site.admin_view(dashboard_view), name="loopx-dashboard"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -9,7 +9,12 @@ from django.template.response import TemplateResponse
 
 from loopx_site.core import access
 from loopx_site.core import selectors as core_selectors
-from loopx_site.core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
+from loopx_site.core.admin_base import (
+    ReadOnlyAdmin,
+    ReadOnlyTabularInline,
+    excerpt_column,
+    log_admin_action,
+)
 from loopx_site.core.canonical import sha256_hex
 from loopx_site.core.errors import DomainError
 from preferences import (
@@ -135,7 +140,16 @@ class CorrectionForm(OperatorSourceForm):
 
 @admin.register(PreferenceSubject)
 class PreferenceSubjectAdmin(admin.ModelAdmin):
-    list_display = ("key", "state", "live_scope", "revision", "scope", "expires_at", "updated_at")
+    list_display = (
+        "key",
+        excerpt_column("statement"),
+        "state",
+        "live_scope",
+        "revision",
+        "scope",
+        "expires_at",
+        "updated_at",
+    )
     list_filter = (
         SubjectLiveScopeFilter,
         "state",
@@ -184,7 +198,9 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
         never silently overwritten (no retry with a newly fetched revision).
         """
         subjects = list(queryset.select_related("scope").order_by("scope_id", "key"))
-        form = form_class(request.POST if "apply" in request.POST else None)
+        # Correcting one preference starts from its current statement (never retyped blind).
+        initial = {"statement": subjects[0].statement} if len(subjects) == 1 else {}
+        form = form_class(request.POST if "apply" in request.POST else None, initial=initial)
         if "apply" in request.POST and form.is_valid():
             self._apply(request, subjects, form.cleaned_data, action=action, run=run)
             return None
@@ -247,6 +263,7 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
                     )
                 return
             expected_by_scope[subject.scope_id] = result["state"]["revision"]
+            log_admin_action(request, subject, f"{result['status']} ({subject.key})")
             self.message_user(
                 request,
                 f"{subject.key}: {result['status']} at revision {result['state']['revision']}.",

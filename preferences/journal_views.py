@@ -28,13 +28,14 @@ class View(NamedTuple):
     keys: list[str]
     texts: list[str]
     items: list[dict[str, Any]]
-    ordered: bool  # keys strictly ascending: the view is already in key order
+    ordered: bool  # keys strictly ascending in localeCompare order: already the view's order
     expiring: bool  # some item carries ``expires_at``: the view must be projected
 
     @classmethod
     def of(cls, keys: list, texts: list, items: list, *, ordered=None, expiring=None) -> "View":
-        if ordered is None:
-            ordered = all(a < b for a, b in itertools.pairwise(keys))
+        if ordered is None:  # in the view's order (LoopX's localeCompare), not code points
+            order = [selectors.locale_compare_key(k) for k in keys]
+            ordered = all(a < b for a, b in itertools.pairwise(order))
         if expiring is None:
             expiring = any(i["expires_at"] is not None for i in items)
         return cls(",".join(texts), keys, texts, items, ordered, expiring)
@@ -102,7 +103,7 @@ def after_commit(
         keys.insert(at, key)
         texts.insert(at, text)
         items.insert(at, item)
-        ordered = ordered or None  # an ordered view stays ordered; otherwise recount
+        ordered = None  # inserted in the key index's order: recount in the view's order
         expiring = expiring or item["expires_at"] is not None
     view = View.of(keys, texts, items, ordered=ordered, expiring=expiring)
     _remember(scope_id, view)

@@ -11,7 +11,6 @@ import base64
 import binascii
 import datetime as dt
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -157,7 +156,24 @@ def project(items: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any
     ]
 
 
-_BY_KEY = itemgetter("key")
+#: ICU root collation (what Node's ``localeCompare`` applies, and so LoopX's journal
+#: order) for the characters a key may hold: punctuation ``_`` < ``-`` < ``.`` before
+#: digits before letters at the primary level, then lower case before upper case at the
+#: tertiary level, left to right. Checked against Node 22 in
+#: tests/preferences/test_loopx_key_order.py. Other characters sort after letters by code
+#: point (a key never holds one).
+_PRIMARY = {ch: rank for rank, ch in enumerate("_-.0123456789abcdefghijklmnopqrstuvwxyz")}
+
+
+def locale_compare_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A sort key equal to ``localeCompare`` order (ICU root) on keys' characters."""
+    primary = tuple(_PRIMARY.get(ch.lower(), len(_PRIMARY) + ord(ch)) for ch in text)
+    tertiary = tuple(1 if ch.isupper() else 0 for ch in text)
+    return primary, tertiary
+
+
+def _BY_KEY(item: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return locale_compare_key(item["key"])
 
 
 def list_bytes(subjects: int, used_bytes: int) -> int:
@@ -247,6 +263,9 @@ def read_state(
     if first[2] is None:  # a scope whose journal holds no current subject
         return state(goal_id, agent_id, first[0], [], first[1])
     items = decode_items([row[2] for row in rows])
+    # LoopX lists keys in localeCompare order (ICU), not the database's collation.
+    pairs = sorted(zip(items, rows, strict=True), key=lambda p: locale_compare_key(p[0]["key"]))
+    items, rows = [p[0] for p in pairs], [p[1] for p in pairs]
     expired = [row[3] for row in rows]
     if 1 in expired:
         items = [

@@ -19,17 +19,20 @@ from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from loopx_site.core import access
 from loopx_site.core.admin_base import (
     ReadOnlyAdmin,
     ReadOnlyTabularInline,
+    admin_link,
     excerpt_column,
+    log_admin_action,
     ref_column,
+    short_ref,
 )
 from loopx_site.core.errors import DomainError
-from reward_memory import principals, selectors, services
+from reward_memory import dashboard, principals, selectors, services
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
 from reward_memory.models import (
@@ -46,12 +49,14 @@ from reward_memory.models import (
     PendingIngest,
     ProviderDeletion,
     RecallReceipt,
+    RecordEvidence,
     RecordTransition,
     ReflectionCandidate,
     Review,
     ReviewQueueItem,
     StandingPolicy,
 )
+from reward_memory.services.operator_control import usable_checkpoints
 
 
 def _shown(model, *hidden: str) -> tuple[str, ...]:
@@ -72,9 +77,16 @@ def _each(admin_obj, request, rows, run, *, ref, done=None) -> int:
             _refused(admin_obj, request, ref(row), exc)
             continue
         count += 1
+        log_admin_action(request, row, _reason_note(request))
         if done is not None:
             done(row, result)
     return count
+
+
+def _reason_note(request) -> str:
+    """The typed reasoning of the action form, for the action's log entry."""
+    reasoning = (request.POST.get("reasoning_summary") or "").strip()
+    return f"reason: {reasoning}" if reasoning else ""
 
 
 def _action(description: str, run, *args, permissions: tuple[str, ...] = ("change",)):
@@ -117,17 +129,18 @@ class StandingPolicyInline(ReadOnlyTabularInline):
 
 @admin.register(Corpus)
 class CorpusAdmin(ReadOnlyAdmin):
+    # What an operator scans first stays in view at 1280 px: health, then the rest.
     list_display = (
         "corpus_id",
+        "health",
+        "active_records",
         "memory_class",
-        "project",
-        "owner",
         "provider_id",
         "ranking",
-        "revision",
+        "project",
         "visibility",
-        "active_records",
-        "health",
+        "owner",
+        "revision",
     )
     list_filter = ("memory_class", "provider_id", "ranking", "active")
     search_fields = ("corpus_id", "project", "owner", "reviewer")
@@ -167,12 +180,15 @@ class CorpusAdmin(ReadOnlyAdmin):
         index = health["health"]["index_present"]
         level = messages.SUCCESS if index["value"] else messages.WARNING
         why = f" ({index['failure_kind']})" if index.get("failure_kind") else ""
+        values = {state: fact["value"] for state, fact in health["health"].items()}
+        dashboard.remember_probe(request, corpus.pk, values)
         self.message_user(
             request,
-            f"{corpus.corpus_id} probed: {registry.health_summary(health)}{why}",
+            f"{corpus.corpus_id} probed: {dashboard.health_words(values)}{why}",
             level,
         )
-        return HttpResponseRedirect(reverse("loopx-dashboard") + f"#corpus-{corpus.pk}")
+        # No anchor: the page opens at its top, where the message is.
+        return HttpResponseRedirect(reverse("loopx-dashboard"))
 
 
 @admin.register(StandingPolicy)
@@ -195,6 +211,15 @@ class TransitionInline(ReadOnlyTabularInline):
     model = RecordTransition
     fields = ("seq", "from_state", "to_state", "reason", "actor", "reference", "at")
     readonly_fields = fields
+
+
+class EvidenceInline(ReadOnlyTabularInline):
+    """Accepted duplicates whose evidence joined this record (``services.duplicates``)."""
+
+    model = RecordEvidence
+    fields = ("candidate_ref", "evidence_ref", "similarity", "review", "added_by", "added_at")
+    readonly_fields = fields
+    verbose_name_plural = "evidence added by accepted duplicates"
 
 
 @admin.register(MemoryRecord)
@@ -224,7 +249,7 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
         ),
         "provider_delete",
     )
-    inlines = [TransitionInline]
+    inlines = [TransitionInline, EvidenceInline]
     actions = ["revoke", "retire", "supersede", "operator_edit", "operator_retire"]
     action_form = OperatorControlActionForm
 
@@ -254,13 +279,18 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
         "revoked": lambda r, p: services.revoke_record(
             record_ref=r.record_ref, principal=p, revocation_ref=f"admin:{p.name}"
         ),
-        "retired": lambda r, p: services.retire_record(
-            record_ref=r.record_ref, principal=p, reason_summary="admin action"
+        "retired": lambda r, p, reason: services.retire_record(
+            record_ref=r.record_ref, principal=p, reason_summary=reason or "admin action"
         ),
     }
 
     def _close(self, request, queryset, verb: str) -> None:
-        self._each(request, queryset, self.CLOSERS[verb], verb)
+        closer = self.CLOSERS[verb]
+        if verb == "retired":  # the typed Reasoning is the retirement's reason
+            reason = (request.POST.get("reasoning_summary") or "").strip()
+            self._each(request, queryset, lambda r, p: closer(r, p, reason), verb)
+            return
+        self._each(request, queryset, closer, verb)
 
     revoke = _action("Revoke the selected records (as the signed-in operator)", _close, "revoked")
     retire = _action("Retire the selected records (as the signed-in operator)", _close, "retired")
@@ -292,9 +322,36 @@ class MemoryRecordAdmin(_ActionsOnly, ReadOnlyAdmin):
         )
 
 
+def _missing_checkpoint(admin_obj, request, record, action: str) -> None:
+    """The checkpoint id is required: say so, and name the checkpoints that would do."""
+    usable = usable_checkpoints(record, action)
+    grants = reverse("admin:reward_memory_authoritycheckpoint_changelist")
+    if usable:
+        offer = format_html_join(", ", "<code>{}</code>", ((u,) for u in usable))
+        hint = format_html("checkpoints you may use here: {}", offer)
+    else:
+        hint = format_html(
+            'no live checkpoint allows it yet: grant one in <a href="{}">Authority checkpoints</a>',
+            grants,
+        )
+    admin_obj.message_user(
+        request,
+        format_html(
+            "{}: a Checkpoint id is required for operator control {} — {}.",
+            record.record_ref,
+            action,
+            hint,
+        ),
+        messages.ERROR,
+    )
+
+
 def _operator_control(admin_obj, request, queryset, action: str) -> None:
     data = request.POST
     for record in queryset:
+        if not (data.get("control_ref") or "").strip():
+            _missing_checkpoint(admin_obj, request, record, action)
+            continue
         try:
             decision = services.operator_control(
                 record_ref=record.record_ref,
@@ -309,6 +366,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
             _refused(admin_obj, request, record.record_ref, exc)
             continue
         control_id = decision["control_id"]
+        log_admin_action(request, record, f"operator control {action} ({control_id})")
         if action == "edit":
             queue = reverse("admin:reward_memory_reviewqueueitem_changelist") + f"?q={control_id}"
             admin_obj.message_user(
@@ -335,7 +393,13 @@ def _performed(admin_obj, request, record, verb: str) -> None:
     recall = "still recallable" if back["recallable"] else "no longer recallable"
     admin_obj.message_user(
         request,
-        f"{record.record_ref}: {verb}; read back: {back['lifecycle_state']}, {recall}.",
+        format_html(
+            "{}: {}; read back: {}, {}.",
+            admin_link(record, record.record_ref),
+            verb,
+            back["lifecycle_state"],
+            recall,
+        ),
         messages.SUCCESS if not back["recallable"] else messages.WARNING,
     )
 
@@ -419,15 +483,16 @@ class AuthorityCheckpointAdmin(_ServiceAdded, admin.ModelAdmin):
     Checkpoints are never edited in place: revoke and grant a new id."""
 
     form = CheckpointGrantForm
+    # Live or not first (revoked at, expires at), in view at 1280 px.
     list_display = (
         "checkpoint_id",
-        "project",
         "actor",
+        "revoked_at",
+        "expires_at",
         "role",
+        "project",
         "verified_by",
         "verified_at",
-        "expires_at",
-        "revoked_at",
     )
     list_filter = ("project", "role", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("checkpoint_id", "project", "actor")
@@ -558,16 +623,63 @@ class LineageClosureAdmin(_ActionsOnly, ReadOnlyAdmin):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(ReadOnlyAdmin):
+class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
+    """Candidates from hosts and ingest, decided here as the corpus reviewer through the
+    same ``services.review_candidate`` the CLI and API call (a new review of the stored
+    candidate document; its owner then applies an accepted one from Reviews)."""
+
     list_display = (
         ref_column("candidate_ref"),
         "corpus",
-        "target_class",
-        "surface",
+        "proposed_text",
+        "latest_decision",
         "guard_status",
+        ref_column("duplicate_of", description="duplicate of"),
+        "created_at",
     )
+    actions = ["review_accept", "review_reject", "review_no_write"]
+
+    @admin.display(description="proposed text")
+    def proposed_text(self, obj):
+        return str((obj.document or {}).get("content_summary") or "(withheld)")[:120]
+
+    @admin.display(description="latest decision")
+    def latest_decision(self, obj):
+        review = obj.reviews.order_by("-created_at", "-pk").first()
+        if review is None:
+            return "awaiting the reviewer"
+        applied = ", applied" if review.applied_at else ""
+        return f"{review.effective_decision}{applied}"
+
+    def _review(self, request, queryset, decision: str) -> None:
+        def reviewed(candidate, review) -> None:
+            self.message_user(
+                request,
+                format_html(
+                    "{}: {} recorded as review {}.",
+                    admin_link(candidate, candidate.candidate_ref[:20] + "…"),
+                    review["effective_decision"],
+                    review["review_id"][:20] + "…",
+                ),
+                messages.SUCCESS,
+            )
+
+        _each(
+            self,
+            request,
+            queryset.select_related("corpus"),
+            lambda candidate: services.review_queue.decide_candidate(
+                candidate=candidate, decision=decision, principal=_operator(request)
+            ),
+            ref=lambda candidate: candidate.candidate_ref,
+            done=reviewed,
+        )
+
+    review_accept = _action("Accept the selected candidates (as the reviewer)", _review, "accept")
+    review_reject = _action("Reject the selected candidates (as the reviewer)", _review, "reject")
+    review_no_write = _action("Decide no_write (as the reviewer)", _review, "no_write")
     list_filter = ("guard_status", "target_class", "corpus")
-    search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project")
+    search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project", "duplicate_of")
     readonly_fields = (
         "candidate_ref",
         "corpus",
@@ -578,12 +690,14 @@ class CandidateAdmin(ReadOnlyAdmin):
         "guard_status",
         "guard_reasons",
         "prior_candidate_ref",
+        "duplicate_of",
+        "duplicate_similarity",
         "created_at",
     )
 
 
 @admin.register(Review)
-class ReviewAdmin(ReadOnlyAdmin):
+class ReviewAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = (
         ref_column("review_id"),
         "corpus",
@@ -596,6 +710,28 @@ class ReviewAdmin(ReadOnlyAdmin):
     list_filter = ("effective_decision", "requested_decision", "guard_status", "corpus")
     search_fields = ("review_id", "candidate__candidate_ref", "reviewer", "target_record_ref")
     readonly_fields = _shown(Review)
+    actions = ["apply_selected"]
+
+    @admin.action(
+        description="Apply the accepted reviews (as the corpus owner, with readback)",
+        permissions=["change"],
+    )
+    def apply_selected(self, request, queryset):
+        def applied(review, result) -> None:
+            self.message_user(
+                request, f"{review.review_id[:20]}…: {result['status']}.", messages.SUCCESS
+            )
+
+        _each(
+            self,
+            request,
+            queryset,
+            lambda review: services.review_queue.apply_accepted(
+                review=review, principal=_operator(request)
+            ),
+            ref=lambda review: review.review_id,
+            done=applied,
+        )
 
 
 @admin.register(IngestEvent)
@@ -820,6 +956,47 @@ class ReviewQueueActionForm(ActionForm):
     )
 
 
+class QueueStateFilter(admin.SimpleListFilter):
+    """Where each item's review chain stands (``services.review_queue.head``), and
+    "awaiting me": the items whose next step is the signed-in operator's (the corpus
+    reviewer's decision, or the owner's apply of an accepted replacement)."""
+
+    title = "state"
+    parameter_name = "state"
+    CHOICES = (
+        ("awaiting_review", "awaiting the reviewer"),
+        ("accepted", "accepted, awaiting the owner's apply"),
+        ("applied", "applied"),
+        ("closed", "rejected or no_write"),
+        ("mine", "awaiting me"),
+    )
+    # Later (issue 32, ``relevance``): a candidate marked ``duplicate_of`` another joins
+    # the queue here as its own state, "duplicate: awaiting the reviewer".
+
+    def lookups(self, request, model_admin):
+        return self.CHOICES
+
+    def queryset(self, request, queryset):
+        wanted = self.value()
+        if not wanted:
+            return queryset
+        me = _operator(request).actor_ref if wanted == "mine" else None
+        keep = [item.pk for item in queryset if _queue_match(item, wanted, me)]
+        return queryset.filter(pk__in=keep)
+
+
+def _queue_match(item, wanted: str, me: str | None) -> bool:
+    state = services.review_queue.head(item).state
+    if wanted == "mine":
+        awaiting = services.review_queue.AWAITING
+        return (state == awaiting and item.corpus.reviewer == me) or (
+            state == services.review_queue.ACCEPTED and item.corpus.owner == me
+        )
+    if wanted == "closed":
+        return state in ("reject", "no_write")
+    return state == wanted
+
+
 @admin.register(ReviewQueueItem)
 class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
     """Operator-control edits waiting for the corpus reviewer, then the owner: each
@@ -828,12 +1005,13 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
     list_display = (
         ref_column("control_id", description="control"),
         "corpus",
-        ref_column("record__record_ref", description="replaces record"),
+        "current_summary",
         "proposed_summary",
         "queue_state",
+        "duplicate_of",
         "created_at",
     )
-    list_filter = ("corpus",)
+    list_filter = (QueueStateFilter, "corpus")
     search_fields = ("control_id", "record__record_ref", "record__summary")
     readonly_fields = (
         "control_id",
@@ -841,8 +1019,10 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
         "record",
         "control_ref",
         "operator",
+        "current_summary",
         "proposed_summary",
         "queue_state",
+        "duplicate_of",
         "created_at",
     )
     fields = readonly_fields
@@ -854,9 +1034,23 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
             super().get_queryset(request).filter(action="edit").select_related("corpus", "record")
         )
 
-    @admin.display(description="proposed summary")
+    @admin.display(description="current text (replaced)")
+    def current_summary(self, obj):
+        return format_html("{} ({})", obj.record.summary, admin_link(obj.record, "record"))
+
+    @admin.display(description="proposed text")
     def proposed_summary(self, obj):
         return services.review_queue.head(obj).summary
+
+    @admin.display(description="duplicate of")
+    def duplicate_of(self, obj):
+        """The live record the reviewed head candidate restates (its recorded review's
+        ``duplicate_of``: ref and similarity), or "-"."""
+        review = services.review_queue.head(obj).review
+        duplicate = (review.document or {}).get("duplicate_of") if review else None
+        if not duplicate:
+            return "-"
+        return f"{short_ref(duplicate['record_ref'])} ({duplicate['similarity']:.2f})"
 
     @admin.display(description="state")
     def queue_state(self, obj):

@@ -38,3 +38,9 @@ class RewardMemoryConfig(AppConfig):
         contributions.RETENTION.register(
             "reward_memory.receipts", contributions.lazy("reward_memory.retention.prune_receipts")
         )
+        contributions.METRICS_GAUGES.register(
+            "reward_memory.state", contributions.lazy("reward_memory.metrics.gauges")
+        )
+        contributions.REVIEW_TODO.register(
+            "reward_memory.review", contributions.lazy("reward_memory.admin_todo.review_todo")
+        )

@@ -180,6 +180,23 @@ def _cell(state: str, value: bool | None) -> tuple[str, str]:
     return NOT_YET if value is False and state in ACTIVITY_STATES else CELL[value]
 
 
+#: Session key of the last "probe now" results: ``{corpus pk: {state: value}}``. The
+#: dashboard shows a probed value until the session ends (it never probes on its own).
+PROBED_SESSION_KEY = "loopx_probed"
+
+
+def health_words(health: dict[str, bool | None]) -> str:
+    """``state: word`` for each health state, in the dashboard's own words (a probe's
+    message and the table never disagree: "not yet", not "no", before a first recall)."""
+    return "; ".join(f"{s.replace('_', ' ')}: {_cell(s, v)[1]}" for s, v in health.items())
+
+
+def remember_probe(request, corpus_pk: int, health: dict[str, bool | None]) -> None:
+    probed = dict(request.session.get(PROBED_SESSION_KEY) or {})
+    probed[str(corpus_pk)] = health
+    request.session[PROBED_SESSION_KEY] = probed
+
+
 def _probe_link(request, corpus_pk) -> str | None:
     if not request.user.has_perm("reward_memory.view_corpus"):
         return None
@@ -209,7 +226,9 @@ def link(request, data: dict[str, Any]) -> None:
                 reason__exact=row["reason"],
                 q=gid,
             )
+    probed = request.session.get(PROBED_SESSION_KEY) or {}
     for corpus in data["corpora"]:
+        corpus["health"] = {**corpus["health"], **probed.get(str(corpus["pk"]), {})}
         _link_corpus(request, corpus)
     data["health_headers"] = [s.replace("_", " ") for s in HEALTH_STATES]
     data["health_legend"] = [

@@ -41,6 +41,7 @@ from reward_memory.domain.inputs import FIXTURES
 from reward_memory.models import (
     HYBRID,
     AuthorityCheckpoint,
+    Candidate,
     Corpus,
     ExperimentBinding,
     IngestEvent,
@@ -249,8 +250,8 @@ def _register(ledger: Ledger, corpus_id: str, register) -> str:
     return result["status"] if result is not None else "kept"
 
 
-def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
-    """The reviewer accepts one candidate and the owner applies it, once."""
+def _reviewed_candidate(pr_event: dict) -> dict:
+    """The PR-description candidate the demo's reviewer accepts (from the shipped event)."""
     reviewed = copy.deepcopy(pr_event)
     for key in ("event_id", "corpus_id"):
         reviewed.pop(key)
@@ -260,6 +261,12 @@ def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
         "Keep PR descriptions under twenty lines; link follow-up work instead of describing it."
     )
     reviewed["reasoning_summary"] = "A reviewer asked for shorter descriptions on three PRs."
+    return reviewed
+
+
+def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
+    """The reviewer accepts one candidate and the owner applies it, once."""
+    reviewed = _reviewed_candidate(pr_event)
 
     def review_and_apply() -> dict:
         review = services.review_candidate(
@@ -278,6 +285,47 @@ def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
     applied = ledger.ensure(
         "review loopx-demo-pr-description",
         exists=Review.objects.filter(corpus__corpus_id="loopx-demo-pr-description").exists,
+        create=review_and_apply,
+    )
+    return applied["status"] if applied is not None else "kept"
+
+
+#: the reviewed PR-description candidate, said again by another reviewer comment
+RESTATEMENT = (
+    "Keep PR descriptions under twenty lines, and link follow-up work instead of describing it."
+)
+
+
+def _duplicate(ledger: Ledger, pr_event: dict, owner: str) -> str:
+    """A restatement of the reviewed record, reviewed once: review marks it
+    ``duplicate_of`` that record, and accepting it adds its evidence to the record's
+    lineage (Admin → Records → evidence) instead of a second active record."""
+    restated = _reviewed_candidate(pr_event)
+    restated["source"]["evidence_ref"] = "feedback:loopx-demo/pr-description/0003"
+    restated["content_summary"] = RESTATEMENT
+    corpus_id = "loopx-demo-pr-description"
+
+    def review_and_apply() -> dict:
+        review = services.review_candidate(
+            candidate=restated,
+            decision="accept",
+            principal=principals.operator_account(demo_documents.reviewer(owner), field="reviewer"),
+            corpus_id=corpus_id,
+            execute=True,
+        )
+        if review["duplicate_of"] is None:
+            return {"status": "not_marked"}
+        return services.apply_review(
+            review_id=review["review_id"],
+            principal=principals.operator_account(owner, field="actor"),
+            execute=True,
+        )
+
+    applied = ledger.ensure(
+        f"duplicate review {corpus_id}",
+        exists=Candidate.objects.filter(corpus__corpus_id=corpus_id)
+        .exclude(duplicate_of="")
+        .exists,
         create=review_and_apply,
     )
     return applied["status"] if applied is not None else "kept"
@@ -341,6 +389,7 @@ def load(*, log, operator: str | None = None) -> dict:
         pr_event = json.load(handle)
     statuses.append(_ingest(ledger, pr_event))
     review_status = _review(ledger, pr_event, owner)
+    log(f"reward_memory duplicate candidate: {_duplicate(ledger, pr_event, owner)}")
     _checkpoint(ledger, CHECKPOINT_ID, lambda: _policy_checkpoint(owner))
     policy_status = _ingest(ledger, demo_documents.policy_event())
     log(f"reward_memory records: {', '.join([*statuses, review_status, policy_status])}")

@@ -219,6 +219,19 @@ def case_supersede_revoke_rejection(check: _Check, rows) -> None:
     }
 
 
+#: LoopX's words for the guard reasons its Stage 4 cases name; ours follow in
+#: ``guard_reason_codes`` (docs/loopx-hosts.md).
+LOOPX_REASON_CODES = {
+    "freshness_stale": "source_revision_mismatch",
+    "revision_mismatch": "request_revision_mismatch",
+    "checkpoint_actor_mismatch": "authority_actor_mismatch",
+}
+
+
+def _loopx_codes(codes: list[str]) -> list[str]:
+    return [LOOPX_REASON_CODES.get(code, code) for code in codes]
+
+
 def case_stale_source_rejection(check: _Check, rows) -> None:
     stale = fx.event("stale-1", "Old advice.", days_ago=fx.MAX_AGE_DAYS + 5)
     before = check.double.call_count
@@ -235,9 +248,10 @@ def case_stale_source_rejection(check: _Check, rows) -> None:
     check.that(calls == 0)
     check.evidence = {
         "recall_status": result["status"],
-        "reason_codes": codes,
+        "reason_codes": _loopx_codes(codes),
         "provider_call_count": calls,
         "false_application_observed": calls > 0,
+        "guard_reason_codes": codes,
     }
 
 
@@ -253,7 +267,8 @@ def case_multi_person_authority_conditions(check: _Check, rows) -> None:
     check.evidence = {
         "matching_actor_guard": matching["guard"]["status"] == "passed",
         "mismatched_actor_guard": other["guard"]["status"] == "passed",
-        "reason_codes": codes,
+        "reason_codes": _loopx_codes(codes),
+        "guard_reason_codes": codes,
     }
 
 

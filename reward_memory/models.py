@@ -124,6 +124,16 @@ class Candidate(models.Model):
     guard_status = models.CharField(max_length=16, choices=GUARD_CHOICES)
     guard_reasons = models.JSONField(default=list)
     prior_candidate_ref = models.CharField(max_length=69, blank=True, default="")
+    duplicate_of = models.CharField(
+        max_length=68,
+        blank=True,
+        default="",
+        help_text="The active record of the same corpus this candidate restates, "
+        "when the review found one (services.duplicates).",
+    )
+    duplicate_similarity = models.FloatField(
+        null=True, blank=True, help_text="Cosine of the two texts' embeddings (0..1)."
+    )
     created_at = models.DateTimeField()
 
     class Meta:
@@ -342,6 +352,30 @@ class RecordTransition(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValueError("record transitions are immutable")
+
+
+class RecordEvidence(models.Model):
+    """A duplicate candidate's evidence added to an existing record's lineage: accepting
+    a candidate that restates an active record adds a row here instead of a second
+    active record (``services.lineage.add_evidence``)."""
+
+    record = models.ForeignKey(MemoryRecord, on_delete=models.PROTECT, related_name="evidence")
+    candidate_ref = models.CharField(max_length=69)
+    evidence_ref = models.CharField(max_length=256, blank=True, default="")
+    review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="evidence")
+    similarity = models.FloatField(null=True, blank=True)
+    added_by = models.CharField(max_length=256)
+    added_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["record_id", "added_at"]
+        verbose_name_plural = "record evidence"
+        constraints = [
+            _unique("candidate", "record", "candidate_ref"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.record_id}+{self.candidate_ref}"
 
 
 class IngestEvent(models.Model):

@@ -38,6 +38,9 @@ PERMISSIONS = {
     "retry_provider_deletion": "reward_memory.change_providerdeletion",
     "record_validation": "reward_memory.record_reflection_validation",
     "review_queue": "reward_memory.change_reviewqueueitem",
+    # the admin's decisions on host and ingest candidates, and the owner's apply of them
+    "review_candidate": "reward_memory.change_candidate",
+    "apply_review": "reward_memory.change_review",
 }
 
 

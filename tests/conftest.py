@@ -2,6 +2,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from loopx_site.core import clock
 from loopx_site.core import services as core_services
 from tests.factories import AgentFactory, GoalFactory
 
@@ -65,3 +66,61 @@ def experiment_config_root(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(django_settings, "REWARD_MEMORY_CONFIG_ROOT", str(root), raising=False)
     monkeypatch.setenv("LOOPX_REWARD_MEMORY_CONFIG_ROOT", str(root))
     return root
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch):
+    """Services read ``clock.now()``; the test runs at a fixed instant it can move
+    (``set``, ``advance``). Autoused by ``tests/reward_memory`` and ``tests/turn_recall``."""
+    from tests.reward_memory.factories import NOW
+
+    state = {"now": NOW}
+    monkeypatch.setattr(clock, "now", lambda: state["now"])
+
+    class Clock:
+        def set(self, value):
+            state["now"] = value
+
+        def advance(self, delta):
+            state["now"] = state["now"] + delta
+
+        @property
+        def now(self):
+            return state["now"]
+
+    return Clock()
+
+
+@pytest.fixture
+def double():
+    """A Reward Memory provider double installed as provider ``double`` for the test."""
+    from reward_memory import providers
+    from reward_memory.providers.double import ProviderDouble
+
+    with providers.use("double", ProviderDouble()) as provider:
+        yield provider
+
+
+@pytest.fixture
+def other_goal(db):
+    """Goal ``other`` with Agent ``author``: a second scope for isolation tests."""
+    return AgentFactory(goal=GoalFactory(goal_id="other"), agent_id="author")
+
+
+@pytest.fixture
+def demo_goal(db):
+    """Goal ``demo`` registered through the service, Agents ``author`` and ``reviewer``,
+    state ref ``goals/demo/state.json``."""
+    return core_services.register_goal(
+        goal_id="demo", agent_ids=["author", "reviewer"], state_ref="goals/demo/state.json"
+    ).goal
+
+
+@pytest.fixture
+def demo(db):
+    """The ``make run`` demo data (``loopx_demo``), as a newcomer first sees it."""
+    import io
+
+    from django.core.management import call_command
+
+    call_command("loopx_demo", stdout=io.StringIO())

@@ -86,7 +86,13 @@ def _public_part(doc):
         public = {k: v for k, v in doc.items() if k != "items"}
         return public, _summaries(doc.get("items"))
     if schema == "reward_memory_candidate_review_v0":  # the reviewer's own candidate echoed
-        return {k: v for k, v in doc.items() if k not in CALLER_INPUT_FIELDS}, []
+        # and, when marked, the live record of the same corpus it restates (``duplicate_of``:
+        # the record's summary goes to that corpus's reviewer only, like a recall's items)
+        public = {k: v for k, v in doc.items() if k not in CALLER_INPUT_FIELDS | {"duplicate_of"}}
+        duplicate = doc.get("duplicate_of")
+        return public, _summaries(
+            [{"summary": duplicate.get("record_summary")}] if isinstance(duplicate, dict) else None
+        )
     if schema in PRIVATE_TO_CALLER:
         return None, []
     if schema == "loopx_host_token_v0":  # the secret is shown once, to its creator
@@ -262,13 +268,39 @@ def findings() -> list[str]:
     return out
 
 
+def _is_xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 def pytest_sessionfinish(session, exitstatus):
-    if not _ENABLED or not CAPTURE.texts:
+    """Scan what this process captured. Under pytest-xdist each worker scans its own
+    tests and hands its findings and count to the controller (``workeroutput``), which
+    fails the run and reports them (:func:`pytest_testnodedown`)."""
+    if not _ENABLED:
         return
-    found = findings()
-    _STATE["findings"] = found
-    if found and session.exitstatus == 0:
+    found = findings() if CAPTURE.texts else []
+    if _is_xdist_worker(session.config):
+        session.config.workeroutput["privacy_scan"] = {
+            "findings": found,
+            "scanned": len(CAPTURE.texts),
+        }
+        return
+    if CAPTURE.texts:
+        _STATE["findings"] = [*_STATE.get("findings", []), *found]
+        _STATE["scanned"] = _STATE.get("scanned", 0) + len(CAPTURE.texts)
+    if _STATE.get("findings") and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """Controller side of pytest-xdist: collect one worker's scan (runs before the
+    controller's own ``pytest_sessionfinish``)."""
+    result = getattr(node, "workeroutput", {}).get("privacy_scan")
+    if result is None:
+        return
+    _STATE["findings"] = [*_STATE.get("findings", []), *result["findings"]]
+    _STATE["scanned"] = _STATE.get("scanned", 0) + result["scanned"]
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -277,7 +309,7 @@ def pytest_terminal_summary(terminalreporter):
         return
     tr = terminalreporter
     if not found:
-        tr.write_line(f"privacy scan: {len(CAPTURE.texts)} emitted documents/log lines clean")
+        tr.write_line(f"privacy scan: {_STATE.get('scanned', 0)} emitted documents/log lines clean")
         return
     tr.section("privacy scan", sep="=", red=True)
     tr.write_line(f"{len(found)} emitted texts carry private material:")

@@ -11,3 +11,16 @@ os.environ.setdefault("DEBUG", "false")
 
 # The session-wide privacy scan over everything the suite emits (tests/privacy_scan.py).
 pytest_plugins = ["tests.privacy_scan"]
+
+
+def pytest_collectstart(collector):
+    """schemathesis's pytest plugin (with hypothesis and trio behind it) costs seconds to
+    import and only ``tests/core/test_schemathesis.py`` uses it: pyproject turns off its
+    automatic loading (``-p no:schemathesis``) and it is loaded here, just before that
+    module is collected (its ``pytest_configure`` is replayed for a late plugin)."""
+    path = getattr(collector, "path", None)
+    if path is None or path.name != "test_schemathesis.py":
+        return
+    manager = collector.config.pluginmanager
+    if manager.get_plugin("schemathesis.pytest.plugin") is None:
+        manager.import_plugin("schemathesis.pytest.plugin")

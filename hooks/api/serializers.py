@@ -9,11 +9,11 @@ from loopx_site.core.api.fields import (
     StrictBooleanField,
     StrictQuerySerializer,
 )
-from loopx_site.core.api.serializers import IdentifierField
+from loopx_site.core.api.serializers import IdentifierField, StrictInput
 
 
 # -- Todos --------------------------------------------------------------------------------
-class HookTodoAddInput(serializers.Serializer):
+class HookTodoAddInput(StrictInput):
     todo_id = IdentifierField()
     title = serializers.CharField(max_length=500, trim_whitespace=False)
     segment_ref = serializers.CharField(max_length=256, required=False, trim_whitespace=False)
@@ -58,7 +58,7 @@ class HookTodoListOutput(serializers.Serializer):
 
 
 # -- settlement ----------------------------------------------------------------------------
-class TurnSettleInput(serializers.Serializer):
+class TurnSettleInput(StrictInput):
     goal_id = IdentifierField()
     agent_id = IdentifierField()
     todo_id = IdentifierField()

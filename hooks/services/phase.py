@@ -28,7 +28,7 @@ from hooks import contracts, dispatcher, documents, registry
 from hooks import errors as codes
 from hooks.dispatcher import Outcome
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, HookPhaseCheckpoint
-from loopx_site.core import clock
+from loopx_site.core import clock, metrics
 from loopx_site.core.rows import insert_once
 
 logger = logging.getLogger("loopx.hooks")
@@ -79,6 +79,10 @@ def record_outcome(receipt: DurableWritebackReceipt, outcome: Outcome) -> Journa
     try:
         with transaction.atomic():
             _insert(receipt, outcome, now)
+        lag = (now - receipt.created_at).total_seconds()
+        metrics.dispatch_observed(
+            status=outcome.status, failure_code=outcome.failure_code, lag_seconds=lag
+        )
         return _j(outcome, "recorded", outcome.failure_code)
     except IntegrityError:
         existing = HookDispatch.objects.select_for_update().get(dispatch_id=outcome.dispatch_id)

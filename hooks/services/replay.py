@@ -12,9 +12,9 @@ writes a second dispatch, intent or checkpoint.
 """
 
 from hooks import dispatcher, documents, registry, selectors
-from hooks.errors import AREA, error
+from hooks.errors import AREA, HookError, error
 from hooks.services.phase import run_hook_phase
-from loopx_site.core import progress
+from loopx_site.core import access, progress
 from loopx_site.core.validation import require_identifier
 
 MAX_REPLAY = 500
@@ -27,8 +27,12 @@ def replay(
     execute: bool = False,
     retry_failed: bool = True,
     limit: int = 100,
+    operator: access.Caller = access.SHELL,
 ) -> dict:
-    """Preview (default) or run the hook phase for receipts that need it."""
+    """Preview (default) or run the hook phase for receipts that need it. Run by the
+    operator's shell, or by an account holding ``hooks.change_hookdispatch`` (the admin)."""
+    if execute:
+        access.require_operator_permission(operator, "hooks.change_hookdispatch", error=HookError)
     if goal_id is not None:
         require_identifier(goal_id, "goal_id", area=AREA)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_REPLAY:

@@ -54,7 +54,9 @@ T = TypeVar("T")
 
 
 def _forbidden(message: str, area: str) -> DomainError:
-    return DomainError("scope_forbidden", message, area=area)
+    # A token's scope is the edge's concern (area ``loopx``, like 401): one 403 document
+    # on every route, whichever app's area ``area`` names.
+    return DomainError("scope_forbidden", message, area="loopx")
 
 
 def _optional_id(value: Any, field: str, area: str) -> str | None:
@@ -197,7 +199,7 @@ class Acting:
                 "scope_forbidden",
                 f"{what} reaches the Agent's own memory: use the Agent's own token.",
                 field=field,
-                area=area,
+                area="loopx",  # the edge's area, as every 401/403 (``_forbidden``)
             )
 
     @property

@@ -79,3 +79,38 @@ def excerpt_column(field: str, *, description: str | None = None, length: int = 
 
     column.__name__ = f"{field}_excerpt"
     return column
+
+
+def log_admin_action(request, obj, message: str = "") -> None:
+    """One "Recent actions" entry (``LogEntry``, a change) for an admin action performed
+    on ``obj``: the action's name and, when given, what it did. Rows whose model is not
+    registered in the admin still log (the entry simply has no link)."""
+    from django.contrib.admin.models import CHANGE, LogEntry
+
+    if getattr(obj, "_meta", None) is None or getattr(obj, "pk", None) is None:
+        return  # not a stored row (e.g. a grouped selection): nothing to point at
+    action = request.POST.get("action", "") if request.method == "POST" else ""
+    text = " — ".join(
+        part for part in (f"Admin action: {action}" if action else "", message) if part
+    )
+    LogEntry.objects.log_actions(
+        user_id=request.user.pk,
+        queryset=[obj],
+        action_flag=CHANGE,
+        change_message=text[:2000] or "Admin action",
+        single_object=True,
+    )
+
+
+def admin_link(obj, text: str | None = None) -> str:
+    """An HTML link to ``obj``'s admin page showing ``text`` (default: its ``str``);
+    the plain escaped text when the model has no admin page."""
+    from django.urls import NoReverseMatch, reverse
+
+    label = text if text is not None else str(obj)
+    meta = obj._meta
+    try:
+        url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
+    except NoReverseMatch:
+        return format_html("{}", label)
+    return format_html('<a href="{}">{}</a>', url, label)

@@ -16,7 +16,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from loopx_site.core import contributions, dashboard_selectors
+from loopx_site.core import admin_site, contributions, dashboard_selectors
 
 
 def changelist(model: str, **params) -> str:
@@ -49,6 +49,7 @@ def dashboard_view(request):
         "title": "Operator dashboard",
         "subtitle": None,
         "is_nav_sidebar_enabled": False,  # the matrix needs the width
+        "review_todo": admin_site.review_todo(request),
         **data,
     }
     return TemplateResponse(request, "admin/loopx_dashboard.html", context)

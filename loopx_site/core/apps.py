@@ -30,12 +30,23 @@ def is_management_command_without_admin(argv: list[str]) -> bool:
 
 
 class CoreConfig(AppConfig):
+    default = True  # two configs live in this module: INSTALLED_APPS' "loopx_site.core" is this
     name = "loopx_site.core"
     label = "core"
     verbose_name = "LoopX registry"
 
+    def ready(self):
+        from loopx_site.core import (
+            checks,  # noqa: F401 - registers the deploy checks
+            tracing,
+        )
+
+        tracing.configure_from_environment()  # imports OpenTelemetry only when OTEL_* ask
+
 
 class LoopxAdminConfig(SimpleAdminConfig):
+    default_site = "loopx_site.core.admin_site.LoopxAdminSite"
+
     def ready(self):
         super().ready()
         if not is_management_command_without_admin(sys.argv):

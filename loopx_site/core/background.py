@@ -18,7 +18,7 @@ from collections.abc import Callable
 from django.db import DatabaseError, connections, router
 from django.db.models import QuerySet
 
-from loopx_site.core import access, clock
+from loopx_site.core import access, clock, metrics
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import BackgroundRun
 
@@ -48,6 +48,7 @@ def claim(queryset: QuerySet) -> QuerySet:
 
 
 def _finish(run: BackgroundRun, outcome: str, counts: dict, code: str = "") -> None:
+    metrics.background_run_observed(task=run.task, outcome=outcome, code=code)
     try:
         BackgroundRun.objects.filter(pk=run.pk).update(
             outcome=outcome, counts=counts, error_code=code, finished_at=clock.now()

@@ -449,8 +449,13 @@ class LoopxCommand(BaseCommand):
         # The message names the caller's input as the flag they typed.
         err.message = name_fields(err.message, self.flag_of)
         if fmt == "text":
-            field = f" (field: {err.field})" if err.field else ""
-            line = f"error: {err.code}{field}: {err.message}"
+            # A person reads the flag they typed (``--goal-id``), not the field's name.
+            flag = self.flag_of(err.field) if err.field else None
+            message = err.message
+            if flag and message.startswith(f"{err.field} "):
+                message = flag + message[len(err.field) :]
+            field = f" ({flag or 'field: ' + err.field})" if err.field else ""
+            line = f"error: {err.code}{field}: {message}"
             current = err.extra.get("current")
             if isinstance(current, dict) and "revision" in current:
                 # A conflict says where the journal is now, so a person can retry.

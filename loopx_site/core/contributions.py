@@ -154,3 +154,13 @@ GOAL_SCOPE_MOVES = ExtensionPoint(
 RETENTION = ExtensionPoint(
     "retention", "prune rows older than a policy's cutoff: prune(policy, older_than, execute)"
 )
+
+#: State series of ``/metrics``, read from the database at scrape time
+#: (``loopx_site.core.metrics``): ``gauge() -> [(name, help, {((label, value), ...): number})]``.
+METRICS_GAUGES = ExtensionPoint(
+    "metrics_gauges", "scrape-time state series: callable() -> [(name, help, samples)]"
+)
+
+#: What waits for a human, shown on the admin index and the dashboard
+#: (``loopx_site.core.admin_site``): ``todo(request) -> [{"label", "count", "url"}]``.
+REVIEW_TODO = ExtensionPoint("review_todo", "admin to-do rows: callable(request) -> [rows]")

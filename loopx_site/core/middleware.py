@@ -3,7 +3,9 @@
 * ``EdgeErrorsMiddleware``: a database outage inside a view (``OperationalError`` /
   ``InterfaceError``) becomes 503 — the error envelope under ``/api/``, a small HTML page
   elsewhere (the admin) — and an ``/api/…`` path that no route matches answers the JSON
-  404 envelope instead of Django's page (also with ``DEBUG`` on).
+  404 envelope instead of Django's page (also with ``DEBUG`` on). An ``/api/…`` path
+  without its trailing slash is served as the route with the slash (never a 301 to an
+  HTML page that a client would follow without its POST body).
 * ``handler400`` / ``handler404`` / ``handler500`` (wired in ``loopx_site.urls``) do the same
   for failures outside a view: an oversized body (413), unknown paths, and a database
   outage met by a middleware.
@@ -23,6 +25,7 @@ from django.contrib.admin.views.main import ERROR_FLAG
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
+from django.urls import is_valid_path
 from django.utils.html import escape
 from django.views import defaults
 
@@ -97,11 +100,24 @@ def api_not_found() -> JsonResponse:
     return _envelope_response(DomainError("route_not_found"))
 
 
+def _serve_without_slash(request) -> None:
+    """An ``/api/…`` path written without its trailing slash is served as the route it
+    names (both forms answer alike): no 301 to an HTML page, no POST body lost."""
+    path = request.path_info
+    if not is_api(request) or path.endswith("/"):
+        return
+    urlconf = getattr(request, "urlconf", None)
+    if not is_valid_path(path, urlconf) and is_valid_path(f"{path}/", urlconf):
+        request.path_info = f"{path}/"
+        request.path = f"{request.path}/"
+
+
 class EdgeErrorsMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        _serve_without_slash(request)
         response = self.get_response(request)
         if (
             response.status_code == 404

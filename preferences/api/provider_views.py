@@ -6,12 +6,13 @@ missing one); its project scopes the ranking."""
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
+from loopx_site.core.api.serializers import StrictInput
 from preferences import services
 from preferences.api.recall_views import RecallHookApi, hook_schema
 from preferences.recall import remote
 
 
-class ProviderDoctorInput(serializers.Serializer):
+class ProviderDoctorInput(StrictInput):
     config = serializers.CharField(max_length=128, help_text="Registered config name.")
 
 

@@ -4,6 +4,8 @@ every rule, including context and surface validation)."""
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from loopx_site.core.api.serializers import StrictInput
+
 
 @extend_schema_field(
     {
@@ -32,32 +34,39 @@ def _optional_ref() -> serializers.CharField:
     )
 
 
-class SemanticPreferenceRecallInput(serializers.Serializer):
-    config = serializers.CharField(max_length=128, help_text="Registered config name.")
+class SemanticPreferenceRecallInput(StrictInput):
+    config = serializers.CharField(
+        max_length=128, trim_whitespace=False, help_text="Registered config name."
+    )
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
     context = ContextField(required=False, default=dict)
     execute = serializers.BooleanField(default=False)
 
 
-class SemanticPreferenceDoctorInput(serializers.Serializer):
-    config = serializers.CharField(max_length=128, help_text="Registered config name.")
+class SemanticPreferenceDoctorInput(StrictInput):
+    config = serializers.CharField(
+        max_length=128, trim_whitespace=False, help_text="Registered config name."
+    )
     execute = serializers.BooleanField(default=False)
 
 
-class SemanticPreferenceApplicationReceiptInput(serializers.Serializer):
+class SemanticPreferenceApplicationReceiptInput(StrictInput):
     surface = serializers.CharField(max_length=128, trim_whitespace=False)
     application_id = serializers.CharField(max_length=200, trim_whitespace=False)
-    outcome = serializers.CharField(max_length=32, help_text="applied | ignored | failed")
+    outcome = serializers.CharField(
+        max_length=32, trim_whitespace=False, help_text="applied | ignored | failed"
+    )
     preference_refs = _refs(20)
     artifact_ref = _optional_ref()
 
 
-class SemanticPreferenceMaintenanceReceiptInput(serializers.Serializer):
+class SemanticPreferenceMaintenanceReceiptInput(StrictInput):
+    # untrimmed: the service checks the value (a blank one is its 400, as the schema says)
     trigger = serializers.CharField(
-        max_length=32, help_text="explicit_feedback | source_truth_changed"
+        max_length=32, trim_whitespace=False, help_text="explicit_feedback | source_truth_changed"
     )
     outcome = serializers.CharField(
-        max_length=32, help_text="verified | no_write_rationale | failed"
+        max_length=32, trim_whitespace=False, help_text="verified | no_write_rationale | failed"
     )
     corpus_ids = serializers.ListField(
         child=serializers.CharField(max_length=128, trim_whitespace=False),

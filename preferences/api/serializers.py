@@ -5,22 +5,19 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from loopx_site.core.api.schema import ErrorEnvelope
+from loopx_site.core.api.serializers import OpaqueStringField, StrictInput
 
 
 @extend_schema_field({"type": "string", "nullable": True, "example": "3"})
-class ExpectedRevisionField(serializers.Field):
-    """``null``/``"none"`` or the opaque revision string read back (``"3"``)."""
+class ExpectedRevisionField(OpaqueStringField):
+    """``null``/``"none"`` or the opaque revision string read back (``"3"``); a number
+    is ``invalid_argument`` (the revision is opaque: echoed, never computed)."""
 
-    def to_internal_value(self, data):
-        if data is None or (isinstance(data, str | int) and not isinstance(data, bool)):
-            return data
-        raise serializers.ValidationError("expected_revision must be null or a revision string")
-
-    def to_representation(self, value):
-        return value
+    def __init__(self, **kwargs):
+        super().__init__(what="expected_revision", **kwargs)
 
 
-class RememberInput(serializers.Serializer):
+class RememberInput(StrictInput):
     key = serializers.CharField(max_length=128, trim_whitespace=False)
     statement = serializers.CharField(max_length=1200, trim_whitespace=False)
     source_ref = serializers.CharField(max_length=1024, trim_whitespace=False)
@@ -31,7 +28,7 @@ class RememberInput(serializers.Serializer):
     execute = serializers.BooleanField(default=False)
 
 
-class RetireInput(serializers.Serializer):
+class RetireInput(StrictInput):
     key = serializers.CharField(max_length=128, trim_whitespace=False)
     source_ref = serializers.CharField(max_length=1024, trim_whitespace=False)
     source_quote = serializers.CharField(max_length=1600, trim_whitespace=False)

@@ -122,6 +122,7 @@ def register(sub: Subcommands) -> None:
         "read", "Read the exact scope's current view.", run=run_read, render=render_current
     )
     add_identity(read)
+    accept_loopx_flags(read)
 
     observe = sub.add(
         "observe",
@@ -130,6 +131,7 @@ def register(sub: Subcommands) -> None:
         render=render_observe,
     )
     add_identity(observe)
+    accept_loopx_flags(observe)
 
     remember = sub.add(
         "remember",
@@ -138,6 +140,7 @@ def register(sub: Subcommands) -> None:
         render=render_write,
     )
     add_remember_arguments(remember)
+    accept_loopx_flags(remember)
 
     retire = sub.add(
         "retire",
@@ -152,6 +155,7 @@ def register(sub: Subcommands) -> None:
     retire.add_argument("--expected-revision", required=True)
     retire.add_argument("--operation-id", required=True)
     retire.add_argument("--execute", action="store_true", help="Commit (default: preview).")
+    accept_loopx_flags(retire)
 
     hist = sub.add(
         "history", "Page through the journal, oldest first.", run=run_history, render=render_history
@@ -164,6 +168,7 @@ def register(sub: Subcommands) -> None:
         default=selectors.HISTORY_PAGE,
         help=f"1-{selectors.HISTORY_MAX_LIMIT} (default {selectors.HISTORY_PAGE}).",
     )
+    accept_loopx_flags(hist)
 
     migrate = sub.add(
         "migrate-scope",
@@ -177,6 +182,36 @@ def register(sub: Subcommands) -> None:
     migrate.add_argument("--from-state-ref", help="The earlier Goal state ref.")
     migrate.add_argument("--from-instance-id", help="The earlier Goal instance id.")
     migrate.add_argument("--execute", action="store_true", help="Commit (default: preview).")
+
+
+#: LoopX's ``agent`` command has one parser for every action: each of these flags is
+#: accepted on every action and ignored where the action has no use for it (a host may
+#: build one argv for remember and retire). Ours accepts and ignores them the same way.
+LOOPX_AGENT_FLAGS = (
+    "--key",
+    "--statement",
+    "--source-ref",
+    "--source-quote",
+    "--expected-revision",
+    "--operation-id",
+    "--expires-at",
+    "--after-cursor",
+)
+IGNORED = "Accepted and ignored by this action, as LoopX does."
+
+
+def accept_loopx_flags(parser: argparse.ArgumentParser, *, execute: bool = True) -> None:
+    """Add LoopX's shared agent flags this action does not use, as ignored options."""
+    known = parser._option_string_actions  # argparse's own index of option strings
+    flags = [*LOOPX_AGENT_FLAGS, *(("--execute",) if execute else ())]
+    for flag in flags:
+        if flag in known:
+            continue
+        dest = "ignored_" + flag.lstrip("-").replace("-", "_")
+        if flag == "--execute":
+            parser.add_argument(flag, dest=dest, action="store_true", help=IGNORED)
+        else:
+            parser.add_argument(flag, dest=dest, help=IGNORED)
 
 
 def _limit(text: str) -> int:

@@ -99,6 +99,10 @@ def extension(row, active_entry: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+#: Operations whose preview prints ``enabled: null``, as LoopX's do.
+_UNDECIDED = ("install", "upgrade")
+
+
 def operation(
     name: str,
     *,
@@ -124,8 +128,8 @@ def operation(
         "revision": row.revision,
         "active_revision": row.revision or None,
         "previous_revision": previous_revision,
-        # LoopX: an install preview has decided nothing about enablement yet.
-        "enabled": row.active if (execute or row.pk) else None,
+        # LoopX: an install or upgrade preview has decided nothing about enablement yet.
+        "enabled": row.active if (execute or (row.pk and name not in _UNDECIDED)) else None,
         "doctor": doctor,
         "rollback_available": bool(row.rollback_revision),
         "extension": payload,

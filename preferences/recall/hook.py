@@ -197,7 +197,11 @@ def recall(
     request = protocol.request_document(
         surface=surface, query=surface_config.query, limit=surface_config.limit, context=context
     )
-    binding, failure = _bind(hook)
+    # As LoopX: a preview bound to an extension that is not installed is a bad request
+    # (exit 2); an executed recall degrades by the surface's failure policy.
+    binding, failure = _doctor_binding(hook) if not execute else _bind(hook)
+    if failure == "disabled":
+        failure = BINDING_UNAVAILABLE
     if binding is not None:
         result["provider"] = binding.public()
     if failure is not None:

@@ -49,9 +49,11 @@ CLOSURE_POLICIES = ("none", "write_wait_l2_read_scoped_recall")
 MAINTENANCE_OUTCOMES = ("verified", "no_write_rationale", "failed")
 GUIDANCE_OUTCOMES = ("verified", "no_write_rationale")
 GUIDANCE_COMPLETION = "provider_write_then_wait_l2_read_and_scoped_recall"
-#: Corpus ids: LoopX's lower-snake tokens (receipts also accept our dotted form).
+#: Corpus ids: LoopX's lower-snake tokens (inventories and maintenance receipts).
 INVENTORY_CORPUS_ID_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
-CORPUS_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+#: A corpus id in a maintenance receipt: LoopX's rule (lower case, starting with a letter,
+#: no dots), the same as an inventory's.
+CORPUS_ID_RE = INVENTORY_CORPUS_ID_RE
 
 
 class ProtocolFailure(Exception):

@@ -1,11 +1,17 @@
 """Stateless receipts: built, validated and returned — never written.
 
 ``semantic_preference_application_receipt_v0`` holds only the surface, the application
-id, the outcome, an optional public ``https://`` artifact reference and the 16-hex-char
-sha256 prefixes of the provider-owned preference refs (at most 20).
+id, the outcome, an optional artifact reference and the 16-hex-char sha256 prefixes of
+the provider-owned preference refs (at most 20).
 
 ``semantic_preference_maintenance_receipt_v0`` holds only the trigger, the outcome, the
-corpus ids, an optional compact evidence reference and the digests of the scope refs.
+corpus ids, an optional evidence reference and the digests of the scope refs.
+
+An artifact or evidence reference is what LoopX accepts — its public-safe reference
+(``owner/repo#126``, ``github:pr/7``, ``https://127.0.0.1/x``: ``[A-Za-z0-9]`` then
+``[A-Za-z0-9._:/#-]``, at most 200 characters) — except what would carry a credential or
+name a local path (``reference_problem``), or else a public ``https://`` URL without
+credentials (which may have a query, which LoopX's form cannot).
 """
 
 import ipaddress
@@ -15,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from loopx_site.core.errors import DomainError
-from loopx_site.core.validation import require_credential_free_url
+from loopx_site.core.validation import credential_like_segment, require_credential_free_url
 from preferences.documents import recall as documents
 from preferences.recall.config import require_surface_id
 from preferences.recall.errors import AREA, invalid
@@ -34,7 +40,13 @@ MAX_CORPUS_IDS = 32
 MAX_URL_CHARS = 2048
 #: LoopX's public-safe reference (``owner/repo#123``; at most 200 characters).
 APPLICATION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}")
-EVIDENCE_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
+#: First segments that make a scheme-less reference a local path (``home/me/.ssh``).
+_LOCAL_ROOTS = frozenset(
+    {"home", "users", "root", "tmp", "var", "etc", "private", "mnt", "media", "opt", "usr",
+     "srv", "proc", "dev", "run", "sys", "volumes", "library", "applications", "~"}
+)  # fmt: skip
+_SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(.*)", re.DOTALL)
+_DRIVE_RE = re.compile(r"[A-Za-z]:")
 _PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".localdomain")
 _HOST_LABEL_RE = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
 #: A top-level label has a letter (an all-digit or hex label is an address spelling).
@@ -64,11 +76,47 @@ def _public_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> b
     return address.is_global and not address.is_multicast
 
 
-def public_https_url(value: Any, field: str) -> str:
-    """Accept only a public ``https://`` URL: no userinfo, no credential-looking query or
-    fragment parameter, and a host that is a public name or a public canonical address —
-    never loopback, private, link-local, reserved or an obfuscated IPv4 spelling."""
-    problem = "must be a public https:// URL without credentials"
+def _public_host(host: str) -> bool:
+    """A public name or a public canonical address: never private, link-local, reserved,
+    an internal suffix, a single label or an obfuscated IPv4 spelling."""
+    host = host.rstrip(".").lower()
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is not None:
+        return _public_address(address) and not (address.version == 4 and str(address) != host)
+    return not (
+        "." not in host
+        or host == "localhost"
+        or host.endswith(_PRIVATE_SUFFIXES)
+        or _obfuscated_ipv4(host)
+        or not all(_HOST_LABEL_RE.fullmatch(label) for label in host.split("."))
+        or not _TLD_RE.fullmatch(host.rsplit(".", 1)[-1])
+    )
+
+
+def _loopback_host(host: str) -> bool:
+    """``localhost`` or a canonical loopback address (``127.0.0.1``, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback and not (address.version == 4 and str(address) != host)
+
+
+def public_https_url(value: Any, field: str, *, loopback: bool = False) -> str:
+    """Accept only a public ``https://`` URL (with ``loopback``: also ``http(s)://`` to a
+    loopback host): no userinfo, no credential-looking path, query or fragment parameter,
+    and a host that is a public name or a public canonical address — never private,
+    link-local, reserved or an obfuscated IPv4 spelling."""
+    problem = (
+        "must be a public https:// URL (or http(s):// to loopback) without credentials"
+        if loopback
+        else "must be a public https:// URL without credentials"
+    )
     if (
         not isinstance(value, str)
         or not 1 <= len(value) <= MAX_URL_CHARS
@@ -81,24 +129,12 @@ def public_https_url(value: Any, field: str) -> str:
         _ = parts.port
     except ValueError:
         raise invalid("invalid_argument", field, f"{field} {problem}.") from None
-    if parts.scheme != "https" or not host or "@" in parts.netloc or "%" in parts.netloc:
+    if not host or "@" in parts.netloc or "%" in parts.netloc:
         raise invalid("invalid_argument", field, f"{field} {problem}.")
-    host = host.rstrip(".").lower()
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    if address is not None:
-        if not _public_address(address) or (address.version == 4 and str(address) != host):
-            raise invalid("invalid_argument", field, f"{field} {problem}.")
-    elif (
-        "." not in host
-        or host == "localhost"
-        or host.endswith(_PRIVATE_SUFFIXES)
-        or _obfuscated_ipv4(host)
-        or not all(_HOST_LABEL_RE.fullmatch(label) for label in host.split("."))
-        or not _TLD_RE.fullmatch(host.rsplit(".", 1)[-1])
-    ):
+    allowed_schemes = ("http", "https") if loopback else ("https",)
+    at_loopback = loopback and _loopback_host(host)
+    scheme_ok = parts.scheme in allowed_schemes and (at_loopback or parts.scheme == "https")
+    if not scheme_ok or not (at_loopback or _public_host(host)):
         raise invalid("invalid_argument", field, f"{field} {problem}.")
     # The one URL rule (core): no userinfo, no credential-like path segment, query or
     # fragment value, no credential-named parameter.
@@ -106,6 +142,43 @@ def public_https_url(value: Any, field: str) -> str:
         return require_credential_free_url(value, field, area=AREA)
     except DomainError as exc:
         raise invalid("invalid_argument", field, exc.message, **exc.details) from None
+
+
+def reference_problem(value: str) -> str | None:
+    """Why a reference in LoopX's public-safe form may still not be taken, or ``None``:
+    a URL scheme other than http(s) (``file://``), a credential in any part, or a local
+    path (a ``.``/``..``/hidden segment, a drive letter, or a first segment such as
+    ``home``, ``Users``, ``tmp``)."""
+    match = _SCHEME_RE.fullmatch(value)
+    path = value
+    if match and match.group(2).startswith("//"):
+        if match.group(1).lower() not in ("http", "https"):
+            return "must be an http(s) URL or a compact reference (no other URL scheme)"
+        path = urlsplit(value).path
+    elif match and _DRIVE_RE.fullmatch(value[:2]):
+        return "must not name a local path"
+    segments = [segment for segment in re.split(r"[/#]", path) if segment]
+    if any(segment.startswith(".") for segment in segments):
+        return "must not name a local path"
+    is_url = bool(match and match.group(2).startswith("//"))
+    if not is_url and segments and segments[0].lower() in _LOCAL_ROOTS:
+        return "must not name a local path"
+    if not is_url and credential_like_segment(path.replace("#", "/")):
+        return "must not carry credentials"  # a URL's parts: public_https_url's rule
+    return None
+
+
+def public_reference(value: Any, field: str) -> str:
+    """An artifact or evidence reference as LoopX accepts it, minus credentials, local
+    paths and non-loopback internal hosts; otherwise a public ``https://`` URL."""
+    if isinstance(value, str) and APPLICATION_ID_RE.fullmatch(value):
+        problem = reference_problem(value)
+        if problem is not None:
+            raise invalid("invalid_argument", field, f"{field} {problem}.")
+        if _SCHEME_RE.fullmatch(value) and value.split(":", 1)[1].startswith("//"):
+            return public_https_url(value, field, loopback=True)
+        return value
+    return public_https_url(value, field)
 
 
 def _ref_digests(refs: Any, field: str, *, minimum: int, maximum: int) -> list[str]:
@@ -157,7 +230,7 @@ def application_receipt(
         maximum=MAX_PREFERENCE_REFS,
     )
     if artifact_ref is not None:
-        public_https_url(artifact_ref, "artifact_ref")
+        public_reference(artifact_ref, "artifact_ref")
     return documents.application_receipt(
         surface=surface,
         application_id=application_id,
@@ -201,10 +274,8 @@ def maintenance_receipt(
         minimum=0,
         maximum=MAX_SCOPE_REFS,
     )
-    if evidence_ref is not None and not (
-        isinstance(evidence_ref, str) and EVIDENCE_TOKEN_RE.fullmatch(evidence_ref)
-    ):
-        public_https_url(evidence_ref, "evidence_ref")
+    if evidence_ref is not None:
+        public_reference(evidence_ref, "evidence_ref")
     return documents.maintenance_receipt(
         trigger=trigger,
         outcome=outcome,

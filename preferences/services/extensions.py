@@ -220,7 +220,10 @@ def rollback(extension_id: str, *, execute: bool = False) -> dict[str, Any]:
             extension_doctor.require_ready(manifest, doctor, "rollback")
         previous = row.revision
         if not execute:
-            return _preview("rollback", row, previous, doctor)
+            document = _preview("rollback", row, previous, doctor)
+            # As LoopX: the preview names the version the rollback would make active.
+            document["version"] = _fields_from(manifest).get("version", document["version"])
+            return document
         now = clock.now()
         for name, value in _fields_from(manifest).items():
             setattr(row, name, value)

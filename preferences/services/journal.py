@@ -49,7 +49,10 @@ from preferences.selectors import ScopeRef
 
 # ``\Z``: a trailing newline is not part of a key (``$`` would accept one).
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*\Z")
-OPERATION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*\Z")
+#: An operation id is LoopX's opaque text (not blank, ≤ 128 UTF-16 code units: spaces,
+#: ``/`` and non-ASCII pass, as in ``turn 44/retry``); ours also refuses control
+#: characters, which would split a log line or a receipt (docs/loopx-hosts.md).
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 REVISION_RE = re.compile(r"[1-9][0-9]{0,9}")
 #: The longest revision string taken as some store's revision (LoopX's own ``file:1:…``
 #: revisions are far shorter); anything longer is malformed.
@@ -87,9 +90,10 @@ def _key(value: Any) -> str:
 
 
 def _operation_id(value: Any, *, max_length: int = 128) -> str:
-    return require_text(
-        value, "operation_id", max_length=max_length, pattern=OPERATION_ID_RE, area=AREA
-    )
+    text = _text(value, "operation_id", max_length)
+    if _CONTROL_RE.search(text):
+        raise invalid("operation_id", "operation_id must not contain control characters")
+    return text
 
 
 #: LoopX's timestamp form: whole seconds or milliseconds, UTC ``Z`` (no microseconds).
@@ -398,7 +402,9 @@ def _after_items(snap: _Snapshot, ev: _Evaluation, now: dt.datetime) -> list[dic
     if view is not None and view.ordered and not view.expiring and item["expires_at"] is None:
         # Already in key order with nothing to expire: place the written item.
         keys, items = view.keys, snap.items
-        at = bisect.bisect_left(keys, key)
+        at = bisect.bisect_left(
+            keys, selectors.locale_compare_key(key), key=selectors.locale_compare_key
+        )
         if at < len(keys) and keys[at] == key:
             items[at] = item
         else:

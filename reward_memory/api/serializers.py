@@ -9,6 +9,7 @@ field is refused with a reason code instead of being silently dropped here.
 from rest_framework import serializers
 
 from loopx_site.core.api.fields import FullRegexField, JsonObjectField
+from loopx_site.core.api.serializers import StrictInput
 from reward_memory import contracts as c
 from reward_memory.domain.validation import IDENT_RE
 
@@ -21,7 +22,7 @@ class DocumentOutput(serializers.Serializer):
     schema_version = serializers.CharField()
 
 
-class CandidateReviewInput(serializers.Serializer):
+class CandidateReviewInput(StrictInput):
     candidate = ContractDocumentField(
         help_text="reward_memory_candidate_v0, or an adapter input mapped onto it."
     )
@@ -34,10 +35,15 @@ class CandidateReviewInput(serializers.Serializer):
     corpus_id = FullRegexField(IDENT_RE, required=False, max_length=128)
     edit = serializers.DictField(required=False, help_text="Edited fields (edit decision).")
     record_ref = serializers.CharField(required=False, max_length=68)
+    distinct = serializers.BooleanField(
+        default=False,
+        help_text="The candidate is distinct from the record it is marked duplicate_of: "
+        "accepting it activates its own record instead of adding its evidence.",
+    )
     execute = serializers.BooleanField(default=False)
 
 
-class ExecuteInput(serializers.Serializer):
+class ExecuteInput(StrictInput):
     execute = serializers.BooleanField(default=False)
 
 
@@ -84,7 +90,7 @@ class ActivationReceiptOutput(DocumentOutput):
     record_ref = serializers.CharField(allow_null=True)
 
 
-class IngestInput(serializers.Serializer):
+class IngestInput(StrictInput):
     goal_id = FullRegexField(IDENT_RE, required=False, max_length=128)
     agent_id = FullRegexField(IDENT_RE, required=False, max_length=128)
     event = ContractDocumentField(
@@ -99,7 +105,7 @@ class IngestInput(serializers.Serializer):
     execute = serializers.BooleanField(default=False)
 
 
-class RecallRequestInput(serializers.Serializer):
+class RecallRequestInput(StrictInput):
     """Documentation of ``reward_memory_recall_request_v0`` (+ ``execute``)."""
 
     schema_version = serializers.CharField(help_text=c.RECALL_REQUEST_SCHEMA)
@@ -120,7 +126,7 @@ class RecallRequestInput(serializers.Serializer):
     execute = serializers.BooleanField(default=False)
 
 
-class ApplicationInput(serializers.Serializer):
+class ApplicationInput(StrictInput):
     """Documentation of ``reward_memory_application_v0`` (+ ``execute``)."""
 
     schema_version = serializers.CharField(help_text=c.APPLICATION_SCHEMA)
@@ -173,6 +179,12 @@ class ReviewOutput(DocumentOutput):
     requested_decision = serializers.CharField(help_text=" | ".join(c.DECISIONS))
     effective_decision = serializers.CharField(help_text=" | ".join(c.DECISIONS))
     guard = GuardOutput()
+    duplicate_of = serializers.DictField(
+        allow_null=True,
+        help_text="The live record of the same corpus this candidate restates "
+        "(record_ref, similarity, method, both texts side by side), or null.",
+    )
+    distinct = serializers.BooleanField()
     next_step = serializers.DictField(allow_null=True)
     recorded = serializers.BooleanField()
 
@@ -230,7 +242,7 @@ class ExperimentStatusOutput(DocumentOutput):
     automation = serializers.DictField()
 
 
-class BoundaryHookInput(serializers.Serializer):
+class BoundaryHookInput(StrictInput):
     goal_id = FullRegexField(IDENT_RE, max_length=128)
     agent_id = FullRegexField(IDENT_RE, max_length=128)
     queries = serializers.ListField(

@@ -23,6 +23,12 @@ def arguments(parser):
     )
     parser.add_argument("--corpus-id")
     parser.add_argument("--record-ref", help="The active record a retire decision closes.")
+    parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="The candidate is distinct from the record it is marked duplicate_of: "
+        "accepting it activates a record of its own instead of adding its evidence.",
+    )
     add_execute_argument(parser, "Record the review.")
 
 
@@ -36,6 +42,7 @@ def run(
     corpus_id=None,
     record_ref=None,
     execute=False,
+    distinct=False,
     **_,
 ):
     if input is None and case is None:
@@ -50,6 +57,7 @@ def run(
         reviewer = reviewer or document.get("reviewer")
         corpus_id = corpus_id or document.get("corpus_id")
         record_ref = record_ref or document.get("record_ref")
+        distinct = distinct or document.get("distinct") is True
         document = document["candidate"]
     principal = None
     if reviewer is not None or execute:
@@ -59,4 +67,5 @@ def run(
     return services.review_candidate(
         candidate=document, decision=decision, principal=principal, corpus_id=corpus_id,
         edit=edit, record_ref=record_ref, execute=execute, preview_review=preview_review,
+        distinct=distinct,
     )  # fmt: skip

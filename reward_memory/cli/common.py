@@ -3,6 +3,7 @@ lifecycle operation attributed to it, and the default text rendering."""
 
 from loopx_site.core.cli import format_mapping
 from reward_memory import principals, services
+from reward_memory.documents import review as review_documents
 
 
 def operator_actor(parser) -> None:
@@ -23,6 +24,8 @@ def record_operation(operation, *, record_ref, actor, execute, **arguments):
 
 def render_guarded(payload) -> str:
     """A document with a ``guard``: its fields, then the guard's status and reasons."""
-    head = format_mapping(payload, skip=("guard", "candidate", "revised_candidate"))
+    head = format_mapping(payload, skip=("guard", "candidate", "revised_candidate", "duplicate_of"))
     reasons = ", ".join(f"{r['code']}({r['field']})" for r in payload["guard"].get("reasons", []))
-    return f"{head}\nguard: {payload['guard'].get('status')} {reasons}".rstrip()
+    guard = f"{head}\nguard: {payload['guard'].get('status')} {reasons}".rstrip()
+    # a review marked duplicate_of a live record: the two texts side by side
+    return guard + review_documents.duplicate_text(payload.get("duplicate_of"))

@@ -15,6 +15,13 @@ SETUP_GUIDANCE = (
 )
 
 
+#: LoopX's adapter schema for each of our adapters (its ingest receipt names it).
+LOOPX_ADAPTER_SCHEMAS = {
+    "scoped_feedback": "scoped_feedback_reward_memory_candidate_adapter_v0",
+    "issue_fix_maintainer_feedback": c.ISSUE_FIX_ADAPTER_SCHEMA,
+}
+
+
 def receipt(
     context,
     status: str,
@@ -46,6 +53,7 @@ def receipt(
     }
     retryable = status in c.INGEST_RETRYABLE
     return {
+        "ok": True,
         "schema_version": c.INGEST_RECEIPT_SCHEMA,
         "receipt_id": prefixed_id("rmir_", stable),
         "status": status,
@@ -77,12 +85,33 @@ def receipt(
         },
         "guard": {
             "status": c.GUARD_BLOCKED if status == c.GUARD_BLOCKED else c.GUARD_PASSED,
+            "passed": status != c.GUARD_BLOCKED,
             "reasons": guards.payload(reasons),
         },
+        **_loopx_fields(context, status, executed=executed, outcome=outcome),
         "retry": {"sidecar": True, "when": "next_turn_start"} if retryable else None,
         "setup_guidance": SETUP_GUIDANCE if status == c.INGEST_PROVIDER_UNAVAILABLE else None,
         "fail_open": True,
         "user_gate": False,
+    }
+
+
+def _loopx_fields(context, status: str, *, executed: bool, outcome) -> dict[str, Any]:
+    """LoopX's own ingest receipt fields (docs/loopx-hosts.md "Ingest input")."""
+    policy_document = getattr(getattr(context, "policy", None), "document", None) or {}
+    wrote = bool(
+        executed
+        and status == c.INGEST_ACTIVATED
+        and context.corpus.provider_id != "local"
+        and not (outcome and outcome.deduplicated)
+    )
+    return {
+        "policy_id": policy_document.get("policy_id"),
+        "external_writes_performed": wrote,
+        "provider_failure_is_user_gate": False,
+        "adapter_schema_version": LOOPX_ADAPTER_SCHEMAS.get(context.adapted.adapter.adapter_id),
+        "event_schema_version": context.adapted.event.get("schema_version"),
+        "next_reward_memory_call": "explicit_function_boundary_recall",
     }
 
 

@@ -5,6 +5,7 @@ import hashlib
 import json
 from typing import Any
 
+from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory.domain import candidates
 from reward_memory.models import Review
@@ -255,6 +256,45 @@ def activation_receipt(review: Review, status: str, record_ref: str | None) -> d
     }
 
 
+def merge_receipt(
+    review: Review, record_ref: str, *, evidence=None, evidence_count: int | None = None
+) -> dict[str, Any]:
+    """The activation receipt of an accepted duplicate: its evidence joins the live record
+    it restates (``planned`` until executed, then ``evidence_added``); no provider write."""
+    payload = activation_receipt(review, "planned", record_ref)
+    payload["merged_into_record"] = True
+    if evidence is None:
+        return payload
+    return {
+        **payload,
+        "status": "evidence_added",
+        "evidence_count": evidence_count,
+        "evidence_added_at": clock.iso(evidence.added_at),
+        "memory_available_for_recall": True,
+    }
+
+
+def duplicate_payload(duplicate, candidate: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``duplicate_of``: the live record of the same corpus the candidate restates, side by
+    side with the candidate's text (both the corpus reviewer's to read), or ``None``."""
+    if duplicate is None:
+        return None
+    return duplicate.payload(str((candidate or {}).get("content_summary") or ""))
+
+
+def duplicate_text(duplicate: dict[str, Any] | None) -> str:
+    """``--format text``: the marked duplicate and its record side by side ("" if none)."""
+    if not duplicate:
+        return ""
+    lines = [
+        f"duplicate_of: {duplicate['record_ref']} ({duplicate['method']}, cosine "
+        f"{duplicate['similarity']:.3f}, threshold {duplicate['threshold']:.2f})",
+        f"  record:    {duplicate.get('record_summary', '(not shown)')}",
+        f"  candidate: {duplicate.get('candidate_summary', '')}",
+    ]
+    return "\n" + "\n".join(lines)
+
+
 def review(
     *,
     review_id: str,
@@ -269,9 +309,12 @@ def review(
     target_record_ref: str | None,
     next_step: Any,
     preview_review: dict[str, str] | None = None,
+    duplicate_of=None,
+    distinct: bool = False,
 ) -> dict[str, Any]:
     """``reward_memory_candidate_review_v0``: the decision record (``recorded: false``
-    until the service stores it) in our fields and LoopX's."""
+    until the service stores it) in our fields and LoopX's (``duplicate_of`` and
+    ``distinct`` are ours: extra keys LoopX hosts ignore)."""
     return {
         "schema_version": c.REVIEW_SCHEMA,
         "review_id": review_id,
@@ -288,6 +331,8 @@ def review(
         "reviewer": reviewer,
         "revised_candidate": revised_payload(revised) if revised else None,
         "target_record_ref": target_record_ref,
+        "duplicate_of": duplicate_payload(duplicate_of, evaluation.candidate),
+        "distinct": distinct,
         "next_step": next_step,
         "writes_provider": False,
         "recorded": False,

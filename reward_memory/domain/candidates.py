@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
 from reward_memory import contracts as c
 from reward_memory.domain import guards
@@ -172,7 +173,7 @@ def evaluate(
     structural errors raise ``invalid_argument``; rule failures are guard reasons.
     """
     v.schema(document, c.CANDIDATE_SCHEMA)
-    document = nfc(document)
+    document = utc_timestamps(nfc(document))
     ref = candidate_ref(document)
     digest = candidate_digest(document)
     shape = guards.scan(document, c.CANDIDATE_SHAPE)
@@ -196,6 +197,33 @@ def evaluate(
     return CandidateEvaluation(
         document, ref, digest, _mapped(reasons, field_map), observed_at, expires_at
     )
+
+
+def _utc(value: Any) -> Any:
+    """An offset timestamp (LoopX's ``…+00:00``) as our ``…Z`` text for the same instant;
+    anything else unchanged (validation judges it)."""
+    try:
+        clock.parse_iso_z(value)
+        return value
+    except (TypeError, ValueError):
+        pass
+    try:
+        return clock.iso(clock.parse_rfc3339(value))
+    except (TypeError, ValueError):
+        return value
+
+
+def utc_timestamps(document: Any) -> Any:
+    """The candidate with ``source.observed_at`` and ``expires_at`` in one UTC form, so the
+    same instant written two ways is the same candidate (ref, digest, replay)."""
+    if not isinstance(document, dict):
+        return document
+    out = dict(document)
+    if isinstance(out.get("source"), dict) and "observed_at" in out["source"]:
+        out["source"] = {**out["source"], "observed_at": _utc(out["source"]["observed_at"])}
+    if "expires_at" in out:
+        out["expires_at"] = _utc(out["expires_at"])
+    return out
 
 
 def _map_field(name: str, field_map: dict[str, str]) -> str:

@@ -13,7 +13,6 @@ and any authority — LoopX derives a hard_policy checkpoint from its standing p
 here a hard_policy still needs an operator-granted checkpoint.
 """
 
-import datetime as dt
 import re
 from typing import Any
 
@@ -231,18 +230,15 @@ def is_loopx_packet(document: Any) -> bool:
 
 
 def utc_z(value: Any) -> Any:
-    """LoopX writes UTC timestamps in the offset form (``2026-07-16T00:30:00+00:00``); ours
-    is ``…Z``. A UTC-offset timestamp is rewritten to ours; anything else is passed on
-    unchanged for the guard to judge (``freshness_stale``)."""
-    if not isinstance(value, str) or not value.endswith("+00:00"):
+    """LoopX writes timestamps in the RFC 3339 offset form (``2026-07-16T00:30:00+00:00``);
+    ours is UTC ``…Z``. An offset timestamp is rewritten to ours for the same instant;
+    anything else is passed on unchanged for the guard to judge (``freshness_stale``)."""
+    if not isinstance(value, str) or value.endswith(("Z", "z")):
         return value
     try:
-        parsed = dt.datetime.fromisoformat(value)
+        return clock.iso(clock.parse_rfc3339(value))
     except ValueError:
         return value
-    if parsed.utcoffset() != dt.timedelta(0):
-        return value
-    return clock.iso(parsed)
 
 
 def packet_corpus_id(document: dict[str, Any]) -> Any:

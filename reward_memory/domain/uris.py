@@ -28,8 +28,21 @@ def _segments(ref: str) -> list[str]:
     return [s for s in rest.split("/") if s]
 
 
+_DOT_SEGMENT = re.compile(r"(?i)^(?:\.|%2e){1,2}$")
+
+
+def _has_dot_segment(ref: str) -> bool:
+    """A ``.`` or ``..`` path segment, also percent-encoded or after a backslash."""
+    match = _SCHEME.fullmatch(ref or "")
+    rest = match.group("rest") if match else (ref or "")
+    rest = rest.split(":", 1)[1] if match is None and ":" in rest else rest
+    return any(_DOT_SEGMENT.fullmatch(s) for s in re.split(r"[/\\]", rest))
+
+
 def scope_ref_problem(scope_ref: str) -> str | None:
     """Why a provider scope ref may not be registered, or ``None``."""
+    if _has_dot_segment(scope_ref):
+        return "a scope ref must not contain . or .. segments"
     if scheme_of(scope_ref) != VIKING:
         if "viking:" in (scope_ref or "").lower():
             return "a viking scope ref must be viking://…"

@@ -131,9 +131,11 @@ def timestamp(value: Any, field: str, *, required: bool = True) -> dt.datetime |
     if value is None and not required:
         return None
     try:
-        return clock.parse_iso_z(value)
+        return clock.parse_rfc3339(value)
     except (ValueError, TypeError):
-        raise invalid(field, f"{field} must be a UTC timestamp like 2026-12-01T00:00:00Z") from None
+        raise invalid(
+            field, f"{field} must be an RFC 3339 timestamp like 2026-12-01T00:00:00Z"
+        ) from None
 
 
 def observed_at(value: Any, field: str = "observed_at") -> str:
@@ -147,11 +149,11 @@ def observed_at(value: Any, field: str = "observed_at") -> str:
         except ValueError:
             pass
         try:
-            parsed = dt.datetime.fromisoformat(value)
+            parsed = clock.parse_rfc3339(value)
         except ValueError:
             parsed = None
-        if parsed is not None and parsed.tzinfo is not None:
-            return parsed.astimezone(dt.UTC).replace(tzinfo=None).isoformat() + "Z"
+        if parsed is not None:
+            return parsed.replace(tzinfo=None).isoformat() + "Z"
     raise invalid(field, f"{field} must be an ISO timestamp with a timezone")
 
 

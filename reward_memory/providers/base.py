@@ -25,6 +25,7 @@ callers fail open. Nothing a provider raises is ever copied into a receipt.
 import hashlib
 from dataclasses import dataclass
 
+from loopx_site.core import metrics
 from loopx_site.core.canonical import digest_ref
 
 FAILURE_KINDS = ("not_installed", "unavailable", "timed_out", "invalid_response", "forbidden")
@@ -37,6 +38,7 @@ class ProviderUnavailable(Exception):
         super().__init__(kind)
         self.kind = kind if kind in FAILURE_KINDS else "unavailable"
         self.calls = 0  # provider calls a recall made before this one failed
+        metrics.provider_failed(kind=self.kind)  # one failure, counted where it is raised
 
 
 @dataclass(frozen=True)

@@ -351,6 +351,7 @@ def _replayed(row: IngestEvent, reasons: list[Reason] | None = None) -> dict[str
         "memory_available_for_recall": available,
         "guard": {
             "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
+            "passed": not reasons,
             "reasons": guards.payload(reasons or []),
         },
     }

@@ -10,7 +10,7 @@ from typing import Any
 
 from loopx_site.core.rows import insert_once
 from reward_memory.domain import candidates
-from reward_memory.models import Corpus, LineageClosure
+from reward_memory.models import Corpus, LineageClosure, MemoryRecord, RecordEvidence, Review
 
 
 def close_lineage(
@@ -40,3 +40,49 @@ def close_lineage(
         closed_by=actor,
         closed_at=now,
     )
+
+
+def add_evidence(
+    *,
+    record: MemoryRecord,
+    candidate: dict[str, Any],
+    candidate_ref: str,
+    review: Review,
+    similarity: float | None,
+    actor: str,
+    now: dt.datetime,
+) -> RecordEvidence:
+    """Add a duplicate candidate's evidence to ``record``'s lineage (idempotent on the
+    record and candidate): the accepted restatement joins the record instead of becoming
+    a second active record. Call inside the deciding transaction."""
+    existing = RecordEvidence.objects.filter(record=record, candidate_ref=candidate_ref).first()
+    if existing is not None:
+        return existing
+    insert_once(
+        RecordEvidence,
+        record=record,
+        candidate_ref=candidate_ref,
+        evidence_ref=str((candidate.get("source") or {}).get("evidence_ref") or "")[:256],
+        review=review,
+        similarity=similarity,
+        added_by=actor,
+        added_at=now,
+    )
+    return RecordEvidence.objects.get(record=record, candidate_ref=candidate_ref)
+
+
+def close_evidence_lineages(
+    *, record: MemoryRecord, reason: str, actor: str, reference: str, now: dt.datetime
+) -> None:
+    """Close the lineages of the duplicates whose evidence joined ``record`` with its
+    own: what is retired, revoked or refuted does not come back as its restatement."""
+    for evidence in record.evidence.select_related("review__candidate"):
+        close_lineage(
+            corpus=record.corpus,
+            candidate=evidence.review.candidate.document,
+            candidate_ref=evidence.candidate_ref,
+            reason=reason,
+            actor=actor,
+            reference=reference,
+            now=now,
+        )

@@ -50,6 +50,25 @@ class PreparedControl:
     reasoning: str  # the public-safe reasoning summary
 
 
+def usable_checkpoints(record: MemoryRecord, action: str) -> list[str]:
+    """The live checkpoint ids an operator control ``action`` on ``record`` would accept
+    (reads only: what the admin offers when the checkpoint id is missing)."""
+    from reward_memory.models import AuthorityCheckpoint
+
+    corpus = record.corpus
+    actor = getattr(corpus, CHECKPOINT_ROLE_FIELD.get(action, "owner"))
+    scope = control_scope(action, corpus.corpus_id)
+    rows = AuthorityCheckpoint.objects.filter(
+        actor=actor, project=corpus.project, revoked_at__isnull=True
+    ).order_by("checkpoint_id")
+    usable = []
+    for row in rows:
+        facts = selectors.checkpoint_facts(row.checkpoint_id)
+        if facts is not None and facts.live and scope in facts.action_scopes:
+            usable.append(row.checkpoint_id)
+    return usable
+
+
 def control_scope(action: str, corpus_id: str) -> str:
     return f"reward_memory.{action}.{corpus_id}".lower()
 

@@ -12,13 +12,15 @@ packet (stored as ``RecallReceipt``) keeps digests and compact lineage.
 """
 
 import datetime as dt
+import functools
 import hashlib
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
-from loopx_site.core import clock
+from loopx_site.core import clock, metrics, tracing
 from loopx_site.core.canonical import digest_ref, prefixed_id, text_digest_ref
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
@@ -123,7 +125,7 @@ def _guard(
         if freshness.get("corpus_revision") != corpus.revision:
             reasons.append(Reason("revision_mismatch", "freshness.corpus_revision"))
         try:
-            observed = clock.parse_iso_z(freshness.get("observed_at"))
+            observed = clock.parse_rfc3339(freshness.get("observed_at"))
         except (TypeError, ValueError):
             observed = None
         if observed is None or not (now - FRESHNESS_WINDOW <= observed <= now + guards.FUTURE_SKEW):
@@ -142,6 +144,43 @@ def _guard(
     return reasons
 
 
+def _observed(service):
+    """Times each executed recall of our own request shape (a LoopX packet is counted
+    once, by the inner call) into ``loopx_recalls_total`` / ``loopx_recall_duration_seconds``."""
+
+    @functools.wraps(service)
+    def observed(*, request: Any, execute: bool = False, **kwargs) -> dict[str, Any]:
+        if not execute or loopx.is_loopx_packet(request):
+            return service(request=request, execute=execute, **kwargs)
+        started = time.perf_counter()
+        ids = request if isinstance(request, dict) else {}
+        with tracing.span(
+            "reward_memory.recall",
+            goal_digest=tracing.digest(_text(ids.get("goal_id"))),
+            agent_digest=tracing.digest(_text(ids.get("agent_id"))),
+        ) as current:
+            result = service(request=request, execute=execute, **kwargs)
+            status = str(result.get("status") or "-")
+            if current is not None:
+                current.set_attribute("loopx.status", status)
+        # A blocked request may name any corpus id: keep the label set bounded.
+        corpus = "-" if status == "guard_blocked" else str(result.get("corpus_id") or "-")
+        metrics.recall_observed(
+            area="reward_memory",
+            corpus=corpus,
+            status=status,
+            seconds=time.perf_counter() - started,
+        )
+        return result
+
+    return observed
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+@_observed
 def recall(
     *,
     request: Any,
@@ -230,17 +269,20 @@ def _provider_records(corpus, parsed, binding, now):
         return ranked
 
     try:
-        provider = providers.get(corpus.provider_id)
-        if provider.in_database:  # refs only: the bytes come with the records
-            records, filtered = _accept_ranked(corpus, parsed, rank, wide, now, binding.scope_key)
-        else:
-            hits = []
-            for query in parsed.queries:
-                calls += 1
-                hits.append(
-                    provider.recall(binding, surface=parsed.surface, query=query, limit=wide)
+        with tracing.span("reward_memory.provider.recall", provider=corpus.provider_id):
+            provider = providers.get(corpus.provider_id)
+            if provider.in_database:  # refs only: the bytes come with the records
+                records, filtered = _accept_ranked(
+                    corpus, parsed, rank, wide, now, binding.scope_key
                 )
-            records, filtered = _accept(corpus, parsed, hits, now)
+            else:
+                hits = []
+                for query in parsed.queries:
+                    calls += 1
+                    hits.append(
+                        provider.recall(binding, surface=parsed.surface, query=query, limit=wide)
+                    )
+                records, filtered = _accept(corpus, parsed, hits, now)
     except providers.ProviderUnavailable as exc:
         exc.calls = calls
         raise

@@ -21,7 +21,7 @@ from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
 from reward_memory.principals import Principal
 from reward_memory.services import provider_deletions
-from reward_memory.services.lineage import close_lineage
+from reward_memory.services.lineage import close_evidence_lineages, close_lineage
 
 logger = logging.getLogger("reward_memory")
 
@@ -264,6 +264,9 @@ def _close(
                 actor=actor,
                 reference=lineage[1],
                 now=now,
+            )
+            close_evidence_lineages(
+                record=record, reason=lineage[0], actor=actor, reference=lineage[1], now=now
             )
     _deindex(record)
     return record

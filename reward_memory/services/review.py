@@ -24,7 +24,7 @@ from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import Candidate, Corpus, Review
 from reward_memory.principals import Principal
-from reward_memory.services import activation, lineage, records
+from reward_memory.services import activation, duplicates, lineage, records
 
 EDITABLE = (
     "content_summary",
@@ -80,6 +80,7 @@ def review_candidate(
     execute: bool = False,
     viewer: tuple[str, str | None] | None = None,
     preview_review: dict[str, str] | None = None,
+    distinct: bool = False,
 ) -> dict[str, Any]:
     """Return the ``reward_memory_candidate_review_v0`` record for ``decision``.
 
@@ -92,6 +93,9 @@ def review_candidate(
     Goal-scoped caller. A recorded ``reject`` closes the candidate's lineage.
     ``preview_review`` (a shipped case's fixture review: LoopX's ``review`` labels) is
     shown in an unrecorded preview only; it names no reviewer and grants nothing.
+    A candidate restating a live record of the corpus is marked ``duplicate_of`` it
+    (``services.duplicates``); accepting it adds its evidence to that record when
+    applied, unless the reviewer says it is ``distinct``.
     """
     v.choice(decision, "decision", c.DECISIONS)
     corpus = (
@@ -112,6 +116,7 @@ def review_candidate(
     reviewer = principal.actor_ref if (execute and principal is not None) else None
     now = clock.now()
     evaluation, adapter = _evaluate(candidate, now=now, corpus=corpus, principal=principal)
+    duplicate = _duplicate(corpus, evaluation)
     effective = decision
     revised = None
     target = None
@@ -139,18 +144,7 @@ def review_candidate(
             if revised.blocked:
                 effective = "no_write"
     if decision == "retire" and (corpus is not None or record_ref is not None or execute):
-        if corpus is None:
-            raise invalid("corpus_id", "retiring needs the record's `corpus_id`")
-        v.ref(record_ref, "record_ref")
-        target = selectors.get_record(record_ref, viewer=viewer)
-        if target.corpus_id != corpus.pk or target.candidate_ref != evaluation.candidate_ref:
-            raise invalid("record_ref", "the record is not this candidate's record in the corpus")
-        if target.lifecycle_state != c.ACTIVE:
-            raise RewardMemoryError(
-                "invalid_transition",
-                f"Only an active record can be retired (it is {target.lifecycle_state}).",
-                field="record_ref",
-            )
+        target = _retire_target(corpus, record_ref, evaluation, viewer)
     review_id = prefixed_id(
         "rmrv_",
         {
@@ -160,6 +154,7 @@ def review_candidate(
             "reviewer": reviewer,
             "edit": nfc(edit) if decision == "edit" else None,
             "record_ref": record_ref if decision == "retire" else None,
+            **({"distinct": True} if distinct else {}),
         },
     )
     document = review_documents.review(
@@ -173,16 +168,54 @@ def review_candidate(
         reviewer=reviewer,
         revised=revised,
         target_record_ref=target.record_ref if target else None,
-        next_step=_next_step(effective, corpus, revised),
+        next_step=_next_step(effective, corpus, revised, None if distinct else duplicate),
         preview_review=None if execute else preview_review,
+        duplicate_of=duplicate,
+        distinct=distinct,
     )
     if not execute:
         return document
-    return _record(document, corpus, evaluation, revised, target, now)
+    return _record(document, corpus, evaluation, revised, target, now, duplicate)
 
 
-def _next_step(effective: str, corpus: Corpus | None, revised) -> dict[str, Any] | None:
+def _retire_target(corpus: Corpus | None, record_ref, evaluation, viewer):
+    """The active record of this candidate in ``corpus`` a retire decision closes."""
+    if corpus is None:
+        raise invalid("corpus_id", "retiring needs the record's `corpus_id`")
+    v.ref(record_ref, "record_ref")
+    target = selectors.get_record(record_ref, viewer=viewer)
+    if target.corpus_id != corpus.pk or target.candidate_ref != evaluation.candidate_ref:
+        raise invalid("record_ref", "the record is not this candidate's record in the corpus")
+    if target.lifecycle_state != c.ACTIVE:
+        raise RewardMemoryError(
+            "invalid_transition",
+            f"Only an active record can be retired (it is {target.lifecycle_state}).",
+            field="record_ref",
+        )
+    return target
+
+
+def _duplicate(corpus: Corpus | None, evaluation) -> duplicates.Match | None:
+    """The live record of ``corpus`` the candidate restates (``None`` without a corpus)."""
+    if corpus is None or evaluation.candidate is None:
+        return None
+    return duplicates.find_duplicate(
+        corpus=corpus, candidate=evaluation.candidate, candidate_ref=evaluation.candidate_ref
+    )
+
+
+def _next_step(
+    effective: str, corpus: Corpus | None, revised, duplicate=None
+) -> dict[str, Any] | None:
     owner = corpus.owner if corpus else None
+    if effective == "accept" and duplicate is not None:
+        return {
+            "action": "add_evidence_to_record",
+            "record_ref": duplicate.record.record_ref,
+            "performed_by": "corpus_owner",
+            "actor": owner,
+            "requires": [],
+        }
     if effective == "accept":
         return {
             "action": "activate_record",
@@ -206,13 +239,16 @@ def _next_step(effective: str, corpus: Corpus | None, revised) -> dict[str, Any]
     return None
 
 
-def _record(document, corpus, evaluation, revised, target, now) -> dict[str, Any]:
+def _record(document, corpus, evaluation, revised, target, now, duplicate) -> dict[str, Any]:
     """Persist candidate(s) and the review; idempotent on ``review_id``."""
     with transaction.atomic():
-        candidate_row = _store_candidate(corpus, evaluation, now)
+        candidate_row = _store_candidate(corpus, evaluation, now, duplicate)
         if revised is not None:
             _store_candidate(corpus, revised, now)
-        stored = {**document, "recorded": True}
+        # the record's text is shown, never stored with the review: it stays the record's
+        # (retired or erased with it), the stored review keeps its ref and the similarity
+        shown = document["duplicate_of"]
+        stored = {**document, "recorded": True, "duplicate_of": _without_text(shown)}
         review, _ = get_or_create_once(
             Review.objects,
             review_id=document["review_id"],
@@ -239,10 +275,16 @@ def _record(document, corpus, evaluation, revised, target, now) -> dict[str, Any
                 reference=document["review_id"],
                 now=now,
             )
-    return review.document
+    return {**review.document, "duplicate_of": shown} if shown else review.document
 
 
-def _store_candidate(corpus: Corpus, evaluation, now) -> Candidate:
+def _without_text(duplicate: dict[str, Any] | None) -> dict[str, Any] | None:
+    if duplicate is None:
+        return None
+    return {key: value for key, value in duplicate.items() if key != "record_summary"}
+
+
+def _store_candidate(corpus: Corpus, evaluation, now, duplicate=None) -> Candidate:
     candidate = evaluation.candidate or {}
     scope = candidate.get("scope") or {}
     try:
@@ -260,6 +302,8 @@ def _store_candidate(corpus: Corpus, evaluation, now) -> Candidate:
                     "prior_candidate_ref": (candidate.get("lineage") or {}).get(
                         "prior_candidate_ref", ""
                     ),
+                    "duplicate_of": duplicate.record.record_ref if duplicate else "",
+                    "duplicate_similarity": duplicate.similarity if duplicate else None,
                     "created_at": now,
                 },
             )
@@ -296,29 +340,7 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             field="review_id",
         )
     if effective == "retire":
-        if not (
-            selectors.acts_as(principal, corpus, c.OWNER_ROLE)
-            or selectors.acts_as(principal, corpus, c.RETIREMENT_ROLE)
-        ):
-            raise RewardMemoryError(
-                "not_authorized",
-                "Only the corpus owner or retirement authority retires.",
-                field="actor",
-            )
-        base = review_documents.activation_receipt(review, "planned", review.target_record_ref)
-        if not execute:
-            return base
-        record = selectors.get_record(review.target_record_ref)
-        with transaction.atomic():  # the retire and the review's applied mark are one write
-            if record.lifecycle_state != c.RETIRED:
-                record = records.retire_record(
-                    record_ref=review.target_record_ref,
-                    principal=principal,
-                    reason_summary=f"review {review.review_id}",
-                )
-            _mark_applied(review, record.record_ref)
-        return {**base, "status": "retired", "lifecycle_state": record.lifecycle_state}
-
+        return _apply_retire(review, principal, execute=execute)
     if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):
         raise RewardMemoryError(
             "owner_not_authorized",
@@ -343,6 +365,9 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         payload = review_documents.activation_receipt(review, c.GUARD_BLOCKED, None)
         payload["guard"] = evaluation.guard_payload()
         return payload
+    merged = _merge_duplicate(review, evaluation, principal, execute=execute)
+    if merged is not None:
+        return merged
     plan = activation.build_plan(
         activation.ActivationPlan(
             corpus=corpus,
@@ -387,6 +412,61 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             "reasons": [{"code": "record_closed", "field": "candidate_ref"}],
         }
     return payload
+
+
+def _apply_retire(review: Review, principal: Principal, *, execute: bool) -> dict[str, Any]:
+    """The owner or the retirement authority closes the reviewed record and its lineage."""
+    corpus = review.corpus
+    if not (
+        selectors.acts_as(principal, corpus, c.OWNER_ROLE)
+        or selectors.acts_as(principal, corpus, c.RETIREMENT_ROLE)
+    ):
+        raise RewardMemoryError(
+            "not_authorized",
+            "Only the corpus owner or retirement authority retires.",
+            field="actor",
+        )
+    base = review_documents.activation_receipt(review, "planned", review.target_record_ref)
+    if not execute:
+        return base
+    record = selectors.get_record(review.target_record_ref)
+    with transaction.atomic():  # the retire and the review's applied mark are one write
+        if record.lifecycle_state != c.RETIRED:
+            record = records.retire_record(
+                record_ref=review.target_record_ref,
+                principal=principal,
+                reason_summary=f"review {review.review_id}",
+            )
+        _mark_applied(review, record.record_ref)
+    return {**base, "status": "retired", "lifecycle_state": record.lifecycle_state}
+
+
+def _merge_duplicate(review: Review, evaluation, principal, *, execute: bool):
+    """An accepted duplicate (not said distinct) adds its evidence to the live record it
+    restates instead of activating a second record; ``None`` when the review is no
+    duplicate or that record is no longer live (then it activates as usual)."""
+    step = (review.document or {}).get("next_step") or {}
+    if step.get("action") != "add_evidence_to_record":
+        return None
+    record = selectors.live_records(review.corpus).filter(record_ref=step.get("record_ref")).first()
+    if record is None:
+        return None
+    if not execute:
+        return review_documents.merge_receipt(review, record.record_ref)
+    with transaction.atomic():  # the evidence and the review's applied mark are one write
+        evidence = lineage.add_evidence(
+            record=record,
+            candidate=evaluation.candidate,
+            candidate_ref=evaluation.candidate_ref,
+            review=review,
+            similarity=review.candidate.duplicate_similarity,
+            actor=principal.actor_ref,
+            now=clock.now(),
+        )
+        _mark_applied(review, record.record_ref)
+    return review_documents.merge_receipt(
+        review, record.record_ref, evidence=evidence, evidence_count=record.evidence.count()
+    )
 
 
 def _recorded_reviewer(review: Review) -> Principal | None:

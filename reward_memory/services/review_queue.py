@@ -14,7 +14,7 @@ from typing import Any
 from reward_memory import principals
 from reward_memory.domain import candidates
 from reward_memory.errors import RewardMemoryError, invalid
-from reward_memory.models import OperatorControl, Review
+from reward_memory.models import Candidate, OperatorControl, Review
 from reward_memory.principals import Principal
 from reward_memory.services.review import apply_review, review_candidate
 
@@ -123,3 +123,28 @@ def apply(*, control_id: str, principal: Principal) -> dict[str, Any]:
             field="control_id",
         )
     return apply_review(review_id=current.review.review_id, principal=principal, execute=True)
+
+
+# -- candidates from hosts and ingest (the admin's Candidates and Reviews lists) --------
+def decide_candidate(
+    *, candidate: Candidate, decision: str, principal: Principal
+) -> dict[str, Any]:
+    """A new review of a stored candidate (a host's or an ingest's) by the signed-in
+    reviewer: ``review_candidate`` on its stored document, re-checking the account's
+    permission first."""
+    principals.require_permission(principal, "review_candidate")
+    if candidate.document is None:
+        raise invalid("candidate", "the candidate's document was withheld by the shape scan")
+    return review_candidate(
+        candidate=candidate.document,
+        decision=decision,
+        corpus_id=candidate.corpus.corpus_id,
+        principal=principal,
+        execute=True,
+    )
+
+
+def apply_accepted(*, review: Review, principal: Principal) -> dict[str, Any]:
+    """The corpus owner's apply of an accepted review (``apply_review``, with readback)."""
+    principals.require_permission(principal, "apply_review")
+    return apply_review(review_id=review.review_id, principal=principal, execute=True)

@@ -6,12 +6,11 @@ from loopx_site.core import services as core_services
 
 # Reward Memory's arrangements (frozen clock, operator accounts, the provider double).
 from tests.reward_memory.conftest import (  # noqa: F401
+    _clock_frozen,
     agents,
     authority_rows,
     corpus,
-    double,
     double_corpus,
-    frozen_clock,
 )
 
 

@@ -5,7 +5,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow  # starts a Python interpreter per test
 
 SHOW = """
 import json, django

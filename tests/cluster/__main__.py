@@ -26,7 +26,7 @@ TODOS = 600  # settles across every scenario stay below this, however fast the m
 
 
 def _scenarios(celery: bool):
-    from tests.cluster import background, mcp
+    from tests.cluster import background, mcp, metrics
 
     listed = [
         ("mixed_traffic", scenarios.mixed_traffic),
@@ -36,6 +36,7 @@ def _scenarios(celery: bool):
         ("duplicate_settle", scenarios.duplicate_settle),
         ("throttles", scenarios.throttles),
         ("mcp_through_haproxy", mcp.mcp_through_haproxy),
+        ("metrics_scraped", metrics.metrics_scraped),
     ]
     if celery:
         listed += [

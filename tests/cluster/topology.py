@@ -280,6 +280,7 @@ class Topology:
             "LOOPX_THROTTLE_SETTLE": "off",
             "LOOPX_THROTTLE_REVIEW": "off",
             "LOOPX_THROTTLE_DOCTOR": "12/min",
+            "LOOPX_METRICS_TOKEN": "cluster-leg-metrics-token",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         env.update(extra)
@@ -350,8 +351,17 @@ class Topology:
             *["--workers", "1", "--threads", "4", "--timeout", "60"],
         ]
         argv += ["--graceful-timeout", "5", "--log-level", "warning"]
+        env_extra.setdefault("PROMETHEUS_MULTIPROC_DIR", self.metrics_dir(name))
         proc = self.spawn(name, argv, env=self.app_env(**env_extra), port=port)
         return proc
+
+    def metrics_dir(self, name: str) -> str:
+        """An empty ``PROMETHEUS_MULTIPROC_DIR`` of one process tree (one per "host")."""
+        where = self.scratch / "metrics" / name
+        where.mkdir(parents=True, exist_ok=True)
+        for stale in where.glob("*.db"):
+            stale.unlink()
+        return str(where)
 
     def start_haproxy(self) -> Proc:
         port = self.ports["haproxy"] = free_port()
@@ -391,7 +401,11 @@ class Topology:
         if pool == "prefork":
             argv += ["--concurrency", "1"]
         argv += ["--loglevel", "INFO", "--without-gossip", "--without-mingle"]
-        return self.spawn(name, argv, env=self.app_env())
+        port = self.ports[f"{name}_metrics"] = free_port()
+        env = self.app_env(
+            PROMETHEUS_MULTIPROC_DIR=self.metrics_dir(name), LOOPX_METRICS_WORKER_PORT=str(port)
+        )
+        return self.spawn(name, argv, env=env)
 
     def start_beat(self) -> Proc:
         """``celery beat`` on django-celery-beat's DatabaseScheduler (the admin's rows)."""

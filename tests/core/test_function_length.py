@@ -17,8 +17,8 @@ LIMIT = 80
 STILL_LONG = {
     "preferences/services/journal.py::migrate_scope": 182,
     "reward_memory/services/corpora.py::parse_corpus": 111,
-    "reward_memory/services/review.py::review_candidate": 110,
-    "reward_memory/services/review.py::apply_review": 109,
+    "reward_memory/services/review.py::review_candidate": 107,
+    "reward_memory/services/review.py::apply_review": 90,
     "reward_memory/services/experiments.py::configure_goal": 107,
     "reward_memory/experiment_config.py::parse": 106,
     "reward_memory/dogfood.py::build_receipt": 93,

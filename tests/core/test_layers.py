@@ -13,10 +13,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT = Path(sys.executable).with_name("lint-imports")
-pytestmark = pytest.mark.skipif(
-    not LINT.exists() and os.environ.get("CI") != "true",  # CI must run it
-    reason="import-linter is not installed (pip install -r requirements.txt)",
-)
+pytestmark = [
+    pytest.mark.slow,  # runs lint-imports in subprocesses
+    pytest.mark.skipif(
+        not LINT.exists() and os.environ.get("CI") != "true",  # CI must run it
+        reason="import-linter is not installed (pip install -r requirements.txt)",
+    ),
+]
 
 
 def _lint(cwd: Path, pythonpath: Path) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ from loopx_site.core.models import Agent, Goal
 
 
 @pytest.fixture
-def demo(db):
+def goal_at_s1(db):
     return services.register_goal(goal_id="demo", agent_ids=["author"], state_ref="s1").goal
 
 
@@ -28,16 +28,16 @@ def change_form(goal, **fields):
     return data
 
 
-def test_operator_changes_state_ref_and_adds_agents_through_the_service(admin_client, demo):
+def test_operator_changes_state_ref_and_adds_agents_through_the_service(admin_client, goal_at_s1):
     response = admin_client.post(
-        f"/admin/core/goal/{demo.pk}/change/",
-        change_form(demo, state_ref="s2", add_agents="reviewer, tester"),
+        f"/admin/core/goal/{goal_at_s1.pk}/change/",
+        change_form(goal_at_s1, state_ref="s2", add_agents="reviewer, tester"),
         follow=True,
     )
     assert response.status_code == 200
-    demo.refresh_from_db()
-    assert demo.state_ref == "s2"
-    assert sorted(demo.agents.values_list("agent_id", flat=True)) == [
+    goal_at_s1.refresh_from_db()
+    assert goal_at_s1.state_ref == "s2"
+    assert sorted(goal_at_s1.agents.values_list("agent_id", flat=True)) == [
         "author",
         "reviewer",
         "tester",
@@ -68,21 +68,26 @@ def test_operator_registers_a_new_goal_with_agents(admin_client, db):
     ]
 
 
-def test_bad_agent_id_is_a_form_error_and_nothing_is_written(admin_client, demo):
+def test_bad_agent_id_is_a_form_error_and_nothing_is_written(admin_client, goal_at_s1):
     response = admin_client.post(
-        f"/admin/core/goal/{demo.pk}/change/", change_form(demo, add_agents="ok, bad/id")
+        f"/admin/core/goal/{goal_at_s1.pk}/change/",
+        change_form(goal_at_s1, add_agents="ok, bad/id"),
     )
     assert response.status_code == 200  # the form again, with the error
     assert "add_agents" in response.context["adminform"].form.errors
-    assert list(demo.agents.values_list("agent_id", flat=True)) == ["author"]
+    assert list(goal_at_s1.agents.values_list("agent_id", flat=True)) == ["author"]
 
 
-def test_staff_without_change_permission_cannot_edit_the_registry(client, django_user_model, demo):
+def test_staff_without_change_permission_cannot_edit_the_registry(
+    client, django_user_model, goal_at_s1
+):
     user = django_user_model.objects.create_user(
         "viewer", password="pw-for-tests-only", is_staff=True
     )
     user.user_permissions.add(Permission.objects.get(codename="view_goal"))
     client.login(username="viewer", password="pw-for-tests-only")
-    response = client.post(f"/admin/core/goal/{demo.pk}/change/", change_form(demo, state_ref="x"))
+    response = client.post(
+        f"/admin/core/goal/{goal_at_s1.pk}/change/", change_form(goal_at_s1, state_ref="x")
+    )
     assert response.status_code == 403
-    assert Goal.objects.get(pk=demo.pk).state_ref == "s1"
+    assert Goal.objects.get(pk=goal_at_s1.pk).state_ref == "s1"

@@ -29,6 +29,8 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from loopx_site.core import services
 
+pytestmark = pytest.mark.slow  # generates requests for every API operation
+
 MAX_EXAMPLES = 10
 ALLOWED_FOR_VALID_DATA = {400, 401, 403, 404, 409, 413, 429}
 

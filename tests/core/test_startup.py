@@ -11,6 +11,8 @@ import pytest
 from loopx_site.core.apps import is_management_command_without_admin
 from tests.helpers import ROOT
 
+pytestmark = pytest.mark.slow  # times command start-up in fresh interpreters
+
 
 def _imports_of(tmp_path, *argv: str) -> tuple[subprocess.CompletedProcess, set[str]]:
     env = {

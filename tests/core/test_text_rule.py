@@ -14,7 +14,6 @@ import time
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
 from django.test import override_settings
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, Phase, given
@@ -86,8 +85,9 @@ def replaced(value, path, new):
 
 
 @pytest.fixture
-def demo(db, host_client, operator_client):
-    call_command("loopx_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+def write_requests(demo, host_client, operator_client):
+    """A base request for every write endpoint over the demo data: clients, URL
+    parameters and bodies."""
     host = host_client("demo", "author")
     packet = host.get("/api/v1/goals/demo/agents/author/quota/should-run/").json()
     from reward_memory.models import Corpus
@@ -192,8 +192,8 @@ def unthrottled():
         yield
 
 
-def test_every_write_endpoint_has_a_base_body(demo):
-    assert set(write_operations()) == set(demo["bodies"])
+def test_every_write_endpoint_has_a_base_body(write_requests):
+    assert set(write_operations()) == set(write_requests["bodies"])
 
 
 def probe_for(client, method: str, url: str, base: dict):
@@ -232,7 +232,8 @@ def probe_for(client, method: str, url: str, base: dict):
 
 
 @pytest.mark.privacy_exempt("sends arbitrary text, by design")
-def test_no_string_in_any_write_endpoint_makes_a_5xx(demo, unthrottled):
+def test_no_string_in_any_write_endpoint_makes_a_5xx(write_requests, unthrottled):
+    demo = write_requests
     failures = {}
     for operation, (method, template) in sorted(write_operations().items()):
         client = demo["clients"].get(operation, demo["host"])

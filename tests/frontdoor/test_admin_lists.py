@@ -1,18 +1,8 @@
 """Lists an operator can read at 1280 px: short refs with the whole ref on hover, and
 no navigation sidebar taking the width."""
 
-import io
-
-import pytest
-from django.core.management import call_command
-
 from hooks.models import HookIntent
 from loopx_site.core.admin_base import short_ref
-
-
-@pytest.fixture
-def demo(db):
-    call_command("loopx_demo", stdout=io.StringIO())
 
 
 def test_short_ref_keeps_the_prefix_and_puts_the_whole_ref_on_hover():

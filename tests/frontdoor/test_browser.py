@@ -5,9 +5,13 @@ with the admin action (``tests/frontdoor/browser.py`` has the harness)."""
 
 import sys
 
+import pytest
+
 from preferences.models import PreferenceOperation, PreferenceSubject
 from reward_memory.models import AuthorityCheckpoint
 from tests.frontdoor.browser import BrowserTestCase
+
+pytestmark = pytest.mark.slow  # a live server and a real browser
 
 
 class AdminInBrowserTests(BrowserTestCase):

@@ -97,6 +97,7 @@ class OperatorWorkflowsInBrowserTests(BrowserTestCase):
         before = MemoryRecord.objects.count()
         self.by_css("form.lx-probe button").click()
         message = self.by_css("ul.messagelist li").text
-        assert " probed: corpus:yes index:yes" in message, message
+        assert " probed: corpus present: yes; index present: yes" in message, message
+        assert "retrieval query succeeded: " in message  # the table's words, not yes/no codes
         assert MemoryRecord.objects.count() == before  # a probe reads only
         self.shot("dashboard-probed")

@@ -1,20 +1,12 @@
 """The operator dashboard: per Goal panels, one query each, read-only, no private text."""
 
-import io
-
 import pytest
-from django.core.management import call_command
 
 from hooks.models import HookDispatch
 from loopx_site.core import dashboard_selectors
 from preferences.models import PreferenceOperation, PreferenceSubject
 from reward_memory import dashboard as reward_memory_dashboard
 from reward_memory.models import MemoryRecord
-
-
-@pytest.fixture
-def demo(db):
-    call_command("loopx_demo", stdout=io.StringIO())
 
 
 @pytest.fixture
@@ -65,12 +57,14 @@ def test_failures_are_counted_per_code_and_linked(demo, operator):
 def test_page_is_read_only_bounded_and_shows_no_private_text(
     demo, operator, django_assert_max_num_queries
 ):
-    from reward_memory.models import ExperimentBinding
-
     # six panels + session, user, admin context; the experiments panel: one read of the
-    # Goal's bindings, one route read per binding; the provider deletes panel: one read
-    # of the outbox (its corpora only when it holds rows)
-    budget = 6 + 3 + 1 + ExperimentBinding.objects.count() + 1
+    # Goal's bindings, one route read per binding
+    # the provider deletes panel: one read of the outbox (its corpora only when it holds
+    # rows); and the review to-do: four counts, and one review read per operator edit
+    from reward_memory.models import ExperimentBinding, OperatorControl
+
+    edits = OperatorControl.objects.filter(action="edit").count()
+    budget = 6 + 3 + 1 + ExperimentBinding.objects.count() + 1 + 4 + 2 * edits
     with django_assert_max_num_queries(budget):
         page = operator.get("/admin/dashboard/")
     assert page.status_code == 200
@@ -175,7 +169,7 @@ def test_probe_now_runs_the_read_only_preflight_and_reports_it(demo, operator):
     done = operator.post(probe, follow=True)
     assert done.status_code == 200
     text = done.content.decode()
-    assert "loopx-demo-pr-description probed: corpus:yes index:yes" in text
+    assert "loopx-demo-pr-description probed: corpus present: yes; index present: yes" in text
     assert (MemoryRecord.objects.count(), PreferenceOperation.objects.count()) == before
 
 

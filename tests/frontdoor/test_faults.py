@@ -81,6 +81,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.exclusive  # stops the cluster every worker uses: runs alone
 @pytest.mark.django_db(transaction=True)
 def test_cluster_stop_under_traffic_gives_503_envelopes_nothing_half_written_and_recovery(
     django_user_model, tmp_path

@@ -15,6 +15,8 @@ from django.core.management import call_command
 from reward_memory import services as rm_services
 from reward_memory.domain.inputs import FIXTURES
 
+pytestmark = pytest.mark.slow  # runs make and manage.py in subprocesses
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

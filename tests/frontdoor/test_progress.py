@@ -41,13 +41,6 @@ def test_track_draws_counts_and_rate_while_a_command_reports_to_a_terminal():
     assert "receipt/s" in out
 
 
-@pytest.fixture
-def demo(db):
-    from django.core.management import call_command
-
-    call_command("loopx_demo", stdout=io.StringIO())
-
-
 def test_long_commands_show_progress_in_text_and_stay_silent_in_json(demo):
     text = run_cli("loopx_demo", "--format", "text")
     assert "demo" in text.stderr

@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from django.core.management import call_command, get_commands, load_command_class
+from django.core.management import get_commands, load_command_class
 
 from loopx_site.core.cli import LoopxCommand, format_table, render_payload
 from reward_memory.models import MemoryRecord
@@ -45,6 +45,12 @@ INVOCATIONS = {
     "reward_memory application-receipt": ["--input", "examples/application.json"],
     "reward_memory expire-records": [],
     "reward_memory provider-deletion": ["--record-ref", "{record}"],
+    "reward_memory relevance-eval": ["--records", "bench/relevance_real/records.jsonl",
+                                     "--queries", "bench/relevance_real/queries_heldout.jsonl",
+                                     "--limit", "3"],
+    "reward_memory corpus-ranking": ["--corpus-id", "loopx-demo-turn-admission",
+                                     "--ranking", "hybrid", "--actor", "user:operator"],
+    "reward_memory embed-backfill": [],
     "retention": [],
     "reward_memory experiment-status": ["--goal-id", "demo", "--agent-id", "author"],
     "semantic_preference agent read": ["--goal-id", "demo", "--agent-id", "author"],
@@ -163,11 +169,6 @@ def test_every_command_has_a_text_output_check():
     assert all_leaf_commands() <= set(INVOCATIONS), all_leaf_commands() - set(INVOCATIONS)
 
 
-@pytest.fixture
-def demo(db):
-    call_command("loopx_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
-
-
 def _refs(tmp_path) -> dict[str, str]:
     """Values only the demo's rows know (content-derived record refs)."""
     records = list(MemoryRecord.objects.order_by("pk").values_list("record_ref", flat=True))
@@ -215,6 +216,7 @@ def test_format_is_accepted_before_or_after_the_subcommand(demo, argv):
     assert "GOAL_ID" in result.stdout or "revision=2" in result.stdout
 
 
+@pytest.mark.slow  # manage.py in a subprocess
 def test_format_before_the_command_name_goes_through_manage_py(demo):
     import subprocess
     import sys
@@ -299,3 +301,25 @@ def test_text_conflict_error_shows_the_current_revision(agent):
     assert stale.code == 2
     assert stale.stdout.startswith("error: revision_conflict")
     assert "current revision: 1" in stale.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["semantic_preference", "agent", "read", "--goal-id", "bad id", "--agent-id", "a"],
+            "error: invalid_argument (--goal-id): --goal-id must match",
+        ),
+        (
+            ["semantic_preference", "agent", "read", "--goal-id", "nope", "--agent-id", "a"],
+            "error: goal_not_registered (--goal-id): ",
+        ),
+    ],
+)
+def test_text_errors_name_the_flag_the_person_typed(db, argv, expected):
+    result = run_cli(*argv, "--format", "text")
+    assert result.code == 2
+    assert result.stdout.startswith(expected), result.stdout
+    assert "goal_id" not in result.stdout
+    as_json = run_cli(*argv)
+    assert as_json.json["field"] == "goal_id"  # the machine document keeps the field name

@@ -1,5 +1,6 @@
 import pytest
 
+from hooks import isolation
 from tests.hooks import providers
 from tests.hooks.factories import TodoFactory
 
@@ -13,6 +14,32 @@ def _reset_providers(tmp_path, monkeypatch):
     monkeypatch.setenv(providers.STATE_ENV, str(tmp_path / "hook-state"))
     yield
     providers.RELEASE.set()  # let any abandoned sleeper (thread isolation) finish
+
+
+@pytest.fixture(autouse=True)
+def _count_invocations(monkeypatch):
+    """``providers.INVOKED``: what this process ran and forked, counted on the parent's
+    side (a child killed at its timeout before it got the CPU counted nothing)."""
+    providers.INVOKED.clear()
+    run, spawn = isolation.run, isolation._spawn_worker
+
+    def counted_run(provider, input_bytes, *, hook_id, **kwargs):
+        produced = run(provider, input_bytes, hook_id=hook_id, **kwargs)
+        if produced is not None:
+            providers.INVOKED.ran[hook_id] += 1
+        return produced
+
+    def counted_spawn(provider, key):
+        worker = spawn(provider, key)
+        if worker is not None:
+            hook_id = getattr(provider, "registration", {}).get("hook_id", "?")
+            providers.INVOKED.spawned[hook_id] += 1
+        return worker
+
+    monkeypatch.setattr(isolation, "run", counted_run)
+    monkeypatch.setattr(isolation, "_spawn_worker", counted_spawn)
+    yield
+    providers.INVOKED.clear()
 
 
 @pytest.fixture

@@ -6,8 +6,15 @@ record must cross processes: it lives in files under the directory named by
 environment). ``CALLS`` counts invocations per hook_id, ``SEEN_INPUTS`` keeps every input
 a provider received, ``RELEASE`` is the flag sleepers wait on, ``barrier(n)`` makes a
 barrier that threads and forked children share.
+
+Under load a child may wait for the CPU longer than a hanging hook's short timeout, so a
+child-side counter (``CALLS``) of a hook that is *meant* to time out can read 0 or 1. Tests
+of such hooks count on the parent's side instead: ``INVOKED`` (the invocations this process
+ran, filled by the ``_count_invocations`` fixture in ``conftest``). Hooks meant to answer
+get :data:`ANSWER_TIMEOUT_MS`, far above what a child needs on a busy machine.
 """
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -15,12 +22,17 @@ import signal
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from hooks.capabilities.periodic_report import PeriodicReportRuntimeTrigger
 from hooks.contracts import build_intent, build_result
 
 STATE_ENV = "LOOPX_TEST_HOOK_STATE"
+#: The timeout of every test hook that is meant to answer: a forked child needs a few
+#: milliseconds of CPU, so even a machine with several runnable processes per core gives
+#: it that long before. Six such hooks still fit the phase's wall-time ceiling (20 s).
+ANSWER_TIMEOUT_MS = 3000
 
 
 def state_dir() -> Path:
@@ -128,7 +140,22 @@ def barrier(n: int):
     return multiprocessing.get_context("fork").Barrier(n)
 
 
+class Invoked:
+    """Parent-side counts per hook_id: ``ran`` — invocations this process ran (a slot was
+    free; whether the child got the CPU before its timeout or not); ``spawned`` — kept
+    workers forked. Reset per test by the ``_count_invocations`` fixture."""
+
+    def __init__(self):
+        self.ran: Counter = Counter()
+        self.spawned: Counter = Counter()
+
+    def clear(self) -> None:
+        self.ran.clear()
+        self.spawned.clear()
+
+
 CALLS = Calls()
+INVOKED = Invoked()
 RELEASE = Flag("release")  # sleepers wait on it; tests set it when they are done
 SEEN_INPUTS = Records("seen_inputs.jsonl")
 SECRET_MESSAGE = "boom at /home/alice/.ssh/id_rsa with password=hunter2"
@@ -149,7 +176,7 @@ def registration(hook_id: str, **overrides) -> dict:
             "max_invocations_per_dispatch": 2,
             "max_intents_per_dispatch": 2,
             "max_result_bytes": 4096,
-            "timeout_ms": 2000,
+            "timeout_ms": ANSWER_TIMEOUT_MS,
         },
         "failure_policy": "isolate",
     }
@@ -418,8 +445,18 @@ class CommitProbe(Base):
 
     def make(self, hook_input):
         CommitProbe.STARTED.append({"receipt_id": hook_input["source"]["receipt_id"]})
-        CommitProbe.CHECKED.wait(1.5)
+        CommitProbe.CHECKED.wait(ANSWER_TIMEOUT_MS / 2000)  # then answer within the timeout
         return build_result(hook_input, [])
+
+
+def _meet(shared_barrier) -> None:
+    """Wait for the other racers, at most half the answer timeout. The barrier only makes
+    the race tight; a racer that waited for the CPU too long breaks it and every racer
+    goes on (the outcome the tests check does not depend on the overlap)."""
+    if shared_barrier is None:
+        return
+    with contextlib.suppress(threading.BrokenBarrierError):
+        shared_barrier.wait(timeout=ANSWER_TIMEOUT_MS / 2000)
 
 
 class BarrierProposer(Proposer):
@@ -432,8 +469,7 @@ class BarrierProposer(Proposer):
     BARRIER = None
 
     def make(self, hook_input):
-        if BarrierProposer.BARRIER is not None:
-            BarrierProposer.BARRIER.wait(timeout=1.5)
+        _meet(BarrierProposer.BARRIER)
         return build_result(hook_input, [self.note(hook_input)])
 
 
@@ -444,8 +480,7 @@ class BarrierFlaky(Nondeterministic):
     intent_contracts = note_contract("rho")
 
     def make(self, hook_input):
-        if BarrierProposer.BARRIER is not None:
-            BarrierProposer.BARRIER.wait(timeout=1.5)
+        _meet(BarrierProposer.BARRIER)
         variant = f"p{os.getpid()}t{threading.get_ident()}"  # differs per racer
         return build_result(hook_input, [self.note(hook_input, variant=variant)])
 
@@ -475,7 +510,9 @@ class StubbornHanger(Hanger):
 class ForkingHanger(Hanger):
     """Leaves a grandchild behind (its pid in ``grandchildren.jsonl``), then hangs."""
 
-    registration = registration("omicron.forking", budget={"timeout_ms": 200})
+    # The test needs the grandchild to exist before the kill: the answering hooks' time,
+    # not a hanger's 0.2 s (on a loaded machine a child can wait that long for the CPU).
+    registration = registration("omicron.forking", budget={"timeout_ms": ANSWER_TIMEOUT_MS})
     GRANDCHILDREN = Records("grandchildren.jsonl")
 
     def make(self, hook_input):

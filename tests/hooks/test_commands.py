@@ -137,7 +137,8 @@ def test_malformed_command_input_exits_2_with_a_structured_error(todo, argv, cod
 def test_error_in_text_format_is_one_line(todo):
     result = run_cli("todo", "list", "--goal-id", "ghost", "--format", "text")
     assert result.code == 2
-    assert result.stdout.strip().startswith("error: goal_not_registered (field: goal_id)")
+    # a person reads the flag they typed (README: `--goal-id`), not the field name
+    assert result.stdout.strip().startswith("error: goal_not_registered (--goal-id)")
 
 
 def test_settle_conflict_exits_2_with_409_code(todo):

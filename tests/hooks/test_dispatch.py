@@ -68,7 +68,7 @@ def test_provider_sleeping_past_its_timeout_does_not_hold_the_settlement(todo, i
     payload = settle().payload
     # settle returned while the provider is still blocked on RELEASE: it did not wait
     assert not providers.RELEASE.is_set()
-    assert providers.CALLS["epsilon.sleeper"] == 1
+    assert providers.INVOKED.ran["epsilon.sleeper"] == 1
     hooks = _by_hook(payload)
     assert hooks["epsilon.sleeper"]["failure_code"] == "producer_timed_out"
     assert hooks["epsilon.sleeper"]["failure_reason"] == "timeout_ms_exceeded"
@@ -152,8 +152,9 @@ def test_phase_ceilings_exhaust_later_hooks_deterministically(todo, install, mon
 
 
 def test_wall_time_ceiling_is_reserved_from_declared_budgets(todo, install, monkeypatch):
-    monkeypatch.setattr(dispatcher, "MAX_PHASE_TIMEOUT_MS", 3000)
-    install("Proposer", "SecondProposer")  # 2000 ms each
+    # room for one of the two hooks' declared timeouts, not both
+    monkeypatch.setattr(dispatcher, "MAX_PHASE_TIMEOUT_MS", providers.ANSWER_TIMEOUT_MS * 3 // 2)
+    install("Proposer", "SecondProposer")
     hooks = _by_hook(settle().payload)
     assert hooks["beta.proposer"]["status"] == "accepted"
     assert hooks["gamma.proposer"]["failure_reason"] == "phase:max_wall_time"
@@ -277,11 +278,12 @@ def test_hooks_run_after_the_primary_transaction_committed(install):
     install("CommitProbe")
     agent = AgentFactory(goal=GoalFactory(goal_id="demo"), agent_id="author")
     TodoFactory(goal=agent.goal, todo_id="t1")
-    seen = []
+    seen, settled = [], threading.Event()
 
     def watch():  # while the provider runs, look from a connection of this thread
         try:
-            for _ in range(400):
+            while True:  # the probe waits for CHECKED; a settle that ended stops the wait
+                done = settled.is_set()
                 started = list(providers.CommitProbe.STARTED)
                 if started:
                     receipt_id = started[0]["receipt_id"]
@@ -291,6 +293,8 @@ def test_hooks_run_after_the_primary_transaction_committed(install):
                         ).exists()
                     )
                     return
+                if done:
+                    return
                 time.sleep(0.005)
         finally:
             providers.CommitProbe.CHECKED.set()
@@ -298,8 +302,11 @@ def test_hooks_run_after_the_primary_transaction_committed(install):
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    payload = settle().payload
-    watcher.join(5)
+    try:
+        payload = settle().payload
+    finally:
+        settled.set()
+    watcher.join()
     assert seen == [True]
     assert payload["hook_phase"]["dispatches"][0]["status"] == "not_applicable"
 

@@ -1,9 +1,11 @@
 import ast
 import pathlib
 
-from hooks import registry
+from hooks import dispatcher, registry
 from tests.helpers import ROOT, run_cli
+from tests.hooks import providers
 from tests.hooks.conftest import PERIODIC
+from tests.hooks.factories import settle
 
 
 def test_default_settings_install_and_admit_the_periodic_report_trigger(db):
@@ -114,3 +116,50 @@ def test_core_never_imports_or_names_a_concrete_capability():
                 imported += [a.name for a in node.names]
         assert not [m for m in imported if "capabilities" in m or "executors" in m], rel
         assert "periodic_report" not in source, rel
+
+
+# -- issue 33: a hook that can never run is refused at registration ------------------------
+def _quick_providers(n: int) -> list[str]:
+    """``n`` answering hooks ``q00.quick`` … with small budgets (so only the hook-count
+    ceiling binds), made as classes of this module."""
+    names = []
+    for i in range(n):
+        name = f"Quick{i:02d}"
+        capability = f"q{i:02d}"
+        cls = type(
+            name,
+            (providers.Base,),
+            {
+                "registration": providers.registration(
+                    f"{capability}.quick", budget={"timeout_ms": 100, "max_intents_per_dispatch": 1}
+                ),
+                "intent_contracts": providers.note_contract(capability),
+            },
+        )
+        globals()[name] = cls
+        names.append(f"{__name__}.{name}")
+    return names
+
+
+def test_a_ninth_hook_is_refused_at_registration_not_exhausted_at_every_settlement(
+    db, install, todo
+):
+    install(*_quick_providers(dispatcher.MAX_HOOKS_PER_PHASE + 1))
+    result = run_cli("hooks", "registrations")
+    rows = {r["hook_id"]: r for r in result.json["registrations"]}
+    ninth = f"q{dispatcher.MAX_HOOKS_PER_PHASE:02d}.quick"
+    assert rows[ninth]["status"] == "rejected"
+    assert rows[ninth]["reason"] == "registry:phase:max_hooks"
+    assert [r["status"] for h, r in sorted(rows.items()) if h != ninth] == ["installed"] * 8
+    dispatches = {d["hook_id"]: d for d in settle().payload["hook_phase"]["dispatches"]}
+    assert dispatches[ninth]["failure_code"] == "registration_rejected"
+    assert not [d for d in dispatches.values() if d["failure_code"] == "dispatch_budget_exhausted"]
+
+
+def test_a_hook_past_the_wall_time_ceiling_is_refused_at_registration(install):
+    # seven hooks declaring 3 s each; the phase holds 20 s: the last in hook_id order goes
+    install("Proposer", "SecondProposer", "Inert", "Printer", "NotJson", "Malformed", "Mutator")
+    assert providers.ANSWER_TIMEOUT_MS * 7 > dispatcher.MAX_PHASE_TIMEOUT_MS
+    reasons = {h.hook_id: h.rejection for h in registry.installed().hooks}
+    assert reasons.pop("tau.printer") == "registry:phase:max_wall_time"
+    assert set(reasons.values()) == {None}

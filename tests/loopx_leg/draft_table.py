@@ -6,8 +6,7 @@
 Entries are drafted as `open` with the issue-23 bullet of their group (BULLETS); a
 person reviews each one, turns seed rules into `deliberate` with their reason, and pastes
 them into differences.toml. Paths that differ in every step of a group get step `*`;
-more than four paths under one top-level key of one step (two, in groups with more than
-40 differing paths) fold into `key*`.
+every line names an exact path (the table refuses path wildcards).
 """
 
 from __future__ import annotations
@@ -116,54 +115,18 @@ def bullet(group: str, step: str) -> str:
 
 
 def draft(rows) -> dict[str, list[tuple[str, str, str]]]:
-    """group → [(step, path, what)], folded."""
+    """group → [(step, path, what)]: exact paths (the table takes no path wildcard); a
+    (path, what) found in every differing step of a group is drafted once with step `*`."""
     by = collections.defaultdict(lambda: collections.defaultdict(set))
     for r in rows:
-        by[r["group"]][r["step"]].add((r["path"], r["what"]))
-    # A step whose outcome differs (exit code, status, no document) is one difference:
-    # everything else in it follows from that (the run still prints every path).
-    flips = {("", "exit_code"), ("status", "value"), ("", "no_document")}
-    for steps in by.values():
-        for step, pairs in steps.items():
-            if pairs & flips:
-                steps[step] = {("*", "*")}
+        by[r["group"]][r["step"]].add((r["path"] or "<document>", r["what"]))
     out = {}
     for group, steps in by.items():
-        lines = []
-        # Large documents (architecture, candidate-review, quota, …): fold harder.
-        fold = 1 if sum(len(v) for v in steps.values()) > 40 else 4
-        if fold == 1:
-            # Fold to top-level keys; a (key, what) seen in several steps gets step `*`.
-            seen = collections.defaultdict(set)
-            for step, pairs in steps.items():
-                if pairs == {("*", "*")}:
-                    lines.append((step, "*", "*"))
-                    continue
-                for p, w in pairs:
-                    top = p.split(".")[0].split("[")[0]
-                    seen[(top + ("*" if top != p else ""), w)].add(step)
-            for (p, w), in_steps in sorted(seen.items()):
-                if len(in_steps) > 1:
-                    lines.append(("*", p, w))
-                else:
-                    lines.append((next(iter(in_steps)), p, w))
-            out[group] = lines
-            continue
-        normal = [p for p in steps.values() if p != {("*", "*")}]
-        common = set.intersection(*normal) if len(normal) > 1 else set()
-        lines.extend(("*", p, w) for p, w in sorted(common))
+        sets = list(steps.values())
+        common = set.intersection(*sets) if len(sets) > 1 else set()
+        lines = [("*", p, w) for p, w in sorted(common)]
         for step, pairs in steps.items():
-            if pairs == {("*", "*")}:
-                lines.append((step, "*", "*"))
-                continue
-            tops = collections.defaultdict(list)
-            for p, w in sorted(pairs - common):
-                tops[(p.split(".")[0].split("[")[0], w)].append(p)
-            for (top, w), paths in tops.items():
-                if len(paths) > fold:
-                    lines.append((step, top + "*", w))
-                else:
-                    lines.extend((step, p, w) for p in paths)
+            lines.extend((step, p, w) for p, w in sorted(pairs - common))
         out[group] = lines
     return out
 

@@ -2,9 +2,10 @@
 
     python -m tests.loopx_leg.provider_check
 
-Real LoopX installs the shipped TOML extensions as they are
-(``preferences/extensions/loopx-memory-{local,remote}.toml``, entrypoint
-``bin/loopx-memory-provider`` found on PATH), then runs ``semantic-preference doctor``
+Real LoopX installs the TOML extensions ``make setup`` writes
+(``.local/extensions/loopx-memory-{local,remote}.toml``: the shipped manifests naming the
+virtualenv's console script ``.venv/bin/loopx-memory-provider`` by its absolute path) with
+no PATH step, then runs ``semantic-preference doctor``
 and ``recall --execute`` through each: the local one against this checkout's database,
 the remote one against a running server (gunicorn on a loopback port) with a host token
 that only the environment carries. Each must be ``ready`` / ``completed`` with the items
@@ -26,7 +27,7 @@ from tests.loopx_leg.runner import ROOT, LoopXSide, OursSide, _run, stop_daemons
 PROJECT = "loopx-demo"  # the demo's provider notes (preferences/demo_recall.py)
 CONFIG = "demo"  # the demo's registered config, owned by Goal `demo`
 SURFACE = "issue_fix.pr_description"
-MANIFESTS = ROOT / "preferences" / "extensions"
+MANIFESTS = ROOT / ".local" / "extensions"  # written by `make setup`
 
 
 def _free_port() -> int:
@@ -112,12 +113,10 @@ def main() -> int:
                     break
                 time.sleep(0.1)
         check.expect("server listening", server.poll() is None, f"127.0.0.1:{port}")
-        # The entrypoint is found on PATH; the token, URL and config only in the
-        # environment (the manifest and the config name the variables, not the values).
+        # No PATH step: the generated manifest names the entrypoint. The token, URL and
+        # config only in the environment (the manifest and the config name the variables).
         loopx.env.update(
             {
-                "PATH": f"{ROOT / 'bin'}{os.pathsep}{loopx.env['PATH']}",
-                "LOOPX_MEMORY_PYTHON": ours.python,
                 "LOOPX_MEMORY_PROJECT": PROJECT,
                 "LOOPX_MEMORY_URL": f"http://127.0.0.1:{port}",
                 "LOOPX_MEMORY_TOKEN": token or "",
@@ -153,12 +152,15 @@ def main() -> int:
                 )
             )
             common = ["--project", str(workspace / "project"), "--config", str(config)]
+            started = time.monotonic()
             doctor = loopx.run(state, ["semantic-preference", "doctor", *common, "--execute"])
+            took = time.monotonic() - started
             doc = _json(doctor)
             check.expect(
                 f"{mode}: loopx doctor ready",
                 doc.get("status") == "ready",
-                str(doc.get("status")) + doctor.stderr[-200:],
+                f"{doc.get('status')} in {took:.1f}s (LoopX's whole command) "
+                + doctor.stderr[-200:],
             )
             recall = loopx.run(
                 state, ["semantic-preference", "recall", *common, "--surface", SURFACE, "--execute"]

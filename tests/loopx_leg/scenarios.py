@@ -1017,6 +1017,7 @@ GROUPS: list[Group] = [
         [
             S("doctor-uninstalled", *doctor("ext.json")),
             S("recall-uninstalled", *recall("ext.json", "--execute")),
+            S("recall-uninstalled-preview", *recall("ext.json")),
             ext("install-bad-manifest", "install", "--manifest", "{ws}/bad.toml", "--execute"),
         ],
         files={
@@ -1060,7 +1061,13 @@ GROUPS: list[Group] = [
             ),
         ],
     ),
-    Group("reward.evaluate", RM, [S("evaluate", "reward-memory", "evaluate")]),
+    Group(
+        "reward.evaluate",
+        RM,
+        [S("evaluate", "reward-memory", "evaluate")],
+        # docs/loopx-hosts.md: our guards' own codes beside LoopX's reason_codes
+        extras=["cases*.evidence.guard_reason_codes"],
+    ),
     Group(
         "reward.candidate-review",
         RM,
@@ -1205,10 +1212,31 @@ GROUPS: list[Group] = [
         ],
     ),
     # ---- quota and Agent Turn Recall (LoopX's own quota packet fed to both)
+    # `quota should-run` is two different documents by design (docs/loopx-hosts.md "The
+    # quota packet"): a host keeps LoopX's own for turn gating and hands it to
+    # agent_turn_recall (group turn-recall.loopx-packet). Each side is checked on its own:
+    # LoopX's prints its scheduler projection, ours its `loopx_quota_decision_v0`.
     Group(
         "quota.should-run",
         QUOTA,
-        [S("should-run", *QUOTA_LX)],
+        [
+            Step(
+                "loopx-should-run",
+                QUOTA_LX,
+                None,
+                compare=False,
+            ),
+            Step(
+                "ours-should-run",
+                None,
+                ours_words(QUOTA_LX),
+                expect={
+                    "": [0],
+                    "schema_version": ["loopx_quota_decision_v0"],
+                    "mode": ["should-run"],
+                },
+            ),
+        ],
     ),
     Group(
         "turn-recall.loopx-packet",
@@ -1244,5 +1272,94 @@ GROUPS: list[Group] = [
         files={"bad.json": {"schema_version": "nope"}},
         # the disabled document's `experiment` is experiment-status's document
         extras=[f"experiment.{key}" for key in EXPERIMENT_STATUS_EXTRAS],
+    ),
+    # ---- what hosts really send (issue 35): refs, operation ids, shared argv, corpus ids
+    Group(
+        "hosts.receipt-refs",
+        RECEIPTS,
+        [
+            S("pr-artifact", *receipt("--artifact-ref", "owner/repo#126")),
+            S("loopback-artifact", *receipt("--artifact-ref", "https://127.0.0.1/x")),
+            S("github-form", *receipt("--artifact-ref", "github:owner/repo/pull/7")),
+            *[
+                S(
+                    sid,
+                    "semantic-preference",
+                    "maintenance-receipt",
+                    "--trigger",
+                    "explicit_feedback",
+                    "--outcome",
+                    "verified",
+                    "--corpus-id",
+                    corpus,
+                    "--evidence-ref",
+                    evidence,
+                )
+                for sid, corpus, evidence in (
+                    ("evidence-with-slash", "project_preferences", "evidence/run-1/log"),
+                    ("evidence-pr-form", "project_preferences", "owner/repo#126"),
+                    ("corpus-upper-case", "Prefs", "evidence-1"),
+                    ("corpus-dotted", "team.prefs", "evidence-1"),
+                    ("corpus-leading-digit", "1prefs", "evidence-1"),
+                    ("corpus-dash", "team-prefs", "evidence-1"),
+                )
+            ],
+        ],
+    ),
+    Group(
+        "hosts.operation-ids",
+        JOURNAL,
+        journal_steps(
+            [],
+            S("spaces-and-slash", *remember("review.style", "Keep PRs small.", "turn 44/retry")),
+            S(
+                "apply-spaces-and-slash",
+                *remember("review.style", "Keep PRs small.", "turn 44/retry", "{rev}", "--execute"),
+                capture=REV,
+            ),
+            S(
+                "non-ascii",
+                *remember("review.tone", "Be brief.", "turn-44/第二次", "{rev}"),
+            ),
+            S(
+                "retire-with-statement",
+                *retire("review.style", "turn 45/retire", "{rev}", "--statement", "unused"),
+            ),
+            S("read-with-ignored-flag", *READ, "--statement", "unused"),
+        ),
+    ),
+    Group(
+        "hosts.key-order",
+        JOURNAL,
+        [
+            S("read", *READ, capture=REV),
+            *[
+                S(
+                    f"key-{i}",
+                    *remember(key, f"Preference {i}.", f"order-{i}", "{rev}", "--execute"),
+                    capture=REV,
+                )
+                for i, key in enumerate(["o.a1", "o.a.b", "o.a-b", "o.a_b", "o.a", "o.a9"])
+            ],
+            S("read-ordered", *READ),
+        ],
+    ),
+    Group(
+        "hosts.extension-upgrade-rollback",
+        EXTENSIONS,
+        [
+            ext("install", "install", "--manifest", "{ws}/extension.toml", "--execute"),
+            ext("upgrade-preview", "upgrade", "--manifest", "{ws}/extension-2.toml"),
+            ext("upgrade", "upgrade", "--manifest", "{ws}/extension-2.toml", "--execute"),
+            ext("rollback-preview", "rollback", "leg-provider"),
+            ext("rollback", "rollback", "leg-provider", "--execute"),
+            S("recall-after-rollback", *recall("ext.json", "--execute")),
+        ],
+        files={
+            "extension.toml": TOML_MANIFEST,
+            "extension-2.toml": TOML_MANIFEST.replace('version = "1.0.0"', 'version = "1.1.0"'),
+            "provider.sh": PROVIDER_SH,
+            "ext.json": EXT_CONFIG,
+        },
     ),
 ]

@@ -1,9 +1,11 @@
 """The reviewed table of known differences (differences.toml).
 
 Each `[[difference]]` names a group (glob), its kind and a list of `match` lines
-`"STEP: PATH [WHAT]"` (STEP and PATH are globs where only `*` is special — `[]` in a path
-is a list element; WHAT is exit_code, no_document, missing, extra, type, value, length or
-`*`). The kind is one of:
+`"STEP: PATH [WHAT]"`: STEP is a glob where only `*` is special; PATH is the exact path it
+excuses (`[]` in a path is a list element, `<document>` the exit code or the document as
+a whole) — never a wildcard, so a changed exit code or a new key can never hide behind an
+entry; WHAT is exit_code, no_document, missing, extra, type, value or length (never `*`).
+The kind is one of:
 
 - ``deliberate`` — a seed rule we keep on purpose; ``reason`` says which and why;
 - ``open`` — a defect still to fix; ``bullet`` names the issue-23 bullet it belongs to.
@@ -23,6 +25,11 @@ TABLE = Path(__file__).resolve().parent / "differences.toml"
 KINDS = {"deliberate", "open"}
 WHATS = {"exit_code", "no_document", "missing", "extra", "type", "value", "length"}
 LINE = re.compile(r"^(?P<step>[^:]+): (?P<path>.*) \[(?P<what>[a-z_*]+)\]$")
+
+
+def _path_matches(path: str, diff_path: str) -> bool:
+    """PATH is exact; ``<document>`` names the empty path (exit code, no document)."""
+    return diff_path == ("" if path == "<document>" else path)
 
 
 def _glob(pattern: str, value: str) -> bool:
@@ -46,8 +53,8 @@ class Entry:
         return (
             _glob(self.group, group)
             and _glob(self.step, step)
-            and _glob(self.path, diff.path)
-            and (self.what == "*" or self.what == diff.kind)
+            and _path_matches(self.path, diff.path)
+            and self.what == diff.kind
         )
 
 
@@ -73,15 +80,17 @@ def load(path: Path = TABLE) -> Table:
             raise ValueError(f"{label}: a {kind} entry needs {need}")
         for line in raw.get("match", []):
             m = LINE.match(line)
-            if not m or (m["what"] != "*" and m["what"] not in WHATS):
+            if not m or m["what"] not in WHATS:
                 raise ValueError(f"{label}: bad match line {line!r} (want 'STEP: PATH [WHAT]')")
+            if "*" in m["path"] or "?" in m["path"]:
+                raise ValueError(f"{label}: {line!r}: a PATH is exact, never a wildcard")
             entries.append(Entry(raw["group"], m["step"], m["path"], m["what"], kind, note))
     return Table(entries)
 
 
 def line(step: str, diff) -> str:
     """The match line that covers exactly this difference."""
-    return f"{step}: {diff.path} [{diff.kind}]"
+    return f"{step}: {diff.path or '<document>'} [{diff.kind}]"
 
 
 def suggest(group: str, step: str, diff) -> str:

@@ -260,11 +260,12 @@ def test_admin_correct_action_records_a_new_revision(scope, admin_client):
     assert subject.revision == 2
 
 
-def test_admin_pages_render_and_list_columns_hide_statements(scope, admin_client):
+def test_admin_pages_render_and_the_subject_list_shows_each_statement(scope, admin_client):
     run_cli("semantic_preference", "agent", "remember", *CLI_REMEMBER, "--execute")
     listing = admin_client.get("/admin/preferences/preferencesubject/").content.decode()
     assert "review.collaboration" in listing
-    assert "Ask the designated reviewer" not in listing
+    # issue 34: an operator correcting a preference sees what it says (an excerpt)
+    assert "Ask the designated reviewer" in listing
     scope_page = admin_client.get("/admin/preferences/preferencescope/")
     assert scope_page.status_code == 200
     from preferences.models import PreferenceScope

@@ -22,7 +22,8 @@ def test_routes_require_authentication(api_client):
     for url in (RECALL, DOCTOR, RECEIPTS, MAINTENANCE):
         response = api_client.post(url, {}, format="json")
         assert response.status_code == 401
-        assert response.json()["schema_version"] == "semantic_preference_error_v0"
+        # issue 34: one 401/403 document on every route (the edge's area, as /goals/)
+        assert response.json()["schema_version"] == "loopx_error_v0"
 
 
 def test_recall_previews_by_default_then_executes(client, bind, tmp_path):

@@ -139,8 +139,6 @@ def test_at_most_20_preference_refs_and_duplicates_collapse():
         "http://github.com/owner/repo/pull/1",
         "https://user:pass@github.com/owner/repo",
         "https://token@github.com/owner/repo",
-        "https://localhost/pull/1",
-        "https://127.0.0.1/x",
         "https://10.0.0.5/x",
         "https://[::1]/x",
         "https://intranet/x",
@@ -181,7 +179,7 @@ def test_at_most_20_preference_refs_and_duplicates_collapse():
         "https://github.com\\@evil.example/x",
     ],
 )
-def test_artifact_ref_must_be_public_https_without_credentials(url):
+def test_artifact_ref_must_be_public_https_or_loopback_without_credentials(url):
     with pytest.raises(SemanticPreferenceError) as exc:
         _application(artifact_ref=url)
     assert (exc.value.code, exc.value.field) == ("invalid_argument", "artifact_ref")
@@ -322,3 +320,36 @@ def test_digests_never_contain_the_refs(refs):
     )
     assert all(DIGEST.match(d) for d in receipt["preference_ref_digests"])
     assert len(receipt["preference_ref_digests"]) == len(dict.fromkeys(refs))
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "owner/repo#126",  # the natural ref for a PR host
+        "https://127.0.0.1/x",  # loopback, as LoopX accepts
+        "http://127.0.0.1:8000/pr/1",
+        "https://localhost/pull/1",
+        "github:owner/repo/pull/7",
+        "review:leg#42/r-1",
+    ],
+)
+def test_artifact_and_evidence_refs_take_loopx_public_safe_forms(ref):
+    assert _application(artifact_ref=ref)["artifact_ref"] == ref
+    assert _maintenance(evidence_ref=ref)["evidence_ref"] == ref
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["file:///etc/passwd", "home/me/.ssh/id_rsa", "tmp/build.log", "a/../b", "C:/x", "ssh://h/x"],
+)
+def test_loopx_form_refs_that_name_local_paths_or_other_schemes_are_refused(ref):
+    with pytest.raises(SemanticPreferenceError) as exc:
+        _application(artifact_ref=ref)
+    assert exc.value.field == "artifact_ref"
+
+
+@pytest.mark.parametrize("corpus_id", ["Prefs", "team.prefs", "1prefs", "a" * 65])
+def test_maintenance_corpus_ids_follow_loopx_rule(corpus_id):
+    with pytest.raises(SemanticPreferenceError) as exc:
+        _maintenance(corpus_ids=[corpus_id])
+    assert exc.value.field == "corpus_id"

@@ -31,7 +31,7 @@ REQUEST = {
 
 
 @pytest.fixture
-def demo(db):
+def recall_goals(db):
     core_services.register_goal(goal_id="demo", agent_ids=["author"])
     core_services.register_goal(goal_id="other", agent_ids=["author"])
     demo_recall.load(log=lambda _: None)
@@ -44,7 +44,7 @@ def _local_answer() -> dict:
     )
 
 
-def test_a_host_token_gets_the_built_in_ranking_of_its_configs_project(demo, host_client):
+def test_a_host_token_gets_the_built_in_ranking_of_its_configs_project(recall_goals, host_client):
     response = host_client("demo").post(
         PROVIDER, {"config": "demo", "request": REQUEST}, format="json"
     )
@@ -55,7 +55,7 @@ def test_a_host_token_gets_the_built_in_ranking_of_its_configs_project(demo, hos
     assert [i["preference_ref"] for i in body["items"]]
 
 
-def test_another_goals_config_answers_like_a_missing_one(demo, host_client):
+def test_another_goals_config_answers_like_a_missing_one(recall_goals, host_client):
     other = host_client("other").post(
         PROVIDER, {"config": "demo", "request": REQUEST}, format="json"
     )
@@ -66,7 +66,9 @@ def test_another_goals_config_answers_like_a_missing_one(demo, host_client):
     assert other.json()["code"] == missing.json()["code"] == "config_not_found"
 
 
-def test_a_request_that_breaks_the_protocol_is_a_400_and_no_project_can_be_sent(demo, host_client):
+def test_a_request_that_breaks_the_protocol_is_a_400_and_no_project_can_be_sent(
+    recall_goals, host_client
+):
     client = host_client("demo")
     bad = client.post(PROVIDER, {"config": "demo", "request": {"query": "x"}}, format="json")
     assert bad.status_code == 400
@@ -81,7 +83,7 @@ def test_a_request_that_breaks_the_protocol_is_a_400_and_no_project_can_be_sent(
     assert sneaky.json() == _local_answer()
 
 
-def test_provider_doctor_reports_the_configs_project(demo, host_client):
+def test_provider_doctor_reports_the_configs_project(recall_goals, host_client):
     response = host_client("demo").post(DOCTOR, {"config": "demo"}, format="json")
     assert response.status_code == 200
     assert response.json()["healthy"] is True
@@ -115,7 +117,8 @@ def _entrypoint(*args, env, stdin=None):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_remote_entrypoint_answers_from_a_live_server(live_server, demo):
+@pytest.mark.slow  # runs the entrypoint in a Python subprocess
+def test_the_remote_entrypoint_answers_from_a_live_server(live_server, recall_goals):
     token = core_services.create_token(goal_id="demo").secret
     env = {
         "LOOPX_MEMORY_URL": live_server.url,
@@ -134,6 +137,7 @@ def test_the_remote_entrypoint_answers_from_a_live_server(live_server, demo):
     assert token not in doctor.stderr + answer.stderr + refused.stderr
 
 
+@pytest.mark.slow  # runs the entrypoint in a Python subprocess
 def test_the_remote_entrypoint_needs_its_environment_and_a_plain_origin():
     missing = _entrypoint("remote", "--doctor", env={})
     assert missing.returncode == 2
@@ -151,6 +155,7 @@ def test_the_remote_entrypoint_needs_its_environment_and_a_plain_origin():
     assert "pw" not in creds.stderr
 
 
+@pytest.mark.slow  # runs the entrypoint in a Python subprocess
 def test_the_remote_entrypoint_does_not_follow_redirects_with_the_token(tmp_path):
     """A server answering 302 to another origin gets no second request with the token."""
     seen: list[str] = []

@@ -307,6 +307,13 @@ def test_the_builtin_provider_gets_the_tokens_scope_not_the_bodys(host_client):
         "agent_id": "victim-agent",
         "context": {"goal_id": "victim"},
     }
+    # a body naming a scope is refused outright (strict bodies, issue 33) ...
+    smuggled = host_client("demo", "author").post(RECALL, body, format="json")
+    assert smuggled.status_code == 400
+    assert (smuggled.json()["code"], smuggled.json()["field"]) == ("invalid_argument", "agent_id")
+    # ... and a scope inside the context still never reaches the provider
+    body.pop("goal_id")
+    body.pop("agent_id")
     seen = json.loads(
         _items(host_client("demo", "author").post(RECALL, body, format="json"))["scope"]
     )

@@ -1,37 +1,12 @@
 import pytest
 
-from loopx_site.core import clock
-from reward_memory import providers
-from reward_memory.providers.double import ProviderDouble
 from tests.factories import AgentFactory
 from tests.reward_memory import factories as f
 
 
 @pytest.fixture(autouse=True)
-def frozen_clock(monkeypatch):
-    """Services read ``clock.now()``; tests run at a fixed instant (movable)."""
-    state = {"now": f.NOW}
-    monkeypatch.setattr(clock, "now", lambda: state["now"])
-
-    class Clock:
-        def set(self, value):
-            state["now"] = value
-
-        def advance(self, delta):
-            state["now"] = state["now"] + delta
-
-        @property
-        def now(self):
-            return state["now"]
-
-    return Clock()
-
-
-@pytest.fixture
-def double():
-    """A provider double installed as provider ``double`` for the test."""
-    with providers.use("double", ProviderDouble()) as provider:
-        yield provider
+def _clock_frozen(frozen_clock):
+    """Every test here runs at the frozen instant (``frozen_clock``, tests/conftest.py)."""
 
 
 @pytest.fixture
@@ -129,3 +104,14 @@ def authority_rows(request):
             operator=f.op(f.OWNER),
             execute=True,
         )
+
+
+@pytest.fixture
+def activated(db, double_corpus, double):
+    """``double_corpus`` holding one activated record of Agent ``demo/author``; the
+    double's call log starts empty."""
+    from reward_memory import services
+
+    services.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    double.reset_calls()
+    return double_corpus

@@ -24,7 +24,6 @@ from reward_memory.models import (
     Review,
     StandingPolicy,
 )
-from tests.factories import AgentFactory, GoalFactory
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
 
@@ -46,12 +45,6 @@ def _hard_policy_event(event_id="hp-1", corpus_id="policy", **overrides):
         **doc,
     }
     return f.merge(doc, overrides)
-
-
-@pytest.fixture
-def other_goal(db):
-    goal = GoalFactory(goal_id="other")
-    return AgentFactory(goal=goal, agent_id="author")
 
 
 @pytest.fixture

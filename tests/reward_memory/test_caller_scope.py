@@ -13,7 +13,7 @@ import pytest
 from reward_memory import selectors, services
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import ApplicationReceipt, Corpus, MemoryRecord, Review
-from tests.factories import AgentFactory, GoalFactory
+from tests.factories import AgentFactory
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
 
@@ -61,11 +61,6 @@ def private(agents, double):
     _remember("author-only")
     double.reset_calls()
     return corpus
-
-
-@pytest.fixture
-def other_goal(db):
-    return AgentFactory(goal=GoalFactory(goal_id="other"), agent_id="author")
 
 
 # -- item 6: a Goal-wide token never reaches a private corpus by naming an Agent ----------

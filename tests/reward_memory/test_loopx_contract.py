@@ -465,15 +465,6 @@ def _loopx_packet(corpus, *, conflict_state="clear", query="PR description effec
     }
 
 
-@pytest.fixture
-def activated(db, double_corpus, double):
-    from reward_memory import services
-
-    services.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
-    double.reset_calls()
-    return double_corpus
-
-
 def test_recall_accepts_loopx_packet_and_answers_reward_memory_recall_v0(activated, wrapper):
     # loopx/capabilities/reward_memory/application.py (execute_reward_memory_recall:
     # reward_memory_recall_v0 with status completed, results without exposed content)

@@ -1,8 +1,5 @@
 import pytest
 
-from loopx_site.core import clock
-from reward_memory import providers
-from reward_memory.providers.double import ProviderDouble
 from tests.factories import AgentFactory
 from tests.hooks.factories import TodoFactory
 from tests.reward_memory import factories as rmf
@@ -13,21 +10,8 @@ SURFACE = c.SURFACE
 
 
 @pytest.fixture(autouse=True)
-def frozen_clock(monkeypatch):
-    state = {"now": rmf.NOW}
-    monkeypatch.setattr(clock, "now", lambda: state["now"])
-
-    class Clock:
-        def advance(self, delta):
-            state["now"] = state["now"] + delta
-
-    return Clock()
-
-
-@pytest.fixture
-def double():
-    with providers.use("double", ProviderDouble()) as provider:
-        yield provider
+def _clock_frozen(frozen_clock):
+    """Every test here runs at the frozen instant (``frozen_clock``, tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from hooks.api.serializers import StrictBooleanField
 from loopx_site.core.api.fields import JsonObjectField
-from loopx_site.core.api.serializers import IdentifierField
+from loopx_site.core.api.serializers import IdentifierField, StrictInput
 from turn_recall import contracts as c
 
 
@@ -25,7 +25,7 @@ def _turn_id(**options) -> serializers.CharField:
     return serializers.CharField(max_length=c.MAX_TURN_ID, trim_whitespace=False, **options)
 
 
-class ScopedInput(serializers.Serializer):
+class ScopedInput(StrictInput):
     """The (Goal, Agent) a request names; the caller resolver decides what it may name."""
 
     goal_id = IdentifierField(
@@ -57,7 +57,7 @@ class CapsuleVerifyInput(ScopedInput):
     capsule = JsonObjectField(help_text="The turn_capsule (loopx_turn_capsule_v0) as received.")
 
 
-class QuotaAdmitInput(serializers.Serializer):
+class QuotaAdmitInput(StrictInput):
     turn_instance_id = _turn_id(required=False, help_text="Required to execute.")
     execute = StrictBooleanField(required=False, default=False)
 

@@ -15,6 +15,9 @@ from loopx_site.core.errors import REGISTRY, DomainError, from_database_error, n
 
 logger = logging.getLogger("loopx.api")
 
+#: The area of errors of the edge itself (authentication, token scope).
+EDGE_AREA = "loopx"
+
 
 def _first_field_error(detail, prefix: str = "") -> tuple[str | None, str]:
     """(dotted field, message) of the first error in a DRF ValidationError detail."""
@@ -48,13 +51,15 @@ def to_domain_error(exc: Exception, area: str) -> DomainError | None:
             str(getattr(exc, "detail", "")) or "The request body is too large.",
             area=area,
         )
+    # Authentication and the token's scope are the edge's (area ``loopx``: registry and
+    # tokens), whichever app's route was asked: one 401/403 document everywhere.
     if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
-        return DomainError("not_authenticated", str(exc.detail), area=area)
+        return DomainError("not_authenticated", str(exc.detail), area=EDGE_AREA)
     if isinstance(exc, CsrfFailed):
-        return DomainError("csrf_failed", str(exc.detail), area=area)
+        return DomainError("csrf_failed", str(exc.detail), area=EDGE_AREA)
     if isinstance(exc, exceptions.PermissionDenied | DjangoPermissionDenied):
         message = getattr(exc, "detail", None) or "Outside this token's scope."
-        return DomainError("scope_forbidden", str(message), area=area)
+        return DomainError("scope_forbidden", str(message), area=EDGE_AREA)
     if isinstance(exc, exceptions.NotFound | Http404):
         return DomainError("resource_not_found", area=area)
     if isinstance(exc, exceptions.MethodNotAllowed):

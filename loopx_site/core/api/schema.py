@@ -15,7 +15,7 @@ It also describes the host token scheme (the auth extension below).
 import copy
 
 from django.apps import apps
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
@@ -151,3 +151,17 @@ class LoopxAutoSchema(AutoSchema):
                 }
             }
         return response
+
+
+class _StrictInputSchema(OpenApiSerializerExtension):
+    """Every ``StrictInput`` body is ``additionalProperties: false`` in the schema: the
+    API refuses a field it does not take (``invalid_argument``), and the schema says so."""
+
+    target_class = "loopx_site.core.api.serializers.StrictInput"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema

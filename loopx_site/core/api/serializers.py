@@ -1,3 +1,9 @@
+"""Serializers of the kernel's API, and the one input rule every app's request bodies
+follow: ``StrictInput`` — a field the operation does not know is ``invalid_argument``
+naming that field (a typo such as ``exectue`` must not silently become a preview)."""
+
+from collections.abc import Mapping
+
 from rest_framework import serializers
 
 from loopx_site.core import documents
@@ -5,12 +11,46 @@ from loopx_site.core.api.fields import FullRegexField
 from loopx_site.core.validation import IDENTIFIER_RE
 
 
+class StrictInput(serializers.Serializer):
+    """A request body (or a nested object of one) with exactly the declared fields."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            unknown = sorted(str(k) for k in data if k not in self.fields)
+            if unknown:
+                known = ", ".join(sorted(self.fields)) or "none"
+                raise serializers.ValidationError(
+                    {unknown[0]: [f"Unknown field {unknown[0]!r}; this operation takes: {known}."]}
+                )
+        return super().to_internal_value(data)
+
+
+class OpaqueStringField(serializers.Field):
+    """``null`` or a string read back from the server and echoed exactly (a revision):
+    a number is refused, never coerced (``3`` and ``"3"`` are different documents)."""
+
+    def __init__(self, *, what: str = "value", **kwargs):
+        self.what = what
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if data is None or isinstance(data, str):
+            return data
+        raise serializers.ValidationError(
+            f'{self.what} must be null or the string read back (e.g. "3"), '
+            f"not a {type(data).__name__}."
+        )
+
+    def to_representation(self, value):
+        return value
+
+
 class IdentifierField(FullRegexField):
     def __init__(self, **kwargs):
         super().__init__(IDENTIFIER_RE, max_length=128, **kwargs)
 
 
-class GoalRegisterInput(serializers.Serializer):
+class GoalRegisterInput(StrictInput):
     goal_id = IdentifierField()
     agent_ids = serializers.ListField(child=IdentifierField(), min_length=1, max_length=64)
     state_ref = serializers.CharField(max_length=1024, required=False, trim_whitespace=False)

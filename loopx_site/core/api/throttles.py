@@ -38,7 +38,7 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from loopx_site.core import access
+from loopx_site.core import access, metrics
 
 #: The scopes views may name; settings give each a rate (see ``settings.THROTTLE_SCOPES``).
 SCOPES = (
@@ -183,6 +183,7 @@ class CredentialScopedRateThrottle(BaseThrottle):
         if hits <= limit:
             return True
         self._wait = max(1.0, window_end - now)
+        metrics.throttled(scope=scope)
         return False
 
     def wait(self) -> float | None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # starts a Python interpreter
+
 ROOT = Path(__file__).resolve().parents[3]
 
 

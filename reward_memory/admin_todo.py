@@ -1,0 +1,43 @@
+"""Reward Memory's rows of the admin's "Waits for a human" (``contributions.REVIEW_TODO``):
+the review to-do counted by ``reward_memory.metrics.review_todo_counts`` (the same counts
+``/metrics`` exposes), each linking the filtered list where the operator acts."""
+
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from reward_memory import contracts as c
+from reward_memory.metrics import review_todo_counts
+from reward_memory.models import PendingIngest
+
+
+def _list(model: str, **params) -> str:
+    url = reverse(f"admin:reward_memory_{model}_changelist")
+    return f"{url}?{urlencode(params)}" if params else url
+
+
+def review_todo(request) -> list[dict]:
+    counts = review_todo_counts()
+    pending = PendingIngest.objects.filter(resolved_at__isnull=True).count()
+    return [
+        {
+            "label": "Replacements awaiting the reviewer (review queue)",
+            "count": counts["operator_edit"],
+            "url": _list("reviewqueueitem", state="awaiting_review"),
+        },
+        {
+            "label": "Accepted candidates awaiting the owner's apply",
+            "count": counts["awaiting_apply"],
+            "url": _list("review", effective_decision__exact="accept", applied_at__isnull="True"),
+        },
+        {
+            "label": "Reflections awaiting evidence validation",
+            "count": counts["reflection_validation"],
+            "url": _list("reflectioncandidate", status__exact=c.REFLECTION_AWAITING),
+        },
+        {
+            "label": "Pending ingests (provider commit unresolved)",
+            "count": pending,
+            "url": _list("pendingingest", resolved_at__isnull="True"),
+        },
+    ]

@@ -1,0 +1,52 @@
+"""Candidates from hosts and ingest have an admin decision (issue 34 item 3): the corpus
+reviewer accepts a host's candidate from the Candidates list and the owner applies the
+accepted review from Reviews — each one call of the same review services."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from reward_memory import services
+from reward_memory.models import Candidate, MemoryRecord, Review
+from tests.reward_memory import factories as f
+
+SUMMARY = "Name the reviewer in the PR description."
+
+
+@pytest.fixture
+def host_candidate(db, corpus):
+    services.review_candidate(
+        candidate=f.candidate(content_summary=SUMMARY),
+        decision="no_write",
+        corpus_id="prefs",
+        principal=f.op(f.REVIEWER),
+        execute=True,
+    )
+    return Candidate.objects.get()
+
+
+def _as(client, name):
+    client.force_login(get_user_model().objects.get(username=name))
+    return client
+
+
+def test_a_host_candidate_is_accepted_then_applied_from_the_admin(client, host_candidate):
+    reviewer = _as(client, "reviewer")
+    listing = reviewer.get("/admin/reward_memory/candidate/").content.decode()
+    assert SUMMARY in listing  # its text, not only its ref
+    response = reviewer.post(
+        "/admin/reward_memory/candidate/",
+        {"action": "review_accept", "_selected_action": [host_candidate.pk]},
+        follow=True,
+    )
+    texts = [str(m) for m in response.context["messages"]]
+    assert any("accept recorded as review" in t for t in texts), texts
+    accepted = Review.objects.get(effective_decision="accept")
+    owner = _as(client, "owner")
+    response = owner.post(
+        "/admin/reward_memory/review/",
+        {"action": "apply_selected", "_selected_action": [accepted.pk]},
+        follow=True,
+    )
+    texts = [str(m) for m in response.context["messages"]]
+    assert any(": activated." in t for t in texts), texts
+    assert MemoryRecord.objects.get(summary=SUMMARY).lifecycle_state == "active"
