@@ -26,3 +26,6 @@ class HooksConfig(AppConfig):
         contributions.METRICS_GAUGES.register(
             "hooks.outbox", contributions.lazy("hooks.metrics.gauges")
         )
+        contributions.GOAL_CONTENT.register(
+            "hooks.payloads", contributions.lazy("hooks.erasure.erase")
+        )

@@ -21,3 +21,6 @@ class PreferencesConfig(AppConfig):
             "preferences.superseded_scope",
             contributions.lazy("preferences.scope_moves.refuse_superseded_scope"),
         )
+        contributions.GOAL_CONTENT.register(
+            "preferences.journal", contributions.lazy("preferences.erasure.erase")
+        )

@@ -32,6 +32,9 @@ class RewardMemoryConfig(AppConfig):
             "reward_memory.provider_deletes",
             contributions.lazy("reward_memory.dashboard.provider_deletes"),
         )
+        contributions.GOAL_CONTENT.register(
+            "reward_memory.content", contributions.lazy("reward_memory.services.erasure.erase")
+        )
         contributions.RETENTION.register(
             "reward_memory.receipts", contributions.lazy("reward_memory.retention.prune_receipts")
         )

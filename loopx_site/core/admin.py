@@ -66,6 +66,16 @@ class GoalAdmin(admin.ModelAdmin):
     list_filter = ("created_at",)
     form = GoalRegistrationForm
     inlines = [AgentInline]
+    actions = ["erase_memory"]
+
+    def has_erase_permission(self, request):
+        return request.user.has_perm("core.erase_goal")
+
+    @admin.action(description="Erase this Goal's memory", permissions=["erase"])
+    def erase_memory(self, request, queryset):
+        from loopx_site.core import admin_erasure
+
+        return admin_erasure.erase_action(self, request, queryset)
 
     @admin.display(description="agents")
     def agent_count(self, obj):

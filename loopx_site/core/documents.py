@@ -13,6 +13,7 @@ GOAL_REGISTRATION_SCHEMA = "loopx_goal_registration_v0"
 HOST_TOKEN_SCHEMA = "loopx_host_token_v0"  # noqa: S105 - a schema name, not a secret
 DEMO_SCHEMA = "loopx_demo_v0"
 RETENTION_SCHEMA = "loopx_retention_v0"
+GOAL_ERASURE_SCHEMA = "loopx_goal_erasure_v0"
 
 
 def goal(row) -> dict[str, Any]:
@@ -101,6 +102,23 @@ def retention(report: dict[str, Any]) -> dict[str, Any]:
     """``loopx_retention_v0``: per policy its days, cutoff and rows removed (or, in a
     preview, that would be) per table."""
     return {"schema_version": RETENTION_SCHEMA, **report}
+
+
+def goal_erasure(result: dict[str, Any]) -> dict[str, Any]:
+    """``loopx_goal_erasure_v0``: what an erasure removed (or, in a preview, would remove)
+    per table, and the provider deletes it queued by state. Identifiers and counts only."""
+    removed = result["removed"]
+    return {
+        "schema_version": GOAL_ERASURE_SCHEMA,
+        "status": result["status"],
+        "goal_id": result["goal_id"],
+        "agent_id": result["agent_id"],
+        "erased_at": result["erased_at"],
+        "removed": removed,
+        "total_rows": sum(removed.values()),
+        "provider_deletes": result["provider_deletes"],
+        "contributors": result["contributors"],
+    }
 
 
 def error_document(err) -> dict[str, Any]:

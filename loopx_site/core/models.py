@@ -26,6 +26,7 @@ class Goal(models.Model):
                 "operate_api",
                 "Can use the API as an operator (every Goal; registry writes)",
             ),
+            ("erase_goal", "Can erase a Goal's memory (goal erase)"),
         ]
 
     def __str__(self) -> str:

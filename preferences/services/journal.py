@@ -298,6 +298,14 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
                 _current(plan, snap, None, now),
                 operation_id=plan.operation_id,
             )
+        if isinstance(receipt, dict) and receipt.get("erased") is True:
+            raise _conflict(
+                "operation_conflict",
+                "This operation id belongs to an erased entry; it is never applied again.",
+                "operation_id",
+                _current(plan, snap, None, now),
+                operation_id=plan.operation_id,
+            )
         return {"status": "replayed", "receipt": receipt, "intent_hash": intent_hash}
 
     if plan.foreign or plan.expected_revision != snap.revision:

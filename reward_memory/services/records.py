@@ -29,6 +29,7 @@ logger = logging.getLogger("reward_memory")
 CLOSED_STATES = (c.RETIRED, c.REVOKED, c.SUPERSEDED, c.EXPIRED, *c.EXPERIENCE_MARKS)
 SYSTEM_EXPIRY = "system:expiry"
 SYSTEM_CHECKPOINT = "system:checkpoint_revocation"
+SYSTEM_ERASURE = "system:goal_erasure"
 
 
 def _transition(
@@ -311,6 +312,23 @@ def close_for_checkpoint(record: MemoryRecord, *, checkpoint_id: str, now: dt.da
         record, c.REVOKED, "checkpoint_revoked", actor=SYSTEM_CHECKPOINT, reference=checkpoint_id,
         now=now, revocation=revocation,
     )  # fmt: skip
+    transaction.on_commit(lambda: _deindex(record))
+
+
+def close_for_erasure(record: MemoryRecord, *, now: dt.datetime) -> None:
+    """Revoke one record whose Goal's memory is being erased (call inside the erasure's
+    transaction; ``services.erasure``): recall stops returning it at that commit and the
+    transition queues its provider delete. A record already closed stays as it is."""
+    allowed = c.TRANSITIONS[record.lifecycle_state]
+    closing = {"actor": SYSTEM_ERASURE, "at": clock.iso(now)}
+    if c.REVOKED in allowed:
+        updates = {"revocation": {"revocation_ref": "goal_erasure", "reason": "erased", **closing}}
+        to_state = c.REVOKED
+    elif c.RETIRED in allowed:
+        updates, to_state = {"retirement": {**closing, "reason_summary": "erased"}}, c.RETIRED
+    else:
+        return
+    _transition(record, to_state, "erased", actor=SYSTEM_ERASURE, now=now, **updates)
     transaction.on_commit(lambda: _deindex(record))
 
 

@@ -321,6 +321,7 @@ def test_actions_called_directly_are_refused_by_their_services(viewer):
             called.append(f"{model._meta.label}.{name}")
     assert {name.split(".", 1)[1] for name in called} == {
         "HostToken.revoke",
+        "Goal.erase_memory",
         "HookIntent.admit_selected",
         "HookIntent.reject_selected",
         "HookDispatch.replay_selected",
