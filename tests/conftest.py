@@ -124,3 +124,31 @@ def demo(db):
     from django.core.management import call_command
 
     call_command("loopx_demo", stdout=io.StringIO())
+
+
+#: Data migrations whose rows a database test may rely on (the default beat schedules).
+_MIGRATION_ROWS = (
+    ("loopx_site.core.migrations.0008_celery_background_run", "create_schedules"),
+    ("loopx_site.core.migrations.0013_retention_schedule", "create_schedule"),
+    ("reward_memory.migrations.0012_provider_deletion_outbox", "create_schedule"),
+)
+
+
+@pytest.fixture(autouse=True)
+def _migration_rows(request):
+    """Put back the rows the data migrations create (idempotently) before each database
+    test. A transactional test flushes every table when it ends, and under xdist it may
+    run before a test that relies on those rows in the same worker process."""
+    marker = request.node.get_closest_marker("django_db")
+    if marker is None and "db" not in request.fixturenames:
+        return
+    transactional = bool(marker and marker.kwargs.get("transaction"))
+    if "transactional_db" in request.fixturenames or "live_server" in request.fixturenames:
+        transactional = True
+    request.getfixturevalue("transactional_db" if transactional else "db")
+    import importlib
+
+    from django.apps import apps
+
+    for module, function in _MIGRATION_ROWS:
+        getattr(importlib.import_module(module), function)(apps, None)

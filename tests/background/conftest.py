@@ -17,10 +17,15 @@ from tests.reward_memory.conftest import (  # noqa: F401
 @pytest.fixture
 def eager():
     """Tasks run in the calling process (``task_always_eager``), errors raised."""
+    from celery import _state
+
     import hooks.tasks  # noqa: F401  (registers the tasks on the app)
     import reward_memory.tasks  # noqa: F401
     from loopx_site.celery import app
 
+    # A worker started in this process earlier (under xdist, by another test module) leaves
+    # "a join would block" set; an eager task's result is never a blocking join.
+    _state._set_task_join_will_block(False)
     # The app reads the CELERY_* settings under their namespaced names.
     before = (app.conf.task_always_eager, app.conf.task_eager_propagates)
     app.conf.update(CELERY_TASK_ALWAYS_EAGER=True, CELERY_TASK_EAGER_PROPAGATES=True)

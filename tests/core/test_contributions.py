@@ -23,7 +23,10 @@ def test_the_apps_register_their_dashboard_sections_panels_and_soft_source_in_re
     sections = dict(contributions.DASHBOARD_SECTIONS)
     assert list(sections) == ["preferences.scopes", "reward_memory.health", "hooks.failures"]
     assert all(isinstance(s, contributions.DashboardSection) for s in sections.values())
-    assert [key for key, _ in contributions.DASHBOARD_PANELS] == ["reward_memory.experiments"]
+    assert [key for key, _ in contributions.DASHBOARD_PANELS] == [
+        "reward_memory.experiments",
+        "reward_memory.provider_deletes",
+    ]
     (source,) = [fn for _, fn in contributions.SOFT_PREFERENCE_SOURCES]
     from reward_memory import selectors
 

@@ -91,11 +91,19 @@ VALIDATORS = {
 }
 
 
+#: Opaque text: LoopX's operation ids may carry spaces (``turn 44/retry``); a line break is
+#: still refused (a control character).
+OPAQUE_TEXT = {"operation_id"}
+
+
 @pytest.mark.parametrize("name", sorted(VALIDATORS))
 @pytest.mark.parametrize("suffix", ["\n", "\r\n", " "])
 def test_validator_accepts_the_value_and_refuses_it_with_a_trailing_newline(name, suffix):
     validate, valid = VALIDATORS[name]
     validate(valid)  # accepted as is
+    if name in OPAQUE_TEXT and suffix == " ":
+        validate(valid + suffix)  # a space is part of opaque text, as in LoopX
+        return
     with pytest.raises(REFUSALS):
         validate(valid + suffix)
 

@@ -20,12 +20,12 @@ def test_host_token_is_resolved_with_one_query_including_goal_and_agent():
     request = APIRequestFactory().get("/api/v1/goals/demo/", HTTP_AUTHORIZATION=f"Bearer {secret}")
 
     with CaptureQueriesContext(connection) as queries:
-        principal, token = HostTokenAuthentication().authenticate(request)
-        scope = (principal.goal_id, principal.agent_id, str(token))
+        caller, token_id = HostTokenAuthentication().authenticate(request)
+        scope = (caller.goal_id, caller.agent_id, caller.token_id)
 
-    assert len(queries) == 1
-    assert scope[:2] == ("demo", "author")
-    assert "demo/author" in scope[2]  # goal and agent came with the token (no query)
+    assert len(queries) == 1  # goal and agent came with the token (no further query)
+    assert scope == ("demo", "author", token_id)
+    assert isinstance(token_id, int)
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite connection settings")

@@ -99,7 +99,12 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         from reward_memory.models import Candidate, Review
         from tests.reward_memory import factories as f
 
-        shipped = Candidate.objects.get(corpus__corpus_id="loopx-demo-pr-description")
+        shipped = (  # the demo's first candidate of the corpus (its restatement follows it)
+            Candidate.objects.filter(corpus__corpus_id="loopx-demo-pr-description")
+            .order_by("pk")
+            .first()
+        )
+        before = set(Candidate.objects.values_list("pk", flat=True))
         summary = "State the user-visible effect in the PR title as well."
         document = {**shipped.document, "content_summary": summary}
         document.pop("candidate_ref", None)
@@ -110,7 +115,7 @@ class OperatorDayInBrowserTests(BrowserTestCase):
             principal=f.op("user:operator"),
             execute=True,
         )
-        candidate = Candidate.objects.exclude(pk=shipped.pk).get()
+        candidate = Candidate.objects.exclude(pk__in=before).get()
         self.log_in()
         self.open("/admin/reward_memory/candidate/")
         assert summary in self.by_css("#result_list").text

@@ -5,7 +5,7 @@ message in view, no anchor), the message uses the table's words ("not yet", neve
 from django.urls import reverse
 
 from reward_memory.models import Corpus
-from tests.frontdoor.test_dashboard import demo, operator  # noqa: F401 - fixtures
+from tests.frontdoor.test_dashboard import operator  # noqa: F401 - fixture
 
 
 def _index_cell(html: str, corpus_id: str) -> str:

@@ -52,6 +52,7 @@ INVOCATIONS = {
                                      "--ranking", "hybrid", "--actor", "user:operator"],
     "reward_memory embed-backfill": [],
     "retention": [],
+    "goal erase": ["--goal-id", "demo", "--agent-id", "reviewer"],  # a preview
     "reward_memory experiment-status": ["--goal-id", "demo", "--agent-id", "author"],
     "semantic_preference agent read": ["--goal-id", "demo", "--agent-id", "author"],
     "semantic_preference agent remember": [

@@ -128,7 +128,8 @@ def test_racing_hook_dispatches_in_threads_record_one_row(seeded, install, setti
     assert [r.status for r in results] == ["dispatched"] * n
     outcomes = sorted(r.outcomes[0].outcome for r in results)
     assert outcomes == ["recorded"] + ["replayed"] * (n - 1)
-    assert providers.CALLS["pi.barrier"] == n + 1  # n racers + the first settle
+    # counted on the parent side: a child killed at its timeout on a loaded machine still ran
+    assert providers.INVOKED.ran["pi.barrier"] == n + 1  # n racers + the first settle
     _one_of_each(hooks=1, intents=1)
 
 
