@@ -43,12 +43,12 @@ def test_sqlite_connections_persist_and_carry_their_pragmas():
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepared statements")
 @pytest.mark.django_db
 def test_postgresql_prepares_a_repeated_journal_read_instead_of_planning_it_each_time():
-    from preferences import services as preferences
+    from preferences import selectors
 
     goal = GoalFactory(goal_id="demo")
     AgentFactory(goal=goal, agent_id="author")
     for _ in range(7):  # psycopg prepares a statement on its 5th run on a connection
-        preferences.read(goal_id="demo", agent_id="author")
+        selectors.read_state(goal_id="demo", agent_id="author")
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
