@@ -449,6 +449,12 @@ class CommitProbe(Base):
         return build_result(hook_input, [])
 
 
+#: Racing hooks answer within the contract's longest timeout (10 s): n children forked at
+#: once while another xdist worker holds a core must still answer, or the race tests
+#: count a timeout instead of the outcome they check.
+RACER_BUDGET = {"timeout_ms": 10000}
+
+
 def _meet(shared_barrier) -> None:
     """Wait for the other racers, at most half the answer timeout. The barrier only makes
     the race tight; a racer that waited for the CPU too long breaks it and every racer
@@ -464,7 +470,7 @@ class BarrierProposer(Proposer):
 
     ``BARRIER`` is set by the test to a :func:`barrier`."""
 
-    registration = registration("pi.barrier")
+    registration = registration("pi.barrier", budget=RACER_BUDGET)
     intent_contracts = note_contract("pi")
     BARRIER = None
 
@@ -476,7 +482,7 @@ class BarrierProposer(Proposer):
 class BarrierFlaky(Nondeterministic):
     """Like BarrierProposer, but every invocation proposes a different payload."""
 
-    registration = registration("rho.barrier_flaky")
+    registration = registration("rho.barrier_flaky", budget=RACER_BUDGET)
     intent_contracts = note_contract("rho")
 
     def make(self, hook_input):
