@@ -197,6 +197,7 @@ def test_two_processes_alternating_on_one_scope_write_the_uncached_documents(dem
     assert misses >= 5, (hits, misses)
 
 
+@pytest.mark.exclusive  # counts cache hits exactly, as the two-process test above
 def test_two_threads_alternating_on_one_scope_write_the_uncached_documents(demo_journal):
     counter = CountingDecode(selectors.decode_items)
     inboxes, outbox = [queue.Queue(), queue.Queue()], queue.Queue()
