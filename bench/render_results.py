@@ -208,11 +208,21 @@ def row(line: dict) -> list[str]:
             f"worker, {line['rounds']} calls each, alternating) | MCP p50 "
             f"{line[f'{key}_mcp']['p50_ms']} / p95 {line[f'{key}_mcp']['p95_ms']} ms vs API "
             f"p50 {line[f'{key}_api']['p50_ms']} / p95 {line[f'{key}_api']['p95_ms']} ms: "
-            f"**{line['ratio_p50'][key]}×** p50, {line['ratio_p95'][key]}× p95 "
-            f"(load {line.get('load_average_1m')}) | ≤ 1.5× | {durability(line)} |"
+            f"**{line['ratio_p50'][key]}×** p50, {line['ratio_p95'][key]}× p95"
+            f"{_server_cpu(line, key)} (load {line.get('load_average_1m')}) | ≤ 1.5× | "
+            f"{durability(line)} |"
             for op, key in (("read_preferences", "read"), ("recall_memory", "recall"))
         ]
     return [f"| {bench} | `{json.dumps(line)[:300]}` | — | {durability(line)} |"]
+
+
+def _server_cpu(line: dict, key: str) -> str:
+    """The worker's own CPU per call, where the bench could read it (``schedstat``)."""
+    ratio = line.get("ratio_server_cpu_p50", {}).get(key)
+    if ratio is None:
+        return ""
+    mcp, api = (line[f"{key}_{door}"]["server_cpu_p50_ms"] for door in ("mcp", "api"))
+    return f"; server CPU p50 {mcp} vs {api} ms: **{ratio}×**"
 
 
 def render(lines: list[dict]) -> str:

@@ -113,6 +113,7 @@ check() {  # check NAME JSON-FILE PYTHON-EXPRESSION-over-d
     echo "   ok   $1"
   else
     echo "   FAIL $1: $(head -c 300 "$2")"; failures=$((failures + 1))
+    [ -s "$SCRATCH/e.log" ] && echo "        stderr: $(tail -c 400 "$SCRATCH/e.log" | tr '\n' ' ')"
   fi
 }
 PINNED="{'read_preferences','remember_preference','retire_preference','preference_history','recall_memory','propose_memory','turn_guidance','record_application'}"

@@ -1,11 +1,14 @@
 """Serve one async SDK exchange inside a sync WSGI request, on the request's own thread.
 
 ``run_here(coro_fn, …)`` runs the coroutine on a private event loop in the calling
-thread. When a tool needs Django (``on_django_side(fn)``), the loop is *stopped*, ``fn``
-runs in this same thread with no loop running (so the ORM's async-safety check holds and
-the request's connection and transaction are the ones used), and the loop resumes with
-its result. No thread is started or switched per request — ``async_to_sync`` would start
-one and hop between three — which keeps the MCP door within the API's latency.
+thread. When a tool needs Django (``on_django_side(fn)``), ``fn`` runs right there, in
+the same thread and the same task's context (the call's credential), while the loop is
+*paused*: ``fn`` is a plain synchronous call inside one step of the task, so nothing else
+runs on the loop until it returns, and for its duration the thread reports no running
+loop — the ORM's async-safety check holds, and the request's connection and transaction
+are the ones used. No thread is started or switched per request (``async_to_sync`` would
+start one and hop between three), and the loop is not stopped and restarted around each
+Django call, which keeps the MCP door within the API's latency.
 
 Outside ``run_here`` (the stdio server, whose loop owns the main thread),
 ``on_django_side`` falls back to ``sync_to_async(thread_sensitive=True)``: one dedicated
@@ -13,9 +16,7 @@ thread for every Django call.
 """
 
 import asyncio
-import collections
 import contextvars
-import functools
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -24,39 +25,10 @@ from asgiref.sync import sync_to_async
 
 T = TypeVar("T")
 
-
-class _Driver:
-    """The calls waiting for the loop to stop, and the future that stops it."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop):
-        self.loop = loop
-        self.calls: collections.deque = collections.deque()
-        self.wake: asyncio.Future | None = None
-
-    async def call(self, fn: Callable[[], T]) -> T:
-        future = self.loop.create_future()
-        # the caller's context (the call's credential) goes with it
-        self.calls.append((functools.partial(contextvars.copy_context().run, fn), future))
-        if self.wake is not None and not self.wake.done():
-            self.wake.set_result(None)
-        return await future
-
-    def drain(self) -> None:
-        while self.calls:
-            fn, future = self.calls.popleft()
-            try:
-                value = fn()
-            except Exception as exc:
-                future.set_exception(exc)
-            else:
-                future.set_result(value)
-
-
-_driver: contextvars.ContextVar[_Driver | None] = contextvars.ContextVar(
-    "loopx_mcp_driver", default=None
+#: The loop ``run_here`` is driving in this context (``None`` outside it).
+_here: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
+    "loopx_mcp_loop", default=None
 )
-
-
 _idle = threading.local()
 
 
@@ -71,20 +43,11 @@ def _loop() -> asyncio.AbstractEventLoop:
 def run_here(coro_fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run ``coro_fn(*args)`` to completion on this thread's private loop."""
     loop = _loop()
-    driver = _Driver(loop)
-    reset = _driver.set(driver)  # copied into the task's context below
+    reset = _here.set(loop)  # copied into the task's context below
     try:
-        task = loop.create_task(coro_fn(*args))
-        while True:
-            driver.wake = loop.create_future()
-            loop.run_until_complete(
-                asyncio.wait({task, driver.wake}, return_when=asyncio.FIRST_COMPLETED)
-            )
-            driver.drain()  # the loop is stopped: Django code may run here
-            if task.done() and not driver.calls:
-                return task.result()
+        return loop.run_until_complete(coro_fn(*args))
     finally:
-        _driver.reset(reset)
+        _here.reset(reset)
         _settle(loop)
 
 
@@ -97,10 +60,19 @@ def _settle(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
 
 
+def _paused(loop: asyncio.AbstractEventLoop, fn: Callable[[], T]) -> T:
+    """``fn()`` with ``loop`` paused: within this call the thread runs no loop."""
+    asyncio._set_running_loop(None)
+    try:
+        return fn()
+    finally:
+        asyncio._set_running_loop(loop)
+
+
 async def on_django_side(fn: Callable[[], T]) -> T:
-    """Run sync Django code for a coroutine: between loop runs under ``run_here``, else
-    on asgiref's one thread-sensitive thread."""
-    driver = _driver.get()
-    if driver is not None and driver.loop is asyncio.get_running_loop():
-        return await driver.call(fn)
+    """Run sync Django code for a coroutine: in place with the loop paused under
+    ``run_here``, else on asgiref's one thread-sensitive thread."""
+    loop = asyncio.get_running_loop()
+    if _here.get() is loop:
+        return _paused(loop, fn)
     return await sync_to_async(fn, thread_sensitive=True)()

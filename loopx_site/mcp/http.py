@@ -27,8 +27,11 @@ from django.http.request import validate_host
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
+from mcp.server._streamable_http_modern import handle_modern_request
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from loopx_site.core.errors import DomainError
 from loopx_site.mcp import bridge, credentials, server
@@ -95,6 +98,11 @@ def _refusal(err: DomainError, status: int, **headers: str) -> HttpResponse:
     return response
 
 
+def _header(scope: dict, name: str) -> str | None:
+    key = name.lower().encode("latin-1")
+    return next((v.decode("latin-1") for k, v in scope["headers"] if k == key), None)
+
+
 def _scope(request) -> dict:
     headers = [
         (name.lower().encode("latin-1"), value.encode("latin-1"))
@@ -139,11 +147,21 @@ async def _serve(scope: dict, body: bytes, credential) -> tuple[int, list, bytes
             if not message.get("more_body"):
                 answered.set()
 
-    manager = StreamableHTTPSessionManager(
-        _LOWLEVEL, json_response=True, stateless=True, security_settings=_NO_SDK_HOST_CHECK
-    )
-    async with manager.run():
-        await manager.handle_request(scope, receive, send)
+    version = _header(scope, MCP_PROTOCOL_VERSION_HEADER)
+    if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        # The stateless revision: one self-contained POST. This is the manager's own
+        # route for it, taken directly: the manager adds only a task group and a
+        # request-size limit (Django's DATA_UPLOAD_MAX_MEMORY_SIZE bounds the body).
+        async with _LOWLEVEL.lifespan(_LOWLEVEL) as state:
+            await handle_modern_request(
+                _LOWLEVEL, _NO_SDK_HOST_CHECK, True, state, scope, receive, send
+            )
+    else:
+        manager = StreamableHTTPSessionManager(
+            _LOWLEVEL, json_response=True, stateless=True, security_settings=_NO_SDK_HOST_CHECK
+        )
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)
     answered.set()
     return status, headers, b"".join(chunks)
 

@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from loopx_site.core import tracing
 from loopx_site.core.errors import DomainError
 from loopx_site.mcp import bridge, credentials, tools
 from loopx_site.mcp import documents as d
@@ -71,9 +72,24 @@ async def run(body: Callable[..., dict], **arguments: Any) -> CallToolResult:
     return await bridge.on_django_side(functools.partial(_answer, body, arguments))
 
 
+class _SpanWhenTracing:
+    """The SDK's per-message span middleware, run only while this process traces
+    (``OTEL_*``, ``loopx_site.core.tracing``): with tracing off it would open a no-op span
+    for every message, a measurable share of the MCP door's own cost."""
+
+    def __init__(self, middleware):
+        self.middleware = middleware
+
+    async def __call__(self, ctx, call_next):
+        if tracing.enabled():
+            return await self.middleware(ctx, call_next)
+        return await call_next(ctx)
+
+
 def build() -> MCPServer:
     """The server with its tools and resource (one definition for both transports)."""
     server = MCPServer(NAME, instructions=INSTRUCTIONS, version="1", log_level="WARNING")
+    server._lowlevel_server.middleware = [_SpanWhenTracing(m) for m in server._lowlevel_server.middleware]
     _preference_tools(server)
     _memory_tools(server)
     _resources(server)
