@@ -39,4 +39,3 @@ class CoreConfig(AppConfig):
         )
 
         tracing.configure_from_environment()  # imports OpenTelemetry only when OTEL_* ask
-
