@@ -12,6 +12,8 @@ COMMANDS = [
     "reward_memory.management.commands.reward_memory",
     "loopx_site.core.management.commands.goal",
     "loopx_site.core.management.commands.token",
+    "hooks.management.commands.hooks",
+    "hooks.management.commands.todo",
 ]
 SHARED = {"__init__", "common"}
 
