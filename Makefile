@@ -9,7 +9,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 OPERATOR ?= operator
 
-.PHONY: setup setup-runtime run run-openviking reset-operator-password test test-fast test-sqlite test-postgres test-hooks-under-load test-openviking test-loopx test-mcp test-cluster lint format serve bench bench-peers soak clean
+.PHONY: setup setup-runtime run run-openviking reset-operator-password test test-fast test-sqlite test-postgres test-hooks-under-load check-startup test-openviking test-loopx test-mcp test-cluster lint format serve bench bench-peers soak clean
 
 ## Everything in requirements.txt (runtime, tests and tooling), installed with uv when it
 ## can be had (scripts/install-requirements.sh: this machine's pip registry settings are
@@ -120,6 +120,13 @@ lint: setup
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python manage.py check
 	$(BIN)/python manage.py makemigrations --check --dry-run
+	@$(MAKE) --no-print-directory check-startup
+
+## A host's per-turn CLI call starts in at most 10x a bare `import django` (CPU time, the
+## median of 15 alternating pairs: holds on a loaded machine; docs/development.md
+## "Start-up").
+check-startup: setup
+	$(BIN)/python bench/cli_startup_bench.py --check --rounds 15
 
 format: setup
 	$(BIN)/ruff check --fix .

@@ -34,9 +34,17 @@ _DENY_RULES = (
     ),
 )
 # One pass per string: every rule is a named alternative of a single pattern.
-_DENY = re.compile(
-    "|".join(f"(?P<{rule}{i}>{pattern})" for i, (rule, pattern) in enumerate(_DENY_RULES))
-)
+
+
+@functools.cache
+def _deny() -> re.Pattern[str]:
+    """The deny rules as one pattern, compiled on first use: every process that loads
+    the hooks app imports this module (its models name the event kinds), few check a
+    token, and the compile is the costliest step of the import."""
+    return re.compile(
+        "|".join(f"(?P<{rule}{i}>{pattern})" for i, (rule, pattern) in enumerate(_DENY_RULES))
+    )
+
 
 MAX_DEPTH = 6
 MAX_LIST = 32
@@ -49,7 +57,7 @@ def token_violation(text: str) -> str | None:
     """The rule a string breaks, or ``None`` when it is a public-safe opaque token."""
     if not TOKEN_RE.fullmatch(text):
         return "not_opaque_token"
-    found = _DENY.search(text)
+    found = _deny().search(text)
     if found:
         return found.lastgroup.rstrip("0123456789")
     if "/" in text and credential_like_segment(text):  # the core URL rule's path half

@@ -54,7 +54,7 @@ REWARD_MEMORY_DUPLICATE_THRESHOLD = env.float("REWARD_MEMORY_DUPLICATE_THRESHOLD
 REWARD_MEMORY_DUPLICATE_JACCARD = env.float("REWARD_MEMORY_DUPLICATE_JACCARD", default=0.80)
 
 INSTALLED_APPS = [
-    "loopx_site.core.apps.LoopxAdminConfig",  # admin discovery only where it is used
+    "loopx_site.core.admin_apps.LoopxAdminConfig",  # admin discovery only where it is used
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -86,6 +86,24 @@ def _host_cli_call(argv: list[str]) -> bool:
 # commands, which never read them (the app imports Celery: ~0.1 s of each host call).
 if not _host_cli_call(sys.argv):
     INSTALLED_APPS.append("django_celery_beat")
+
+# Apps that only serve web pages (the admin, sessions, messages, static files, the API and
+# its schema). A host's per-turn CLI call never uses them, and loading them is most of
+# what separates its start-up from Django's own (the admin alone imports the forms, the
+# template engine and every widget): such a call goes without (docs/development.md
+# "Start-up"). The long-running MCP server and the demo loader keep the full set.
+WEB_ONLY_APPS = (
+    "loopx_site.core.admin_apps.LoopxAdminConfig",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+)
+FULL_SITE_COMMANDS = frozenset({"mcp", "loopx_demo"})
+if _host_cli_call(sys.argv) and sys.argv[1] not in FULL_SITE_COMMANDS:
+    INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in WEB_ONLY_APPS]
 
 # The admin index lists apps in this order (an operator's day: Reward Memory first).
 LOOPX_ADMIN_APP_ORDER = (

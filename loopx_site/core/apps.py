@@ -4,18 +4,15 @@ short CLI call a host makes per turn.
 - Nothing is imported here for the API schema: the drf-spectacular extension is
   registered by the URLconf (``loopx_site.urls``), which only web processes and schema
   generation load.
-- The admin (``LoopxAdminConfig``, in place of ``django.contrib.admin``) discovers the
-  apps' ``admin`` modules — which import every app's services — only in processes that
-  serve or check the site: web servers, tests, ``runserver``, ``check``. Other management
-  commands skip it; the URLconf also runs the (idempotent) discovery, so any process that
-  resolves a URL has the full admin.
+- The admin's config (``loopx_site.core.admin_apps.LoopxAdminConfig``) lives in its own
+  module: importing this one never imports ``django.contrib.admin``. It discovers the
+  apps' ``admin`` modules only in processes that serve or check the site
+  (:func:`is_management_command_without_admin`).
 """
 
-import sys
 from pathlib import Path
 
 from django.apps import AppConfig
-from django.contrib.admin.apps import SimpleAdminConfig
 
 # Management commands that serve the site or check it (and therefore need the admin).
 ADMIN_COMMANDS = frozenset({"runserver", "testserver", "test", "check", "shell"})
@@ -30,7 +27,7 @@ def is_management_command_without_admin(argv: list[str]) -> bool:
 
 
 class CoreConfig(AppConfig):
-    default = True  # two configs live in this module: INSTALLED_APPS' "loopx_site.core" is this
+    default = True  # INSTALLED_APPS' "loopx_site.core" is this config
     name = "loopx_site.core"
     label = "core"
     verbose_name = "LoopX registry"
@@ -42,12 +39,3 @@ class CoreConfig(AppConfig):
         )
 
         tracing.configure_from_environment()  # imports OpenTelemetry only when OTEL_* ask
-
-
-class LoopxAdminConfig(SimpleAdminConfig):
-    default_site = "loopx_site.core.admin_site.LoopxAdminSite"
-
-    def ready(self):
-        super().ready()
-        if not is_management_command_without_admin(sys.argv):
-            self.module.autodiscover()

@@ -3,10 +3,11 @@
 document through ``preferences.documents``."""
 
 import argparse
+import importlib
 from typing import Any
 
 from loopx_site.core.cli import Subcommands, format_table
-from preferences import documents, selectors, services
+from preferences import documents, selectors
 
 
 def add_identity(parser: argparse.ArgumentParser) -> None:
@@ -31,11 +32,16 @@ def add_remember_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _runner(render, service, *options: str):
-    """A handler: the scope and these options → one journal service → its document."""
+    """A handler: the scope and these options → one journal service → its document.
+    ``service`` is a selector, or the name of a ``preferences.services`` function
+    (imported when a write runs: a read never loads the write path)."""
 
     def run(*, goal_id, agent_id, **given) -> dict[str, Any]:
         arguments = {name: given[name] for name in options}
-        return documents.respond(render, service, goal_id=goal_id, agent_id=agent_id, **arguments)
+        call = service
+        if isinstance(call, str):
+            call = getattr(importlib.import_module("preferences.services"), call)
+        return documents.respond(render, call, goal_id=goal_id, agent_id=agent_id, **arguments)
 
     return run
 
@@ -43,12 +49,12 @@ def _runner(render, service, *options: str):
 _WRITE = ("key", "source_ref", "source_quote", "expected_revision", "operation_id", "execute")
 run_read = _runner(documents.read, selectors.read_state)
 run_observe = _runner(documents.observe, selectors.observe)
-run_remember = _runner(documents.write, services.remember, "statement", "expires_at", *_WRITE)
-run_retire = _runner(documents.write, services.retire, *_WRITE)
+run_remember = _runner(documents.write, "remember", "statement", "expires_at", *_WRITE)
+run_retire = _runner(documents.write, "retire", *_WRITE)
 run_history = _runner(documents.history, selectors.history, "after_cursor", "limit")
 run_migrate_scope = _runner(
     documents.migration,
-    services.migrate_scope,
+    "migrate_scope",
     "operation_id",
     "from_state_ref",
     "from_instance_id",

@@ -9,12 +9,16 @@ from) or the name of an operator-registered config (run with its owner Goal as s
 """
 
 import argparse
+import importlib
 from typing import Any
 
-from loopx_site.core import access
 from loopx_site.core.cli import Subcommands, format_mapping, format_table
-from preferences import services
-from preferences.recall.config import parse_context_entries
+
+
+def _services():
+    """``preferences.services``, imported when a recall subcommand runs: building the
+    parser (every ``semantic_preference`` call) needs none of it."""
+    return importlib.import_module("preferences.services")
 
 
 def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,14 +42,17 @@ def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _config_and_scope(config: str):
+    services = _services()
     source = services.config_for_cli(config)
     scope = services.scope_of(source) if not isinstance(source, str) else None
     return source, scope
 
 
 def run_recall(*, project, config, surface, context, execute, **_) -> dict[str, Any]:
+    from preferences.recall.config import parse_context_entries
+
     source, scope = _config_and_scope(config)
-    return services.recall(
+    return _services().recall(
         source,
         project=project,
         surface=surface,
@@ -129,7 +136,7 @@ def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_doctor(*, project, config, execute, **_) -> dict[str, Any]:
     source, scope = _config_and_scope(config)
-    return services.doctor(source, project=project, execute=execute, scope=scope)
+    return _services().doctor(source, project=project, execute=execute, scope=scope)
 
 
 def _call(service: str, *options: str, **fixed: Any):
@@ -139,7 +146,7 @@ def _call(service: str, *options: str, **fixed: Any):
     def run(**given) -> dict[str, Any]:
         names = [o.partition(":") for o in options]
         arguments = {(arg or opt): given[opt] for opt, _, arg in names}
-        return getattr(services, service)(**arguments, **fixed)
+        return getattr(_services(), service)(**arguments, **fixed)
 
     return run
 
@@ -158,7 +165,16 @@ run_maintenance_receipt = _call(
 run_install = _call("install_extension", "manifest:manifest_path", "execute")
 run_upgrade = _call("upgrade_extension", "manifest:manifest_path", "execute")
 run_enable = _call("activate_extension", "extension_id", "execute")
-run_disable = _call("deactivate_extension", "extension_id", "execute", operator=access.SHELL)
+
+
+def run_disable(*, extension_id, execute, **_) -> dict[str, Any]:
+    from loopx_site.core import access
+
+    return _services().deactivate_extension(
+        extension_id=extension_id, execute=execute, operator=access.SHELL
+    )
+
+
 run_rollback = _call("rollback_extension", "extension_id", "execute")
 run_list = _call("list_extensions")
 

@@ -56,8 +56,21 @@ def test_agent_read_cli_skips_schema_driver_admin_and_recall_runtime(tmp_path):
         "loopx_site.core.admin_base",  # imported by every app's admin
         "preferences.services.recall",
         "loopx_site.core.sandbox",
+        "django.contrib.admin",  # a web-only app: not installed in a host's CLI call
+        "django.contrib.sessions.models",
+        "preferences.services.journal",  # the write path: a read never loads it
     }
     assert not heavy & modules, sorted(heavy & modules)
+
+
+def test_a_write_subcommand_still_loads_its_service(tmp_path):
+    result, modules = _imports_of(
+        tmp_path, "semantic_preference", "agent", "remember", "--goal-id", "g", "--agent-id",
+        "a", "--key", "k.k", "--statement", "s", "--source-ref", "r", "--source-quote", "q",
+        "--expected-revision", "none", "--operation-id", "op-1",
+    )  # fmt: skip
+    assert result.returncode == 2  # unknown Goal, found by the service itself
+    assert "preferences.services.journal" in modules
 
 
 def test_check_still_loads_every_admin_registration(tmp_path):
@@ -82,3 +95,35 @@ def test_check_still_loads_every_admin_registration(tmp_path):
 )
 def test_only_non_web_management_commands_skip_admin_discovery(argv, skips):
     assert is_management_command_without_admin(argv) is skips
+
+
+APPS = """
+import sys
+sys.argv = ["manage.py", *sys.argv[1:]]
+from django.conf import settings
+print(",".join(settings.INSTALLED_APPS))
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "web_apps"),
+    [
+        (["semantic_preference", "agent", "read"], False),
+        (["hooks", "registrations"], False),
+        (["mcp"], True),  # the long-running MCP server keeps the full set
+        (["loopx_demo"], True),
+        (["migrate"], True),  # Django's own commands are unchanged
+        (["check"], True),
+    ],
+)
+def test_only_the_apps_own_cli_calls_go_without_the_web_only_apps(argv, web_apps):
+    env = {"PATH": os.environ["PATH"], "SECRET_KEY": "x" * 64}
+    env["DJANGO_SETTINGS_MODULE"] = "loopx_site.settings"
+    run = [sys.executable, "-c", APPS, *argv]
+    result = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    installed = set(result.stdout.strip().splitlines()[-1].split(","))
+    assert {"django.contrib.auth", "django.contrib.contenttypes", "hooks"} <= installed
+    web_only = {"loopx_site.core.admin_apps.LoopxAdminConfig", "rest_framework"}
+    assert (web_only <= installed) is web_apps
+    assert (not web_only & installed) is not web_apps

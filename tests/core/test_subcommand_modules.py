@@ -8,7 +8,13 @@ import pytest
 
 from loopx_site.core.cli import LoopxCommand
 
-COMMANDS = ["reward_memory.management.commands.reward_memory"]
+COMMANDS = [
+    "reward_memory.management.commands.reward_memory",
+    "loopx_site.core.management.commands.goal",
+    "loopx_site.core.management.commands.token",
+    "hooks.management.commands.hooks",
+    "hooks.management.commands.todo",
+]
 SHARED = {"__init__", "common"}
 
 

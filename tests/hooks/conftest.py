@@ -1,6 +1,7 @@
 import pytest
 
 from hooks import isolation
+from loopx_site.engines.workers import pool as worker_engine
 from tests.hooks import providers
 from tests.hooks.factories import TodoFactory
 
@@ -21,7 +22,7 @@ def _count_invocations(monkeypatch):
     """``providers.INVOKED``: what this process ran and forked, counted on the parent's
     side (a child killed at its timeout before it got the CPU counted nothing)."""
     providers.INVOKED.clear()
-    run, spawn = isolation.run, isolation._spawn_worker
+    run, spawn = isolation.run, worker_engine._spawn_worker
 
     def counted_run(provider, input_bytes, *, hook_id, **kwargs):
         produced = run(provider, input_bytes, hook_id=hook_id, **kwargs)
@@ -29,15 +30,15 @@ def _count_invocations(monkeypatch):
             providers.INVOKED.ran[hook_id] += 1
         return produced
 
-    def counted_spawn(provider, key):
-        worker = spawn(provider, key)
+    def counted_spawn(provider, work, key, prepare):
+        worker = spawn(provider, work, key, prepare)
         if worker is not None:
             hook_id = getattr(provider, "registration", {}).get("hook_id", "?")
             providers.INVOKED.spawned[hook_id] += 1
         return worker
 
     monkeypatch.setattr(isolation, "run", counted_run)
-    monkeypatch.setattr(isolation, "_spawn_worker", counted_spawn)
+    monkeypatch.setattr(worker_engine, "_spawn_worker", counted_spawn)
     yield
     providers.INVOKED.clear()
 

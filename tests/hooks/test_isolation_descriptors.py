@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks import isolation
+from loopx_site.engines import workers
 from tests.hooks import providers
 from tests.hooks.factories import TodoFactory, settle
 from tests.hooks.test_isolation import _children, _codes, _no_children_left
@@ -106,7 +106,7 @@ def test_a_connection_closed_by_the_server_ends_for_its_peer_while_a_kept_worker
     served, peer = connection
     TodoFactory(goal=agent.goal, todo_id="t1", segment_ref="seg-1")
     assert _codes(settle("t1", "turn-1").payload) == {"beta.proposer": None}
-    assert isolation._idle  # the kept worker forked while ``served`` was open lives on
+    assert workers.idle_workers()  # the kept worker forked while ``served`` was open lives on
     served.close()
     assert _sees_the_end(peer)
     assert _no_children_left(before_children)

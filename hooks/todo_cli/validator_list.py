@@ -1,0 +1,16 @@
+"""``todo validator-list``."""
+
+from hooks import services
+from hooks.todo_cli.common import VALIDATOR_COLUMNS
+from loopx_site.core.cli import format_table
+
+NAME = "validator-list"
+HELP = "List the installed completion validators."
+
+
+def run(command, **_):
+    return services.list_validators()
+
+
+def render(payload) -> str:
+    return format_table(payload["validators"], VALIDATOR_COLUMNS)
