@@ -99,7 +99,7 @@ def throttle(credential: Credential, scope: str | None) -> None:
     )
 
 
-def acting(credential: Credential, goal_id: Any, agent_id: Any, *, area: str) -> access.Acting:
+def acting(credential: Credential, goal_id: Any, agent_id: Any, *, area: str) -> access.Caller:
     """The (Goal, Agent) a call acts for: the token's own scope. A Goal-wide token names
     one of its Agents; naming anything outside the token's scope answers exactly like a
     Goal or Agent that does not exist."""

@@ -1,9 +1,11 @@
 """Every write and use case of the preferences app.
 
 ``journal`` holds the explicit Agent preference journal (Part A); ``recall`` the
-semantic preference recall hook (Part B). Import the package: ``from preferences import
-services`` then ``services.remember(...)``, ``services.recall(...)``. Reads (the view,
-the observation, the history) are ``preferences.selectors``.
+semantic preference recall hook (Part B); ``reads`` the reads that apply the journal's
+rules (the view, the history page with its state, the turn-start projection — plain
+reads such as the observation are ``preferences.selectors``). Import the package:
+``from preferences import services`` then ``services.remember(...)``,
+``services.read(...)``, ``services.recall(...)``.
 
 The recall half (provider runtime, extensions, subprocess plumbing) is imported on first
 use, so a journal-only CLI call does not pay for it. Use it through this package
@@ -17,6 +19,11 @@ from preferences.services.journal import (  # noqa: F401
     migrate_scope,
     remember,
     retire,
+)
+from preferences.services.reads import (  # noqa: F401
+    history,
+    read,
+    turn_start_projection,
 )
 
 _LAZY = "preferences.services.recall"

@@ -27,7 +27,7 @@ def _schema(operation_id, request, responses, summary, description=None):
     )
 
 
-def _acting(request, values: dict) -> access.Acting:
+def _acting(request, values: dict) -> access.Caller:
     """The (Goal, Agent) the turn acts for, from the one caller resolver: a host token's
     own scope (a Goal-wide token names one of its Agents, and then reads as the Goal:
     never that Agent's private corpora); an operator names both."""
