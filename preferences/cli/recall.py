@@ -14,6 +14,7 @@ from typing import Any
 from loopx_site.core import access
 from loopx_site.core.cli import Subcommands, format_mapping, format_table
 from preferences import services
+from preferences.documents import recall as recall_documents
 from preferences.recall.config import parse_context_entries
 
 
@@ -45,7 +46,7 @@ def _config_and_scope(config: str):
 
 def run_recall(*, project, config, surface, context, execute, **_) -> dict[str, Any]:
     source, scope = _config_and_scope(config)
-    return services.recall(
+    result = services.recall(
         source,
         project=project,
         surface=surface,
@@ -53,6 +54,7 @@ def run_recall(*, project, config, surface, context, execute, **_) -> dict[str, 
         context=parse_context_entries(context),
         scope=scope,
     )
+    return recall_documents.recall(result)
 
 
 def render_recall(payload: dict[str, Any]) -> str:
@@ -129,17 +131,20 @@ def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_doctor(*, project, config, execute, **_) -> dict[str, Any]:
     source, scope = _config_and_scope(config)
-    return services.doctor(source, project=project, execute=execute, scope=scope)
+    result = services.doctor(source, project=project, execute=execute, scope=scope)
+    return recall_documents.doctor(result)
 
 
-def _call(service: str, *options: str, **fixed: Any):
+def _call(service: str, *options: str, render=None, **fixed: Any):
     """A handler passing these options (``option:argument`` renames one) to the service
-    named ``service`` (looked up on call: the recall half of ``services`` loads lazily)."""
+    named ``service`` (looked up on call: the recall half of ``services`` loads lazily),
+    and its result to ``render`` when given (the documents module's builder)."""
 
     def run(**given) -> dict[str, Any]:
         names = [o.partition(":") for o in options]
         arguments = {(arg or opt): given[opt] for opt, _, arg in names}
-        return getattr(services, service)(**arguments, **fixed)
+        result = getattr(services, service)(**arguments, **fixed)
+        return result if render is None else render(result)
 
     return run
 
@@ -151,9 +156,16 @@ run_receipt = _call(
     "outcome",
     "preference_refs",
     "artifact_ref",
+    render=lambda fields: recall_documents.application_receipt(**fields),
 )
 run_maintenance_receipt = _call(
-    "maintenance_receipt", "trigger", "outcome", "corpus_ids", "scope_refs", "evidence_ref"
+    "maintenance_receipt",
+    "trigger",
+    "outcome",
+    "corpus_ids",
+    "scope_refs",
+    "evidence_ref",
+    render=lambda fields: recall_documents.maintenance_receipt(**fields),
 )
 run_install = _call("install_extension", "manifest:manifest_path", "execute")
 run_upgrade = _call("upgrade_extension", "manifest:manifest_path", "execute")
