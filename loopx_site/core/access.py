@@ -223,7 +223,7 @@ def host_caller(secret: str, *, area: str = "loopx") -> Caller:
     )
 
 
-def is_operator_account(user) -> bool:
+def _is_operator_account(user) -> bool:
     """An active Django account with ``core.operate_api`` (superusers have every perm)."""
     if user is None or isinstance(user, Caller) or not user.is_authenticated:
         return False
@@ -240,7 +240,7 @@ def from_request(request, *, area: str = "loopx") -> Caller:
     user = request.user
     if isinstance(user, Caller):
         caller = user
-    elif is_operator_account(user):
+    elif _is_operator_account(user):
         caller = Caller(OPERATOR, user.get_username())
     else:
         raise _forbidden("This account lacks the operator API permission (core.operate_api).", area)
@@ -296,10 +296,10 @@ def require_operator_permission(
     if not isinstance(operator, Caller) or not operator.is_operator:
         raise TypeError("operator must be access.SHELL or signed_in(request)")
     if not operator.from_shell:
-        require_account_permission(operator.name, permission, error=error)
+        _require_account_permission(operator.name, permission, error=error)
 
 
-def require_account_permission(
+def _require_account_permission(
     username: str, permission: str, *, error: type[DomainError] = DomainError
 ) -> None:
     """Refuse (``permission_required``, 403, raised as ``error`` — an app's DomainError
