@@ -4,7 +4,7 @@ A caller is one of two principals:
 
 * **operator** — a Django account holding ``core.operate_api`` (or a superuser) on the
   API, a signed-in account in the admin, or the operator's shell running a command
-  (``shell_operator``). Operators may act on every Goal and Agent.
+  (``SHELL``). Operators may act on every Goal and Agent.
 * **host** — a host token (``host_caller``; on the API ``request.user``): one Goal and,
   optionally, one Agent of it. It touches only that Goal (and that Agent).
 
@@ -16,9 +16,8 @@ narrowed to that Goal and Agent (``goal_id``, ``agent_id``, ``viewer``, ``own_ag
   ``scope_forbidden`` (403);
 * a Goal-wide token names one Agent of its Goal (the operation allows it) and acts for
   it, but it *reads as the Goal*: its acting caller's ``viewer`` is ``(goal_id, None)``
-  (``named_agent``), so it never
-  reaches a ``private`` corpus by naming an Agent — private reads need the Agent's own
-  token or an operator;
+  (``named_agent``), so it never reaches a ``private`` corpus by naming an Agent —
+  private reads need the Agent's own token or an operator;
 * an operator names both, and reads everything (``viewer`` is ``None``).
 
 What a caller may not see answers exactly like what does not exist:
@@ -29,9 +28,9 @@ Operator-only operations (admin actions, the operator's shell) take the operator
 account's model permission with ``require_operator_permission`` inside the service,
 whatever the adapter declared.
 
-``Caller`` is the one identity type: API views, commands, admin actions and services all
-take it (``reward_memory.principals.Principal`` is the same class). Outside DRF a host
-token's secret becomes its caller through ``host_caller``.
+``Caller`` is the one identity type: API views, commands, admin actions, the MCP server
+and services all take it (``reward_memory.principals.Principal`` is the same class).
+Outside DRF a host token's secret becomes its caller through ``host_caller``.
 """
 
 import hashlib

@@ -127,7 +127,7 @@ def test_correction_reusing_the_key_supersedes_in_view_and_keeps_history(remembe
     assert receipt["receipt"]["supersedes_operation_id"] == "preference-1"
     view = services.read(goal_id="demo", agent_id="author")
     assert [i["statement"] for i in view["items"]] == ["Do not ask a reviewer."]
-    events = documents.history(selectors.history(goal_id="demo", agent_id="author"))["events"]
+    events = documents.history(services.history(goal_id="demo", agent_id="author"))["events"]
     assert [e["statement"] for e in events] == [
         "Ask the designated reviewer before merging.",
         "Do not ask a reviewer.",
