@@ -110,4 +110,4 @@ def test_acting_for_answers_the_same_caller_type_narrowed_to_the_named_agent():
     assert other.value.code == "scope_forbidden"
     operator = SHELL.acting_for("demo", "author")
     assert (operator.goal_id, operator.agent_id, operator.viewer) == ("demo", "author", None)
-    assert operator.is_operator and operator.own_agent and operator.from_shell
+    assert (operator.is_operator, operator.own_agent, operator.from_shell) == (True, True, True)
