@@ -454,7 +454,7 @@ def test_turn_start_projection_of_an_unreadable_store_is_unavailable(remember, m
         raise OperationalError("disk I/O error")
 
     monkeypatch.setattr(selectors, "current_rows", lambda **kw: broken(None))
-    rendered = documents.turn_start(services.turn_start_projection(agent.goal, agent))
+    rendered = documents.journal.turn_start(services.turn_start_projection(agent.goal, agent))
     assert rendered == {
         "schema_version": "semantic_preference_turn_start_v0",
         "status": "unavailable",
