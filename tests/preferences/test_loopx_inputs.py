@@ -30,8 +30,10 @@ def test_receipts_hold_only_the_seed_fields_in_loopx_order():
         "preference_ref_digests",
         "artifact_ref",
     ]
-    maintenance = services.maintenance_receipt(
-        trigger="explicit_feedback", outcome="verified", corpus_ids=["notes"]
+    maintenance = recall_documents.maintenance_receipt(
+        **services.maintenance_receipt(
+            trigger="explicit_feedback", outcome="verified", corpus_ids=["notes"]
+        )
     )
     assert list(maintenance) == [
         "schema_version",
