@@ -5,7 +5,7 @@ project's requirements plus ``langgraph-checkpoint-sqlite``; it is never a runti
 dependency). One process, two SQLite files with the same durability settings (WAL,
 ``synchronous=NORMAL``, printed), calls alternating one by one:
 
-- read: ``preferences.selectors.read_state`` of a scope holding 64 subjects vs
+- read: ``preferences.services.read`` of a scope holding 64 subjects vs
   ``SqliteStore.search(namespace, limit=64)`` over 64 items (target ≤ 1.0×);
 - remember: ``preferences.services.remember(execute=True)`` (conditional on the revision
   read, journaled, receipted) vs ``SqliteStore.put`` (an unconditional upsert) of the
@@ -75,7 +75,7 @@ def main() -> None:
     django_on_temp_db()
     from loopx_site.core import services as core_services
     from loopx_site.core.errors import DomainError
-    from preferences import selectors, services
+    from preferences import services
 
     core_services.register_goal(goal_id=GOAL, agent_ids=[AGENT, "second"], state_ref="s")
     store, peer_durability = peer_store(Path(tempfile.mkdtemp(prefix="peer-")) / "store.db")
@@ -106,11 +106,11 @@ def main() -> None:
     for i in range(64):  # 64 subjects on both sides
         ours_remember(-1 - i, key=f"subject.k{i:02d}")
         peer_put(i, key=f"subject.k{i:02d}")
-    assert len(selectors.read_state(goal_id=GOAL, agent_id=AGENT)["items"]) == 64
+    assert len(services.read(goal_id=GOAL, agent_id=AGENT)["items"]) == 64
     assert len(store.search(namespace, limit=64)) == 64
 
     read = alternate(
-        lambda i: selectors.read_state(goal_id=GOAL, agent_id=AGENT),
+        lambda i: services.read(goal_id=GOAL, agent_id=AGENT),
         lambda i: store.search(namespace, limit=64),
         args.rounds,
     )
@@ -159,9 +159,7 @@ def main() -> None:
         ours_second = "committed"
     except DomainError as exc:
         ours_second = exc.code
-    ours_final = [
-        s["statement"] for s in selectors.read_state(goal_id=GOAL, agent_id="second")["items"]
-    ]
+    ours_final = [s["statement"] for s in services.read(goal_id=GOAL, agent_id="second")["items"]]
 
     print(
         json.dumps(

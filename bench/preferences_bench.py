@@ -3,7 +3,7 @@
 Every figure is a ratio against the same work done raw on the same database, measured by
 alternating the service call and its baseline call by call (the order flips every round):
 
-* read, 64 keys: ``selectors.read_state`` ÷ its own SELECT (captured with
+* read, 64 keys: ``services.read`` ÷ its own SELECT (captured with
   ``CaptureQueriesContext``) replayed through the raw DB-API cursor with ``fetchall``
   (target ≤ 2×);
 * remember commit: ``services.remember --execute`` on scope A ÷ the statements the same
@@ -73,7 +73,7 @@ def main() -> None:
 
     # -- read: service vs its own SELECT replayed raw ---------------------------------
     with CaptureQueriesContext(connection) as read_queries:
-        selectors.read_state(goal_id="bench", agent_id="a")
+        services.read(goal_id="bench", agent_id="a")
     assert len(read_queries) == 1, read_queries.captured_queries
     read_sql = read_queries[0]["sql"]
 
@@ -83,7 +83,7 @@ def main() -> None:
         cur.fetchall()
 
     read_ratio, read_ms, raw_read_ms = alternate(
-        lambda: selectors.read_state(goal_id="bench", agent_id="a"), raw_read, args.rounds
+        lambda: services.read(goal_id="bench", agent_id="a"), raw_read, args.rounds
     )
 
     # -- remember: service on A vs C's statements replayed raw on B -------------------

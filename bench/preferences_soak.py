@@ -32,7 +32,7 @@ def main() -> int:
 
     from loopx_site.core import services as core_services
     from loopx_site.core.errors import DomainError
-    from preferences import selectors, services
+    from preferences import services
     from preferences.models import PreferenceOperation
 
     core_services.register_goal(goal_id="soak", agent_ids=["a"], state_ref="s")
@@ -46,7 +46,7 @@ def main() -> int:
         rng = random.Random(args.seed + n)
         mine: list[tuple[str, dict]] = []
         for i in range(per_thread):
-            view = selectors.read_state(goal_id="soak", agent_id="a")
+            view = services.read(goal_id="soak", agent_id="a")
             revision = view["revision"] or "none"
             states = {item["key"]: item["state"] for item in view["items"]}
             key = rng.choice(keys)

@@ -8,7 +8,7 @@ the journal is kept: no revision moves, no retired preference comes back."""
 from django.conf import settings
 
 from loopx_site.core.demo_kit import Ledger
-from preferences import selectors, services
+from preferences import services
 from preferences.models import PreferenceScope
 
 GOAL_ID, AGENT_ID = "demo", "author"
@@ -39,7 +39,7 @@ PREFERENCES = (
 
 
 def _write() -> None:
-    revision = selectors.read_state(goal_id=GOAL_ID, agent_id=AGENT_ID)["revision"]
+    revision = services.read(goal_id=GOAL_ID, agent_id=AGENT_ID)["revision"]
     for number, preference in enumerate(PREFERENCES, start=1):
         written = services.remember(
             goal_id=GOAL_ID,
@@ -56,6 +56,6 @@ def _write() -> None:
 def load(*, log) -> dict:
     ledger = Ledger()
     ledger.ensure(f"preferences {GOAL_ID}/{AGENT_ID}", exists=_has_journal, create=_write)
-    view = selectors.read_state(goal_id=GOAL_ID, agent_id=AGENT_ID)
+    view = services.read(goal_id=GOAL_ID, agent_id=AGENT_ID)
     log(f"preferences: demo/author at revision {view['revision']} ({ledger.status})")
     return ledger.document(revision=view["revision"], subjects=len(view["items"]))

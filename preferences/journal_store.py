@@ -7,7 +7,7 @@ revision). Their text is private to this module (``_READ_SQL``, ``_SNAPSHOT_SQL`
 ``_INSERT_OPERATION_SQL``, ``_UPDATE_SUBJECT_SQL``, ``_INSERT_SUBJECT_SQL``,
 ``_UPDATE_SCOPE_SQL``); callers use the functions below:
 
-* ``read_rows`` — the current-view read of ``preferences.selectors.read_state``;
+* ``read_rows`` — the current-view read of ``preferences.selectors.current_rows``;
 * ``snapshot_rows`` — the scope snapshot of a write (``lock=True`` under a commit);
 * ``commit`` — persist one evaluated operation (the caller holds the scope lock);
 * ``write_transaction`` — a write's transaction and the cursor its statements run on;

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from preferences import selectors
+from preferences.domain import journal as rules
 
 
 class View(NamedTuple):
@@ -34,7 +35,7 @@ class View(NamedTuple):
     @classmethod
     def of(cls, keys: list, texts: list, items: list, *, ordered=None, expiring=None) -> "View":
         if ordered is None:  # in the view's order (LoopX's localeCompare), not code points
-            order = [selectors.locale_compare_key(k) for k in keys]
+            order = [rules.locale_compare_key(k) for k in keys]
             ordered = all(a < b for a, b in itertools.pairwise(order))
         if expiring is None:
             expiring = any(i["expires_at"] is not None for i in items)

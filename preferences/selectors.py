@@ -1,7 +1,7 @@
-"""Reads of the explicit preference journal: the current state, observation, history
-pages and the turn-start projection. Reads never write and never start a journal.
-
-Every read returns plain data; ``preferences.documents`` renders LoopX's documents.
+"""Reads of the explicit preference journal: the current subjects, observation and
+history pages. Reads never write and never start a journal, and apply no rule: the
+services apply ``preferences.domain`` to what they return (``services.read``), and
+``preferences.documents`` renders LoopX's documents.
 The hot read is one SQL statement (scope resolved through the registry, subjects
 joined, expiry decided by the database) whose rows carry each subject's stored wire
 item: no ORM instances, no timestamp formatting, no size computation per read.
@@ -15,25 +15,21 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import DatabaseError
 from django.db.models import BooleanField, ExpressionWrapper
 
 from loopx_site.core import clock
 from loopx_site.core import errors as core_errors
 from loopx_site.core import selectors as core_selectors
-from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
+from loopx_site.core.canonical import sha256_hex
 from loopx_site.core.errors import DomainError
 from loopx_site.core.models import Agent, Goal
 from preferences import journal_store
-from preferences.documents import journal as documents
+from preferences.domain.journal import StoredView, stored_item
 from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 
-MAX_SUBJECTS = 64
-MAX_BYTES = 32768
 HISTORY_PAGE = 20
 HISTORY_MAX_LIMIT = 200
-SOURCE_KIND = "user_instruction"
 
 
 @dataclass(frozen=True)
@@ -91,123 +87,6 @@ def current_subjects(scope: PreferenceScope | None) -> list[PreferenceSubject]:
     return list(PreferenceSubject.objects.filter(scope=scope).order_by("key"))
 
 
-# -- items ---------------------------------------------------------------------------------
-def stored_item(
-    *,
-    key: str,
-    state: str,
-    statement: str | None,
-    expires_at: str | None,
-    source_ref: str,
-    source_quote: str,
-    recorded_at: str,
-    operation_id: str,
-    supersedes_operation_id: str | None,
-) -> dict[str, Any]:
-    """One current subject as LoopX's ``agent_preferences_v1`` item (``active`` or
-    ``retired``); its canonical JSON is what the subject row stores and what capacity
-    counts."""
-    return {
-        "key": key,
-        "state": state,
-        "statement": statement,
-        "expires_at": expires_at,
-        "source_kind": SOURCE_KIND,
-        "source_ref": source_ref,
-        "source_quote": source_quote,
-        "recorded_at": recorded_at,
-        "operation_id": operation_id,
-        "supersedes_operation_id": supersedes_operation_id,
-    }
-
-
-def encode_item(item: dict[str, Any]) -> tuple[str, int]:
-    """The stored text of an item and its size in bytes."""
-    raw = canonical_text_bytes(item)
-    return raw.decode("utf-8"), len(raw)
-
-
-def expired_item(item: dict[str, Any]) -> dict[str, Any]:
-    """What an active item reads as once ``expires_at`` has passed: no statement."""
-    return {
-        "key": item["key"],
-        "state": "expired",
-        "statement": None,
-        "operation_id": item["operation_id"],
-        "source_ref": item["source_ref"],
-        "recorded_at": item["recorded_at"],
-        "expires_at": item["expires_at"],
-    }
-
-
-def is_expired(item: dict[str, Any], now: dt.datetime) -> bool:
-    return (
-        item["state"] == "active"
-        and item["expires_at"] is not None
-        and clock.parse_iso_z(item["expires_at"]) <= now
-    )
-
-
-def project(items: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any]]:
-    """Stored items (sorted by key) as read at ``now``."""
-    return [
-        expired_item(i) if i["expires_at"] is not None and is_expired(i, now) else i
-        for i in sorted(items, key=_BY_KEY)
-    ]
-
-
-#: ICU root collation (what Node's ``localeCompare`` applies, and so LoopX's journal
-#: order) for the characters a key may hold: punctuation ``_`` < ``-`` < ``.`` before
-#: digits before letters at the primary level, then lower case before upper case at the
-#: tertiary level, left to right. Checked against Node 22 in
-#: tests/preferences/test_loopx_key_order.py. Other characters sort after letters by code
-#: point (a key never holds one).
-_PRIMARY = {ch: rank for rank, ch in enumerate("_-.0123456789abcdefghijklmnopqrstuvwxyz")}
-
-
-def locale_compare_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """A sort key equal to ``localeCompare`` order (ICU root) on keys' characters."""
-    primary = tuple(_PRIMARY.get(ch.lower(), len(_PRIMARY) + ord(ch)) for ch in text)
-    tertiary = tuple(1 if ch.isupper() else 0 for ch in text)
-    return primary, tertiary
-
-
-def _BY_KEY(item: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    return locale_compare_key(item["key"])
-
-
-def list_bytes(subjects: int, used_bytes: int) -> int:
-    """The bytes of the whole current list as LoopX bounds it (``JSON.stringify`` of the
-    array: the items, a comma between two, the brackets) from the items' own sizes."""
-    return used_bytes + max(subjects, 1) + 1
-
-
-def usage(subjects: int, used_bytes: int) -> dict[str, int]:
-    return {
-        "subjects": subjects,
-        "bytes": used_bytes,
-        "max_subjects": MAX_SUBJECTS,
-        "max_bytes": MAX_BYTES,
-    }
-
-
-def state(
-    goal_id: str,
-    agent_id: str,
-    revision: int | None,
-    items: list[dict[str, Any]],
-    used_bytes: int,
-) -> dict[str, Any]:
-    """The plain current state of a scope (rendered as ``current`` by the documents)."""
-    return {
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "revision": None if revision is None else str(revision),
-        "items": items,
-        "usage": usage(len(items), used_bytes),
-    }
-
-
 def decode_items(texts: list[str]) -> list[dict[str, Any]]:
     """Stored item texts → items (one parse); a row that does not decode makes the store
     unreadable (``unavailable``), never an empty or partial view."""
@@ -236,19 +115,15 @@ def unreadable() -> PreferenceError:
     )
 
 
-def read_state(
-    *,
-    goal_id: str,
-    agent_id: str,
-    now: dt.datetime | None = None,
-    subject_revisions: bool = False,
-) -> dict[str, Any]:
-    """The exact scope's current state, no writes.
+def current_rows(*, goal_id: str, agent_id: str, now: dt.datetime | None = None) -> StoredView:
+    """The exact scope's current subjects as stored, no writes and no rule applied
+    (``preferences.services.read`` applies them).
 
     One statement in the common case: the subjects of the scope whose identity matches
     the registered Goal's *current* state ref and instance (so a moved state ref reads
-    an empty scope). Only when it returns nothing does a second query tell an
-    unregistered Goal/Agent from a scope that never committed.
+    an empty scope), with whether the database finds each expired at ``now``. Only when
+    it returns nothing does a second query tell an unregistered Goal/Agent from a scope
+    that never committed.
     """
     rows = journal_store.read_rows(
         now=now or clock.now(),
@@ -258,26 +133,12 @@ def read_state(
     )
     if not rows:
         resolve_scope(goal_id, agent_id)  # raises for an unknown Goal/Agent
-        return state(goal_id, agent_id, None, [], 0)
+        return StoredView(None, 0, [], [], [])
     first = rows[0]
     if first[2] is None:  # a scope whose journal holds no current subject
-        return state(goal_id, agent_id, first[0], [], first[1])
+        return StoredView(first[0], first[1], [], [], [])
     items = decode_items([row[2] for row in rows])
-    # LoopX lists keys in localeCompare order (ICU), not the database's collation.
-    pairs = sorted(zip(items, rows, strict=True), key=lambda p: locale_compare_key(p[0]["key"]))
-    items, rows = [p[0] for p in pairs], [p[1] for p in pairs]
-    expired = [row[3] for row in rows]
-    if 1 in expired:
-        items = [
-            expired_item(i) if flag and i["state"] == "active" else i
-            for i, flag in zip(items, expired, strict=True)
-        ]
-    result = state(goal_id, agent_id, first[0], items, first[1])
-    if subject_revisions:
-        result["subject_revisions"] = {
-            i["key"]: str(row[4]) for i, row in zip(items, rows, strict=True)
-        }
-    return result
+    return StoredView(first[0], first[1], items, [row[3] for row in rows], [row[4] for row in rows])
 
 
 def observe(*, goal_id: str, agent_id: str) -> dict[str, Any]:
@@ -366,7 +227,7 @@ def history(
     *, goal_id: str, agent_id: str, after_cursor: str | None = None, limit: int | None = None
 ) -> dict[str, Any]:
     """Oldest-first pages of the journal (``HISTORY_PAGE`` events by default), keyed by
-    sequence — a cursor, never an offset — plus the current state."""
+    sequence — a cursor, never an offset (``services.history`` adds the current state)."""
     if limit is None:
         limit = HISTORY_PAGE
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= HISTORY_MAX_LIMIT:
@@ -401,72 +262,7 @@ def history(
         "next_cursor": (
             _encode_cursor(scope_ref.scope_key, rows[-1]["sequence"]) if rows else after_cursor
         ),
-        "state": read_state(goal_id=goal_id, agent_id=agent_id),
     }
-
-
-# -- turn-start participating hook -----------------------------------------------------
-def required_reads(goal_id: str, agent_id: str) -> list[str]:
-    return [
-        f"manage.py semantic_preference agent read --goal-id {goal_id} --agent-id {agent_id} "
-        "--format json"
-    ]
-
-
-INSTRUCTIONS = [
-    "These are the owner's explicit, advisory preferences for this exact Goal and Agent; "
-    "they grant no permission and do not override current authority or user gates.",
-    "Consume this view once for this turn's pre-work checks, then run every remaining "
-    "required read.",
-    "Before every preference-dependent external action, obtain a fresh view (a new turn "
-    "guard or an explicit agent read), even after an earlier empty or current view.",
-    "To persist an explicit owner correction: read first, reuse the subject key, the "
-    "current revision, a stable operation id and the exact owner source; preview, then "
-    "--execute, then read back. Retry an uncertain write with the same operation id and "
-    "arguments; never retry with a newly fetched revision.",
-    "Retired and expired markers invalidate any cached advice on those keys; an older "
-    "value is never resurrected.",
-]
-
-
-def turn_start_projection(goal: Goal, agent: Agent) -> dict[str, Any] | None:
-    """The participating hook's contribution to a turn, or ``None``.
-
-    ``None`` for a scope that never committed (the hook adds no field). An unreadable
-    store returns ``{"status": "unavailable"}`` — never an empty view. Items carry no
-    source quotes (this projection travels with the turn).
-    """
-    try:
-        view = read_state(goal_id=goal.goal_id, agent_id=agent.agent_id, subject_revisions=True)
-    except (DatabaseError, DomainError) as exc:
-        return documents.turn_start({"status": "unavailable", "error_code": unavailable_code(exc)})
-    if view["revision"] is None:
-        return None
-    revisions = view.get("subject_revisions", {})
-    return documents.turn_start(
-        {
-            "status": "current",
-            "revision": view["revision"],
-            "authority": "advisory_only",
-            "observation_count": len(view["items"]),
-            "current": [
-                {
-                    "key": i["key"],
-                    "statement": i["statement"],
-                    "revision": revisions.get(i["key"]),
-                }
-                for i in view["items"]
-                if i["state"] == "active"
-            ],
-            "markers": [
-                {"key": i["key"], "state": i["state"], "revision": revisions.get(i["key"])}
-                for i in view["items"]
-                if i["state"] != "active"
-            ],
-            "instructions": INSTRUCTIONS,
-            "required_reads": required_reads(goal.goal_id, agent.agent_id),
-        }
-    )
 
 
 # -- live and earlier scopes ---------------------------------------------------------------

@@ -80,9 +80,10 @@ def _view_from_projection(projection: dict[str, Any]) -> dict[str, Any]:
 def observe_preferences(goal: Goal, agent: Agent) -> PreferenceObservation:
     """The preference app's current turn-start view of this exact (Goal, Agent)."""
     from preferences import selectors as pref
+    from preferences import services as pref_services
 
     try:
-        projection = _isolated(lambda: pref.turn_start_projection(goal, agent))
+        projection = _isolated(lambda: pref_services.turn_start_projection(goal, agent))
     except (DatabaseError, DomainError) as exc:  # e.g. the savepoint around the read
         return PreferenceObservation(True, pref.unavailable_code(exc))
     if projection is None or projection.get("status") == "absent":

@@ -18,6 +18,6 @@ def add_scope(parser, *, turn: bool | None = True, execute: str | None = None) -
         parser.add_argument("--execute", action="store_true", help=execute)
 
 
-def acting(goal_id: str, agent_id: str) -> access.Acting:
+def acting(goal_id: str, agent_id: str) -> access.Caller:
     """The operator's shell acting for (Goal, Agent), through the same resolver as the API."""
-    return access.shell_operator().acting_for(goal_id, agent_id, area=c.AREA)
+    return access.SHELL.acting_for(goal_id, agent_id, area=c.AREA)

@@ -97,7 +97,7 @@ def agent_turn_recall(
     (LoopX's ``--session-ref``); ``force_refresh`` ignores a stored same-turn receipt
     and recalls again (LoopX's ``--force-refresh``; the receipt is replaced).
 
-    ``viewer`` is the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
+    ``viewer`` is the caller's own read scope (``loopx_site.core.access.Caller.viewer``;
     ``None``: an operator or the shell): a corpus it may not read is treated exactly as
     an unregistered one (a Goal-wide token never reaches an Agent's private corpus)."""
     try:
@@ -367,8 +367,8 @@ def _task_body(packet: dict, recall: dict) -> str | None:
 
 
 def scope(acting) -> dict[str, Any]:
-    """The keyword arguments of a turn call made for an ``access.Acting`` (the one
-    caller resolver's answer): its Goal, Agent and own read scope."""
+    """The keyword arguments of a turn call made for an acting ``access.Caller`` (the one
+    resolver's ``acting_for``): its Goal, Agent and own read scope."""
     return {"goal_id": acting.goal_id, "agent_id": acting.agent_id, "viewer": acting.viewer}
 
 

@@ -4,19 +4,20 @@ A caller is one of two principals:
 
 * **operator** — a Django account holding ``core.operate_api`` (or a superuser) on the
   API, a signed-in account in the admin, or the operator's shell running a command
-  (``shell_operator``). Operators may act on every Goal and Agent.
+  (``SHELL``). Operators may act on every Goal and Agent.
 * **host** — a host token (``host_caller``; on the API ``request.user``): one Goal and,
   optionally, one Agent of it. It touches only that Goal (and that Agent).
 
 For an Agent-scoped operation (recall, ingest, turn recall, settle) ``acting_for``
-answers which (Goal, Agent) the call acts for:
+answers which (Goal, Agent) the call acts for — as a ``Caller`` too, the same principal
+narrowed to that Goal and Agent (``goal_id``, ``agent_id``, ``viewer``, ``own_agent``):
 
 * an Agent-scoped token acts for its own Agent; a body naming another Goal or Agent is
   ``scope_forbidden`` (403);
 * a Goal-wide token names one Agent of its Goal (the operation allows it) and acts for
-  it, but it *reads as the Goal*: ``Acting.viewer`` is ``(goal_id, None)``, so it never
-  reaches a ``private`` corpus by naming an Agent — private reads need the Agent's own
-  token or an operator;
+  it, but it *reads as the Goal*: its acting caller's ``viewer`` is ``(goal_id, None)``
+  (``named_agent``), so it never reaches a ``private`` corpus by naming an Agent —
+  private reads need the Agent's own token or an operator;
 * an operator names both, and reads everything (``viewer`` is ``None``).
 
 What a caller may not see answers exactly like what does not exist:
@@ -27,14 +28,14 @@ Operator-only operations (admin actions, the operator's shell) take the operator
 account's model permission with ``require_operator_permission`` inside the service,
 whatever the adapter declared.
 
-``Caller`` is the one identity type: API views, commands, admin actions and services all
-take it (``reward_memory.principals.Principal`` is the same class). Outside DRF a host
-token's secret becomes its caller through ``host_caller``.
+``Caller`` is the one identity type: API views, commands, admin actions, the MCP server
+and services all take it (``reward_memory.principals.Principal`` is the same class).
+Outside DRF a host token's secret becomes its caller through ``host_caller``.
 """
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
@@ -80,6 +81,9 @@ class Caller:
     agent_id: str | None = None  # a host token's Agent (None: Goal-wide)
     token_id: int | None = None
     from_shell: bool = False  # the operator's shell (trusted, as every ``manage.py`` command is)
+    # A Goal-wide token acting for an Agent it named (``acting_for``): ``agent_id`` is that
+    # Agent, but the credential never proved it, so the caller still reads as the Goal.
+    named_agent: bool = False
 
     is_authenticated = True
     is_anonymous = False
@@ -99,8 +103,29 @@ class Caller:
 
     @property
     def viewer(self) -> Viewer:
-        """The read scope the credential itself proves (``None``: operator)."""
-        return None if self.is_operator else (self.goal_id, self.agent_id)
+        """The read scope the credential itself proves: ``None`` (operator), the Agent (its
+        own token), or the Goal alone (a Goal-wide token, also when it acts for an Agent it
+        named — never that Agent's private corpora)."""
+        if self.is_operator:
+            return None
+        return (self.goal_id, None if self.named_agent else self.agent_id)
+
+    @property
+    def own_agent(self) -> bool:
+        """An operator, or the Agent's own token: may read the Agent's private memory."""
+        return self.is_operator or (self.agent_id is not None and not self.named_agent)
+
+    def require_own_agent(self, what: str, *, field: str | None = None, area: str = "loopx"):
+        """``scope_forbidden`` (403) unless an operator or the Agent's own token asks:
+        ``what`` reaches the Agent's own (possibly private) memory, which a Goal-wide
+        token that named the Agent never does."""
+        if not self.own_agent:
+            raise DomainError(
+                "scope_forbidden",
+                f"{what} reaches the Agent's own memory: use the Agent's own token.",
+                field=field,
+                area="loopx",  # the edge's area, as every 401/403 (``_forbidden``)
+            )
 
     def may_touch(self, goal_id: str | None, agent_id: str | None = None) -> bool:
         if self.is_operator:
@@ -119,7 +144,7 @@ class Caller:
             raise _forbidden("This is an operator action; host tokens cannot perform it.", area)
 
     def require_goal_wide(self, *, area: str = "loopx") -> None:
-        if not self.is_operator and self.agent_id is not None:
+        if not self.is_operator and self.agent_id is not None and not self.named_agent:
             raise _forbidden("This token is scoped to one Agent.", area)
 
     def visible_goal_ids(self) -> list[str] | None:
@@ -139,9 +164,10 @@ class Caller:
 
     def acting_for(
         self, goal_id: Any = None, agent_id: Any = None, *, area: str = "loopx"
-    ) -> "Acting":
-        """The (Goal, Agent) an Agent-scoped operation acts for (see the module doc).
-        ``goal_id``/``agent_id`` are what the request names (``None``: not named)."""
+    ) -> "Caller":
+        """This caller narrowed to the (Goal, Agent) an Agent-scoped operation acts for
+        (see the module doc). ``goal_id``/``agent_id`` are what the request names
+        (``None``: not named)."""
         goal_id = _optional_id(goal_id, "goal_id", area)
         agent_id = _optional_id(agent_id, "agent_id", area)
         if not self.is_operator:
@@ -160,7 +186,8 @@ class Caller:
                 else "agent_id is required"
             )
             raise DomainError("invalid_argument", message, field="agent_id", area=area)
-        return Acting(goal_id=goal_id, agent_id=agent_id, caller=self)
+        named = not self.is_operator and (self.named_agent or self.agent_id is None)
+        return replace(self, goal_id=goal_id, agent_id=agent_id, named_agent=named)
 
     def event_scope(
         self, goal_id: Any = None, agent_id: Any = None, *, goal_level: bool, area: str = "loopx"
@@ -175,40 +202,6 @@ class Caller:
             return goal_id, agent_id, self.viewer
         acting = self.acting_for(goal_id, agent_id, area=area)
         return acting.goal_id, acting.agent_id, acting.viewer
-
-
-@dataclass(frozen=True)
-class Acting:
-    """The (Goal, Agent) an Agent-scoped operation acts for, and who asked."""
-
-    goal_id: str
-    agent_id: str
-    caller: Caller
-
-    @property
-    def own_agent(self) -> bool:
-        """An operator, or the Agent's own token: may read the Agent's private memory."""
-        return self.caller.is_operator or self.caller.agent_id == self.agent_id
-
-    def require_own_agent(self, what: str, *, field: str | None = None, area: str = "loopx"):
-        """``scope_forbidden`` (403) unless an operator or the Agent's own token asks:
-        ``what`` reaches the Agent's own (possibly private) memory, which a Goal-wide
-        token that named the Agent never does."""
-        if not self.own_agent:
-            raise DomainError(
-                "scope_forbidden",
-                f"{what} reaches the Agent's own memory: use the Agent's own token.",
-                field=field,
-                area="loopx",  # the edge's area, as every 401/403 (``_forbidden``)
-            )
-
-    @property
-    def viewer(self) -> Viewer:
-        """The read scope: ``None`` (operator), the Agent (its own token), or the Goal
-        alone (a Goal-wide token that named the Agent — never its private corpora)."""
-        if self.caller.is_operator:
-            return None
-        return (self.goal_id, self.agent_id if self.own_agent else None)
 
 
 # -- resolving the caller ------------------------------------------------------------------
@@ -229,7 +222,7 @@ def host_caller(secret: str, *, area: str = "loopx") -> Caller:
     )
 
 
-def is_operator_account(user) -> bool:
+def _is_operator_account(user) -> bool:
     """An active Django account with ``core.operate_api`` (superusers have every perm)."""
     if user is None or isinstance(user, Caller) or not user.is_authenticated:
         return False
@@ -246,7 +239,7 @@ def from_request(request, *, area: str = "loopx") -> Caller:
     user = request.user
     if isinstance(user, Caller):
         caller = user
-    elif is_operator_account(user):
+    elif _is_operator_account(user):
         caller = Caller(OPERATOR, user.get_username())
     else:
         raise _forbidden("This account lacks the operator API permission (core.operate_api).", area)
@@ -302,10 +295,10 @@ def require_operator_permission(
     if not isinstance(operator, Caller) or not operator.is_operator:
         raise TypeError("operator must be access.SHELL or signed_in(request)")
     if not operator.from_shell:
-        require_account_permission(operator.name, permission, error=error)
+        _require_account_permission(operator.name, permission, error=error)
 
 
-def require_account_permission(
+def _require_account_permission(
     username: str, permission: str, *, error: type[DomainError] = DomainError
 ) -> None:
     """Refuse (``permission_required``, 403, raised as ``error`` — an app's DomainError

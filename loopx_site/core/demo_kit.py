@@ -93,7 +93,7 @@ def load_all(*, log: Callable[[str], None], operator: str | None = None) -> dict
     return loaded
 
 
-def operator_account(username: str, *, reset: bool) -> dict[str, Any]:
+def seed_operator(username: str, *, reset: bool) -> dict[str, Any]:
     """Create the local operator (a superuser) once with a fresh password; later calls
     keep it and its password unless ``reset`` sets a new one. The password is returned
     only when it was just set."""

@@ -34,12 +34,11 @@ current_resolver: contextvars.ContextVar[Callable[[], "Credential"] | None] = (
 
 @dataclass(frozen=True)
 class Credential:
-    """A verified host token: the API's principal and ``TokenCredential``, and its
-    ``access.Caller``."""
+    """A verified host token: its ``access.Caller`` (what the API authenticates it as, and
+    the one identity every tool acts with) and the token's credential for the throttles."""
 
-    principal: Any
-    token: Any
     caller: access.Caller
+    token: Any
 
 
 def _authenticate(authorization: str) -> Credential | None:
@@ -54,7 +53,7 @@ def _authenticate(authorization: str) -> Credential | None:
         return None
     principal, token = found
     caller = access.from_request(SimpleNamespace(user=principal, auth=token), area=AREA)
-    return Credential(principal, token, caller)
+    return Credential(caller, token)
 
 
 def from_authorization(header: str | None) -> Credential:
@@ -87,7 +86,7 @@ def throttle(credential: Credential, scope: str | None) -> None:
     if not scope:
         return
     limiter = CredentialScopedRateThrottle()
-    request = SimpleNamespace(method="POST", user=credential.principal, auth=credential.token)
+    request = SimpleNamespace(method="POST", user=credential.caller, auth=credential.token)
     if limiter.allow_request(request, SimpleNamespace(throttle_scope=scope)):
         return
     wait = int(limiter.wait() or 1)
@@ -99,7 +98,7 @@ def throttle(credential: Credential, scope: str | None) -> None:
     )
 
 
-def acting(credential: Credential, goal_id: Any, agent_id: Any, *, area: str) -> access.Acting:
+def acting(credential: Credential, goal_id: Any, agent_id: Any, *, area: str) -> access.Caller:
     """The (Goal, Agent) a call acts for: the token's own scope. A Goal-wide token names
     one of its Agents; naming anything outside the token's scope answers exactly like a
     Goal or Agent that does not exist."""

@@ -14,7 +14,6 @@ from loopx_site.core.api.errors import to_domain_error
 from loopx_site.core.errors import DomainError
 from loopx_site.mcp.credentials import Credential, acting, throttle
 from preferences import documents as preference_documents
-from preferences import selectors as preference_selectors
 from preferences import services as preference_services
 from preferences.api import serializers as preference_inputs
 from reward_memory import services as memory_services
@@ -46,7 +45,7 @@ def _preferences(render, service, scope, arguments: dict[str, Any]) -> dict[str,
 # -- preferences -------------------------------------------------------------------------
 def read_preferences(credential: Credential, *, goal_id=None, agent_id=None) -> dict:
     scope = acting(credential, goal_id, agent_id, area=PREFERENCE_AREA)
-    return _preferences(preference_documents.read, preference_selectors.read_state, scope, {})
+    return _preferences(preference_documents.read, preference_services.read, scope, {})
 
 
 def remember_preference(credential: Credential, *, goal_id=None, agent_id=None, **body) -> dict:
@@ -67,7 +66,7 @@ def preference_history(credential: Credential, *, goal_id=None, agent_id=None, *
     scope = acting(credential, goal_id, agent_id, area=PREFERENCE_AREA)
     query = {k: v for k, v in query.items() if v is not None}
     values = _checked(preference_inputs.HistoryQuery, query, PREFERENCE_AREA)
-    return _preferences(preference_documents.history, preference_selectors.history, scope, values)
+    return _preferences(preference_documents.history, preference_services.history, scope, values)
 
 
 # -- Reward Memory -----------------------------------------------------------------------

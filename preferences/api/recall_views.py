@@ -20,6 +20,7 @@ from preferences.api.recall_serializers import (
     SemanticPreferenceRecallOutput,
 )
 from preferences.api.schema import operation_schema
+from preferences.documents import recall as recall_documents
 
 TAG = ["semantic preferences"]
 #: Every recall-hook operation's description in the OpenAPI schema.
@@ -50,7 +51,8 @@ class SemanticPreferenceRecallApi(RecallHookApi):
     def post(self, request):
         values = self.parse(SemanticPreferenceRecallInput, request.data)
         row, scope = services.runnable_config(self.caller(request), values.pop("config"))
-        return self.document(services.recall(row, project=row.project, scope=scope, **values))
+        result = services.recall(row, project=row.project, scope=scope, **values)
+        return self.document(recall_documents.recall(result))
 
 
 class SemanticPreferenceDoctorApi(RecallHookApi):
@@ -65,7 +67,8 @@ class SemanticPreferenceDoctorApi(RecallHookApi):
     def post(self, request):
         values = self.parse(SemanticPreferenceDoctorInput, request.data)
         row, scope = services.runnable_config(self.caller(request), values.pop("config"))
-        return self.document(services.doctor(row, project=row.project, scope=scope, **values))
+        result = services.doctor(row, project=row.project, scope=scope, **values)
+        return self.document(recall_documents.doctor(result))
 
 
 class SemanticPreferenceReceiptApi(RecallHookApi):
@@ -77,7 +80,8 @@ class SemanticPreferenceReceiptApi(RecallHookApi):
     )
     def post(self, request):
         values = self.parse(SemanticPreferenceApplicationReceiptInput, request.data)
-        return self.document(services.application_receipt(**values))
+        fields = services.application_receipt(**values)
+        return self.document(recall_documents.application_receipt(**fields))
 
 
 class SemanticPreferenceMaintenanceReceiptApi(RecallHookApi):
@@ -89,4 +93,5 @@ class SemanticPreferenceMaintenanceReceiptApi(RecallHookApi):
     )
     def post(self, request):
         values = self.parse(SemanticPreferenceMaintenanceReceiptInput, request.data)
-        return self.document(services.maintenance_receipt(**values))
+        fields = services.maintenance_receipt(**values)
+        return self.document(recall_documents.maintenance_receipt(**fields))

@@ -47,9 +47,7 @@ class PreferenceReadApi(_JournalApi):
     )
     def get(self, request, goal_id: str, agent_id: str):
         return self.answer(
-            documents.respond(
-                documents.read, selectors.read_state, goal_id=goal_id, agent_id=agent_id
-            )
+            documents.respond(documents.read, services.read, goal_id=goal_id, agent_id=agent_id)
         )
 
 
@@ -122,6 +120,6 @@ class PreferenceHistoryApi(_JournalApi):
         values = self.parse(HistoryQuery, request.query_params)
         return self.answer(
             documents.respond(
-                documents.history, selectors.history, goal_id=goal_id, agent_id=agent_id, **values
+                documents.history, services.history, goal_id=goal_id, agent_id=agent_id, **values
             )
         )

@@ -47,11 +47,11 @@ def _runner(render, service, *options: str):
 
 
 _WRITE = ("key", "source_ref", "source_quote", "expected_revision", "operation_id", "execute")
-run_read = _runner(documents.read, selectors.read_state)
+run_read = _runner(documents.read, "read")
 run_observe = _runner(documents.observe, selectors.observe)
 run_remember = _runner(documents.write, "remember", "statement", "expires_at", *_WRITE)
 run_retire = _runner(documents.write, "retire", *_WRITE)
-run_history = _runner(documents.history, selectors.history, "after_cursor", "limit")
+run_history = _runner(documents.history, "history", "after_cursor", "limit")
 run_migrate_scope = _runner(
     documents.migration,
     "migrate_scope",

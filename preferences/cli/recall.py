@@ -21,6 +21,11 @@ def _services():
     return importlib.import_module("preferences.services")
 
 
+def _documents():
+    """``preferences.documents.recall``, imported with the services it renders."""
+    return importlib.import_module("preferences.documents.recall")
+
+
 def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--project", default=".", help="Project reference for the provider (default: .)."
@@ -52,7 +57,7 @@ def run_recall(*, project, config, surface, context, execute, **_) -> dict[str, 
     from preferences.recall.config import parse_context_entries
 
     source, scope = _config_and_scope(config)
-    return _services().recall(
+    result = _services().recall(
         source,
         project=project,
         surface=surface,
@@ -60,6 +65,7 @@ def run_recall(*, project, config, surface, context, execute, **_) -> dict[str, 
         context=parse_context_entries(context),
         scope=scope,
     )
+    return _documents().recall(result)
 
 
 def render_recall(payload: dict[str, Any]) -> str:
@@ -136,17 +142,20 @@ def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_doctor(*, project, config, execute, **_) -> dict[str, Any]:
     source, scope = _config_and_scope(config)
-    return _services().doctor(source, project=project, execute=execute, scope=scope)
+    result = _services().doctor(source, project=project, execute=execute, scope=scope)
+    return _documents().doctor(result)
 
 
-def _call(service: str, *options: str, **fixed: Any):
+def _call(service: str, *options: str, render=None, **fixed: Any):
     """A handler passing these options (``option:argument`` renames one) to the service
-    named ``service`` (looked up on call: the recall half of ``services`` loads lazily)."""
+    named ``service`` (looked up on call: the recall half of ``services`` loads lazily),
+    and its result to ``render`` when given (the documents module's builder)."""
 
     def run(**given) -> dict[str, Any]:
         names = [o.partition(":") for o in options]
         arguments = {(arg or opt): given[opt] for opt, _, arg in names}
-        return getattr(_services(), service)(**arguments, **fixed)
+        result = getattr(_services(), service)(**arguments, **fixed)
+        return result if render is None else render(result)
 
     return run
 
@@ -158,9 +167,16 @@ run_receipt = _call(
     "outcome",
     "preference_refs",
     "artifact_ref",
+    render=lambda fields: _documents().application_receipt(**fields),
 )
 run_maintenance_receipt = _call(
-    "maintenance_receipt", "trigger", "outcome", "corpus_ids", "scope_refs", "evidence_ref"
+    "maintenance_receipt",
+    "trigger",
+    "outcome",
+    "corpus_ids",
+    "scope_refs",
+    "evidence_ref",
+    render=lambda fields: _documents().maintenance_receipt(**fields),
 )
 run_install = _call("install_extension", "manifest:manifest_path", "execute")
 run_upgrade = _call("upgrade_extension", "manifest:manifest_path", "execute")

@@ -10,8 +10,8 @@
                    lifecycle operations, the listing and the public projection of a row.
 
 What a provider subprocess sends and receives (request, response, guidance) is the
-contract module ``preferences.recall.protocol``. Services and selectors return plain data
-(or call these builders); views and commands call one service and render one document.
+contract module ``preferences.recall.protocol``. Services and selectors return plain data;
+views and commands call one service and render its result with one builder here.
 """
 
 from preferences.documents.journal import (  # noqa: F401

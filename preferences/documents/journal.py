@@ -109,8 +109,11 @@ def turn_start(projection: dict[str, Any]) -> dict[str, Any]:
 
 
 def migration(result: dict[str, Any]) -> dict[str, Any]:
-    """Our extra ``migrate-scope`` (LoopX has no such action), in the same frame."""
-    fields = {k: v for k, v in result.items() if k not in ("status", "state")}
+    """Our extra ``migrate-scope`` (LoopX has no such action), in the same frame: the
+    call's ``status``, the receipt's fields (stored as written; a receipt stored before
+    receipts left their status out still carries its own, which the call's replaces)
+    and ``current``."""
+    fields = {k: v for k, v in result["receipt"].items() if k != "status"}
     doc = _document(result["status"], result["state"], **fields)
     doc["schema_version"] = "semantic_preference_agent_migration_v1"
     return doc

@@ -316,43 +316,63 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
     if not isinstance(raw, dict):
         raise invalid("config_invalid", "provider", "provider must be an object.")
     _reject_unknown(raw, PROVIDER_FIELDS, "provider.")
-    provider_id = None
-    if "id" in raw:
-        provider_id = raw["id"]
-        if not isinstance(provider_id, str) or not PROVIDER_ID_RE.fullmatch(provider_id):
-            raise invalid(
-                "config_invalid", "provider.id", f"provider.id must match {PROVIDER_ID_RE.pattern}."
-            )
+    provider_id = _provider_id(raw, "id")
     hints = _validate_setup_hints(raw.get("setup_hints"))
     if "argv" in raw:
-        if "extension_id" in raw:
+        return _argv_provider(raw, provider_id, hints)
+    return _extension_provider(raw, provider_id, hints, origin=origin, base_dir=base_dir)
+
+
+def _provider_id(raw: dict, field: str) -> str | None:
+    """``provider.<field>`` (``id``, ``extension_id``) when given: a provider id."""
+    if field not in raw:
+        return None
+    value = raw[field]
+    if not isinstance(value, str) or not PROVIDER_ID_RE.fullmatch(value):
+        raise invalid(
+            "config_invalid",
+            f"provider.{field}",
+            f"provider.{field} must match {PROVIDER_ID_RE.pattern}.",
+        )
+    return value
+
+
+def _argv_provider(raw: dict, provider_id: str | None, hints) -> ProviderConfig:
+    """A provider run from the config's own ``argv`` (no extension fields)."""
+    if "extension_id" in raw:
+        raise invalid(
+            "config_invalid",
+            "provider.argv",
+            "provider.argv and provider.extension_id are mutually exclusive.",
+        )
+    for extension_only in ("args", "extension_state_file"):
+        if extension_only in raw:
             raise invalid(
                 "config_invalid",
-                "provider.argv",
-                "provider.argv and provider.extension_id are mutually exclusive.",
+                f"provider.{extension_only}",
+                f"provider.{extension_only} applies to extension providers, not argv.",
             )
-        for extension_only in ("args", "extension_state_file"):
-            if extension_only in raw:
-                raise invalid(
-                    "config_invalid",
-                    f"provider.{extension_only}",
-                    f"provider.{extension_only} applies to extension providers, not argv.",
-                )
-        argv = _require_runnable(require_argv(raw["argv"], "provider.argv"), "provider.argv")
-        timeout = _require_int(
-            raw.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS),
-            "provider.timeout_seconds",
-            1,
-            MAX_TIMEOUT_SECONDS,
+    argv = _require_runnable(require_argv(raw["argv"], "provider.argv"), "provider.argv")
+    timeout = _require_int(
+        raw.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS),
+        "provider.timeout_seconds",
+        1,
+        MAX_TIMEOUT_SECONDS,
+    )
+    probe = None
+    if "probe_argv" in raw:
+        probe = _require_runnable(
+            require_argv(raw["probe_argv"], "provider.probe_argv"), "provider.probe_argv"
         )
-        probe = None
-        if "probe_argv" in raw:
-            probe = _require_runnable(
-                require_argv(raw["probe_argv"], "provider.probe_argv"), "provider.probe_argv"
-            )
-        return ProviderConfig(
-            id=provider_id, argv=argv, timeout_seconds=timeout, probe_argv=probe, setup_hints=hints
-        )
+    return ProviderConfig(
+        id=provider_id, argv=argv, timeout_seconds=timeout, probe_argv=probe, setup_hints=hints
+    )
+
+
+def _extension_provider(
+    raw: dict, provider_id: str | None, hints, *, origin: str, base_dir: Path | None
+) -> ProviderConfig:
+    """A provider an extension manifest runs (the manifest owns its timeout and probe)."""
     for manifest_owned in ("timeout_seconds", "probe_argv"):
         if manifest_owned in raw:
             raise invalid(
@@ -361,44 +381,40 @@ def _validate_provider(raw: Any, *, origin: str, base_dir: Path | None) -> Provi
                 f"provider.{manifest_owned} belongs to the extension manifest; "
                 "a config cannot override it.",
             )
-    args = require_argv(raw.get("args", []), "provider.args", allow_empty=True)
-    extension_id = None
-    if "extension_id" in raw:
-        extension_id = raw["extension_id"]
-        if not isinstance(extension_id, str) or not PROVIDER_ID_RE.fullmatch(extension_id):
-            raise invalid(
-                "config_invalid",
-                "provider.extension_id",
-                f"provider.extension_id must match {PROVIDER_ID_RE.pattern}.",
-            )
-    state_file = None
-    if "extension_state_file" in raw:
-        text = _require_str(
-            raw["extension_state_file"], "provider.extension_state_file", max_chars=4096
+    return ProviderConfig(
+        id=provider_id,
+        args=require_argv(raw.get("args", []), "provider.args", allow_empty=True),
+        extension_id=_provider_id(raw, "extension_id"),
+        extension_state_file=_extension_state_file(raw, origin=origin, base_dir=base_dir),
+        setup_hints=hints,
+    )
+
+
+def _extension_state_file(raw: dict, *, origin: str, base_dir: Path | None) -> Path | None:
+    """``provider.extension_state_file``: only in a local-private config file the CLI
+    reads; relative to that file."""
+    if "extension_state_file" not in raw:
+        return None
+    text = _require_str(
+        raw["extension_state_file"], "provider.extension_state_file", max_chars=4096
+    )
+    state_file = Path(text)
+    if origin not in COMMAND_ORIGINS:
+        raise invalid(
+            "config_invalid",
+            "provider.extension_state_file",
+            "provider.extension_state_file is honoured only in a local-private config "
+            "file read by the CLI.",
         )
-        state_file = Path(text)
-        if origin not in COMMAND_ORIGINS:
+    if not state_file.is_absolute():
+        if base_dir is None:
             raise invalid(
                 "config_invalid",
                 "provider.extension_state_file",
-                "provider.extension_state_file is honoured only in a local-private config "
-                "file read by the CLI.",
+                "provider.extension_state_file must be absolute outside a config file.",
             )
-        if not state_file.is_absolute():
-            if base_dir is None:
-                raise invalid(
-                    "config_invalid",
-                    "provider.extension_state_file",
-                    "provider.extension_state_file must be absolute outside a config file.",
-                )
-            state_file = base_dir / state_file
-    return ProviderConfig(
-        id=provider_id,
-        args=args,
-        extension_id=extension_id,
-        extension_state_file=state_file,
-        setup_hints=hints,
-    )
+        state_file = base_dir / state_file
+    return state_file
 
 
 # -- files ----------------------------------------------------------------------------

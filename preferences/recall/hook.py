@@ -18,7 +18,6 @@ from typing import Any
 from django.db.models import Q
 
 from loopx_site.core import sandbox as runner
-from preferences.documents import recall as documents
 from preferences.models import SemanticPreferenceConfig
 from preferences.recall import protocol
 from preferences.recall.binding import (
@@ -171,8 +170,9 @@ def recall(
 ) -> dict[str, Any]:
     """Recall ranked semantic preferences for one module-owned surface.
 
-    Returns LoopX's ``semantic_preference_recall_v0`` document; ``items`` is the private
-    result for the caller (the only place recalled content appears). ``scope`` is the
+    Returns the result ``documents.recall`` renders as LoopX's
+    ``semantic_preference_recall_v0``; ``items`` is the private result for the caller
+    (the only place recalled content appears). ``scope`` is the
     verified Goal/Agent handed to the built-in provider.
     """
     project = require_project(project)
@@ -190,7 +190,7 @@ def recall(
         "provider": None,
     }
     if not hook.enabled:
-        return documents.recall(result)
+        return result
     surface_config = hook.surface(surface)
     result["failure_policy"] = surface_config.failure_policy
     result["limit"] = surface_config.limit
@@ -205,10 +205,10 @@ def recall(
     if binding is not None:
         result["provider"] = binding.public()
     if failure is not None:
-        return documents.recall(_degrade(result, failure))
+        return _degrade(result, failure)
     if not execute:
         result.update(status="preview_ready", request=request)
-        return documents.recall(result)
+        return result
     run = runner.run(
         list(binding.argv),
         request=protocol.encode_request(request),
@@ -216,11 +216,11 @@ def recall(
         env=_env(binding, project, scope),
     )
     if run.failure_kind is not None:
-        return documents.recall(_degrade(result, run.failure_kind))
+        return _degrade(result, run.failure_kind)
     try:
         parsed = protocol.parse_response(run.stdout, limit=surface_config.limit)
     except protocol.ProtocolFailure as failure_:
-        return documents.recall(_degrade(result, failure_.kind))
+        return _degrade(result, failure_.kind)
     result.update(
         status="completed",
         items=parsed.items,
@@ -228,7 +228,7 @@ def recall(
         corpus_inventory=parsed.inventory,
         maintenance_guidance=protocol.maintenance_guidance(parsed.inventory),
     )
-    return documents.recall(result)
+    return result
 
 
 def _degrade(result: dict[str, Any], failure_kind: str) -> dict[str, Any]:
@@ -255,7 +255,8 @@ def _program_available(program: str) -> bool:
 def doctor(
     config: ConfigSource, *, project: str, execute: bool = False, scope: Scope | None = None
 ) -> dict[str, Any]:
-    """LoopX's ``semantic_preference_provider_doctor_v0`` for a config.
+    """The doctor's result for a config (``documents.doctor`` renders LoopX's
+    ``semantic_preference_provider_doctor_v0``).
 
     Without ``execute`` nothing runs (``probe_required`` when a probe is configured); with
     it, the read-only probe (the manifest doctor, or the legacy ``probe_argv``) runs once
@@ -276,32 +277,32 @@ def doctor(
         "provider": None,
     }
     if not hook.enabled:
-        return documents.doctor(result)
+        return result
     result["provider_id"] = hook.provider.id or "configured_provider"
     result["setup_hints"] = dict(hook.provider.setup_hints)
     binding, failure = _doctor_binding(hook)
     if failure == "disabled":
         result.update(status="disabled", failure_kind=None)
         result["probe_configured"] = True
-        return documents.doctor(result)
+        return result
     if failure is not None:
         result.update(status="provider_unavailable", failure_kind=failure)
         result["probe_configured"] = not hook.provider.is_legacy
-        return documents.doctor(result)
+        return result
     result["provider"] = binding.public()
     result["setup_hints"] = dict(binding.setup_hints)
     probe = binding.doctor_argv
     result["probe_configured"] = probe is not None
     if not _program_available(binding.argv[0]):
         result.update(status="provider_missing", failure_kind=None)
-        return documents.doctor(result)
+        return result
     result["available"] = True
     if probe is None:
         result["status"] = "ready"
-        return documents.doctor(result)
+        return result
     if not execute:
         result["status"] = "probe_required"
-        return documents.doctor(result)
+        return result
     run = runner.run(
         list(probe),
         request=b"",
@@ -314,6 +315,6 @@ def doctor(
             available=False,
             failure_kind=PROBE_FAILURE.get(run.failure_kind, "probe_execution_failed"),
         )
-        return documents.doctor(result)
+        return result
     result.update(status="ready", verified=True)
-    return documents.doctor(result)
+    return result

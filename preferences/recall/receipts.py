@@ -1,4 +1,5 @@
-"""Stateless receipts: built, validated and returned — never written.
+"""Stateless receipts: validated and returned — never written (``preferences.documents``
+renders them).
 
 ``semantic_preference_application_receipt_v0`` holds only the surface, the application
 id, the outcome, an optional artifact reference and the 16-hex-char sha256 prefixes of
@@ -22,7 +23,6 @@ from urllib.parse import urlsplit
 
 from loopx_site.core.errors import DomainError
 from loopx_site.core.validation import credential_like_segment, require_credential_free_url
-from preferences.documents import recall as documents
 from preferences.recall.config import require_surface_id
 from preferences.recall.errors import AREA, invalid
 from preferences.recall.protocol import (
@@ -210,7 +210,8 @@ def application_receipt(
     preference_refs: list[str] | tuple[str, ...] | None = None,
     artifact_ref: str | None = None,
 ) -> dict[str, Any]:
-    """Build a ``semantic_preference_application_receipt_v0`` (returned, not written)."""
+    """The checked fields of a ``semantic_preference_application_receipt_v0`` (returned,
+    not written; ``documents.application_receipt(**fields)`` renders it)."""
     require_surface_id(surface, "surface")
     if not isinstance(application_id, str) or not APPLICATION_ID_RE.fullmatch(application_id):
         raise invalid(
@@ -231,13 +232,13 @@ def application_receipt(
     )
     if artifact_ref is not None:
         public_reference(artifact_ref, "artifact_ref")
-    return documents.application_receipt(
-        surface=surface,
-        application_id=application_id,
-        outcome=outcome,
-        artifact_ref=artifact_ref,
-        preference_ref_digests=sorted(digests),
-    )
+    return {
+        "surface": surface,
+        "application_id": application_id,
+        "outcome": outcome,
+        "artifact_ref": artifact_ref,
+        "preference_ref_digests": sorted(digests),
+    }
 
 
 def maintenance_receipt(
@@ -248,7 +249,8 @@ def maintenance_receipt(
     scope_refs: list[str] | tuple[str, ...] = (),
     evidence_ref: str | None = None,
 ) -> dict[str, Any]:
-    """Build a ``semantic_preference_maintenance_receipt_v0`` (returned, not written)."""
+    """The checked fields of a ``semantic_preference_maintenance_receipt_v0`` (returned,
+    not written; ``documents.maintenance_receipt(**fields)`` renders it)."""
     if trigger not in WRITEBACK_TRIGGERS:
         raise invalid(
             "invalid_argument",
@@ -276,10 +278,10 @@ def maintenance_receipt(
     )
     if evidence_ref is not None:
         public_reference(evidence_ref, "evidence_ref")
-    return documents.maintenance_receipt(
-        trigger=trigger,
-        outcome=outcome,
-        corpus_ids=sorted(set(corpus_ids)),
-        evidence_ref=evidence_ref,
-        scope_ref_digests=sorted(scope_digests),
-    )
+    return {
+        "trigger": trigger,
+        "outcome": outcome,
+        "corpus_ids": sorted(set(corpus_ids)),
+        "evidence_ref": evidence_ref,
+        "scope_ref_digests": sorted(scope_digests),
+    }

@@ -19,7 +19,6 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.models import Goal
 from loopx_site.core.validation import IDENTIFIER_RE
-from preferences.documents import recall as documents
 from preferences.models import ProviderExtension, SemanticPreferenceConfig
 from preferences.recall.config import require_project, validate_config
 from preferences.recall.errors import SemanticPreferenceError, invalid
@@ -94,7 +93,7 @@ def register_config(
         )
         now = clock.now()
         row = SemanticPreferenceConfig(name=name, created_at=now, updated_at=now, **values)
-        return documents.registration(status="preview", action=action, config=config_payload(row))
+        return {"status": "preview", "action": action, "config": config_payload(row)}
     for _attempt in range(2):
         try:
             with transaction.atomic():
@@ -114,7 +113,7 @@ def register_config(
                     )
                     row.refresh_from_db()
                     status = "updated"
-            return documents.registration(status=status, action=status, config=config_payload(row))
+            return {"status": status, "action": status, "config": config_payload(row)}
         except IntegrityError:
             continue
     raise SemanticPreferenceError("operation_conflict", "Concurrent registrations did not settle.")
@@ -141,9 +140,7 @@ def share_config(*, name: str, goal_ids: list[str], execute: bool = False) -> di
     payload = config_payload(row)
     if not execute:
         payload["shared_with"] = [g.goal_id for g in goals]
-    return documents.registration(
-        status="shared" if execute else "preview", action="share", config=payload
-    )
+    return {"status": "shared" if execute else "preview", "action": "share", "config": payload}
 
 
 def unregister_config(*, name: str) -> None:

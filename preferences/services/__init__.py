@@ -1,9 +1,11 @@
 """Every write and use case of the preferences app.
 
 ``journal`` holds the explicit Agent preference journal (Part A); ``recall`` the
-semantic preference recall hook (Part B). Import the package: ``from preferences import
-services`` then ``services.remember(...)``, ``services.recall(...)``. Reads (the view,
-the observation, the history) are ``preferences.selectors``.
+semantic preference recall hook (Part B); ``reads`` the reads that apply the journal's
+rules (the view, the history page with its state, the turn-start projection — plain
+reads such as the observation are ``preferences.selectors``). Import the package:
+``from preferences import services`` then ``services.remember(...)``,
+``services.read(...)``, ``services.recall(...)``.
 
 The recall half (provider runtime, extensions, subprocess plumbing) is imported on first
 use, so a journal-only CLI call does not pay for it. Use it through this package
@@ -13,16 +15,24 @@ directly — importing it binds the package attribute ``recall`` to the module i
 
 import importlib
 
-from preferences.services.journal import (  # noqa: F401
-    migrate_scope,
-    remember,
-    retire,
-)
-
+#: Where each journal function lives; imported on first use, so a read never loads the
+#: write path (``journal``) and a journal call never loads the recall half.
+_HOMES = {
+    "migrate_scope": "journal",
+    "remember": "journal",
+    "retire": "journal",
+    "history": "reads",
+    "read": "reads",
+    "turn_start_projection": "reads",
+}
 _LAZY = "preferences.services.recall"
 
 
 def __getattr__(name: str):
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+        globals()[name] = value
+        return value
     module = importlib.import_module(_LAZY)
     # Bind every exported name at once: importing the submodule also bound the package
     # attribute ``recall`` to the module itself, which the function must replace.
@@ -30,7 +40,3 @@ def __getattr__(name: str):
     if name in module.__all__:
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(importlib.import_module(_LAZY).__all__))

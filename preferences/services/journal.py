@@ -43,9 +43,11 @@ from loopx_site.core.canonical import canonical_text_bytes, sha256_hex
 from loopx_site.core.models import Goal
 from loopx_site.core.validation import require_text
 from preferences import journal_store, journal_views, selectors
+from preferences.domain import journal as rules
 from preferences.errors import AREA, PreferenceError, invalid
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 from preferences.selectors import ScopeRef
+from preferences.services import reads
 
 # ``\Z``: a trailing newline is not part of a key (``$`` would accept one).
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*\Z")
@@ -243,11 +245,11 @@ def _empty_snapshot(scope_ref: ScopeRef) -> _Snapshot:
 
 def _current(plan: _Plan, snap: _Snapshot, items: list[dict] | None, now) -> dict[str, Any]:
     items = snap.items if items is None else items
-    return selectors.state(
+    return rules.state(
         plan.goal_id,
         plan.agent_id,
         snap.revision,
-        selectors.project(items, now),
+        rules.project(items, now),
         snap.used_bytes,
     )
 
@@ -328,7 +330,7 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
     if plan.expires_at is not None and plan.expires_at <= now:
         raise invalid("expires_at", "expires_at must be in the future")
 
-    item = selectors.stored_item(
+    item = rules.stored_item(
         key=plan.key,
         state="retired" if plan.action == "retire" else "active",
         statement=plan.statement,
@@ -339,14 +341,14 @@ def _evaluate(plan: _Plan, snap: _Snapshot, now: dt.datetime):
         operation_id=plan.operation_id,
         supersedes_operation_id=previous["operation_id"] if previous else None,
     )
-    text, size = selectors.encode_item(item)
+    text, size = rules.encode_item(item)
     count = len(snap.items) + (0 if previous is not None else 1)
     used = snap.used_bytes - (snap.previous[1] if snap.previous is not None else 0) + size
-    if count > selectors.MAX_SUBJECTS or selectors.list_bytes(count, used) > selectors.MAX_BYTES:
+    if rules.over_capacity(count, used):
         raise PreferenceError(
             "capacity_exceeded",
             "The current view would exceed its capacity; nothing was evicted.",
-            details=selectors.usage(count, used),
+            details=rules.usage(count, used),
         )
     return _Evaluation(
         item=item,
@@ -397,20 +399,18 @@ def _replayed(plan: _Plan, snap: _Snapshot, replay: dict, now) -> dict[str, Any]
 
 
 def _after_items(snap: _Snapshot, ev: _Evaluation, now: dt.datetime) -> list[dict[str, Any]]:
-    """The current view after the write, as read at ``now`` (``selectors.project``)."""
+    """The current view after the write, as read at ``now`` (``rules.project``)."""
     view, item, key = snap.view, ev.item, ev.item["key"]
     if view is not None and view.ordered and not view.expiring and item["expires_at"] is None:
         # Already in key order with nothing to expire: place the written item.
         keys, items = view.keys, snap.items
-        at = bisect.bisect_left(
-            keys, selectors.locale_compare_key(key), key=selectors.locale_compare_key
-        )
+        at = bisect.bisect_left(keys, rules.locale_compare_key(key), key=rules.locale_compare_key)
         if at < len(keys) and keys[at] == key:
             items[at] = item
         else:
             items.insert(at, item)
         return items
-    return selectors.project([i for i in snap.items if i["key"] != key] + [item], now)
+    return rules.project([i for i in snap.items if i["key"] != key] + [item], now)
 
 
 def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
@@ -457,7 +457,7 @@ def _write(plan: _Plan, *, execute: bool) -> dict[str, Any]:
         snap.scope_id, snap.view, bool(snap.items), result.text, result.item["key"], result.existing
     )
     items = _after_items(snap, result, now)
-    state = selectors.state(plan.goal_id, plan.agent_id, result.revision, items, result.used_bytes)
+    state = rules.state(plan.goal_id, plan.agent_id, result.revision, items, result.used_bytes)
     return {"status": "applied", "proposed": result.item, "receipt": receipt, "state": state}
 
 
@@ -648,6 +648,45 @@ def migrate_scope(
     if from_state_ref is not None:
         require_text(from_state_ref, "from_state_ref", min_length=0, max_length=1024, area=AREA)
     scope_ref = selectors.resolve_scope(goal_id, agent_id)
+    source = _migration_source(scope_ref, goal_id, agent_id, from_state_ref, from_instance_id)
+    digest = sha256_hex(
+        {
+            "action": "migrate",
+            "scope": scope_ref.identity,
+            "source_scope": source.scope_key,
+            "operation_id": operation_id,
+        }
+    )
+    migration = _Migration(goal_id, agent_id, operation_id, scope_ref, source, digest, clock.now())
+    return _apply_migration(migration) if execute else _preview_migration(migration)
+
+
+@dataclass(frozen=True)
+class _Migration:
+    """One ``migrate_scope`` call: what it copies, from where, under which intent."""
+
+    goal_id: str
+    agent_id: str
+    operation_id: str
+    scope_ref: ScopeRef
+    source: PreferenceScope
+    digest: str
+    now: dt.datetime
+
+    @property
+    def first_id(self) -> str:
+        return f"{self.operation_id}:1"
+
+
+def _migration_source(
+    scope_ref: ScopeRef,
+    goal_id: str,
+    agent_id: str,
+    from_state_ref: str | None,
+    from_instance_id: str | None,
+) -> PreferenceScope:
+    """The one earlier scope of this Goal/Agent (narrowed by the named state ref or
+    instance) that holds a journal: none or several is an error."""
     sources = PreferenceScope.objects.filter(
         runtime_id=scope_ref.identity["runtime_id"],
         goal_ref=goal_id,
@@ -669,144 +708,151 @@ def migrate_scope(
             "Several earlier scopes exist; name one with --from-state-ref.",
             field="from_state_ref",
         )
-    source = candidates[0]
-    digest = sha256_hex(
-        {
-            "action": "migrate",
-            "scope": scope_ref.identity,
-            "source_scope": source.scope_key,
-            "operation_id": operation_id,
-        }
-    )
-    now = clock.now()
-    first_id = f"{operation_id}:1"
+    return candidates[0]
 
-    def plan_rows(target_revision: int | None):
-        if target_revision is not None:
-            raise PreferenceError(
-                "scope_not_empty",
-                "The current scope already has a journal; migration would merge silently.",
-                details={"current_revision": str(target_revision)},
-            )
-        rows = []
-        for n, subject in enumerate(selectors.current_subjects(source), start=1):
-            origin = PreferenceOperation.objects.get(pk=subject.operation_id)
-            item = selectors.stored_item(
-                key=subject.key,
-                state=subject.state,
-                statement=subject.statement,
-                expires_at=clock.iso(subject.expires_at),
-                source_ref=origin.source_ref,
-                source_quote=origin.source_quote,
-                recorded_at=clock.iso(now),
-                operation_id=f"{operation_id}:{n}",
-                supersedes_operation_id=origin.operation_id,
-            )
-            rows.append((n, subject, origin, item))
-        return rows
 
-    def payload(status: str, rows, revision: int | None) -> dict[str, Any]:
-        items = selectors.project([item for *_, item in rows], now)
-        used = sum(selectors.encode_item(item)[1] for *_, item in rows)
-        return {
-            "status": status,
-            "operation_id": operation_id,
-            "from_scope_digest": "sha256:" + source.scope_key,
-            "to_scope_digest": "sha256:" + scope_ref.scope_key,
-            "copied_keys": [item["key"] for *_, item in rows],
-            "resulting_revision": None if revision is None else str(revision),
-            "state": selectors.state(goal_id, agent_id, revision, items, used),
-        }
-
-    def replay(existing: PreferenceOperation) -> dict[str, Any]:
-        if existing.intent_hash != digest:
-            err = PreferenceError(
-                "operation_conflict",
-                "This operation id was already used with different arguments.",
-                field="operation_id",
-            )
-            err.state = selectors.read_state(goal_id=goal_id, agent_id=agent_id)
-            raise err
-        return {
-            **existing.receipt,
-            "status": "replayed",
-            "state": selectors.read_state(goal_id=goal_id, agent_id=agent_id),
-        }
-
-    if not execute:
-        target = selectors.get_scope(scope_ref)
-        existing = (
-            PreferenceOperation.objects.filter(scope=target, operation_id=first_id).first()
-            if target is not None
-            else None
+def _migration_rows(m: _Migration, target_revision: int | None) -> list[tuple]:
+    """``(n, subject, origin, item)`` per subject to copy; a target scope that already
+    holds a journal refuses (a migration never merges)."""
+    if target_revision is not None:
+        raise PreferenceError(
+            "scope_not_empty",
+            "The current scope already has a journal; migration would merge silently.",
+            details={"current_revision": str(target_revision)},
         )
-        if existing is not None:
-            return replay(existing)
-        rows = plan_rows(target.revision if target is not None else None)
-        base = high_water(scope_ref) or 0
-        return payload("preview", rows, base + len(rows) if rows else None)
+    rows = []
+    for n, subject in enumerate(selectors.current_subjects(m.source), start=1):
+        origin = PreferenceOperation.objects.get(pk=subject.operation_id)
+        item = rules.stored_item(
+            key=subject.key,
+            state=subject.state,
+            statement=subject.statement,
+            expires_at=clock.iso(subject.expires_at),
+            source_ref=origin.source_ref,
+            source_quote=origin.source_quote,
+            recorded_at=clock.iso(m.now),
+            operation_id=f"{m.operation_id}:{n}",
+            supersedes_operation_id=origin.operation_id,
+        )
+        rows.append((n, subject, origin, item))
+    return rows
 
+
+def _migration_result(m: _Migration, status: str, rows, revision: int | None) -> dict[str, Any]:
+    """``status``, the ``receipt`` (what an applied migration stores, as written) and
+    the target scope's ``state`` after it."""
+    items = rules.project([item for *_, item in rows], m.now)
+    used = sum(rules.encode_item(item)[1] for *_, item in rows)
+    receipt = {
+        "operation_id": m.operation_id,
+        "from_scope_digest": "sha256:" + m.source.scope_key,
+        "to_scope_digest": "sha256:" + m.scope_ref.scope_key,
+        "copied_keys": [item["key"] for *_, item in rows],
+        "resulting_revision": None if revision is None else str(revision),
+    }
+    state = rules.state(m.goal_id, m.agent_id, revision, items, used)
+    return {"status": status, "receipt": receipt, "state": state}
+
+
+def _migration_replay(m: _Migration, existing: PreferenceOperation) -> dict[str, Any]:
+    """The same operation id again: its stored receipt (``replayed``), or
+    ``operation_conflict`` when the arguments differ."""
+    if existing.intent_hash != m.digest:
+        err = PreferenceError(
+            "operation_conflict",
+            "This operation id was already used with different arguments.",
+            field="operation_id",
+        )
+        err.state = reads.read(goal_id=m.goal_id, agent_id=m.agent_id)
+        raise err
+    return {
+        "status": "replayed",
+        "receipt": existing.receipt,
+        "state": reads.read(goal_id=m.goal_id, agent_id=m.agent_id),
+    }
+
+
+def _preview_migration(m: _Migration) -> dict[str, Any]:
+    target = selectors.get_scope(m.scope_ref)
+    existing = (
+        PreferenceOperation.objects.filter(scope=target, operation_id=m.first_id).first()
+        if target is not None
+        else None
+    )
+    if existing is not None:
+        return _migration_replay(m, existing)
+    rows = _migration_rows(m, target.revision if target is not None else None)
+    base = high_water(m.scope_ref) or 0
+    return _migration_result(m, "preview", rows, base + len(rows) if rows else None)
+
+
+def _apply_migration(m: _Migration) -> dict[str, Any]:
     with transaction.atomic():
         # The Goal row first (as ``goal register`` locks it): no ``state_ref`` move and no
         # write of another scope of this Agent interleaves with the migration.
-        Goal.objects.select_for_update().filter(pk=scope_ref.goal.pk).exists()
+        Goal.objects.select_for_update().filter(pk=m.scope_ref.goal.pk).exists()
         target = (
             PreferenceScope.objects.select_for_update(of=("self",))
-            .filter(scope_key=scope_ref.scope_key)
+            .filter(scope_key=m.scope_ref.scope_key)
             .first()
         )
         if target is None:
-            target = PreferenceScope.objects.get(pk=_create_scope(scope_ref, now).scope_id)
-        existing = PreferenceOperation.objects.filter(scope=target, operation_id=first_id).first()
+            target = PreferenceScope.objects.get(pk=_create_scope(m.scope_ref, m.now).scope_id)
+        existing = PreferenceOperation.objects.filter(scope=target, operation_id=m.first_id).first()
         if existing is not None:
-            return replay(existing)
-        rows = plan_rows(target.revision)
+            return _migration_replay(m, existing)
+        rows = _migration_rows(m, target.revision)
         if not rows:
             raise PreferenceError("source_scope_not_found", "The earlier scope holds no subjects.")
         # The copied entries continue the Goal/Agent's revision sequence past every
         # earlier scope: a revision read in the source scope is never current here.
-        base = high_water(scope_ref) or 0
-        result = payload("applied", rows, base + len(rows))
-        stored = {k: v for k, v in result.items() if k != "state"}
-        used = 0
-        for n, subject, origin, item in rows:
-            op = PreferenceOperation.objects.create(
-                scope=target,
-                sequence=n,  # the target scope is empty: its journal starts at 1
-                operation_id=item["operation_id"],
-                kind="migrate",
-                key=subject.key,
-                statement=subject.statement,
-                source_ref=origin.source_ref,
-                source_quote=origin.source_quote,
-                expected_revision=None if n == 1 else base + n - 1,
-                resulting_revision=base + n,
-                predecessor_operation_id=origin.operation_id,
-                expires_at=subject.expires_at,
-                intent_hash=digest,
-                receipt=stored,
-                created_at=now,
-            )
-            text, size = selectors.encode_item(item)
-            used += size
-            PreferenceSubject.objects.create(
-                scope=target,
-                key=subject.key,
-                state=subject.state,
-                statement=subject.statement,
-                source_ref=origin.source_ref,
-                expires_at=subject.expires_at,
-                revision=base + n,
-                operation=op,
-                updated_at=now,
-                item=text,
-                size=size,
-            )
-        PreferenceScope.objects.filter(pk=target.pk, revision__isnull=True).update(
-            revision=base + len(rows),
-            journal_started_at=now,
-            migrated_from=source,
-            subject_count=len(rows),
-            used_bytes=used,
-        )
+        base = high_water(m.scope_ref) or 0
+        result = _migration_result(m, "applied", rows, base + len(rows))
+        _write_migrated_rows(m, target, rows, base, result["receipt"])
     return result
+
+
+def _write_migrated_rows(m: _Migration, target: PreferenceScope, rows, base: int, stored) -> None:
+    """One ``migrate`` journal entry and one subject per copied row, then the target
+    scope's revision, counts and lineage."""
+    used = 0
+    for n, subject, origin, item in rows:
+        op = PreferenceOperation.objects.create(
+            scope=target,
+            sequence=n,  # the target scope is empty: its journal starts at 1
+            operation_id=item["operation_id"],
+            kind="migrate",
+            key=subject.key,
+            statement=subject.statement,
+            source_ref=origin.source_ref,
+            source_quote=origin.source_quote,
+            expected_revision=None if n == 1 else base + n - 1,
+            resulting_revision=base + n,
+            predecessor_operation_id=origin.operation_id,
+            expires_at=subject.expires_at,
+            intent_hash=m.digest,
+            receipt=stored,
+            created_at=m.now,
+        )
+        text, size = rules.encode_item(item)
+        used += size
+        PreferenceSubject.objects.create(
+            scope=target,
+            key=subject.key,
+            state=subject.state,
+            statement=subject.statement,
+            source_ref=origin.source_ref,
+            expires_at=subject.expires_at,
+            revision=base + n,
+            operation=op,
+            updated_at=m.now,
+            item=text,
+            size=size,
+        )
+    PreferenceScope.objects.filter(pk=target.pk, revision__isnull=True).update(
+        revision=base + len(rows),
+        journal_started_at=m.now,
+        migrated_from=m.source,
+        subject_count=len(rows),
+        used_bytes=used,
+    )

@@ -95,3 +95,19 @@ def test_host_caller_resolves_a_token_secret_without_a_request(agent):
     with pytest.raises(DomainError) as unknown:
         access.host_caller("not-a-token")
     assert (unknown.value.code, unknown.value.http_status) == ("not_authenticated", 401)
+
+
+def test_acting_for_answers_the_same_caller_type_narrowed_to_the_named_agent():
+    acting = GOAL_TOKEN.acting_for("demo", "author")
+    assert isinstance(acting, access.Caller)
+    assert (acting.kind, acting.name, acting.token_id) == (access.HOST, "def", 2)
+    # it acts for the Agent it named but keeps the Goal-wide credential's reach
+    assert acting.viewer == ("demo", None)
+    acting.require_goal_wide()
+    assert not acting.may_touch("demo", "reviewer")
+    with pytest.raises(DomainError) as other:
+        acting.acting_for("demo", "reviewer")
+    assert other.value.code == "scope_forbidden"
+    operator = SHELL.acting_for("demo", "author")
+    assert (operator.goal_id, operator.agent_id, operator.viewer) == ("demo", "author", None)
+    assert (operator.is_operator, operator.own_agent, operator.from_shell) == (True, True, True)

@@ -15,7 +15,6 @@ PACKAGES = ("loopx_site", "preferences", "reward_memory", "hooks", "turn_recall"
 LIMIT = 80
 
 STILL_LONG = {
-    "preferences/services/journal.py::migrate_scope": 182,
     "reward_memory/services/corpora.py::parse_corpus": 111,
     "reward_memory/services/review.py::review_candidate": 107,
     "reward_memory/services/review.py::apply_review": 90,
@@ -25,7 +24,6 @@ STILL_LONG = {
     "reward_memory/domain/guards.py::candidate_reasons": 90,
     "reward_memory/selectors.py::recall_read": 89,
     "reward_memory/dogfood.py::evaluate_batch": 88,
-    "preferences/recall/config.py::_validate_provider": 87,
 }
 
 

@@ -37,7 +37,7 @@ DEMO_STATEMENT = "Ask the designated reviewer before merging."
 
 
 def _remember(goal_id, agent_id, *, key, statement, operation_id):
-    revision = preference_selectors.read_state(goal_id=goal_id, agent_id=agent_id)["revision"]
+    revision = preference_services.read(goal_id=goal_id, agent_id=agent_id)["revision"]
     return preference_services.remember(
         goal_id=goal_id,
         agent_id=agent_id,
@@ -173,7 +173,7 @@ def test_erasing_a_goal_leaves_none_of_its_text_anywhere_in_the_database(demo):
     assert database_hits("zqxsibling") == []
     assert [text for text in record_texts if database_hits(text)] == []
     assert database_hits(OTHER) != []
-    other = preference_selectors.read_state(goal_id="other", agent_id="solo")
+    other = preference_services.read(goal_id="other", agent_id="solo")
     assert [item["key"] for item in other["items"]] == ["erase.other"]
 
 
@@ -191,11 +191,11 @@ def test_a_replayed_operation_id_after_erasure_never_writes_the_statement_again(
 
     assert raised.value.code == "operation_conflict"
     assert database_hits(MARKER) == []
-    assert preference_selectors.read_state(goal_id="demo", agent_id="author")["items"] == []
+    assert preference_services.read(goal_id="demo", agent_id="author")["items"] == []
 
 
 def test_erasure_keeps_the_journal_revision_so_no_revision_is_reused(demo):
-    before = preference_selectors.read_state(goal_id="demo", agent_id="author")["revision"]
+    before = preference_services.read(goal_id="demo", agent_id="author")["revision"]
     erasure.erase(goal_id="demo", execute=True)
 
     written = _remember(
@@ -219,7 +219,7 @@ def test_erasing_one_agent_leaves_its_sibling_agents_content(demo):
 
     assert database_hits(DEMO_STATEMENT) == []
     assert database_hits("zqxsibling") != []
-    reviewer = preference_selectors.read_state(goal_id="demo", agent_id="reviewer")
+    reviewer = preference_services.read(goal_id="demo", agent_id="reviewer")
     assert [item["key"] for item in reviewer["items"]] == ["erase.sibling"]
 
 

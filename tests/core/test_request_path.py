@@ -48,7 +48,7 @@ def test_postgresql_prepares_a_repeated_journal_read_instead_of_planning_it_each
     goal = GoalFactory(goal_id="demo")
     AgentFactory(goal=goal, agent_id="author")
     for _ in range(7):  # psycopg prepares a statement on its 5th run on a connection
-        selectors.read_state(goal_id="demo", agent_id="author")
+        selectors.current_rows(goal_id="demo", agent_id="author")
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]

@@ -23,7 +23,7 @@ def counts():
 
 
 def test_read_of_never_written_scope_is_not_participating_and_writes_nothing(scope):
-    view = selectors.read_state(goal_id="demo", agent_id="author")
+    view = services.read(goal_id="demo", agent_id="author")
     assert view["revision"] is None
     assert view["items"] == []
     assert documents.read(view)["current"]["authority"] == "advisory_only"
@@ -38,7 +38,7 @@ def test_remember_preview_returns_the_would_be_view_and_writes_nothing(remember)
     assert receipt["state"]["items"] == []  # current: what is stored now
     assert "receipt" not in receipt
     assert counts() == (0, 0, 0)
-    assert selectors.read_state(goal_id="demo", agent_id="author")["revision"] is None
+    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
 
 
 def test_remember_execute_with_none_on_empty_store_commits_revision_1(remember):
@@ -53,7 +53,7 @@ def test_remember_execute_with_none_on_empty_store_commits_revision_1(remember):
     }
     assert receipt["receipt"]["supersedes_operation_id"] is None
     assert receipt["state"]["revision"] == "1"
-    view = selectors.read_state(goal_id="demo", agent_id="author")
+    view = services.read(goal_id="demo", agent_id="author")
     assert view["revision"] == "1"
     assert view["items"] == [
         {
@@ -125,9 +125,9 @@ def test_correction_reusing_the_key_supersedes_in_view_and_keeps_history(remembe
     )
     assert receipt["state"]["revision"] == "2"
     assert receipt["receipt"]["supersedes_operation_id"] == "preference-1"
-    view = selectors.read_state(goal_id="demo", agent_id="author")
+    view = services.read(goal_id="demo", agent_id="author")
     assert [i["statement"] for i in view["items"]] == ["Do not ask a reviewer."]
-    events = documents.history(selectors.history(goal_id="demo", agent_id="author"))["events"]
+    events = documents.history(services.history(goal_id="demo", agent_id="author"))["events"]
     assert [e["statement"] for e in events] == [
         "Ask the designated reviewer before merging.",
         "Do not ask a reviewer.",
@@ -141,7 +141,7 @@ def test_retire_leaves_a_non_actionable_tombstone_and_history_keeps_the_statemen
     receipt = retire()
     assert receipt["status"] == "applied"
     assert receipt["receipt"]["state"] == "retired"
-    item = selectors.read_state(goal_id="demo", agent_id="author")["items"][0]
+    item = services.read(goal_id="demo", agent_id="author")["items"][0]
     assert item["state"] == "retired"
     assert item["statement"] is None
     assert item["expires_at"] is None
@@ -199,7 +199,7 @@ def test_65th_key_is_capacity_exceeded_and_nothing_is_evicted(remember):
     assert exc.value.code == "capacity_exceeded"
     assert exc.value.http_status == 413
     assert counts() == before
-    assert len(selectors.read_state(goal_id="demo", agent_id="author")["items"]) == 64
+    assert len(services.read(goal_id="demo", agent_id="author")["items"]) == 64
 
 
 def test_more_than_32_kib_is_capacity_exceeded(remember):
@@ -221,7 +221,7 @@ def test_more_than_32_kib_is_capacity_exceeded(remember):
     with pytest.raises(DomainError) as exc:
         fill()
     assert exc.value.code == "capacity_exceeded"
-    view = selectors.read_state(goal_id="demo", agent_id="author")
+    view = services.read(goal_id="demo", agent_id="author")
     assert view["usage"]["bytes"] <= 32768
     assert len(view["items"]) == committed
     assert view["usage"]["bytes"] == sum(len(canonical_bytes(i)) for i in view["items"])
@@ -231,9 +231,9 @@ def test_more_than_32_kib_is_capacity_exceeded(remember):
 def test_expired_subject_reads_expired_and_not_actionable(remember, monkeypatch):
     now = clock.now()
     remember(expires_at=(now + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    assert selectors.read_state(goal_id="demo", agent_id="author")["items"][0]["state"] == "active"
+    assert services.read(goal_id="demo", agent_id="author")["items"][0]["state"] == "active"
     monkeypatch.setattr(clock, "now", lambda: now + dt.timedelta(hours=2))
-    item = selectors.read_state(goal_id="demo", agent_id="author")["items"][0]
+    item = services.read(goal_id="demo", agent_id="author")["items"][0]
     assert item == {
         "key": "review.collaboration",
         "state": "expired",
@@ -282,8 +282,8 @@ def test_cli_given_undecodable_bytes_answers_exit_2_with_an_envelope(scope):
 def test_other_goal_or_agent_with_same_names_is_isolated(remember):
     core_services.register_goal(goal_id="other", agent_ids=["author"])
     remember()
-    assert selectors.read_state(goal_id="demo", agent_id="reviewer")["revision"] is None
-    assert selectors.read_state(goal_id="other", agent_id="author")["revision"] is None
+    assert services.read(goal_id="demo", agent_id="reviewer")["revision"] is None
+    assert services.read(goal_id="other", agent_id="author")["revision"] is None
     # the same operation id in another scope is a new operation, not a replay
     receipt = remember(goal_id="other")
     assert receipt["status"] == "applied"
@@ -372,18 +372,18 @@ def test_changed_state_ref_reads_empty_until_explicit_migration(remember, retire
     core_services.register_goal(
         goal_id="demo", agent_ids=["author"], state_ref="goals/demo/moved.json"
     )
-    assert selectors.read_state(goal_id="demo", agent_id="author")["revision"] is None
+    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
 
     preview = services.migrate_scope(goal_id="demo", agent_id="author", operation_id="mig-1")
     assert preview["status"] == "preview"
-    assert selectors.read_state(goal_id="demo", agent_id="author")["revision"] is None
+    assert services.read(goal_id="demo", agent_id="author")["revision"] is None
 
     done = services.migrate_scope(
         goal_id="demo", agent_id="author", operation_id="mig-1", execute=True
     )
     assert done["status"] == "applied"
-    assert done["copied_keys"] == ["pr.style", "review.collaboration"]
-    view = selectors.read_state(goal_id="demo", agent_id="author")
+    assert done["receipt"]["copied_keys"] == ["pr.style", "review.collaboration"]
+    view = services.read(goal_id="demo", agent_id="author")
     assert view["revision"] == "5"  # continues past the old scope's 3, never repeats it
     assert {i["key"]: i["state"] for i in view["items"]} == {
         "pr.style": "retired",
@@ -415,7 +415,7 @@ def test_turn_start_projection_is_absent_for_a_scope_that_never_committed(scope)
     from loopx_site.core.models import Agent
 
     agent = Agent.objects.select_related("goal").get(goal__goal_id="demo", agent_id="author")
-    assert selectors.turn_start_projection(agent.goal, agent) is None
+    assert services.turn_start_projection(agent.goal, agent) is None
 
 
 def test_turn_start_projection_carries_bodies_markers_instructions_and_reads(remember, retire):
@@ -425,7 +425,7 @@ def test_turn_start_projection_carries_bodies_markers_instructions_and_reads(rem
     remember(key="pr.style", statement="Short PRs.", expected="1", operation_id="p2")
     retire(key="pr.style", expected="2", operation_id="r1")
     agent = Agent.objects.select_related("goal").get(goal__goal_id="demo", agent_id="author")
-    projection = selectors.turn_start_projection(agent.goal, agent)
+    projection = services.turn_start_projection(agent.goal, agent)
     assert projection["status"] == "current"
     assert projection["observation_count"] == 2
     assert projection["current"] == [
@@ -453,8 +453,9 @@ def test_turn_start_projection_of_an_unreadable_store_is_unavailable(remember, m
     def broken(scope_ref):
         raise OperationalError("disk I/O error")
 
-    monkeypatch.setattr(selectors, "read_state", lambda **kw: broken(None))
-    assert selectors.turn_start_projection(agent.goal, agent) == {
+    monkeypatch.setattr(selectors, "current_rows", lambda **kw: broken(None))
+    rendered = documents.journal.turn_start(services.turn_start_projection(agent.goal, agent))
+    assert rendered == {
         "schema_version": "semantic_preference_turn_start_v0",
         "status": "unavailable",
         "error_code": "agent_preferences_unreadable",
@@ -472,8 +473,8 @@ def test_turn_start_projection_tells_a_denied_read_from_an_unreadable_store(reme
     def denied(**kwargs):
         raise ProgrammingError("permission denied for table preferences_preferencesubject")
 
-    monkeypatch.setattr(selectors, "read_state", denied)
-    projection = selectors.turn_start_projection(agent.goal, agent)
+    monkeypatch.setattr(selectors, "current_rows", denied)
+    projection = services.turn_start_projection(agent.goal, agent)
     assert projection["error_code"] == "agent_preferences_permission_denied"
 
 
@@ -483,10 +484,10 @@ def test_read_uses_at_most_two_queries(remember, django_assert_max_num_queries):
             key=f"k{n}", statement="s", expected=str(n) if n else "none", operation_id=f"op-{n}"
         )
     with django_assert_max_num_queries(2):
-        view = selectors.read_state(goal_id="demo", agent_id="author")
+        view = services.read(goal_id="demo", agent_id="author")
     assert len(view["items"]) == 5
     with django_assert_max_num_queries(2):
-        selectors.read_state(goal_id="demo", agent_id="reviewer")  # never written: 2 queries
+        services.read(goal_id="demo", agent_id="reviewer")  # never written: 2 queries
 
 
 def test_remember_uses_at_most_six_queries(remember, django_assert_max_num_queries):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from preferences import selectors
+from preferences.domain import journal as rules
 from tests.helpers import run_cli
 
 SCOPE = ["--goal-id", "demo", "--agent-id", "author"]
@@ -72,7 +72,7 @@ def test_keys_are_listed_in_localecompare_order(remember):
 
 
 def test_the_sort_key_equals_node_localecompare_on_punctuation_digits_and_case():
-    assert sorted(reversed(NODE_ORDER), key=selectors.locale_compare_key)  # noqa: C414 == NODE_ORDER
+    assert sorted(reversed(NODE_ORDER), key=rules.locale_compare_key)  # noqa: C414 == NODE_ORDER
 
 
 def _node() -> str | None:
@@ -92,4 +92,4 @@ def test_the_sort_key_matches_the_node_that_runs_loopx_when_one_is_here():
     done = subprocess.run(
         [node, "-e", script, json.dumps(shuffled)], capture_output=True, text=True, check=True
     )
-    assert json.loads(done.stdout) == sorted(shuffled, key=selectors.locale_compare_key)
+    assert json.loads(done.stdout) == sorted(shuffled, key=rules.locale_compare_key)

@@ -6,6 +6,8 @@ import pytest
 from loopx_site.core.canonical import canonical_text_bytes
 from loopx_site.core.errors import DomainError
 from preferences import selectors, services
+from preferences.documents import recall as recall_documents
+from preferences.domain import journal as rules
 
 SURFACE = "issue_fix.pr_description"
 pytestmark = pytest.mark.django_db
@@ -13,7 +15,9 @@ pytestmark = pytest.mark.django_db
 
 def _receipt(**overrides):
     arguments = {"surface": SURFACE, "application_id": "app-1", "outcome": "applied"}
-    return services.application_receipt(**{**arguments, **overrides})
+    return recall_documents.application_receipt(
+        **services.application_receipt(**{**arguments, **overrides})
+    )
 
 
 def test_receipts_hold_only_the_seed_fields_in_loopx_order():
@@ -26,8 +30,10 @@ def test_receipts_hold_only_the_seed_fields_in_loopx_order():
         "preference_ref_digests",
         "artifact_ref",
     ]
-    maintenance = services.maintenance_receipt(
-        trigger="explicit_feedback", outcome="verified", corpus_ids=["notes"]
+    maintenance = recall_documents.maintenance_receipt(
+        **services.maintenance_receipt(
+            trigger="explicit_feedback", outcome="verified", corpus_ids=["notes"]
+        )
     )
     assert list(maintenance) == [
         "schema_version",
@@ -96,11 +102,11 @@ def test_expires_at_takes_milliseconds_and_stores_them_as_loopx_does(remember):
 def test_capacity_counts_the_list_as_json_stringify_does(remember, monkeypatch):
     size = len(canonical_text_bytes(_remember(remember)["proposed"]))
     # One item of n bytes is "[" + n + "]" for LoopX: n + 2 bytes.
-    monkeypatch.setattr(selectors, "MAX_BYTES", size + 1)
+    monkeypatch.setattr(rules, "MAX_BYTES", size + 1)
     with pytest.raises(DomainError) as caught:
         _remember(remember)
     assert caught.value.code == "capacity_exceeded"
-    monkeypatch.setattr(selectors, "MAX_BYTES", size + 2)
+    monkeypatch.setattr(rules, "MAX_BYTES", size + 2)
     assert _remember(remember)["status"] == "preview"
 
 

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from loopx_site.core.errors import DomainError
-from preferences import selectors, services
+from preferences import services
 
 OWNER = {"source_ref": "owner-message", "source_quote": "As the owner said."}
 
@@ -29,8 +29,8 @@ def _remember(statement, expected, operation_id):
 
 def test_second_of_two_writers_from_one_read_is_rejected_and_the_first_edit_kept(scope):
     base = _remember("base", "none", "op-base")["state"]["revision"]
-    seen_by_a = selectors.read_state(goal_id="demo", agent_id="author")["revision"]
-    seen_by_b = selectors.read_state(goal_id="demo", agent_id="author")["revision"]
+    seen_by_a = services.read(goal_id="demo", agent_id="author")["revision"]
+    seen_by_b = services.read(goal_id="demo", agent_id="author")["revision"]
     assert seen_by_a == seen_by_b == base
 
     _remember("base + A", seen_by_a, "op-a")
@@ -38,11 +38,11 @@ def test_second_of_two_writers_from_one_read_is_rejected_and_the_first_edit_kept
         _remember("base + B", seen_by_b, "op-b")
 
     assert exc.value.code == "revision_conflict"
-    view = selectors.read_state(goal_id="demo", agent_id="author")
+    view = services.read(goal_id="demo", agent_id="author")
     assert [s["statement"] for s in view["items"]] == ["base + A"]
     # The rejected writer re-reads, reconciles and commits on the new revision.
     _remember("base + A + B", view["revision"], "op-b2")
-    final = selectors.read_state(goal_id="demo", agent_id="author")["items"]
+    final = services.read(goal_id="demo", agent_id="author")["items"]
     assert [s["statement"] for s in final] == ["base + A + B"]
 
 
@@ -70,7 +70,7 @@ def test_two_concurrent_writers_from_one_read_commit_exactly_once(scope):
         t.join()
 
     assert sorted(outcomes) == ["applied", "revision_conflict"]
-    assert len(selectors.read_state(goal_id="demo", agent_id="author")["items"]) == 1
+    assert len(services.read(goal_id="demo", agent_id="author")["items"]) == 1
 
 
 def test_peer_store_unconditional_put_keeps_only_the_last_of_two_edits(tmp_path):

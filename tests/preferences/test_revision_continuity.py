@@ -52,7 +52,7 @@ def _move(state_ref):
 
 
 def _revision():
-    return selectors.read_state(goal_id="demo", agent_id="author")["revision"]
+    return services.read(goal_id="demo", agent_id="author")["revision"]
 
 
 def _old_scope_at_three():
@@ -108,11 +108,11 @@ def test_the_visible_revision_never_goes_backwards_across_a_move(db):
     _move("goals/demo/state-v2.json")
     assert _revision() is None  # a new, empty store until migrate-scope
     preview = services.migrate_scope(goal_id="demo", agent_id="author", operation_id="mig")
-    assert preview["resulting_revision"] == "6"
+    assert preview["receipt"]["resulting_revision"] == "6"
     done = services.migrate_scope(
         goal_id="demo", agent_id="author", operation_id="mig", execute=True
     )
-    assert (done["resulting_revision"], _revision()) == ("6", "6")  # not 2 (4 → 2)
+    assert (done["receipt"]["resulting_revision"], _revision()) == ("6", "6")  # not 2 (4 → 2)
     history = selectors.history(goal_id="demo", agent_id="author")
     assert [e["revision"] for e in history["events"]] == ["5", "6"]
     assert_never_repeats_or_goes_back()
@@ -147,7 +147,7 @@ def test_moving_back_to_a_migrated_scope_is_refused_and_the_retired_key_stays_re
             )
         assert exc.value.code == "preference_scope_superseded"
         assert exc.value.details["agent_ids"] == ["author"]
-    view = selectors.read_state(goal_id="demo", agent_id="author")
+    view = services.read(goal_id="demo", agent_id="author")
     assert {i["key"]: i["state"] for i in view["items"]}["pr.style"] == "retired"
 
 
@@ -162,7 +162,7 @@ def test_a_new_scope_after_the_live_one_keeps_its_retirements(db):
         from_state_ref="goals/demo/state-v2.json",
         execute=True,
     )
-    view = selectors.read_state(goal_id="demo", agent_id="author")
+    view = services.read(goal_id="demo", agent_id="author")
     assert {i["key"]: i["state"] for i in view["items"]}["pr.style"] == "retired"
     assert_never_repeats_or_goes_back()
 

@@ -18,7 +18,7 @@ from hypothesis.stateful import (
 from loopx_site.core import clock
 from loopx_site.core import services as core_services
 from loopx_site.core.errors import DomainError
-from preferences import selectors, services
+from preferences import services
 from preferences.models import PreferenceOperation, PreferenceScope, PreferenceSubject
 
 KEYS = st.sampled_from(["review.collaboration", "pr.style", "tests.first"])
@@ -153,7 +153,7 @@ class JournalMachine(RuleBasedStateMachine):
     def view_matches_model(self):
         if not hasattr(self, "subjects"):
             return
-        view = selectors.read_state(goal_id="demo", agent_id="author")
+        view = services.read(goal_id="demo", agent_id="author")
         assert view["revision"] == (None if self.revision is None else str(self.revision))
         now = clock.now()
         model = {}

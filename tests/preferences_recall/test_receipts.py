@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preferences import services
+from preferences.documents import recall as documents
 from preferences.recall.errors import SemanticPreferenceError
 from tests.helpers import run_cli
 from tests.preferences_recall.conftest import SURFACE
@@ -49,7 +50,7 @@ def _application(**overrides):
         "artifact_ref": "https://github.com/owner/repo/pull/123",
     }
     args.update(overrides)
-    return services.application_receipt(**args)
+    return documents.application_receipt(**services.application_receipt(**args))
 
 
 def _maintenance(**overrides):
@@ -61,7 +62,7 @@ def _maintenance(**overrides):
         "evidence_ref": "project-preference-readback-v2",
     }
     args.update(overrides)
-    return services.maintenance_receipt(**args)
+    return documents.maintenance_receipt(**services.maintenance_receipt(**args))
 
 
 def _receipt_shapes():

@@ -137,7 +137,7 @@ def test_an_unreadable_and_a_denied_store_give_different_codes(db, todo, monkeyp
     def broken(**kwargs):
         raise exc
 
-    monkeypatch.setattr(pref_selectors, "read_state", broken)
+    monkeypatch.setattr(pref_selectors, "current_rows", broken)
     doc = packet()
     result = doc["turn_start_hooks"]["results"][0]
     assert (result["status"], result["error_code"]) == ("unavailable", code)
@@ -158,7 +158,7 @@ def _failed_packet(db, monkeypatch):
     remember()
     monkeypatch.setattr(
         pref_selectors,
-        "read_state",
+        "current_rows",
         lambda **kwargs: (_ for _ in ()).throw(OperationalError("disk I/O error")),
     )
     return packet()["turn_capsule"]
@@ -268,7 +268,7 @@ def test_an_agent_preferences_v1_projection_is_passed_through_without_source_quo
         "instructions": "Replace cached preferences with this view.",
     }
     monkeypatch.setattr(
-        pref_selectors, "turn_start_projection", lambda g, a: {"status": "read", "current": view}
+        pref_services, "turn_start_projection", lambda g, a: {"status": "read", "current": view}
     )
     hooks = packet()["turn_start_hooks"]
     assert hooks["results"][0]["observation_count"] == 2

@@ -7,7 +7,6 @@ from rest_framework.exceptions import ValidationError
 
 from hooks.api import serializers as hooks_serializers
 from hooks.errors import AREA as HOOKS_AREA
-from loopx_site.core import access
 from loopx_site.core.api.base import DocumentApi
 from loopx_site.core.api.errors import to_domain_error
 from turn_recall import capsule, services, settlement
@@ -24,15 +23,6 @@ def _schema(operation_id, request, responses, summary, description=None):
         responses=responses,
         summary=summary,
         description=description,
-    )
-
-
-def _acting(request, values: dict) -> access.Acting:
-    """The (Goal, Agent) the turn acts for, from the one caller resolver: a host token's
-    own scope (a Goal-wide token names one of its Agents, and then reads as the Goal:
-    never that Agent's private corpora); an operator names both."""
-    return access.from_request(request, area=c.AREA).acting_for(
-        values.get("goal_id"), values.get("agent_id"), area=c.AREA
     )
 
 
@@ -60,7 +50,11 @@ class TurnRecallApi(DocumentApi):
         values = data.validated_data
         return self.document(
             services.agent_turn_recall(
-                **services.scope(_acting(request, values)),
+                **services.scope(
+                    self.caller(request).acting_for(
+                        values.get("goal_id"), values.get("agent_id"), area=c.AREA
+                    )
+                ),
                 turn_instance_id=values["turn_instance_id"],
                 quota_decision=values["quota_decision"],
                 execute=values["execute"],
@@ -89,7 +83,9 @@ class CapsuleVerifyApi(DocumentApi):
     )
     def post(self, request):
         values = self.parse(s.CapsuleVerifyInput, request.data)
-        acting = _acting(request, values)
+        acting = self.caller(request).acting_for(
+            values.get("goal_id"), values.get("agent_id"), area=c.AREA
+        )
         return self.document(
             capsule.verification(
                 values["capsule"], goal_id=acting.goal_id, agent_id=acting.agent_id
@@ -124,7 +120,7 @@ class QuotaShouldRunApi(DocumentApi):
     )
     def post(self, request, goal_id: str, agent_id: str):
         values = self.parse(s.QuotaAdmitInput, request.data)
-        acting = _acting(request, {"goal_id": goal_id, "agent_id": agent_id})
+        acting = self.caller(request).acting_for(goal_id, agent_id, area=c.AREA)
         return self.document(
             services.admit(
                 **services.scope(acting),

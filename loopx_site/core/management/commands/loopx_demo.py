@@ -27,7 +27,7 @@ class Command(LoopxCommand):
     def run(self, *, operator, reset_password=False, **_):
         # The operator account first: a loader that takes ``operator`` makes it the
         # holder of the demo's operator authority (Reward Memory: the corpus owner).
-        account = demo_kit.operator_account(operator, reset=reset_password) if operator else None
+        account = demo_kit.seed_operator(operator, reset=reset_password) if operator else None
         loaded = None if reset_password else demo_kit.load_all(log=self.progress, operator=operator)
         return documents.demo(loaded=loaded, operator=account)
 
