@@ -26,9 +26,14 @@ _HOMES = {
     "turn_start_projection": "reads",
 }
 _LAZY = "preferences.services.recall"
+#: Submodules: ``from preferences.services import reads`` asks for the attribute first,
+#: and must then fall back to importing the submodule, not load the recall half.
+_SUBMODULES = frozenset({"journal", "reads", "extensions"})
 
 
 def __getattr__(name: str):
+    if name in _SUBMODULES or name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name in _HOMES:
         value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
         globals()[name] = value

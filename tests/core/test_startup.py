@@ -22,8 +22,16 @@ def _imports_of(tmp_path, *argv: str) -> tuple[subprocess.CompletedProcess, set[
         "DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}",
     }
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    # every module loaded by the end of the call, however it was imported (``-X
+    # importtime`` lists only import statements, not ``importlib.import_module``)
+    report = (
+        "import atexit, runpy, sys; "
+        "atexit.register(lambda: print('\\n'.join('module: ' + m for m in sys.modules), "
+        "file=sys.stderr)); "
+        "sys.argv = sys.argv[1:]; runpy.run_path('manage.py', run_name='__main__')"
+    )
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "manage.py", *argv],
+        [sys.executable, "-c", report, "manage.py", *argv],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -32,9 +40,9 @@ def _imports_of(tmp_path, *argv: str) -> tuple[subprocess.CompletedProcess, set[
         check=False,
     )
     modules = {
-        line.split("|")[-1].strip()
+        line.removeprefix("module: ").strip()
         for line in result.stderr.splitlines()
-        if line.startswith("import time:")
+        if line.startswith("module: ")
     }
     return result, modules
 
