@@ -35,6 +35,7 @@ from loopx_site.core.errors import DomainError
 from reward_memory import dashboard, principals, selectors, services
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
+from reward_memory.domain import privacy
 from reward_memory.models import (
     ApplicationReceipt,
     AuthorityCheckpoint,
@@ -150,7 +151,7 @@ class CorpusAdmin(ReadOnlyAdmin):
 
     @admin.display(description="visibility (who reads)")
     def visibility(self, obj):
-        return selectors.visibility_summary(obj)
+        return privacy.visibility_summary(obj)
 
     @admin.display(description="active records")
     def active_records(self, obj):

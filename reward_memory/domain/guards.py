@@ -166,7 +166,7 @@ def candidate_reasons(
     ``checkpoints`` resolves a checkpoint id to what the server verified (``None``: no
     such live row); a candidate's own ``verified``/``actor``/``role`` claims are ignored.
     ``roles`` are the server-resolved role bindings of this activation
-    (``selectors.source_role_bindings``); given, an advisory candidate's
+    (``roles.source_role_bindings``); given, an advisory candidate's
     ``source.actor``/``actor_role`` must be one of them (``actor_role_unverified``) — a
     hard_policy's are bound by its checkpoint. ``None``: a stateless evaluation that can
     activate nothing (the activation backstop refuses an unbound source).

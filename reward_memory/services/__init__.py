@@ -52,15 +52,18 @@ from reward_memory.services.reflection import (
     validation_from_run,
 )
 from reward_memory.services.review import apply_review, get_review, review_candidate
+from reward_memory.services.routes import ExperimentRoute, experiment_route
 from reward_memory.services.runtime_hooks import DECLARED_BOUNDARIES, run_boundary_hook
 
 __all__ = [
     "DECLARED_BOUNDARIES",
+    "ExperimentRoute",
     "RecallGuidance",
     "apply_review",
     "bind_role",
     "check_record_operation",
     "configure_goal",
+    "experiment_route",
     "experiment_status",
     "expire_due_records",
     "get_review",

@@ -11,7 +11,7 @@ replacing the Agent's own pointer/digest is named in the preview and the result
 (``replaces_binding``). A readback mismatch commits nothing.
 
 ``experiment_status`` answers LoopX's ``reward_memory_experiment_status_v1`` from
-``selectors.experiment_route`` (a registry read plus a fresh read of the private config;
+``routes.experiment_route`` (a registry read plus a fresh read of the private config;
 no provider call): counts, recall profile ids, effective automation with intent
 provenance and the registry role — never a scope ref or a local path.
 """
@@ -28,12 +28,14 @@ from reward_memory import providers, selectors
 from reward_memory.documents import experiments as experiment_documents
 from reward_memory.errors import AREA, RewardMemoryError
 from reward_memory.models import ExperimentBinding
+from reward_memory.peers import binding_peer
+from reward_memory.services import routes
 
 
 # -- status -----------------------------------------------------------------------------
 def experiment_status(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     get_agent(goal_id, agent_id, area=AREA)
-    route = selectors.experiment_route(goal_id, agent_id)
+    route = routes.experiment_route(goal_id, agent_id)
     return experiment_documents.status(route)
 
 
@@ -56,7 +58,7 @@ def configure_goal(
             corpus_id,
             selectors.provider_binding(
                 rows[corpus_id],
-                actor_peer_id=selectors.binding_peer(rows[corpus_id], goal_id, agent_id),
+                actor_peer_id=binding_peer(rows[corpus_id], goal_id, agent_id),
             ),
         )
         for corpus_id in config.corpus_ids

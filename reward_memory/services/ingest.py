@@ -5,7 +5,7 @@ In order: adapter mapping and guards (before any provider call) → deterministi
 function-boundary recall → triple readback → ``reward_memory_ingest_receipt_v0``.
 
 Planned by default (no writes, no provider call). ``execute`` needs the (Goal, Agent)'s
-enabled experiment route (``selectors.experiment_route``): the event's surface is in the
+enabled experiment route (``routes.experiment_route``): the event's surface is in the
 Agent's verified config and the corpus is that surface's ``ingest_corpus_id``. One
 ``IngestEvent`` row per (Agent, event): its
 ``observed_at`` is fixed at first execution and reused by every retry, so a retry writes
@@ -37,8 +37,9 @@ from reward_memory.domain import validation as v
 from reward_memory.domain.guards import Reason
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
+from reward_memory.peers import binding_peer
 from reward_memory.principals import Principal, require_operator
-from reward_memory.services import activation
+from reward_memory.services import activation, roles, routes
 
 
 def submit_event(
@@ -61,7 +62,7 @@ def submit_event(
     event = loopx.unwrap(
         document,
         routed=bool(goal_id or agent_id),
-        route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
+        route_corpus_id=lambda surface: routes.route_corpus_id(goal_id, agent_id, surface),
     )
     return ingest_event(event=event, goal_id=goal_id, agent_id=agent_id, execute=execute, **caller)
 
@@ -98,7 +99,7 @@ def ingest_event(
     corpus it may not read does not exist for it. A hard_policy event activates only
     with a live operator checkpoint (the event's own ``verified``/actor/role claims are
     ignored); an advisory event's ``source.actor``/``actor_role`` count only when a
-    server record binds them (``selectors.source_role_bindings`` for the authenticated
+    server record binds them (``roles.source_role_bindings`` for the authenticated
     ``principal``; ``actor_role_unverified`` otherwise); a closed lineage never
     reactivates; the corpus URI's peer must be the configured peer of the (Goal, Agent)
     before any provider call.
@@ -113,13 +114,13 @@ def ingest_event(
     corpus_id = v.identifier(event.get("corpus_id"), "corpus_id")
     corpus = selectors.get_corpus(corpus_id, viewer=viewer)
     now = clock.now()
-    roles = selectors.source_role_bindings(corpus, principal, now=now)
+    bindings = roles.source_role_bindings(corpus, principal, now=now)
     adapted = candidates.adapt_and_evaluate(
         event,
         now=now,
         corpus=selectors.corpus_binding(corpus),
         checkpoints=selectors.checkpoint_lookup(now),
-        roles=roles,
+        roles=bindings,
     )
     evaluation = adapted.evaluation
     if execute:
@@ -129,7 +130,7 @@ def ingest_event(
         require_same_event_content(agent, corpus, adapted)
     reasons = list(evaluation.reasons)
     policy = None
-    peer = selectors.binding_peer(corpus, goal_id, agent_id)
+    peer = binding_peer(corpus, goal_id, agent_id)
     if agent is not None and not uris.peer_matches(corpus.provider_scope_ref, peer):
         reasons.append(Reason("actor_peer_mismatch", "agent_id"))
     if evaluation.candidate is not None:
@@ -141,7 +142,7 @@ def ingest_event(
         else:
             reasons += guards.standing_policy_reasons(evaluation.candidate, policy.document)
     reasons = guards.normalise(reasons)
-    context = _Context(adapted, corpus, policy, goal_id, agent_id, peer, roles, principal)
+    context = _Context(adapted, corpus, policy, goal_id, agent_id, peer, bindings, principal)
     if reasons:
         receipt = context.receipt(c.GUARD_BLOCKED, reasons=reasons, executed=execute)
         if execute:  # a retried event that no longer passes: record it, resolve its sidecar
@@ -192,7 +193,7 @@ def _event_conflict() -> RewardMemoryError:
 def require_ingest_route(goal_id: str, agent_id: str, surface_id: Any, corpus) -> None:
     """``--execute`` needs the (Goal, Agent)'s enabled experiment route: available, the
     surface declared in the Agent's config, and this corpus its ``ingest_corpus_id``."""
-    route = selectors.experiment_route(goal_id, agent_id)
+    route = routes.experiment_route(goal_id, agent_id)
     surface = route.surface(surface_id)
     if surface is None or surface.ingest_corpus_id != corpus.corpus_id:
         raise RewardMemoryError(
@@ -447,7 +448,7 @@ def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     conditions leave the rows pending; guard changes resolve them as blocked."""
     get_agent(goal_id, agent_id, area=AREA)
     summary = {"attempted": 0, "activated": 0, "still_pending": 0, "blocked": 0}
-    route = selectors.experiment_route(goal_id, agent_id)
+    route = routes.experiment_route(goal_id, agent_id)
     if not route.automation["automatic_ingest"]:
         # explicit off (or no verified route) stops reconciliation: zero provider calls
         return ingest_documents.reconciliation(

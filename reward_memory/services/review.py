@@ -18,13 +18,13 @@ from loopx_site.core.rows import get_or_create_once
 from reward_memory import contracts as c
 from reward_memory import principals, selectors
 from reward_memory.documents import review as review_documents
-from reward_memory.domain import candidates, guards
+from reward_memory.domain import candidates, guards, privacy
 from reward_memory.domain import validation as v
 from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import Candidate, Corpus, Review
 from reward_memory.principals import Principal
-from reward_memory.services import activation, duplicates, lineage, records
+from reward_memory.services import activation, duplicates, lineage, records, roles
 
 EDITABLE = (
     "content_summary",
@@ -38,21 +38,21 @@ EDITABLE = (
 def _roles(corpus: Corpus | None, principal: Principal | None, now):
     """The server-resolved role bindings of a review bound to ``corpus`` (``None``
     without a corpus: a stateless review activates nothing)."""
-    return selectors.source_role_bindings(corpus, principal, now=now) if corpus else None
+    return roles.source_role_bindings(corpus, principal, now=now) if corpus else None
 
 
 def _evaluate(document: Any, *, now, corpus: Corpus | None, principal: Principal | None = None):
     binding = selectors.corpus_binding(corpus) if corpus else None
     lookup = selectors.checkpoint_lookup(now)
-    roles = _roles(corpus, principal, now)
+    bindings = _roles(corpus, principal, now)
     if isinstance(document, dict) and document.get("schema_version") in candidates.ADAPTERS:
         adapted = candidates.adapt_and_evaluate(
-            document, now=now, corpus=binding, checkpoints=lookup, roles=roles
+            document, now=now, corpus=binding, checkpoints=lookup, roles=bindings
         )
         evaluation, adapter = adapted.evaluation, adapted.adapter.adapter_id
     else:
         evaluation = candidates.evaluate(
-            document, now=now, corpus=binding, checkpoints=lookup, roles=roles
+            document, now=now, corpus=binding, checkpoints=lookup, roles=bindings
         )
         adapter = None
     return _with_closure(evaluation, corpus), adapter
@@ -106,7 +106,7 @@ def review_candidate(
     if execute:
         if corpus is None:
             raise invalid("corpus_id", "recording a review needs `corpus_id`")
-        if not selectors.acts_as(principal, corpus, c.REVIEWER_ROLE):
+        if not roles.acts_as(principal, corpus, c.REVIEWER_ROLE):
             raise RewardMemoryError(
                 "reviewer_not_authorized",
                 "Only the corpus's declared reviewer records reviews.",
@@ -317,7 +317,7 @@ def get_review(review_id: str, *, viewer: selectors.Viewer = None) -> Review:
     viewer may not read is reported exactly like a missing one (``review_not_found``)."""
     return visible_or_not_found(
         Review.objects.select_related("corpus", "candidate").filter(review_id=review_id).first(),
-        lambda review: selectors.visible_to(review.corpus, viewer),
+        lambda review: privacy.visible_to(review.corpus, viewer),
         lambda: RewardMemoryError("review_not_found", "No such review.", field="review_id"),
     )
 
@@ -341,7 +341,7 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         )
     if effective == "retire":
         return _apply_retire(review, principal, execute=execute)
-    if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):
+    if not roles.acts_as(principal, corpus, c.OWNER_ROLE):
         raise RewardMemoryError(
             "owner_not_authorized",
             "Only the corpus's declared owner persists an accepted review.",
@@ -350,14 +350,14 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
     now = clock.now()
     # the applying owner's bindings, and the recorded reviewer's if it is (still) an
     # active operator account: the roles the accept was decided under, re-read now
-    roles = _roles(corpus, principal, now) | _roles(corpus, _recorded_reviewer(review), now)
+    bindings = _roles(corpus, principal, now) | _roles(corpus, _recorded_reviewer(review), now)
     evaluation = _with_closure(
         candidates.evaluate(
             review.candidate.document,
             now=now,
             corpus=selectors.corpus_binding(corpus),
             checkpoints=selectors.checkpoint_lookup(now),
-            roles=roles,
+            roles=bindings,
         ),
         corpus,
     )
@@ -378,8 +378,8 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             observed_at=review.created_at,
             expires_at=evaluation.expires_at,
             review=review,
-            actor_peer_id=selectors.owner_write_peer(corpus),
-            source_binding=guards.source_binding(evaluation.candidate, roles),
+            actor_peer_id=roles.owner_write_peer(corpus),
+            source_binding=guards.source_binding(evaluation.candidate, bindings),
         )
     )
     if not execute:
@@ -418,8 +418,8 @@ def _apply_retire(review: Review, principal: Principal, *, execute: bool) -> dic
     """The owner or the retirement authority closes the reviewed record and its lineage."""
     corpus = review.corpus
     if not (
-        selectors.acts_as(principal, corpus, c.OWNER_ROLE)
-        or selectors.acts_as(principal, corpus, c.RETIREMENT_ROLE)
+        roles.acts_as(principal, corpus, c.OWNER_ROLE)
+        or roles.acts_as(principal, corpus, c.RETIREMENT_ROLE)
     ):
         raise RewardMemoryError(
             "not_authorized",

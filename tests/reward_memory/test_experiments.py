@@ -9,9 +9,10 @@ import pytest
 
 from loopx_site.core.errors import DomainError
 from reward_memory import experiment_config as cfg
-from reward_memory import selectors, services
+from reward_memory import services
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import ExperimentBinding, LocalProviderDocument, MemoryRecord
+from reward_memory.services import routes
 from tests.factories import AgentFactory
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
@@ -313,18 +314,18 @@ def test_ingest_execute_needs_the_surface_routed_to_this_corpus(db, prefs, doubl
 
 
 def test_experiment_route_is_the_selector_other_apps_call(db, prefs):
-    assert selectors.experiment_route("demo", "author").status == "disabled"
+    assert routes.experiment_route("demo", "author").status == "disabled"
     _enabled(prefs)
-    route = selectors.experiment_route("demo", "author", f.SURFACE)
+    route = routes.experiment_route("demo", "author", f.SURFACE)
     assert route.available
     surface = route.surface(f.SURFACE)
     assert (surface.ingest_corpus_id, surface.corpus_ids) == ("prefs", ("prefs",))
     assert surface.recall_profile["mode"] == "function_boundary"
     assert route.surface("agent_workflow.turn_admission") is None
-    assert selectors.experiment_route("demo", "author", "other.surface").status == (
+    assert routes.experiment_route("demo", "author", "other.surface").status == (
         "surface_not_configured"
     )
-    assert selectors.experiment_route("demo", "reviewer").status == "agent_not_enabled"
+    assert routes.experiment_route("demo", "reviewer").status == "agent_not_enabled"
 
 
 # -- CLI and API ------------------------------------------------------------------------------
@@ -403,7 +404,7 @@ def test_enabling_a_second_agent_with_its_own_private_config_leaves_the_first_ro
     )
     assert (_status("author"), _status("reviewer")) == ("available", "available")
     assert ExperimentBinding.objects.count() == 2
-    assert selectors.experiment_route("demo", "author").surface(f.SURFACE).ingest_corpus_id == (
+    assert routes.experiment_route("demo", "author").surface(f.SURFACE).ingest_corpus_id == (
         "mine-a"
     )
 
