@@ -159,7 +159,7 @@ class CorpusAdmin(ReadOnlyAdmin):
 
     @admin.display(description="health (separate states)")
     def health(self, obj):
-        return registry.health_summary(registry.corpus_health(obj))
+        return registry.health_summary(services.health_facts(obj))
 
     def get_urls(self):
         probe = path(
@@ -177,7 +177,7 @@ class CorpusAdmin(ReadOnlyAdmin):
         corpus = self.get_object(request, object_id)
         if corpus is None or not self.has_view_permission(request, corpus):
             raise PermissionDenied
-        health = registry.corpus_health(corpus)
+        health = services.health_facts(corpus)
         index = health["health"]["index_present"]
         level = messages.SUCCESS if index["value"] else messages.WARNING
         why = f" ({index['failure_kind']})" if index.get("failure_kind") else ""

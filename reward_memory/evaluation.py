@@ -25,7 +25,7 @@ from reward_memory.domain import candidates
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
 from reward_memory.providers.double import ProviderDouble
 from reward_memory.services import activation, roles
-from reward_memory.services.ingest import _Context, ingest_event
+from reward_memory.services.ingest import IngestEvaluation, activation_plan, ingest_event
 
 CASE_IDS = (
     "compact_restart_survival",
@@ -130,8 +130,8 @@ def _activate(event) -> dict[str, Any]:
         roles=bindings,
     )
     policy = selectors.active_policy(corpus, event["scope"]["surface"])
-    context = _Context(adapted, corpus, policy, fx.GOAL, fx.AGENT, roles=bindings)
-    outcome = activation.sync_and_verify(context.plan(clock.now()))
+    judged = IngestEvaluation.of(adapted, corpus, policy, fx.GOAL, fx.AGENT, roles=bindings)
+    outcome = activation.sync_and_verify(activation_plan(judged, clock.now()))
     return {"status": outcome.status, "record_ref": outcome.record.record_ref}
 
 

@@ -570,22 +570,9 @@ def active_policy(corpus: Corpus, surface: str) -> StandingPolicy | None:
     return StandingPolicy.objects.filter(corpus=corpus, surface=surface, active=True).first()
 
 
-def _state(value: bool, observed_at=None, **extra) -> dict[str, Any]:
-    return {"value": bool(value), "observed_at": clock.iso(observed_at), **extra}
-
-
-def health_facts(corpus: Corpus) -> dict[str, Any]:
-    """The five health states, each observed separately and never merged (rendered by
-    ``reward_memory.documents.registry.corpus_health``).
-
-    ``index_present`` asks the provider's read-only preflight; the other four read
-    LoopX's own receipts. Stateless: nothing is written, no provider write happens.
-    """
-    try:
-        preflight = providers.get(corpus.provider_id).preflight(provider_binding(corpus))
-        index = _state(preflight.index_present, failure_kind=preflight.failure_kind)
-    except providers.ProviderUnavailable as exc:
-        index = _state(False, failure_kind=exc.kind)
+def health_reads(corpus: Corpus):
+    """What the corpus's receipts say about its health: ``(last successful query, last
+    verified readback, last applied receipt, records per lifecycle state)``."""
     last_query = (
         RecallReceipt.objects.filter(corpus=corpus, status__in=["ok", "empty"])
         .order_by("-created_at")
@@ -610,18 +597,7 @@ def health_facts(corpus: Corpus) -> dict[str, Any]:
         .annotate(n=Count("id"))
         .values_list("lifecycle_state", "n")
     )
-    return {
-        "corpus_id": corpus.corpus_id,
-        "revision": corpus.revision,
-        "health": {
-            "corpus_present": _state(corpus.active, corpus.updated_at),
-            "index_present": index,
-            "retrieval_query_succeeded": _state(last_query is not None, last_query),
-            "result_readback_verified": _state(last_readback is not None, last_readback),
-            "memory_applied_with_receipt": _state(last_applied is not None, last_applied),
-        },
-        "records": {state: counts.get(state, 0) for state in c.LIFECYCLE_STATES},
-    }
+    return last_query, last_readback, last_applied, counts
 
 
 # -- records -------------------------------------------------------------------------------

@@ -119,8 +119,9 @@ def experiment_status(goal_id: str, agent_id: str) -> dict[str, Any]:
     """Reward Memory's ``reward_memory_experiment_status_v1`` for this Agent (read-only),
     which LoopX's ``disabled`` document carries as ``experiment``."""
     from reward_memory import services as rm
+    from reward_memory.documents import experiments as rm_documents
 
-    return rm.experiment_status(goal_id=goal_id, agent_id=agent_id)
+    return rm_documents.status(rm.experiment_status(goal_id=goal_id, agent_id=agent_id))
 
 
 #: The experiment-status fields LoopX's quota projects into

@@ -72,9 +72,10 @@ def corpus_payload(corpus: Corpus) -> dict[str, Any]:
     }
 
 
-def corpus_health(corpus: Corpus) -> dict[str, Any]:
-    """``reward_memory_corpus_health_v0`` (``selectors.health_facts``: nothing written)."""
-    return {"schema_version": c.CORPUS_HEALTH_SCHEMA, **selectors.health_facts(corpus)}
+def corpus_health(facts: dict[str, Any]) -> dict[str, Any]:
+    """``reward_memory_corpus_health_v0`` of ``services.corpora.health_facts`` (nothing
+    written)."""
+    return {"schema_version": c.CORPUS_HEALTH_SCHEMA, **facts}
 
 
 def health_summary(health: dict[str, Any]) -> str:

@@ -15,6 +15,8 @@ from reward_memory.services.authority import (
     unbind_role,
 )
 from reward_memory.services.corpora import (
+    corpora_health,
+    health_facts,
     parse_corpus,
     parse_standing_policy,
     register_corpora,
@@ -63,11 +65,13 @@ __all__ = [
     "bind_role",
     "check_record_operation",
     "configure_goal",
+    "corpora_health",
     "experiment_route",
     "experiment_status",
     "expire_due_records",
     "get_review",
     "grant_checkpoint",
+    "health_facts",
     "ingest_event",
     "is_loopx_packet",
     "mark_experience",

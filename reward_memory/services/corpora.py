@@ -412,3 +412,41 @@ def _store_policies(corpus: Corpus, policies: list[dict], now) -> list[dict[str,
             }
         )
     return out
+
+
+# -- health ----------------------------------------------------------------------------------
+def _state(value: bool, observed_at=None, **extra) -> dict[str, Any]:
+    return {"value": bool(value), "observed_at": clock.iso(observed_at), **extra}
+
+
+def health_facts(corpus: Corpus) -> dict[str, Any]:
+    """The five health states, each observed separately and never merged (rendered by
+    ``reward_memory.documents.registry.corpus_health``; a service, as it asks the
+    provider).
+
+    ``index_present`` asks the provider's read-only preflight; the other four read
+    LoopX's own receipts. Stateless: nothing is written, no provider write happens.
+    """
+    try:
+        preflight = providers.get(corpus.provider_id).preflight(selectors.provider_binding(corpus))
+        index = _state(preflight.index_present, failure_kind=preflight.failure_kind)
+    except providers.ProviderUnavailable as exc:
+        index = _state(False, failure_kind=exc.kind)
+    last_query, last_readback, last_applied, counts = selectors.health_reads(corpus)
+    return {
+        "corpus_id": corpus.corpus_id,
+        "revision": corpus.revision,
+        "health": {
+            "corpus_present": _state(corpus.active, corpus.updated_at),
+            "index_present": index,
+            "retrieval_query_succeeded": _state(last_query is not None, last_query),
+            "result_readback_verified": _state(last_readback is not None, last_readback),
+            "memory_applied_with_receipt": _state(last_applied is not None, last_applied),
+        },
+        "records": {state: counts.get(state, 0) for state in c.LIFECYCLE_STATES},
+    }
+
+
+def corpora_health(corpora) -> list[tuple[Corpus, dict[str, Any]]]:
+    """Each corpus with its ``health_facts`` (``documents.corpora.corpus_list``)."""
+    return [(corpus, health_facts(corpus)) for corpus in corpora]

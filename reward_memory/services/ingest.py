@@ -17,11 +17,14 @@ commit pending, readback mismatch) leave a sidecar ``PendingIngest`` row that
 ``IngestEvent.event_key`` plus a content-digest (``event_ref``) compare under the row
 lock: the same id and content replays, the same id with other content is
 ``operation_conflict`` (preview and execute) and writes nothing. A replay of an
-activated event is its stored receipt re-read now (``_replayed``): ``record_state`` and
+activated event answers its stored receipt as written (the row is never patched) with
+the present beside it (``_replayed``, ``documents.ingest.replay``): ``record_state`` and
 ``memory_available_for_recall`` from the record's present lifecycle, ``guard`` as the
-guards evaluate now.
+guards evaluate now. ``IngestEvaluation`` is what the service judged before any write —
+the public result ``documents.ingest.receipt`` renders.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -36,7 +39,7 @@ from reward_memory.domain import candidates, guards, loopx, uris
 from reward_memory.domain import validation as v
 from reward_memory.domain.guards import Reason
 from reward_memory.errors import AREA, RewardMemoryError, invalid
-from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
+from reward_memory.models import Corpus, IngestEvent, MemoryRecord, PendingIngest, StandingPolicy
 from reward_memory.peers import binding_peer
 from reward_memory.principals import Principal, require_operator
 from reward_memory.services import activation, roles, routes
@@ -128,6 +131,29 @@ def ingest_event(
         require_ingest_route(goal_id, agent_id, surface_id or _event_surface(event), corpus)
     if agent is not None:
         require_same_event_content(agent, corpus, adapted)
+    reasons, policy, peer = _corpus_reasons(evaluation, corpus, goal_id, agent_id, agent)
+    context = IngestEvaluation.of(
+        adapted, corpus, policy, goal_id, agent_id, peer, bindings, principal
+    )
+    if reasons:
+        return _blocked(context, reasons, execute=execute)
+    if not execute:
+        existing = (
+            selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref) if agent else None
+        )
+        return _receipt(
+            context,
+            c.INGEST_PLANNED,
+            observed_at=existing.observed_at if existing else None,
+            executed=False,
+        )
+    return _execute(context, agent)
+
+
+def _corpus_reasons(evaluation, corpus, goal_id, agent_id, agent):
+    """What the corpus adds to the candidate's own guards: the configured actor peer must
+    be the corpus URI's, a closed lineage never reactivates, and the surface needs an
+    active standing policy that accepts the candidate: ``(reasons, policy, peer)``."""
     reasons = list(evaluation.reasons)
     policy = None
     peer = binding_peer(corpus, goal_id, agent_id)
@@ -141,28 +167,27 @@ def ingest_event(
             reasons.append(Reason("standing_policy_missing", "scope.surface"))
         else:
             reasons += guards.standing_policy_reasons(evaluation.candidate, policy.document)
-    reasons = guards.normalise(reasons)
-    context = _Context(adapted, corpus, policy, goal_id, agent_id, peer, bindings, principal)
-    if reasons:
-        receipt = context.receipt(c.GUARD_BLOCKED, reasons=reasons, executed=execute)
-        if execute:  # a retried event that no longer passes: record it, resolve its sidecar
-            row = selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref)
-            if row is not None and row.status == c.INGEST_ACTIVATED and row.receipt:
-                return _replayed(row, reasons)  # the stored receipt, re-read now
-            if row is not None:
-                receipt["observed_at"] = clock.iso(row.observed_at)
-                return _finalize(row, receipt, None)
-        return receipt
-    if not execute:
-        existing = (
-            selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref) if agent else None
+    return guards.normalise(reasons), policy, peer
+
+
+def _blocked(context: "IngestEvaluation", reasons: list[Reason], *, execute: bool):
+    """A blocked event: its receipt; executed again after it activated, the stored
+    receipt with the present beside it; a retried event that no longer passes is
+    recorded blocked (its sidecar resolved)."""
+    goal_id, agent_id = context.goal_id, context.agent_id
+    row = (
+        selectors.ingest_event_row(goal_id, agent_id, context.adapted.event_ref)
+        if execute
+        else None
+    )
+    if row is not None and row.status == c.INGEST_ACTIVATED and row.receipt:
+        return _replayed(row, reasons)
+    if row is not None:
+        receipt = _receipt(
+            context, c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
         )
-        return context.receipt(
-            c.INGEST_PLANNED,
-            observed_at=existing.observed_at if existing else None,
-            executed=False,
-        )
-    return _execute(context, agent)
+        return _finalize(row, receipt, None)
+    return _receipt(context, c.GUARD_BLOCKED, reasons=reasons, executed=execute)
 
 
 def require_same_event_content(agent, corpus, adapted) -> None:
@@ -212,39 +237,31 @@ def _event_surface(event: dict) -> Any:
     )
 
 
-class _Context:
-    def __init__(
-        self, adapted, corpus, policy, goal_id, agent_id, peer=None, roles=(), principal=None
-    ):
-        self.peer = peer
-        self.principal = principal
+@dataclass(frozen=True)
+class IngestEvaluation:
+    """One event as the ingest judged it before any write — the adapted event, its
+    corpus, the standing policy that accepts it (``None``: none), the (Goal, Agent) route,
+    the configured actor peer and the server-resolved source binding. The service's
+    result that ``documents.ingest.receipt`` renders with a status and an outcome."""
+
+    adapted: Any  # ``candidates.AdaptedEvent``
+    corpus: Corpus
+    policy: StandingPolicy | None
+    goal_id: str | None
+    agent_id: str | None
+    peer: str | None = None
+    source_binding: Any = None  # ``guards.SourceBinding`` of the candidate, or None
+    principal: Principal | None = None
+
+    @classmethod
+    def of(cls, adapted, corpus, policy, goal_id, agent_id, peer=None, roles=(), principal=None):
         candidate = adapted.evaluation.candidate
-        self.source_binding = guards.source_binding(candidate, roles) if candidate else None
-        self.adapted = adapted
-        self.corpus = corpus
-        self.policy = policy
-        self.goal_id = goal_id
-        self.agent_id = agent_id
+        binding = guards.source_binding(candidate, roles) if candidate else None
+        return cls(adapted, corpus, policy, goal_id, agent_id, peer, binding, principal)
 
     @property
     def candidate(self):
         return self.adapted.evaluation.candidate
-
-    def plan(self, observed_at) -> activation.ActivationPlan:
-        evaluation = self.adapted.evaluation
-        return activation.build_plan(
-            activation.ActivationPlan(
-                corpus=self.corpus,
-                candidate=evaluation.candidate,
-                candidate_ref=evaluation.candidate_ref,
-                basis="standing_policy",
-                basis_ref=self.policy.policy_digest,
-                observed_at=observed_at,
-                expires_at=evaluation.expires_at,
-                actor_peer_id=self.peer,
-                source_binding=self.source_binding,
-            )
-        )
 
     @property
     def policy_digest(self) -> str | None:
@@ -263,29 +280,50 @@ class _Context:
     def source_verification(self) -> dict[str, Any] | None:
         return self.source_binding.payload() if self.source_binding is not None else None
 
-    def receipt(
-        self,
-        status: str,
-        *,
-        reasons: list[Reason] | None = None,
-        observed_at=None,
-        executed: bool,
-        outcome: activation.ActivationOutcome | None = None,
-        plan: activation.ActivationPlan | None = None,
-    ) -> dict[str, Any]:
-        """The receipt of this event (``documents.ingest.receipt`` reads the context)."""
-        return ingest_documents.receipt(
-            self,
-            status,
-            executed=executed,
+
+def activation_plan(evaluation: IngestEvaluation, observed_at) -> activation.ActivationPlan:
+    """The standing-policy activation of an evaluated event, first observed at
+    ``observed_at`` (fixed at first execution, reused by every retry)."""
+    judged = evaluation.adapted.evaluation
+    return activation.build_plan(
+        activation.ActivationPlan(
+            corpus=evaluation.corpus,
+            candidate=judged.candidate,
+            candidate_ref=judged.candidate_ref,
+            basis="standing_policy",
+            basis_ref=evaluation.policy.policy_digest,
             observed_at=observed_at,
-            outcome=outcome,
-            plan=plan,
-            reasons=reasons or [],
+            expires_at=judged.expires_at,
+            actor_peer_id=evaluation.peer,
+            source_binding=evaluation.source_binding,
         )
+    )
 
 
-def _claim(context: _Context, agent) -> IngestEvent:
+def _receipt(
+    evaluation: IngestEvaluation,
+    status: str,
+    *,
+    executed: bool,
+    reasons: list[Reason] | None = None,
+    observed_at=None,
+    outcome: activation.ActivationOutcome | None = None,
+    plan: activation.ActivationPlan | None = None,
+) -> dict[str, Any]:
+    """The receipt of this event, rendered once (``documents.ingest.receipt``): answered
+    as is by a preview, stored as is by an execution (``_finalize``)."""
+    return ingest_documents.receipt(
+        evaluation,
+        status,
+        executed=executed,
+        observed_at=observed_at,
+        outcome=outcome,
+        plan=plan,
+        reasons=reasons or [],
+    )
+
+
+def _claim(context: IngestEvaluation, agent) -> IngestEvent:
     """Get or create the event row; ``observed_at`` is set once, here.
 
     The event's ``event_id`` key is unique per (Agent, corpus) in the database: the
@@ -334,46 +372,37 @@ def _claim(context: _Context, agent) -> IngestEvent:
 
 
 def _replayed(row: IngestEvent, reasons: list[Reason] | None = None) -> dict[str, Any]:
-    """An activated event again: the stored receipt (same ``receipt_id``, zero provider
-    calls, no write) with the present — the record's lifecycle now
-    (``record_state``, ``memory_available_for_recall`` from the readable-records
-    selector) and the guards as they evaluate now."""
+    """An activated event again: its stored receipt as it was written (same
+    ``receipt_id``, zero provider calls, no write; the row is never patched), answered
+    with the present beside it — the record's lifecycle now (``record_state``,
+    ``memory_available_for_recall`` from the readable-records selector) and the guards
+    as they evaluate now (``documents.ingest.replay``)."""
     record = row.record
     if record is None and row.receipt.get("record_ref"):
         record = MemoryRecord.objects.filter(record_ref=row.receipt["record_ref"]).first()
     state, available = selectors.record_present_state(
         record, goal_id=row.receipt.get("goal_id"), agent_id=row.receipt.get("agent_id")
     )
-    return {
-        **row.receipt,
-        "deduplicated": True,
-        "replayed": True,
-        "record_state": state,
-        "memory_available_for_recall": available,
-        "guard": {
-            "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
-            "passed": not reasons,
-            "reasons": guards.payload(reasons or []),
-        },
-    }
+    return ingest_documents.replay(row.receipt, state, available, reasons or [])
 
 
-def _execute(context: _Context, agent) -> dict[str, Any]:
+def _execute(context: IngestEvaluation, agent) -> dict[str, Any]:
     row = _claim(context, agent)
     if row.status == c.INGEST_ACTIVATED and row.receipt:
         # idempotent replay: the stored receipt (same receipt_id), zero provider calls,
         # flagged as the deduplicated answer it is, re-read against the present
         return _replayed(row)
-    plan = context.plan(row.observed_at)
+    plan = activation_plan(context, row.observed_at)
     outcome = activation.sync_and_verify(plan)
     if outcome.status in ("record_closed", c.GUARD_BLOCKED):
         code = outcome.guard_reason or "record_closed"
         reasons = [Reason(code, "candidate_ref")]
-        receipt = context.receipt(
-            c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
+        receipt = _receipt(
+            context, c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
         )
     else:
-        receipt = context.receipt(
+        receipt = _receipt(
+            context,
             outcome.status,
             observed_at=row.observed_at,
             executed=True,

@@ -7,6 +7,7 @@ entered twice (``RecordTransition`` backs this with a unique constraint).
 
 import datetime as dt
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -392,7 +393,17 @@ def supersede_record(
     )  # fmt: skip
 
 
-def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ExpirySweep:
+    """What one expiry sweep found due and closed (``documents.records.expiry_sweep``
+    renders it)."""
+
+    executed: bool
+    due: tuple[str, ...]  # the record refs due (at most 1000 a sweep)
+    expired: tuple[str, ...]  # those this sweep closed (executed only)
+
+
+def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -> ExpirySweep:
     """Move active records whose ``expires_at`` ≤ now to ``expired`` (recall already
     ignores them; this closes them in the journal and the provider index)."""
     now = clock.now()
@@ -412,4 +423,4 @@ def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -
                 continue  # closed concurrently
             _deindex(record)
             expired.append(record.record_ref)
-    return record_documents.expiry_sweep(executed=execute, due=len(refs), expired=len(expired))
+    return ExpirySweep(executed=execute, due=tuple(refs), expired=tuple(expired))
