@@ -604,10 +604,10 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
         },
     )
     verdict = documents.Verdict(receipt_id, status, reasons, ref_digests, artifact, attributed)
-    receipt = documents.application_receipt(stored, application, verdict)
-    if not execute or shape:
+    recorded = execute and not shape
+    receipt = documents.application_receipt(stored, application, verdict, recorded=recorded)
+    if not recorded:
         return receipt
-    receipt["recorded"] = True
     try:
         with transaction.atomic():
             row, _ = ApplicationReceipt.objects.get_or_create(
