@@ -1,16 +1,13 @@
 """Ingest documents: ``reward_memory_ingest_receipt_v0`` (planned, activated, blocked
 or a fail-open status) and ``reward_memory_ingest_reconciliation_v0``."""
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, prefixed_id
 from reward_memory import contracts as c
 from reward_memory.domain import guards
 from reward_memory.domain.guards import Reason
-
-if TYPE_CHECKING:
-    from reward_memory.services.ingest import IngestEvaluation
 
 SETUP_GUIDANCE = (
     "The corpus provider is not reachable; the event is kept for a retry at the next "
@@ -26,7 +23,7 @@ LOOPX_ADAPTER_SCHEMAS = {
 
 
 def receipt(
-    evaluation: "IngestEvaluation",
+    evaluation,
     status: str,
     *,
     executed: bool,
@@ -122,9 +119,7 @@ def replay(
     }
 
 
-def _loopx_fields(
-    context: "IngestEvaluation", status: str, *, executed: bool, outcome
-) -> dict[str, Any]:
+def _loopx_fields(context, status: str, *, executed: bool, outcome) -> dict[str, Any]:
     """LoopX's own ingest receipt fields (docs/loopx-hosts.md "Ingest input")."""
     policy_document = (context.policy.document if context.policy is not None else None) or {}
     wrote = bool(
