@@ -35,6 +35,7 @@ from loopx_site.core.errors import DomainError
 from reward_memory import dashboard, principals, selectors, services
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
+from reward_memory.domain import privacy
 from reward_memory.models import (
     ApplicationReceipt,
     AuthorityCheckpoint,
@@ -150,7 +151,7 @@ class CorpusAdmin(ReadOnlyAdmin):
 
     @admin.display(description="visibility (who reads)")
     def visibility(self, obj):
-        return selectors.visibility_summary(obj)
+        return privacy.visibility_summary(obj)
 
     @admin.display(description="active records")
     def active_records(self, obj):
@@ -158,7 +159,7 @@ class CorpusAdmin(ReadOnlyAdmin):
 
     @admin.display(description="health (separate states)")
     def health(self, obj):
-        return registry.health_summary(registry.corpus_health(obj))
+        return registry.health_summary(services.health_facts(obj))
 
     def get_urls(self):
         probe = path(
@@ -176,7 +177,7 @@ class CorpusAdmin(ReadOnlyAdmin):
         corpus = self.get_object(request, object_id)
         if corpus is None or not self.has_view_permission(request, corpus):
             raise PermissionDenied
-        health = registry.corpus_health(corpus)
+        health = services.health_facts(corpus)
         index = health["health"]["index_present"]
         level = messages.SUCCESS if index["value"] else messages.WARNING
         why = f" ({index['failure_kind']})" if index.get("failure_kind") else ""

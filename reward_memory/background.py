@@ -60,8 +60,8 @@ def reconcile_ingests(*, limit_agents: int = 50) -> dict[str, int]:
 
 def expire_records(*, corpus_id: str | None = None) -> dict[str, int]:
     """Close every active record whose expiry has passed (one bounded sweep)."""
-    document = services.expire_due_records(corpus_id=corpus_id, execute=True)
-    return {"due": document["due"], "expired": document["expired"]}
+    sweep = services.expire_due_records(corpus_id=corpus_id, execute=True)
+    return {"due": len(sweep.due), "expired": len(sweep.expired)}
 
 
 MAX_DELETIONS = 1000

@@ -24,6 +24,7 @@ from reward_memory.models import (
     PendingIngest,
     RecallReceipt,
 )
+from reward_memory.services import routes
 
 #: Each health state of a corpus, in LoopX's order, and the annotated column that
 #: answers it here (``None``: needs a provider preflight, not probed by the dashboard).
@@ -278,7 +279,7 @@ def experiments(goal_ids: list[str]) -> dict[str, Any]:
     for goal_id in goal_ids:
         for binding in selectors.goal_experiment_bindings(goal_id):
             agent_id = binding.agent.agent_id
-            route = selectors.experiment_route(goal_id, agent_id)
+            route = routes.experiment_route(goal_id, agent_id)
             rows.setdefault(goal_id, []).append(
                 [
                     agent_id,

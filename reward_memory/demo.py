@@ -25,7 +25,7 @@ import json
 from django.contrib.auth import get_user_model
 
 from loopx_site.core.demo_kit import Ledger
-from reward_memory import experiment_config, principals, selectors, services
+from reward_memory import experiment_config, principals, services
 from reward_memory.documents import demo as demo_documents
 from reward_memory.documents.demo import (
     CHECKPOINT_ID,
@@ -47,6 +47,7 @@ from reward_memory.models import (
     IngestEvent,
     Review,
 )
+from reward_memory.services import routes
 from reward_memory.services.ranking import set_corpus_ranking
 
 TURN_EVENTS = [
@@ -209,7 +210,7 @@ def _experiment(ledger: Ledger) -> str:
             goal_id="demo", agent_id="author", config_path=EXPERIMENT_CONFIG, execute=True
         ),
     )
-    return selectors.experiment_route("demo", "author").status
+    return routes.experiment_route("demo", "author").status
 
 
 def _ingested(event: dict) -> bool:

@@ -88,6 +88,46 @@ def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any
     domain_id = v.surface(o.get("domain_id"), f"{where}.domain_id")
     if not domain_id.startswith(f"{family}."):
         raise invalid(f"{where}.domain_id", f"a {family} domain id starts with {family}.")
+    receipt_id, facts, outcome, app_artifact = _application(o, where, viewer)
+    module = v.obj(o.get("module_outcome"), f"{where}.module_outcome")
+    artifact_ref = _verified_artifact(module, f"{where}.module_outcome", facts, app_artifact)
+    mw = f"{where}.module_outcome"
+    cost = v.obj(o.get("cost"), f"{where}.cost")
+    intervention = v.obj(o.get("intervention"), f"{where}.intervention")
+    count = _counter(intervention.get("count"), f"{where}.intervention.count")
+    outcome_doc = {
+        "verified": True,
+        "outcome_ref": v.ref(module.get("outcome_ref"), f"{mw}.outcome_ref"),
+        "outcome_status": v.token(module.get("outcome_status"), f"{mw}.outcome_status"),
+        "summary": _safe(module.get("summary"), f"{mw}.summary"),
+    }
+    costs = {
+        k: _counter(cost.get(k), f"{where}.cost.{k}")
+        for k in ("latency_ms", "model_tokens", "provider_call_count")
+    }
+    summary = _safe(intervention.get("summary"), f"{where}.intervention.summary") if count else None
+    settled = documents.Settlement(family, domain_id, receipt_id, artifact_ref, outcome)
+    receipt = documents.receipt(
+        settled, facts, outcome_doc, costs, {"count": count, "summary": summary}
+    )
+    identity = {
+        k: receipt[k] for k in ("schema_version", "application_receipt_id", "application_outcome")
+    } | {
+        "outcome_ref": receipt["module_outcome"]["outcome_ref"],
+        "outcome_status": receipt["module_outcome"]["outcome_status"],
+    }
+    receipt["receipt_id"] = digest_ref(identity)
+    receipt["utility_observation"], receipt["utility_evaluation"] = _utility(
+        o.get("utility"), receipt, f"{where}.utility"
+    )
+    return receipt
+
+
+def _application(o: dict, where: str, viewer):
+    """The observation's application receipt checked against the stored one of the
+    caller's scope (it may not override a stored fact; an applied or refuted one needs
+    exact readback, a verified artifact and attributed memory): ``(receipt_id, facts,
+    outcome, artifact_ref | None)``."""
     app = v.obj(o.get("application_receipt"), f"{where}.application_receipt")
     aw = f"{where}.application_receipt"
     if "schema_version" in app:
@@ -128,8 +168,12 @@ def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any
     app_artifact = (
         v.artifact_ref(app["artifact_ref"], f"{aw}.artifact_ref") if "artifact_ref" in app else None
     )
-    module = v.obj(o.get("module_outcome"), f"{where}.module_outcome")
-    mw = f"{where}.module_outcome"
+    return receipt_id, facts, outcome, app_artifact
+
+
+def _verified_artifact(module: dict, mw: str, facts: dict[str, Any], app_artifact) -> str:
+    """The module outcome's artifact: the one the stored application verified (and the
+    observation's application names, if it does), with a verified real outcome."""
     artifact_ref = v.artifact_ref(module.get("artifact_ref"), f"{mw}.artifact_ref")
     if app_artifact is not None and app_artifact != artifact_ref:
         raise invalid(f"{mw}.artifact_ref", "module outcome and application artifact differ")
@@ -137,35 +181,7 @@ def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any
         raise _mismatch(f"{mw}.artifact_ref", "the stored application verified another artifact")
     if module.get("outcome_verified") is not True:
         raise invalid(f"{mw}.outcome_verified", "dogfood needs a verified real module outcome")
-    cost = v.obj(o.get("cost"), f"{where}.cost")
-    intervention = v.obj(o.get("intervention"), f"{where}.intervention")
-    count = _counter(intervention.get("count"), f"{where}.intervention.count")
-    outcome_doc = {
-        "verified": True,
-        "outcome_ref": v.ref(module.get("outcome_ref"), f"{mw}.outcome_ref"),
-        "outcome_status": v.token(module.get("outcome_status"), f"{mw}.outcome_status"),
-        "summary": _safe(module.get("summary"), f"{mw}.summary"),
-    }
-    costs = {
-        k: _counter(cost.get(k), f"{where}.cost.{k}")
-        for k in ("latency_ms", "model_tokens", "provider_call_count")
-    }
-    summary = _safe(intervention.get("summary"), f"{where}.intervention.summary") if count else None
-    settled = documents.Settlement(family, domain_id, receipt_id, artifact_ref, outcome)
-    receipt = documents.receipt(
-        settled, facts, outcome_doc, costs, {"count": count, "summary": summary}
-    )
-    identity = {
-        k: receipt[k] for k in ("schema_version", "application_receipt_id", "application_outcome")
-    } | {
-        "outcome_ref": receipt["module_outcome"]["outcome_ref"],
-        "outcome_status": receipt["module_outcome"]["outcome_status"],
-    }
-    receipt["receipt_id"] = digest_ref(identity)
-    receipt["utility_observation"], receipt["utility_evaluation"] = _utility(
-        o.get("utility"), receipt, f"{where}.utility"
-    )
-    return receipt
+    return artifact_ref
 
 
 def _utility(proposal: Any, receipt: dict[str, Any], where: str):
@@ -263,52 +279,8 @@ def evaluate_batch(
     if not isinstance(controls_doc, list) or len(controls_doc) > MAX_CONTROLS:
         raise invalid("operator_controls", f"operator_controls lists at most {MAX_CONTROLS}")
     receipts = [build_receipt(o, i, viewer=viewer) for i, o in enumerate(observations)]
-    seen: set[str] = set()
-    for i, r in enumerate(receipts):
-        if r["application_receipt_id"] in seen:
-            raise RewardMemoryError(
-                "duplicate_receipt",
-                "an application settlement is counted once: duplicate application_receipt_id",
-                field=f"observations.{i}.application_receipt.application_receipt_id",
-            )
-        seen.add(r["application_receipt_id"])
-    judgements: dict[str, str] = {}
-    for i, r in enumerate(receipts):
-        u = r["utility_observation"]
-        if u is None:
-            continue
-        if judgements.setdefault(u["observation_id"], u["label"]) != u["label"]:
-            raise RewardMemoryError(
-                "utility_observation_conflict",
-                "a different judgement under the same observation id is a conflict; supply "
-                "new evidence or a new evaluation version",
-                field=f"observations.{i}.utility",
-            )
-    controls, refs = [], set()
-    for i, ctl in enumerate(controls_doc):
-        cw = f"operator_controls.{i}"
-        ctl = v.obj(ctl, cw)
-        _strict(ctl, {"control_id", "action", "control_ref"}, cw)
-        control_id = v.ref(ctl.get("control_id"), f"{cw}.control_id")
-        stored = selectors.operator_control_facts(
-            control_id, field=f"{cw}.control_id", viewer=viewer
-        )
-        for key in ("action", "control_ref"):
-            if key in ctl and ctl[key] != stored[key]:
-                raise RewardMemoryError(
-                    "operator_control_mismatch",
-                    "the batch may not override the stored operator control",
-                    field=f"{cw}.{key}",
-                )
-        if control_id in refs:
-            raise RewardMemoryError(
-                "duplicate_receipt",
-                "an operator control is counted once",
-                field=f"{cw}.control_id",
-            )
-        refs.add(control_id)
-        controls.append(stored)
-
+    _check_counted_once(receipts)
+    controls = _stored_controls(controls_doc, viewer)
     if evaluation is None:
         evaluation = stage4.evaluate()
     gate_ready = evaluation["release_gate"]["status"] == "ready_for_bounded_dogfood"
@@ -335,3 +307,58 @@ def evaluate_batch(
         issue_fix=issue_fix,
         loopx_domains=loopx_domains,
     )
+
+
+def _check_counted_once(receipts: list[dict[str, Any]]) -> None:
+    """An application settlement is counted once, and one observation id carries one
+    judgement."""
+    seen: set[str] = set()
+    for i, r in enumerate(receipts):
+        if r["application_receipt_id"] in seen:
+            raise RewardMemoryError(
+                "duplicate_receipt",
+                "an application settlement is counted once: duplicate application_receipt_id",
+                field=f"observations.{i}.application_receipt.application_receipt_id",
+            )
+        seen.add(r["application_receipt_id"])
+    judgements: dict[str, str] = {}
+    for i, r in enumerate(receipts):
+        u = r["utility_observation"]
+        if u is None:
+            continue
+        if judgements.setdefault(u["observation_id"], u["label"]) != u["label"]:
+            raise RewardMemoryError(
+                "utility_observation_conflict",
+                "a different judgement under the same observation id is a conflict; supply "
+                "new evidence or a new evaluation version",
+                field=f"observations.{i}.utility",
+            )
+
+
+def _stored_controls(controls_doc: list, viewer) -> list[dict[str, Any]]:
+    """The stored operator controls the batch names (each once, never overridden)."""
+    controls, refs = [], set()
+    for i, ctl in enumerate(controls_doc):
+        cw = f"operator_controls.{i}"
+        ctl = v.obj(ctl, cw)
+        _strict(ctl, {"control_id", "action", "control_ref"}, cw)
+        control_id = v.ref(ctl.get("control_id"), f"{cw}.control_id")
+        stored = selectors.operator_control_facts(
+            control_id, field=f"{cw}.control_id", viewer=viewer
+        )
+        for key in ("action", "control_ref"):
+            if key in ctl and ctl[key] != stored[key]:
+                raise RewardMemoryError(
+                    "operator_control_mismatch",
+                    "the batch may not override the stored operator control",
+                    field=f"{cw}.{key}",
+                )
+        if control_id in refs:
+            raise RewardMemoryError(
+                "duplicate_receipt",
+                "an operator control is counted once",
+                field=f"{cw}.control_id",
+            )
+        refs.add(control_id)
+        controls.append(stored)
+    return controls

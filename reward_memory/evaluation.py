@@ -24,8 +24,8 @@ from reward_memory.documents import registry
 from reward_memory.domain import candidates
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
 from reward_memory.providers.double import ProviderDouble
-from reward_memory.services import activation
-from reward_memory.services.ingest import _Context, ingest_event
+from reward_memory.services import activation, roles
+from reward_memory.services.ingest import IngestEvaluation, activation_plan, ingest_event
 
 CASE_IDS = (
     "compact_restart_survival",
@@ -121,17 +121,17 @@ def _setup() -> dict[str, Any]:
 def _activate(event) -> dict[str, Any]:
     """Setup: activate one advice record (standing policy → provider → exact readback)."""
     corpus = selectors.get_corpus(event["corpus_id"])
-    roles = selectors.source_role_bindings(corpus)
+    bindings = roles.source_role_bindings(corpus)
     adapted = candidates.adapt_and_evaluate(
         event,
         now=clock.now(),
         corpus=selectors.corpus_binding(corpus),
         checkpoints=selectors.checkpoint_lookup(),
-        roles=roles,
+        roles=bindings,
     )
     policy = selectors.active_policy(corpus, event["scope"]["surface"])
-    context = _Context(adapted, corpus, policy, fx.GOAL, fx.AGENT, roles=roles)
-    outcome = activation.sync_and_verify(context.plan(clock.now()))
+    judged = IngestEvaluation.of(adapted, corpus, policy, fx.GOAL, fx.AGENT, roles=bindings)
+    outcome = activation.sync_and_verify(activation_plan(judged, clock.now()))
     return {"status": outcome.status, "record_ref": outcome.record.record_ref}
 
 

@@ -208,6 +208,25 @@ def parse(document: Any) -> ExperimentConfig:
         {"schema_version", "project_provider_binding", "corpora", "surfaces", "automation"},
         "",
     )
+    provider_id, namespace, scopes = _provider_binding(document)
+    corpus_ids, policies = _corpora(document, scopes)
+    surfaces = _surfaces(document, corpus_ids)
+    automation, intent = _automation(document)
+    return ExperimentConfig(
+        provider_id=provider_id,
+        namespace=namespace,
+        scopes=scopes,
+        corpus_ids=tuple(corpus_ids),
+        surfaces=surfaces,
+        automation=automation,
+        automation_intent=intent,
+        standing_policies=policies,
+    )
+
+
+def _provider_binding(document: dict) -> tuple[str, str, dict[str, str]]:
+    """``(provider_id, namespace, scopes)``: one provider for the project and exactly one
+    scope per corpus."""
     binding = _check(v.obj, document.get("project_provider_binding"), "project_provider_binding")
     _strict(binding, {"provider_id", "namespace", "corpus_scopes"}, "project_provider_binding")
     provider_id = _check(
@@ -229,7 +248,12 @@ def parse(document: Any) -> ExperimentConfig:
         if corpus_id in scopes:
             raise config_error(f"{where}.corpus_id", "each corpus has exactly one scope")
         scopes[corpus_id] = scope_ref
+    return provider_id, namespace, scopes
 
+
+def _corpora(document: dict, scopes: dict[str, str]) -> tuple[list[str], dict[str, dict]]:
+    """The distinct corpora the config lists (each with its provider scope, and no scope
+    without a corpus) and their standing policies."""
     corpus_ids: list[str] = []
     policies: dict[str, dict] = {}
     for where, entry in _entries(
@@ -251,7 +275,12 @@ def parse(document: Any) -> ExperimentConfig:
         raise config_error(
             "project_provider_binding.corpus_scopes", "scopes must match the listed corpora"
         )
+    return corpus_ids, policies
 
+
+def _surfaces(document: dict, corpus_ids: list[str]) -> dict[str, Surface]:
+    """The distinct surfaces, each reading listed corpora and ingesting into one of its
+    own."""
     surfaces: dict[str, Surface] = {}
     for where, entry in _entries(
         document.get("surfaces"), "surfaces", most=16, noun="surfaces",
@@ -282,7 +311,12 @@ def parse(document: Any) -> ExperimentConfig:
             ingest_corpus_id=ingest,
             recall_profile=_profile(entry.get("recall_profile"), f"{where}.recall_profile"),
         )
+    return surfaces
 
+
+def _automation(document: dict) -> tuple[dict[str, bool], dict[str, str]]:
+    """Each automation flag (default on) and where its value came from (default or
+    explicit)."""
     automation_doc = _check(v.obj, document.get("automation"), "automation", required=False) or {}
     _strict(automation_doc, set(AUTOMATION_FLAGS), "automation")
     automation, intent = {}, {}
@@ -290,16 +324,7 @@ def parse(document: Any) -> ExperimentConfig:
         value = _check(v.boolean, automation_doc.get(flag), f"automation.{flag}", required=False)
         automation[flag] = True if value is None else value
         intent[flag] = PROVENANCE_DEFAULT if value is None else PROVENANCE_EXPLICIT
-    return ExperimentConfig(
-        provider_id=provider_id,
-        namespace=namespace,
-        scopes=scopes,
-        corpus_ids=tuple(corpus_ids),
-        surfaces=surfaces,
-        automation=automation,
-        automation_intent=intent,
-        standing_policies=policies,
-    )
+    return automation, intent
 
 
 def _profile(value: Any, where: str) -> dict[str, Any]:

@@ -651,7 +651,7 @@ class ExperimentBinding(models.Model):
     fresh non-recallable canary write with exact byte readback on the config's route).
 
     Written only by ``reward_memory.services.configure_goal``; read by
-    ``reward_memory.selectors.experiment_route`` (which re-reads the config and compares
+    ``reward_memory.route.experiment_route`` (which re-reads the config and compares
     digests, so drift disables automation without blocking ordinary work)."""
 
     goal, agent = goal_and_agent("reward_memory_experiments")

@@ -5,12 +5,8 @@ Shared by the selectors and the experiment config check, below both of them.
 """
 
 from reward_memory import providers
+from reward_memory.domain.privacy import agent_key
 from reward_memory.models import Corpus
-
-
-def agent_key(goal_id: str, agent_id: str) -> str:
-    """The allowlist / peer-map key of one (Goal, Agent)."""
-    return f"{goal_id}/{agent_id}"
 
 
 def binding_peer(corpus: Corpus, goal_id: str | None, agent_id: str | None) -> str | None:

@@ -14,9 +14,8 @@ from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
 from loopx_site.core.models import Agent, Goal
 from reward_memory import contracts as c
-from reward_memory import experiment_config as cfg
 from reward_memory import models, providers
-from reward_memory.domain import authority, candidates, guards, uris
+from reward_memory.domain import authority, candidates, guards, privacy
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import (
     ApplicationReceipt,
@@ -32,91 +31,12 @@ from reward_memory.models import (
     Review,
     StandingPolicy,
 )
-from reward_memory.peers import agent_key, binding_peer
-from reward_memory.principals import Principal
 
 CORPUS_NOT_FOUND = "No corpus with that id is registered."
 
 
 # -- corpora ------------------------------------------------------------------------------
-PRIVATE = "private"
-GOAL_SHARED = "goal_shared"
-PROJECT = "project"
-VISIBILITIES = (PRIVATE, GOAL_SHARED, PROJECT)
-
-Viewer = tuple[str, str | None] | None  # ``loopx_site.core.access.Viewer``
-
-
-def is_allowlisted(corpus: Corpus, goal_id: str, agent_id: str) -> bool:
-    return agent_key(goal_id, agent_id) in (corpus.agent_allowlist or [])
-
-
-# -- the privacy selector: what a (Goal, Agent) may read ----------------------------------
-def goal_allowlisted(corpus: Corpus, goal_id: str) -> bool:
-    return any(k.split("/", 1)[0] == goal_id for k in corpus.agent_allowlist or [])
-
-
-def visibility_of(corpus: Corpus) -> str:
-    """The corpus's visibility; anything unknown (or a legacy value) reads as
-    ``private`` — the narrowest rule, never a wider one."""
-    visibility = (corpus.privacy or {}).get("visibility", PRIVATE)
-    return visibility if visibility in VISIBILITIES else PRIVATE
-
-
-def private_owner(corpus: Corpus) -> str | None:
-    """The one ``goal/agent`` a private corpus belongs to; ``None`` when its allowlist
-    does not hold exactly one entry (then nobody reads it from a host scope)."""
-    keys = corpus.agent_allowlist or []
-    return keys[0] if len(keys) == 1 else None
-
-
-def shared_goal(corpus: Corpus) -> str | None:
-    """The one Goal a ``goal_shared`` corpus is shared inside (every allowlist entry's
-    Goal), or ``None`` when the entries name none or several."""
-    goals = {k.split("/", 1)[0] for k in corpus.agent_allowlist or []}
-    return goals.pop() if len(goals) == 1 else None
-
-
-def may_read_corpus(corpus: Corpus, goal_id: str, agent_id: str | None) -> bool:
-    """The one rule for reading a corpus from a Goal/Agent scope.
-
-    * ``private`` — exactly one allowlisted (Goal, Agent), and the reader is that exact
-      Agent (its own token, or the in-process identity): never a sibling, never a
-      Goal-wide token (``agent_id=None``), never two Agents.
-    * ``goal_shared`` — shared inside one Goal with the Agents its allowlist names: an
-      allowlisted Agent, or a Goal-wide token of that Goal. Never implied by private.
-    * ``project`` — every Agent of an allowlisted Goal.
-
-    Another Goal never reads it.
-    """
-    visibility = visibility_of(corpus)
-    if visibility == PRIVATE:
-        owner = private_owner(corpus)
-        return agent_id is not None and owner == agent_key(goal_id, agent_id)
-    if visibility == GOAL_SHARED:
-        if shared_goal(corpus) != goal_id:
-            return False
-        return agent_id is None or is_allowlisted(corpus, goal_id, agent_id)
-    return goal_allowlisted(corpus, goal_id)
-
-
-def visible_to(corpus: Corpus, viewer: Viewer) -> bool:
-    """Whether ``viewer`` (``(goal_id, agent_id|None)``; ``None``: operator) may see it."""
-    return viewer is None or may_read_corpus(corpus, *viewer)
-
-
-def visibility_summary(corpus: Corpus) -> str:
-    """One line for the admin: the visibility the read rule applies and who it admits."""
-    visibility = visibility_of(corpus)
-    if visibility == PRIVATE:
-        owner = private_owner(corpus)
-        return f"private: {owner}" if owner else "private: no single Agent (nobody reads)"
-    if visibility == GOAL_SHARED:
-        goal = shared_goal(corpus)
-        count = len(corpus.agent_allowlist or [])
-        return f"goal_shared: {count} Agent(s) of {goal}" if goal else "goal_shared: unreadable"
-    goals = sorted({k.split("/", 1)[0] for k in corpus.agent_allowlist or []})
-    return f"project: every Agent of {', '.join(goals) or 'no Goal'}"
+Viewer = privacy.Viewer
 
 
 def list_corpora(*, goal_id: str | None = None, agent_id: str | None = None) -> list[Corpus]:
@@ -124,11 +44,16 @@ def list_corpora(*, goal_id: str | None = None, agent_id: str | None = None) -> 
     corpora = list(Corpus.objects.prefetch_related("policies").order_by("corpus_id"))
     if goal_id is None:
         return corpora
-    return [corpus for corpus in corpora if may_read_corpus(corpus, goal_id, agent_id)]
+    return [corpus for corpus in corpora if privacy.may_read_corpus(corpus, goal_id, agent_id)]
 
 
 def _corpus_not_found() -> RewardMemoryError:
     return RewardMemoryError("corpus_not_found", CORPUS_NOT_FOUND, field="corpus_id")
+
+
+def active_corpora() -> list[Corpus]:
+    """Every active corpus, by id."""
+    return list(Corpus.objects.filter(active=True).order_by("corpus_id"))
 
 
 def get_corpus(corpus_id: str, *, viewer: Viewer = None) -> Corpus:
@@ -136,7 +61,7 @@ def get_corpus(corpus_id: str, *, viewer: Viewer = None) -> Corpus:
     A corpus the viewer may not read is reported exactly like a missing one."""
     return visible_or_not_found(
         Corpus.objects.filter(corpus_id=corpus_id).first(),
-        lambda corpus: visible_to(corpus, viewer),
+        lambda corpus: privacy.visible_to(corpus, viewer),
         _corpus_not_found,
     )
 
@@ -162,7 +87,7 @@ def readable_records(
         corpora = corpora.filter(pk=corpus.pk)
     if project is not None:
         corpora = corpora.filter(project=project)
-    allowed = [c_.pk for c_ in corpora if may_read_corpus(c_, goal_id, agent_id)]
+    allowed = [c_.pk for c_ in corpora if privacy.may_read_corpus(c_, goal_id, agent_id)]
     rows = MemoryRecord.objects.filter(
         corpus_id__in=allowed, lifecycle_state=c.ACTIVE, readback_verified_at__isnull=False
     ).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
@@ -353,20 +278,41 @@ def recall_read(
     if not resource_refs:
         return {}, {}
     shape = _recall_shape()
-    qn = connection.ops.quote_name
     stamp = connection.ops.adapt_datetimefield_value(now)
-    corpus_readable = bool(goal_id) and corpus.active and may_read_corpus(corpus, goal_id, agent_id)
-    params: list = [stamp]
-    if corpus_readable:
-        readable = (
-            "CASE WHEN r.lifecycle_state = %s AND r.readback_verified_at IS NOT NULL "
-            "AND (r.expires_at IS NULL OR r.expires_at > %s) "
-            "AND NOT (r.memory_class = %s AND (ac.id IS NULL OR ac.revoked_at IS NOT NULL "
-            "OR (ac.expires_at IS NOT NULL AND ac.expires_at <= %s))) THEN 1 ELSE 0 END"
+    readable, readable_params = _readable_column(corpus, goal_id, agent_id, stamp)
+    source, source_params = _recall_source(corpus, resource_refs, documents_of)
+    qn = connection.ops.quote_name
+    columns = (
+        "CASE WHEN r.expires_at IS NOT NULL AND r.expires_at <= %s THEN 1 ELSE 0 END, "
+        f"{readable}, {', '.join(f'r.{qn(f.column)}' for f in shape.fields)}, v.{qn('review_id')}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT " + source.format(columns=columns), [stamp, *readable_params, *source_params]
         )
-        params += [c.ACTIVE, stamp, c.HARD_POLICY, stamp]
-    else:
-        readable = "0"
+        return _recall_rows_of(cursor.fetchall(), shape)
+
+
+def _readable_column(corpus: Corpus, goal_id, agent_id, stamp) -> tuple[str, list]:
+    """``readable_records``' rule as one SQL expression of a record row (and its
+    parameters): ``0`` when the corpus itself is inactive or not readable by the caller
+    (``privacy.may_read_corpus``)."""
+    if not (goal_id and corpus.active and privacy.may_read_corpus(corpus, goal_id, agent_id)):
+        return "0", []
+    readable = (
+        "CASE WHEN r.lifecycle_state = %s AND r.readback_verified_at IS NOT NULL "
+        "AND (r.expires_at IS NULL OR r.expires_at > %s) "
+        "AND NOT (r.memory_class = %s AND (ac.id IS NULL OR ac.revoked_at IS NOT NULL "
+        "OR (ac.expires_at IS NOT NULL AND ac.expires_at <= %s))) THEN 1 ELSE 0 END"
+    )
+    return readable, [c.ACTIVE, stamp, c.HARD_POLICY, stamp]
+
+
+def _recall_source(corpus: Corpus, resource_refs, documents_of) -> tuple[str, list]:
+    """The ``FROM`` of ``recall_read`` (``{columns}`` left to fill) and its parameters:
+    the corpus's records behind the refs, or — with ``documents_of`` — the ``local``
+    provider's recallable documents with their records."""
+    qn = connection.ops.quote_name
     records = qn(MemoryRecord._meta.db_table)
     joins = (
         f"LEFT JOIN {qn(Review._meta.db_table)} v ON v.id = r.review_id "
@@ -380,24 +326,19 @@ def recall_read(
             f"{{columns}} FROM {records} r {joins}"
             f"WHERE r.corpus_id = %s AND r.provider_resource_ref IN ({marks})"
         )
-        params += [corpus.pk, *resource_refs]
-    else:
-        source = (
-            "d.resource_ref, d.content, "
-            f"{{columns}} FROM {qn(LocalProviderDocument._meta.db_table)} d "
-            f"LEFT JOIN {records} r "
-            f"ON r.corpus_id = %s AND r.provider_resource_ref = d.resource_ref {joins}"
-            f"WHERE d.scope_key = %s AND d.recallable = %s AND d.resource_ref IN ({marks})"
-        )
-        params += [corpus.pk, documents_of, True, *resource_refs]
-    columns = (
-        "CASE WHEN r.expires_at IS NOT NULL AND r.expires_at <= %s THEN 1 ELSE 0 END, "
-        f"{readable}, {', '.join(f'r.{qn(f.column)}' for f in shape.fields)}, v.{qn('review_id')}"
+        return source, [corpus.pk, *resource_refs]
+    source = (
+        "d.resource_ref, d.content, "
+        f"{{columns}} FROM {qn(LocalProviderDocument._meta.db_table)} d "
+        f"LEFT JOIN {records} r "
+        f"ON r.corpus_id = %s AND r.provider_resource_ref = d.resource_ref {joins}"
+        f"WHERE d.scope_key = %s AND d.recallable = %s AND d.resource_ref IN ({marks})"
     )
-    sql = "SELECT " + source.format(columns=columns)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        fetched = cursor.fetchall()
+    return source, [corpus.pk, documents_of, True, *resource_refs]
+
+
+def _recall_rows_of(fetched, shape: "_RecallShape") -> tuple[dict[str, RecallRow], dict[str, str]]:
+    """``(rows, contents)`` of ``recall_read``'s fetched rows."""
     surface, state, digest = (
         4 + shape.at[name] for name in ("surface", "lifecycle_state", "content_digest")
     )
@@ -532,77 +473,36 @@ def record_present_state(
     return _drop_reason(record, now), False
 
 
-def route_corpus_id(goal_id: str | None, agent_id: str | None, surface: Any) -> str | None:
-    """The surface's ``ingest_corpus_id`` in the (Goal, Agent)'s verified experiment
-    config; else (a no-write evaluation) the one active corpus that allowlists this exact
-    (Goal, Agent) and declares this exact surface, or ``None`` — never a guess among
-    several, never by similarity."""
-    if not goal_id or not agent_id or not isinstance(surface, str):
-        return None
-    configured = experiment_route(goal_id, agent_id).surface(surface)
-    if configured is not None:  # the Agent's verified experiment names the ingest corpus
-        return configured.ingest_corpus_id
-    matches = [
-        corpus.corpus_id
-        for corpus in Corpus.objects.filter(active=True).order_by("corpus_id")
-        if is_allowlisted(corpus, goal_id, agent_id) and surface in (corpus.surfaces or [])
-    ]
-    return matches[0] if len(matches) == 1 else None
-
-
-# -- peers ---------------------------------------------------------------------------------
-def owner_write_peer(corpus: Corpus) -> str | None:
-    """The peer an owner's write (apply review) uses on a peer-scoped corpus: the
-    configured peer of an allowlisted Agent equal to the scope's peer, if any."""
-    uri_peer = uris.peer_of(corpus.provider_scope_ref)
-    if uri_peer is None:
-        return None
-    for key in corpus.agent_allowlist or []:
-        goal_id, agent_id = key.split("/", 1)
-        if binding_peer(corpus, goal_id, agent_id) == uri_peer:
-            return uri_peer
-    return None
-
-
 # -- authority -------------------------------------------------------------------------------
-ROLE_FIELDS = {
-    c.OWNER_ROLE: "owner",
-    c.REVIEWER_ROLE: "reviewer",
-    c.RETIREMENT_ROLE: "retirement_authority",
-    c.AUTHORITY_SOURCE_ROLE: "authority_source",
-}
-
-
-def acts_as(principal: Principal | None, corpus: Corpus, role: str) -> bool:
-    """Whether the authenticated ``principal`` holds ``role`` on ``corpus``: an operator
-    account equal to the corpus's declared actor, or a host token an operator bound to
-    that role (live ``CorpusRoleBinding``)."""
-    if principal is None:
-        return False
-    if principal.is_operator:
-        return principal.actor_ref == getattr(corpus, ROLE_FIELDS[role])
+def holds_bound_role(corpus: Corpus, role: str, token_id: int | None) -> bool:
+    """Whether a live ``CorpusRoleBinding`` binds the (unrevoked) host token ``token_id``
+    to ``role`` on ``corpus``."""
     return (
-        principal.token_id is not None
+        token_id is not None
         and CorpusRoleBinding.objects.filter(
             corpus=corpus,
             role=role,
-            host_token_id=principal.token_id,
+            host_token_id=token_id,
             host_token__revoked_at__isnull=True,
             revoked_at__isnull=True,
         ).exists()
     )
 
 
+def live_checkpoints(project: str, *, now) -> list[tuple[str, str, str]]:
+    """``(checkpoint_id, actor, role)`` of every unrevoked, unexpired checkpoint of
+    ``project``."""
+    rows = AuthorityCheckpoint.objects.filter(project=project, revoked_at__isnull=True).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+    )
+    return list(rows.values_list("checkpoint_id", "actor", "role"))
+
+
 def checkpoint_facts(checkpoint_id: str, *, now=None) -> authority.CheckpointFacts | None:
     row = AuthorityCheckpoint.objects.filter(checkpoint_id=checkpoint_id).first()
     if row is None:
         return None
-    now = now or clock.now()
-    state = "live"
-    if row.revoked_at is not None:
-        state = "revoked"
-    elif row.expires_at is not None and row.expires_at <= now:
-        state = "expired"
+    state = authority.checkpoint_state(row.revoked_at, row.expires_at, now or clock.now())
     return authority.CheckpointFacts(
         checkpoint_id=row.checkpoint_id,
         project=row.project,
@@ -616,96 +516,6 @@ def checkpoint_facts(checkpoint_id: str, *, now=None) -> authority.CheckpointFac
 
 def checkpoint_lookup(now=None) -> guards.CheckpointLookup:
     return lambda ref: checkpoint_facts(ref, now=now)
-
-
-def source_role_bindings(
-    corpus: Corpus, principal: Principal | None = None, *, now=None
-) -> frozenset[authority.RoleBinding]:
-    """The server records that may bind a candidate's claimed source actor to its role,
-    for an activation into ``corpus`` by the authenticated ``principal`` (``None``: no
-    principal, e.g. the demo loader or an internal retry — checkpoints only):
-
-    * every live (unrevoked, unexpired) ``AuthorityCheckpoint`` of the corpus's project
-      (``checkpoint.actor`` holds ``checkpoint.role``);
-    * an operator account: itself as role ``operator``;
-    * each corpus role the principal holds (``acts_as``: an operator account equal to the
-      declared actor, or a host token an operator bound with ``CorpusRoleBinding``) —
-      the actor is the corpus's declared actor of that role: the bound role speaks,
-      never the token's own claim.
-    """
-    now = now or clock.now()
-    rows = AuthorityCheckpoint.objects.filter(
-        project=corpus.project, revoked_at__isnull=True
-    ).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-    bindings = {
-        authority.RoleBinding(actor, role, authority.ROLE_BASIS_CHECKPOINT, checkpoint_id)
-        for checkpoint_id, actor, role in rows.values_list("checkpoint_id", "actor", "role")
-    }
-    if principal is not None and principal.is_operator:
-        bindings.add(
-            authority.RoleBinding(
-                principal.actor_ref,
-                authority.OPERATOR_ROLE,
-                authority.ROLE_BASIS_OPERATOR,
-                principal.actor_ref,
-            )
-        )
-    for role, field_name in ROLE_FIELDS.items():
-        if acts_as(principal, corpus, role):
-            bindings.add(
-                authority.RoleBinding(
-                    getattr(corpus, field_name), role, authority.ROLE_BASIS_CORPUS_ROLE, role
-                )
-            )
-    return frozenset(bindings)
-
-
-# -- read authority: a server record, never the caller's claim ------------------------------
-READ_ROLE = "reader"
-READ_SCOPE = "reward_memory.read"
-ALLOWLIST_REF_PREFIX = "allowlist:"
-
-
-def allowlist_read_ref(goal_id: str, agent_id: str) -> str:
-    """The read-authority ref naming the caller's own corpus allowlist entry."""
-    return f"{ALLOWLIST_REF_PREFIX}{agent_key(goal_id, agent_id)}"
-
-
-def reader_actor(goal_id: str, agent_id: str) -> str:
-    """The ``actor`` an operator's read checkpoint binds for one (Goal, Agent)."""
-    return f"agent:{agent_key(goal_id, agent_id)}"
-
-
-def read_authority_record(
-    ref: Any, *, corpus: Corpus, surface: str, goal_id: str, agent_id: str, now=None
-) -> str | None:
-    """The server record a recall's ``read_authority.checkpoint_ref`` names for this
-    (Goal, Agent) on this corpus and surface: ``"allowlist"`` — ``allowlist:<goal>/<agent>``
-    and the corpus allowlists exactly that caller — or ``"checkpoint"`` — a live
-    ``AuthorityCheckpoint`` an operator granted with role ``reader``, actor
-    ``agent:<goal>/<agent>``, the corpus's project and the action scope
-    ``reward_memory.read`` (or ``reward_memory.read.<surface>``). Anything else
-    (unknown ref, another caller's entry, a revoked/expired or non-read checkpoint) is
-    ``None``; the caller's ``verified`` flag never counts."""
-    if not isinstance(ref, str) or not ref:
-        return None
-    if ref.startswith(ALLOWLIST_REF_PREFIX):
-        if ref == allowlist_read_ref(goal_id, agent_id) and is_allowlisted(
-            corpus, goal_id, agent_id
-        ):
-            return "allowlist"
-        return None
-    facts = checkpoint_facts(ref, now=now)
-    if (
-        facts is None
-        or not facts.live
-        or facts.role != READ_ROLE
-        or facts.actor != reader_actor(goal_id, agent_id)
-        or facts.project != corpus.project
-        or not facts.action_scopes & {READ_SCOPE, f"{READ_SCOPE}.{surface}".lower()}
-    ):
-        return None
-    return "checkpoint"
 
 
 def get_checkpoint(checkpoint_id: str) -> AuthorityCheckpoint:
@@ -760,22 +570,9 @@ def active_policy(corpus: Corpus, surface: str) -> StandingPolicy | None:
     return StandingPolicy.objects.filter(corpus=corpus, surface=surface, active=True).first()
 
 
-def _state(value: bool, observed_at=None, **extra) -> dict[str, Any]:
-    return {"value": bool(value), "observed_at": clock.iso(observed_at), **extra}
-
-
-def health_facts(corpus: Corpus) -> dict[str, Any]:
-    """The five health states, each observed separately and never merged (rendered by
-    ``reward_memory.documents.registry.corpus_health``).
-
-    ``index_present`` asks the provider's read-only preflight; the other four read
-    LoopX's own receipts. Stateless: nothing is written, no provider write happens.
-    """
-    try:
-        preflight = providers.get(corpus.provider_id).preflight(provider_binding(corpus))
-        index = _state(preflight.index_present, failure_kind=preflight.failure_kind)
-    except providers.ProviderUnavailable as exc:
-        index = _state(False, failure_kind=exc.kind)
+def health_reads(corpus: Corpus):
+    """What the corpus's receipts say about its health: ``(last successful query, last
+    verified readback, last applied receipt, records per lifecycle state)``."""
     last_query = (
         RecallReceipt.objects.filter(corpus=corpus, status__in=["ok", "empty"])
         .order_by("-created_at")
@@ -800,18 +597,7 @@ def health_facts(corpus: Corpus) -> dict[str, Any]:
         .annotate(n=Count("id"))
         .values_list("lifecycle_state", "n")
     )
-    return {
-        "corpus_id": corpus.corpus_id,
-        "revision": corpus.revision,
-        "health": {
-            "corpus_present": _state(corpus.active, corpus.updated_at),
-            "index_present": index,
-            "retrieval_query_succeeded": _state(last_query is not None, last_query),
-            "result_readback_verified": _state(last_readback is not None, last_readback),
-            "memory_applied_with_receipt": _state(last_applied is not None, last_applied),
-        },
-        "records": {state: counts.get(state, 0) for state in c.LIFECYCLE_STATES},
-    }
+    return last_query, last_readback, last_applied, counts
 
 
 # -- records -------------------------------------------------------------------------------
@@ -829,7 +615,7 @@ def get_record(
     may not read is reported exactly like a missing one (``record_not_found``)."""
     return visible_or_not_found(
         MemoryRecord.objects.select_related("corpus").filter(record_ref=record_ref).first(),
-        lambda record: visible_to(record.corpus, viewer),
+        lambda record: privacy.visible_to(record.corpus, viewer),
         lambda: RewardMemoryError("record_not_found", "No such record.", field=field),
     )
 
@@ -874,7 +660,7 @@ def _recall_visible(recall: RecallReceipt, viewer: Viewer) -> bool:
     return (
         recall.goal.goal_id == goal_id
         and (agent_id is None or recall.agent.agent_id == agent_id)
-        and may_read_corpus(recall.corpus, goal_id, agent_id)
+        and privacy.may_read_corpus(recall.corpus, goal_id, agent_id)
     )
 
 
@@ -947,7 +733,7 @@ def operator_control_facts(
         .filter(control_id=control_id)
         .first()
     )
-    if row is None or (viewer is not None and not may_read_corpus(row.corpus, *viewer)):
+    if row is None or (viewer is not None and not privacy.may_read_corpus(row.corpus, *viewer)):
         raise RewardMemoryError(
             "operator_control_not_found",
             "No stored operator control with that id in the caller's scope.",
@@ -963,38 +749,7 @@ def operator_control_facts(
     }
 
 
-# -- the experiment route -------------------------------------------------------------------
-@dataclass(frozen=True)
-class ExperimentRoute:
-    """What the experiment registry allows one (Goal, Agent) — resolved from the
-    registry row *and* a fresh read of the private config (digest compared)."""
-
-    goal_id: str
-    agent_id: str
-    status: str
-    reason_code: str | None = None
-    binding: Any = None
-    config: Any = None
-    receipt: dict[str, Any] | None = None
-    readback_status: str = "not_attempted"
-
-    @property
-    def available(self) -> bool:
-        return self.status == "available"
-
-    @property
-    def automation(self) -> dict[str, bool]:
-        if not self.available:
-            return {"automatic_recall": False, "automatic_ingest": False, "fail_open": True}
-        return dict(self.config.automation)
-
-    def surface(self, surface_id: str | None):
-        """The configured surface (``None`` unless available and declared)."""
-        if not self.available or not isinstance(surface_id, str):
-            return None
-        return self.config.surfaces.get(surface_id)
-
-
+# -- the experiment registry ---------------------------------------------------------------
 def experiment_binding(goal_id: str, agent_id: str):
     """The (Goal, Agent)'s own registry row (one per Agent), or ``None``."""
     return models.ExperimentBinding.objects.filter(
@@ -1005,86 +760,6 @@ def experiment_binding(goal_id: str, agent_id: str):
 def goal_experiment_bindings(goal_id: str):
     """Every Agent's registry row of the Goal (one per Agent)."""
     return models.ExperimentBinding.objects.filter(goal__goal_id=goal_id).select_related("agent")
-
-
-def experiment_route(goal_id: str, agent_id: str, surface: str | None = None) -> ExperimentRoute:
-    """The one read of a (Goal, Agent)'s Reward Memory experiment (never a provider call).
-
-    ``available`` only when the Agent's own binding is enabled, allowlists it, the
-    private config still reads back with the registered digest, validates as v1 against
-    the registered corpora, and the Agent's receipt is verified for that digest. Other
-    apps (turn recall) call this; ``route.surface(surface_id)`` gives the configured
-    corpora, ingest corpus and recall profile of one surface. ``surface`` (optional)
-    narrows ``status`` to ``surface_not_configured`` when that surface is not declared.
-    """
-    binding = experiment_binding(goal_id, agent_id)
-    base = {"goal_id": goal_id, "agent_id": agent_id, "binding": binding}
-    if binding is None:  # another Agent's binding never routes this one
-        others = goal_experiment_bindings(goal_id).filter(enabled=True).exists()
-        return ExperimentRoute(status="agent_not_enabled" if others else "disabled", **base)
-    if not binding.enabled:
-        return ExperimentRoute(status="disabled", **base)
-    if agent_id not in (binding.agent_allowlist or []):
-        return ExperimentRoute(status="agent_not_enabled", **base)
-    try:
-        data = cfg.read_config_bytes(binding.config_path)
-    except RewardMemoryError:
-        return ExperimentRoute(
-            status="config_invalid",
-            reason_code="config_unavailable_or_invalid",
-            readback_status="rejected",
-            **base,
-        )
-    digest = cfg.config_digest(data)
-    receipt = (binding.receipts or {}).get(agent_id)
-    try:
-        config = cfg.load_bytes(data)
-        cfg.check_registered(config)
-    except RewardMemoryError:
-        return ExperimentRoute(
-            status="config_invalid",
-            reason_code="config_unavailable_or_invalid",
-            readback_status="rejected",
-            receipt=receipt,
-            **base,
-        )
-    if digest != binding.config_digest or not receipt or receipt.get("config_digest") != digest:
-        return ExperimentRoute(
-            status="enablement_stale",
-            reason_code="config_digest_missing_or_drifted",
-            readback_status="drifted",
-            config=config,
-            receipt=receipt,
-            **base,
-        )
-    if not (
-        receipt.get("status") == "verified"
-        and receipt.get("goal_id") == goal_id
-        and receipt.get("agent_id") == agent_id
-        and receipt.get("provider_id") == config.provider_id
-        and receipt.get("writability_verified") is True
-        and receipt.get("exact_readback_verified") is True
-    ):
-        return ExperimentRoute(
-            status="enablement_unverified",
-            reason_code="provider_write_preflight_missing_or_unverified",
-            readback_status="unverified",
-            config=config,
-            receipt=receipt,
-            **base,
-        )
-    if surface is not None and surface not in config.surfaces:
-        return ExperimentRoute(
-            status="surface_not_configured",
-            reason_code="surface_not_in_config",
-            readback_status="verified",
-            config=config,
-            receipt=receipt,
-            **base,
-        )
-    return ExperimentRoute(
-        status="available", readback_status="verified", config=config, receipt=receipt, **base
-    )
 
 
 # -- provider deletes (the outbox of closed records) ----------------------------------------
@@ -1115,7 +790,7 @@ def provider_deletion_counts(goal_ids: list[str]) -> dict[str, dict[str, int]]:
         return result
     for corpus in Corpus.objects.filter(pk__in=per_corpus).only("pk", "agent_allowlist"):
         for goal_id, counts in result.items():
-            if goal_allowlisted(corpus, goal_id):
+            if privacy.goal_allowlisted(corpus, goal_id):
                 for state, n in per_corpus[corpus.pk].items():
                     counts[state] += n
     return result

@@ -102,15 +102,16 @@ def turn_admission_binding(
     the turn-admission surface configured (``{"corpus_id", "project"}`` of the surface's
     first compatible corpus), or ``None``. Never a provider call. A corpus the caller's
     own read scope (``viewer``) may not read counts as not registered."""
-    from reward_memory import selectors as rm
+    from reward_memory.domain.privacy import visible_to
     from reward_memory.models import Corpus
+    from reward_memory.services import routes as rm
 
     surface = rm.experiment_route(goal_id, agent_id, surface=c.SURFACE).surface(c.SURFACE)
     if surface is None or not surface.corpus_ids:
         return None
     corpus_id = surface.corpus_ids[0]
     corpus = Corpus.objects.filter(corpus_id=corpus_id, active=True).first()
-    if corpus is None or not rm.visible_to(corpus, viewer):
+    if corpus is None or not visible_to(corpus, viewer):
         return None
     return {"corpus_id": corpus_id, "project": corpus.project}
 
@@ -119,8 +120,9 @@ def experiment_status(goal_id: str, agent_id: str) -> dict[str, Any]:
     """Reward Memory's ``reward_memory_experiment_status_v1`` for this Agent (read-only),
     which LoopX's ``disabled`` document carries as ``experiment``."""
     from reward_memory import services as rm
+    from reward_memory.documents import experiments as rm_documents
 
-    return rm.experiment_status(goal_id=goal_id, agent_id=agent_id)
+    return rm_documents.status(rm.experiment_status(goal_id=goal_id, agent_id=agent_id))
 
 
 #: The experiment-status fields LoopX's quota projects into

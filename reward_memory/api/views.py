@@ -13,6 +13,7 @@ from loopx_site.core.api.base import DocumentApi
 from reward_memory import principals, selectors, services
 from reward_memory.api import serializers as s
 from reward_memory.documents import corpora as corpus_documents
+from reward_memory.documents import experiments as experiment_documents
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
 from reward_memory.errors import AREA, invalid
@@ -58,7 +59,8 @@ class CorpusListApi(DocumentApi):
     def get(self, request):
         viewer = self.caller(request).viewer
         scope = {} if viewer is None else {"goal_id": viewer[0], "agent_id": viewer[1]}
-        return _answer(corpus_documents.corpus_list(selectors.list_corpora(**scope)))
+        corpora = services.corpora_health(selectors.list_corpora(**scope))
+        return _answer(corpus_documents.corpus_list(corpora))
 
 
 class CorpusHealthApi(DocumentApi):
@@ -72,7 +74,7 @@ class CorpusHealthApi(DocumentApi):
     def get(self, request, corpus_id: str):
         # a corpus the caller may not see is the same corpus_not_found a missing one gives
         corpus = selectors.get_corpus(corpus_id, viewer=self.caller(request).viewer)
-        return _answer(registry.corpus_health(corpus))
+        return _answer(registry.corpus_health(services.health_facts(corpus)))
 
 
 class CandidateReviewApi(DocumentApi):
@@ -266,7 +268,8 @@ class ExperimentStatusApi(DocumentApi):
         response=s.ExperimentStatusOutput,
     )
     def get(self, request, goal_id: str, agent_id: str):
-        return _answer(services.experiment_status(goal_id=goal_id, agent_id=agent_id))
+        route = services.experiment_status(goal_id=goal_id, agent_id=agent_id)
+        return _answer(experiment_documents.status(route))
 
 
 class BoundaryHookApi(DocumentApi):

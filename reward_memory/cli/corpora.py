@@ -1,7 +1,7 @@
 """``reward_memory corpora``."""
 
 from loopx_site.core.cli import format_table
-from reward_memory import selectors
+from reward_memory import selectors, services
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import registry
 
@@ -15,7 +15,7 @@ def arguments(parser):
 
 def run(command, *, corpus_id=None, **_):
     rows = [selectors.get_corpus(corpus_id)] if corpus_id else selectors.list_corpora()
-    return corpus_documents.corpus_list(rows)
+    return corpus_documents.corpus_list(services.corpora_health(rows))
 
 
 def render(payload):

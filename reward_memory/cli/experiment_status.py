@@ -2,6 +2,7 @@
 
 from loopx_site.core.cli import add_agent_arguments
 from reward_memory import services
+from reward_memory.documents import experiments as documents
 
 NAME = "experiment-status"
 HELP = "The Agent's Reward Memory experiment status."
@@ -12,4 +13,4 @@ def arguments(parser):
 
 
 def run(command, *, goal_id, agent_id, **_):
-    return services.experiment_status(goal_id=goal_id, agent_id=agent_id)
+    return documents.status(services.experiment_status(goal_id=goal_id, agent_id=agent_id))

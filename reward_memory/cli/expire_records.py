@@ -2,6 +2,7 @@
 
 from loopx_site.core.cli import add_execute_argument
 from reward_memory import services
+from reward_memory.documents import records as documents
 
 NAME = "expire-records"
 HELP = "Close active records whose expiry has passed."
@@ -13,4 +14,4 @@ def arguments(parser):
 
 
 def run(command, *, corpus_id=None, execute=False, **_):
-    return services.expire_due_records(corpus_id=corpus_id, execute=execute)
+    return documents.expiry_sweep(services.expire_due_records(corpus_id=corpus_id, execute=execute))

@@ -14,12 +14,13 @@ REGISTRATION_BATCH_SCHEMA = "reward_memory_corpus_registration_batch_v0"
 
 
 def corpus_list(corpora) -> dict[str, Any]:
-    """``reward_memory_corpus_list_v0``: each corpus with its five health states."""
+    """``reward_memory_corpus_list_v0``: each corpus with its five health states
+    (``services.corpora.corpora_health``: ``(corpus, health facts)`` pairs)."""
     return {
         "schema_version": CORPUS_LIST_SCHEMA,
         "corpora": [
-            {**registry.corpus_payload(c), "health": registry.corpus_health(c)["health"]}
-            for c in corpora
+            {**registry.corpus_payload(corpus), "health": facts["health"]}
+            for corpus, facts in corpora
         ],
     }
 

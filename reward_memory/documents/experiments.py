@@ -34,7 +34,7 @@ HOST_COVERAGE = (
 
 
 def status(route) -> dict[str, Any]:
-    """LoopX's ``reward_memory_experiment_status_v1`` of one ``selectors.ExperimentRoute``,
+    """LoopX's ``reward_memory_experiment_status_v1`` of one ``routes.ExperimentRoute``,
     in LoopX's layout: the same base keys whatever the status, the config summary only
     when ``available``, ``reason_code`` / ``binding_revision`` only when set. Ours adds
     ``automation`` (the effective flags as one object), ``surface_count`` and

@@ -23,7 +23,7 @@ LOOPX_ADAPTER_SCHEMAS = {
 
 
 def receipt(
-    context,
+    evaluation,
     status: str,
     *,
     executed: bool,
@@ -32,9 +32,11 @@ def receipt(
     plan,
     reasons: list[Reason],
 ) -> dict[str, Any]:
-    """``reward_memory_ingest_receipt_v0`` of an ingest in progress (``context``: the
-    service's event, corpus, policy and scope); ``receipt_id`` is a digest of its stable
+    """``reward_memory_ingest_receipt_v0`` of one evaluated event (the service's
+    ``IngestEvaluation``: event, corpus, policy and scope) with its status and, once
+    executed, the activation's plan and outcome; ``receipt_id`` is a digest of its stable
     fields, so the same event and outcome has the same id."""
+    context = evaluation
     evaluation, corpus = context.adapted.evaluation, context.corpus
     event_ref, goal_id, agent_id = context.adapted.event_ref, context.goal_id, context.agent_id
     policy_digest, record_ref = context.policy_digest, context.record_ref(status)
@@ -96,9 +98,30 @@ def receipt(
     }
 
 
+def replay(
+    stored: dict[str, Any], state: str, available: bool, reasons: list[Reason]
+) -> dict[str, Any]:
+    """The answer to an activated event submitted again: the receipt stored at its first
+    execution, unchanged (same ``receipt_id``), with the present beside it —
+    ``deduplicated``/``replayed``, the record's ``record_state`` and
+    ``memory_available_for_recall`` now, and the ``guard`` as it evaluates now."""
+    return {
+        **stored,
+        "deduplicated": True,
+        "replayed": True,
+        "record_state": state,
+        "memory_available_for_recall": available,
+        "guard": {
+            "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
+            "passed": not reasons,
+            "reasons": guards.payload(reasons),
+        },
+    }
+
+
 def _loopx_fields(context, status: str, *, executed: bool, outcome) -> dict[str, Any]:
     """LoopX's own ingest receipt fields (docs/loopx-hosts.md "Ingest input")."""
-    policy_document = getattr(getattr(context, "policy", None), "document", None) or {}
+    policy_document = (context.policy.document if context.policy is not None else None) or {}
     wrote = bool(
         executed
         and status == c.INGEST_ACTIVATED

@@ -149,9 +149,11 @@ class Verdict:
     attributed: bool
 
 
-def application_receipt(stored: Any, application: Application, verdict: Verdict) -> dict[str, Any]:
+def application_receipt(
+    stored: Any, application: Application, verdict: Verdict, *, recorded: bool = False
+) -> dict[str, Any]:
     """``reward_memory_application_receipt_v0`` for the stored recall ``stored``
-    (``recorded: false`` until the service stores it)."""
+    (``recorded``: the one the service stores, rendered once as it is stored)."""
     return {
         "schema_version": c.APPLICATION_RECEIPT_SCHEMA,
         "application_receipt_id": verdict.receipt_id,
@@ -174,5 +176,5 @@ def application_receipt(stored: Any, application: Application, verdict: Verdict)
         },
         "original_output_kept": verdict.status != "applied",
         "user_gate": False,
-        "recorded": False,
+        "recorded": recorded,
     }

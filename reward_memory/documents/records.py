@@ -46,13 +46,14 @@ def provider_deletion(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
-def expiry_sweep(*, executed: bool, due: int, expired: int) -> dict[str, Any]:
-    """``reward_memory_expiry_sweep_v0``: how many active records were due, how many closed."""
+def expiry_sweep(sweep) -> dict[str, Any]:
+    """``reward_memory_expiry_sweep_v0`` of a ``services.records.ExpirySweep``: how many
+    active records were due, how many closed."""
     return {
         "schema_version": EXPIRY_SWEEP_SCHEMA,
-        "executed": executed,
-        "due": due,
-        "expired": expired,
+        "executed": sweep.executed,
+        "due": len(sweep.due),
+        "expired": len(sweep.expired),
     }
 
 

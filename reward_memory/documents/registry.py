@@ -9,7 +9,7 @@ from typing import Any
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
-from reward_memory import selectors
+from reward_memory.domain import authority
 from reward_memory.models import AuthorityCheckpoint, Corpus, MemoryRecord, StandingPolicy
 
 CHECKPOINT_SCHEMA = "reward_memory_authority_checkpoint_v0"
@@ -18,7 +18,7 @@ CHECKPOINT_SCHEMA = "reward_memory_authority_checkpoint_v0"
 def checkpoint_payload(row: AuthorityCheckpoint, *, now=None) -> dict[str, Any]:
     """``reward_memory_authority_checkpoint_v0``: one operator-granted checkpoint and its
     state now."""
-    facts = selectors.checkpoint_facts(row.checkpoint_id, now=now)
+    state = authority.checkpoint_state(row.revoked_at, row.expires_at, now or clock.now())
     return {
         "schema_version": CHECKPOINT_SCHEMA,
         "checkpoint_id": row.checkpoint_id,
@@ -31,7 +31,7 @@ def checkpoint_payload(row: AuthorityCheckpoint, *, now=None) -> dict[str, Any]:
         "expires_at": clock.iso(row.expires_at),
         "revoked_at": clock.iso(row.revoked_at),
         "revoked_by": row.revoked_by or None,
-        "state": facts.state if facts else "unknown",
+        "state": state,
     }
 
 
@@ -72,9 +72,10 @@ def corpus_payload(corpus: Corpus) -> dict[str, Any]:
     }
 
 
-def corpus_health(corpus: Corpus) -> dict[str, Any]:
-    """``reward_memory_corpus_health_v0`` (``selectors.health_facts``: nothing written)."""
-    return {"schema_version": c.CORPUS_HEALTH_SCHEMA, **selectors.health_facts(corpus)}
+def corpus_health(facts: dict[str, Any]) -> dict[str, Any]:
+    """``reward_memory_corpus_health_v0`` of ``services.corpora.health_facts`` (nothing
+    written)."""
+    return {"schema_version": c.CORPUS_HEALTH_SCHEMA, **facts}
 
 
 def health_summary(health: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from loopx_site.core import clock
+from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
 from reward_memory.domain import candidates
 from reward_memory.models import Review
@@ -254,6 +255,49 @@ def activation_receipt(review: Review, status: str, record_ref: str | None) -> d
         "fail_open": True,
         "user_gate": False,
     }
+
+
+def blocked_activation(review: Review, guard: dict[str, Any]) -> dict[str, Any]:
+    """The activation receipt of an accept the guards block now (no plan, no write)."""
+    payload = activation_receipt(review, c.GUARD_BLOCKED, None)
+    payload["guard"] = guard
+    return payload
+
+
+def planned_activation(review: Review, plan) -> dict[str, Any]:
+    """The activation receipt of an accept not executed: the record it would write."""
+    payload = activation_receipt(review, "planned", plan.record_ref)
+    payload["content_digest"] = plan.content_digest
+    return payload
+
+
+def executed_activation(review: Review, plan, outcome) -> dict[str, Any]:
+    """The activation receipt of an executed accept: the provider sync's status (a
+    closed record or a guard the activation met reads ``guard_blocked``), the readback
+    and the provider target's digest."""
+    if outcome.status == c.GUARD_BLOCKED:
+        payload = activation_receipt(review, c.GUARD_BLOCKED, plan.record_ref)
+        payload["guard"] = {
+            "status": c.GUARD_BLOCKED,
+            "reasons": [{"code": outcome.guard_reason, "field": "candidate_ref"}],
+        }
+        return payload
+    status = outcome.status if outcome.status != "record_closed" else c.GUARD_BLOCKED
+    payload = activation_receipt(review, status, plan.record_ref)
+    payload.update(
+        {
+            "content_digest": plan.content_digest,
+            "readback": outcome.readback,
+            "memory_available_for_recall": status == c.INGEST_ACTIVATED,
+            "provider_target_digest": digest_ref(plan.resource_ref),
+        }
+    )
+    if outcome.status == "record_closed":
+        payload["guard"] = {
+            "status": c.GUARD_BLOCKED,
+            "reasons": [{"code": "record_closed", "field": "candidate_ref"}],
+        }
+    return payload
 
 
 def merge_receipt(

@@ -135,6 +135,15 @@ class CheckpointFacts:
     state: str  # "live" | "revoked" | "expired"
 
 
+def checkpoint_state(revoked_at, expires_at, now) -> str:
+    """``"live"``, ``"revoked"`` or ``"expired"`` (``expires_at <= now``) of a checkpoint."""
+    if revoked_at is not None:
+        return "revoked"
+    if expires_at is not None and expires_at <= now:
+        return "expired"
+    return "live"
+
+
 #: How a server record binds a source actor to a role (``RoleBinding.basis``).
 ROLE_BASIS_CHECKPOINT = "authority_checkpoint"
 ROLE_BASIS_OPERATOR = "operator_account"

@@ -166,7 +166,7 @@ def candidate_reasons(
     ``checkpoints`` resolves a checkpoint id to what the server verified (``None``: no
     such live row); a candidate's own ``verified``/``actor``/``role`` claims are ignored.
     ``roles`` are the server-resolved role bindings of this activation
-    (``selectors.source_role_bindings``); given, an advisory candidate's
+    (``roles.source_role_bindings``); given, an advisory candidate's
     ``source.actor``/``actor_role`` must be one of them (``actor_role_unverified``) — a
     hard_policy's are bound by its checkpoint. ``None``: a stateless evaluation that can
     activate nothing (the activation backstop refuses an unbound source).
@@ -175,16 +175,32 @@ def candidate_reasons(
     conflicts, current-artifact proof and the authority checkpoint (hard-policy subset
     rule; advisory classes request no authority).
     """
-    reasons: list[Reason] = []
     target = candidate["target_class"]
-    scope = candidate["scope"]
-    freshness = candidate.get("freshness") or {}
-    requested = candidate.get("requested_action_scopes") or []
+    reasons: list[Reason] = [
+        *compact_reasons(candidate["content_summary"], "content_summary"),
+        *compact_reasons(candidate["reasoning_summary"], "reasoning_summary"),
+        *_scope_reasons(candidate, corpus),
+        *_freshness_reasons(candidate, observed_at, expires_at, now, corpus),
+    ]
+    if candidate.get("conflicts"):
+        reasons.append(Reason("unresolved_conflict", "conflicts"))
+    proof = candidate.get("artifact_proof")
+    proof_required = target == c.PROCEDURAL_EXPERIENCE or bool(proof and proof.get("required"))
+    if proof_required and not (
+        proof and proof.get("verified") is True and proof.get("artifact_digest")
+    ):
+        reasons.append(Reason("artifact_proof_missing", "artifact_proof"))
+    reasons += _authority_reasons(candidate, expires_at, checkpoints)
+    if roles is not None and target != c.HARD_POLICY:
+        reasons += source_role_reasons(candidate, roles)
+    return normalise(reasons)
 
-    reasons += compact_reasons(candidate["content_summary"], "content_summary")
-    reasons += compact_reasons(candidate["reasoning_summary"], "reasoning_summary")
 
-    # scope binding
+def _scope_reasons(candidate: dict[str, Any], corpus: CorpusBinding | None) -> list[Reason]:
+    """Scope binding: the revision or subject its class is bound to, and the corpus's
+    class, project and surfaces."""
+    target, scope = candidate["target_class"], candidate["scope"]
+    reasons = []
     if target == c.RUN_BOUND_REWARD and not scope.get("subject_ref"):
         reasons.append(Reason("scope_unbound", "scope.subject_ref"))
     if target == c.WORKING_CONTEXT and not scope.get("session_revision"):
@@ -198,8 +214,17 @@ def candidate_reasons(
             reasons.append(Reason("project_mismatch", "scope.project"))
         if scope["surface"] not in corpus.surfaces:
             reasons.append(Reason("surface_mismatch", "scope.surface"))
+    return reasons
 
-    # source freshness
+
+def _freshness_reasons(
+    candidate: dict[str, Any], observed_at, expires_at, now, corpus: CorpusBinding | None
+) -> list[Reason]:
+    """Source freshness: not from the future, not older than the corpus allows, the
+    current revision where required, not already expired."""
+    target = candidate["target_class"]
+    freshness = candidate.get("freshness") or {}
+    reasons = []
     if observed_at > now + FUTURE_SKEW:
         reasons.append(Reason("source_in_future", "source.observed_at"))
     max_age = corpus.max_source_age_days if corpus else None
@@ -214,23 +239,21 @@ def candidate_reasons(
         reasons.append(Reason("source_not_current", "freshness.current_revision"))
     if expires_at is not None and expires_at <= now:
         reasons.append(Reason("already_expired", "expires_at"))
+    return reasons
 
-    # unresolved conflicts
-    if candidate.get("conflicts"):
-        reasons.append(Reason("unresolved_conflict", "conflicts"))
 
-    # current-artifact proof
-    proof = candidate.get("artifact_proof")
-    proof_required = target == c.PROCEDURAL_EXPERIENCE or bool(proof and proof.get("required"))
-    if proof_required and not (
-        proof and proof.get("verified") is True and proof.get("artifact_digest")
-    ):
-        reasons.append(Reason("artifact_proof_missing", "artifact_proof"))
-
-    # authority
-    for index, scope_name in enumerate(requested):
-        if forbidden_scope(scope_name):
-            reasons.append(Reason("forbidden_action_scope", f"requested_action_scopes.{index}"))
+def _authority_reasons(
+    candidate: dict[str, Any], expires_at, checkpoints: CheckpointLookup | None
+) -> list[Reason]:
+    """Authority: no forbidden scope; a hard_policy needs its checkpoint (and an expiry
+    when its confidence is low); an advisory class requests none."""
+    target = candidate["target_class"]
+    requested = candidate.get("requested_action_scopes") or []
+    reasons = [
+        Reason("forbidden_action_scope", f"requested_action_scopes.{index}")
+        for index, scope_name in enumerate(requested)
+        if forbidden_scope(scope_name)
+    ]
     if target == c.HARD_POLICY and candidate["confidence"]["level"] == "low" and not expires_at:
         reasons.append(Reason("weak_policy_needs_expiry", "expires_at"))
     if target != c.HARD_POLICY:
@@ -238,9 +261,7 @@ def candidate_reasons(
             reasons.append(Reason("advisory_requests_authority", "requested_action_scopes"))
     else:
         reasons += hard_policy_checkpoint_reasons(candidate, checkpoints)
-    if roles is not None and target != c.HARD_POLICY:
-        reasons += source_role_reasons(candidate, roles)
-    return normalise(reasons)
+    return reasons
 
 
 def source_binding(

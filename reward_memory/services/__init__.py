@@ -15,6 +15,8 @@ from reward_memory.services.authority import (
     unbind_role,
 )
 from reward_memory.services.corpora import (
+    corpora_health,
+    health_facts,
     parse_corpus,
     parse_standing_policy,
     register_corpora,
@@ -52,19 +54,24 @@ from reward_memory.services.reflection import (
     validation_from_run,
 )
 from reward_memory.services.review import apply_review, get_review, review_candidate
+from reward_memory.services.routes import ExperimentRoute, experiment_route
 from reward_memory.services.runtime_hooks import DECLARED_BOUNDARIES, run_boundary_hook
 
 __all__ = [
     "DECLARED_BOUNDARIES",
+    "ExperimentRoute",
     "RecallGuidance",
     "apply_review",
     "bind_role",
     "check_record_operation",
     "configure_goal",
+    "corpora_health",
+    "experiment_route",
     "experiment_status",
     "expire_due_records",
     "get_review",
     "grant_checkpoint",
+    "health_facts",
     "ingest_event",
     "is_loopx_packet",
     "mark_experience",

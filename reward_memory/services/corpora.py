@@ -11,14 +11,15 @@ from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import providers, selectors
 from reward_memory.documents import corpora as corpus_documents
-from reward_memory.domain import uris
+from reward_memory.domain import privacy, uris
 from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import Corpus, StandingPolicy
 from reward_memory.principals import Principal
+from reward_memory.services import roles
 from reward_memory.services.authority import refuse_forbidden_scopes
 
-VISIBILITIES = selectors.VISIBILITIES  # private | goal_shared | project
+VISIBILITIES = privacy.VISIBILITIES  # private | goal_shared | project
 RETENTION_CLASSES = ("standard", "short", "session")
 
 
@@ -47,6 +48,29 @@ def parse_corpus(document: Any) -> dict[str, Any]:
     )
     if len(set(surfaces)) != len(surfaces):
         raise invalid("corpus.surfaces", "surfaces must be distinct")
+    freshness = _freshness_policy(d, memory_class)
+    corpus_privacy = _corpus_privacy(d)
+    provider = _provider_binding(d, corpus_id)
+    allowlist, peers = _corpus_allowlist(d)
+    _check_visibility(corpus_privacy["visibility"], allowlist)
+    return {
+        "corpus_id": corpus_id,
+        "memory_class": memory_class,
+        **actors,
+        "retirement_authority": retirement,
+        "project": project,
+        "surfaces": surfaces,
+        "freshness_policy": freshness,
+        "privacy": corpus_privacy,
+        **provider,
+        "agent_allowlist": allowlist,
+        "agent_peers": peers,
+    }
+
+
+def _freshness_policy(d: dict[str, Any], memory_class: str) -> dict[str, Any]:
+    """How old a source may be (required for the classes that age) and whether it must
+    be the current revision (default yes)."""
     freshness = v.obj(d.get("freshness"), "corpus.freshness", required=False) or {}
     max_age = v.integer(
         freshness.get("max_source_age_days"),
@@ -65,19 +89,33 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         "corpus.freshness.require_current_revision",
         required=False,
     )
-    privacy = v.obj(d.get("privacy"), "corpus.privacy", required=False) or {}
+    return {
+        "max_source_age_days": max_age,
+        "require_current_revision": True if require_current is None else require_current,
+    }
+
+
+def _corpus_privacy(d: dict[str, Any]) -> dict[str, Any]:
+    """Visibility and retention class; raw content is never captured."""
+    declared = v.obj(d.get("privacy"), "corpus.privacy", required=False) or {}
     visibility = v.choice(
-        privacy.get("visibility", "private"), "corpus.privacy.visibility", VISIBILITIES
+        declared.get("visibility", "private"), "corpus.privacy.visibility", VISIBILITIES
     )
     retention = v.choice(
-        privacy.get("retention_class", "standard"),
+        declared.get("retention_class", "standard"),
         "corpus.privacy.retention_class",
         RETENTION_CLASSES,
     )
-    if privacy.get("raw_content_captured", False) is not False:
+    if declared.get("raw_content_captured", False) is not False:
         raise invalid(
             "corpus.privacy.raw_content_captured", "raw content is never captured (false)"
         )
+    return {"visibility": visibility, "retention_class": retention, "raw_content_captured": False}
+
+
+def _provider_binding(d: dict[str, Any], corpus_id: str) -> dict[str, str]:
+    """``provider_id`` (default ``local``) and a credential-free scope ref its provider
+    accepts (default ``local:reward_memory/<corpus_id>``)."""
     binding = v.obj(d.get("provider_binding"), "corpus.provider_binding", required=False) or {}
     provider_id = v.choice(
         binding.get("provider_id", "local"),
@@ -93,6 +131,12 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         problem = "an openviking scope ref must be viking://user/<user>/peers/<peer>/…"
     if problem is not None:
         raise invalid("corpus.provider_binding.scope_ref", problem)
+    return {"provider_id": provider_id, "provider_scope_ref": scope_ref}
+
+
+def _corpus_allowlist(d: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The allowlisted ``goal/agent`` keys (sorted, distinct) and their configured actor
+    peers."""
     allowlist = []
     peers: dict[str, str] = {}
     raw_allowlist = d.get("agent_allowlist") or []
@@ -108,46 +152,25 @@ def parse_corpus(document: Any) -> dict[str, Any]:
         peer = v.identifier(
             entry.get("actor_peer_id"), f"corpus.agent_allowlist.{i}.actor_peer_id", required=False
         )
-        allowlist.append(selectors.agent_key(goal_id, agent_id))
+        allowlist.append(privacy.agent_key(goal_id, agent_id))
         if peer:
-            peers[selectors.agent_key(goal_id, agent_id)] = peer
-    _check_visibility(visibility, sorted(set(allowlist)))
-    return {
-        "corpus_id": corpus_id,
-        "memory_class": memory_class,
-        **actors,
-        "retirement_authority": retirement,
-        "project": project,
-        "surfaces": surfaces,
-        "freshness_policy": {
-            "max_source_age_days": max_age,
-            "require_current_revision": True if require_current is None else require_current,
-        },
-        "privacy": {
-            "visibility": visibility,
-            "retention_class": retention,
-            "raw_content_captured": False,
-        },
-        "provider_id": provider_id,
-        "provider_scope_ref": scope_ref,
-        "agent_allowlist": sorted(set(allowlist)),
-        "agent_peers": dict(sorted(peers.items())),
-    }
+            peers[privacy.agent_key(goal_id, agent_id)] = peer
+    return sorted(set(allowlist)), dict(sorted(peers.items()))
 
 
 def _check_visibility(visibility: str, allowlist: list[str]) -> None:
     """``private`` is exactly one (Goal, Agent); ``goal_shared`` is sharing inside one
     Goal with the Agents it lists (never implied by ``private``); ``project`` admits
     every Agent of each allowlisted Goal. Checked again at read time
-    (``selectors.may_read_corpus``)."""
-    if visibility == selectors.PRIVATE and len(allowlist) != 1:
+    (``privacy.may_read_corpus``)."""
+    if visibility == privacy.PRIVATE and len(allowlist) != 1:
         raise invalid(
             "corpus.agent_allowlist",
             "a private corpus allowlists exactly one (goal_id, agent_id); share inside a "
             "Goal with a separate goal_shared corpus",
             reason="private_needs_exactly_one_agent",
         )
-    if visibility == selectors.GOAL_SHARED and len({k.split("/", 1)[0] for k in allowlist}) != 1:
+    if visibility == privacy.GOAL_SHARED and len({k.split("/", 1)[0] for k in allowlist}) != 1:
         raise invalid(
             "corpus.agent_allowlist",
             "a goal_shared corpus allowlists Agents of exactly one Goal",
@@ -320,7 +343,7 @@ def set_corpus_active(*, corpus_id: str, active: bool, principal: Principal) -> 
     (``corpus_not_active``). The revision moves so stale recall requests are refused.
     """
     corpus = selectors.get_corpus(corpus_id)
-    if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):
+    if not roles.acts_as(principal, corpus, c.OWNER_ROLE):
         raise RewardMemoryError(
             "owner_not_authorized", "Only the corpus owner retires or reopens it.", field="actor"
         )
@@ -389,3 +412,41 @@ def _store_policies(corpus: Corpus, policies: list[dict], now) -> list[dict[str,
             }
         )
     return out
+
+
+# -- health ----------------------------------------------------------------------------------
+def _state(value: bool, observed_at=None, **extra) -> dict[str, Any]:
+    return {"value": bool(value), "observed_at": clock.iso(observed_at), **extra}
+
+
+def health_facts(corpus: Corpus) -> dict[str, Any]:
+    """The five health states, each observed separately and never merged (rendered by
+    ``reward_memory.documents.registry.corpus_health``; a service, as it asks the
+    provider).
+
+    ``index_present`` asks the provider's read-only preflight; the other four read
+    LoopX's own receipts. Stateless: nothing is written, no provider write happens.
+    """
+    try:
+        preflight = providers.get(corpus.provider_id).preflight(selectors.provider_binding(corpus))
+        index = _state(preflight.index_present, failure_kind=preflight.failure_kind)
+    except providers.ProviderUnavailable as exc:
+        index = _state(False, failure_kind=exc.kind)
+    last_query, last_readback, last_applied, counts = selectors.health_reads(corpus)
+    return {
+        "corpus_id": corpus.corpus_id,
+        "revision": corpus.revision,
+        "health": {
+            "corpus_present": _state(corpus.active, corpus.updated_at),
+            "index_present": index,
+            "retrieval_query_succeeded": _state(last_query is not None, last_query),
+            "result_readback_verified": _state(last_readback is not None, last_readback),
+            "memory_applied_with_receipt": _state(last_applied is not None, last_applied),
+        },
+        "records": {state: counts.get(state, 0) for state in c.LIFECYCLE_STATES},
+    }
+
+
+def corpora_health(corpora) -> list[tuple[Corpus, dict[str, Any]]]:
+    """Each corpus with its ``health_facts`` (``documents.corpora.corpus_list``)."""
+    return [(corpus, health_facts(corpus)) for corpus in corpora]

@@ -11,7 +11,7 @@ replacing the Agent's own pointer/digest is named in the preview and the result
 (``replaces_binding``). A readback mismatch commits nothing.
 
 ``experiment_status`` answers LoopX's ``reward_memory_experiment_status_v1`` from
-``selectors.experiment_route`` (a registry read plus a fresh read of the private config;
+``routes.experiment_route`` (a registry read plus a fresh read of the private config;
 no provider call): counts, recall profile ids, effective automation with intent
 provenance and the registry role — never a scope ref or a local path.
 """
@@ -28,13 +28,16 @@ from reward_memory import providers, selectors
 from reward_memory.documents import experiments as experiment_documents
 from reward_memory.errors import AREA, RewardMemoryError
 from reward_memory.models import ExperimentBinding
+from reward_memory.peers import binding_peer
+from reward_memory.services import routes
 
 
 # -- status -----------------------------------------------------------------------------
-def experiment_status(*, goal_id: str, agent_id: str) -> dict[str, Any]:
+def experiment_status(*, goal_id: str, agent_id: str) -> routes.ExperimentRoute:
+    """The registered Agent's experiment route (``documents.experiments.status`` renders
+    it as LoopX's ``reward_memory_experiment_status_v1``)."""
     get_agent(goal_id, agent_id, area=AREA)
-    route = selectors.experiment_route(goal_id, agent_id)
-    return experiment_documents.status(route)
+    return routes.experiment_route(goal_id, agent_id)
 
 
 # -- configure_goal ---------------------------------------------------------------------
@@ -56,7 +59,7 @@ def configure_goal(
             corpus_id,
             selectors.provider_binding(
                 rows[corpus_id],
-                actor_peer_id=selectors.binding_peer(rows[corpus_id], goal_id, agent_id),
+                actor_peer_id=binding_peer(rows[corpus_id], goal_id, agent_id),
             ),
         )
         for corpus_id in config.corpus_ids
@@ -77,15 +80,8 @@ def configure_goal(
             "preview", goal_id, agent_id, _preflight(config, bindings), summary
         )
 
-    nonce = uuid.uuid4().hex  # a fresh canary every time, never a replay of an old one
-    canaries = []
     try:
-        provider = providers.get(config.provider_id)
-        for corpus_id, binding in bindings:
-            result = provider.canary(
-                binding, canary_ref=f"canary:{goal_id}/{agent_id}/{corpus_id}/{nonce}"
-            )
-            canaries.append((corpus_id, result))
+        canaries = _canaries(config, bindings, goal_id, agent_id)
     except providers.ProviderUnavailable as exc:
         return experiment_documents.configuration(
             "unavailable", goal_id, agent_id, {"failure_kind": exc.kind}, summary, committed=False
@@ -101,6 +97,38 @@ def configure_goal(
         )
     now = clock.now()
     receipt = experiment_documents.enablement_receipt(agent, config, digest, canaries, now)
+    row = _commit_binding(agent, relative, digest, private, receipt, summary, now)
+    public_receipt = {k: v for k, v in receipt.items() if k != "canary_ref_digests"}
+    return experiment_documents.configuration(
+        "configured",
+        goal_id,
+        agent_id,
+        {"status": "ready", "canary_count": len(canaries)},
+        summary,
+        committed=True,
+        receipt=public_receipt,
+        revision=row.revision,
+    )
+
+
+def _canaries(config, bindings, goal_id: str, agent_id: str) -> list[tuple[str, Any]]:
+    """A fresh canary write with exact readback on every corpus of the route (never a
+    replay of an old one): ``(corpus_id, CanaryResult)`` each."""
+    nonce = uuid.uuid4().hex
+    provider = providers.get(config.provider_id)
+    return [
+        (
+            corpus_id,
+            provider.canary(binding, canary_ref=f"canary:{goal_id}/{agent_id}/{corpus_id}/{nonce}"),
+        )
+        for corpus_id, binding in bindings
+    ]
+
+
+def _commit_binding(agent, relative: str, digest: str, private: bool, receipt, summary, now):
+    """Write the Agent's own registry row (enabled, the config pointer and digest, its
+    verified receipt); ``summary["replaces_binding"]`` is re-read under the row lock."""
+    agent_id = agent.agent_id
     with transaction.atomic():
         # one row per (Goal, Agent) (unique): a racing first enablement is re-read, then
         # locked; only this Agent's row is ever written — another Agent's route never moves
@@ -120,7 +148,7 @@ def configure_goal(
         )
         row = ExperimentBinding.objects.select_for_update().get(pk=row.pk)
         # re-check under the row lock: a concurrent enablement of another Agent loses
-        _check_one_agent(goal_id, agent_id, digest, private)
+        _check_one_agent(agent.goal.goal_id, agent_id, digest, private)
         if not created:
             summary["replaces_binding"] = _replaced(row, relative, digest)
             ExperimentBinding.objects.filter(pk=row.pk).update(
@@ -134,17 +162,7 @@ def configure_goal(
                 updated_at=now,
             )
             row.refresh_from_db()
-    public_receipt = {k: v for k, v in receipt.items() if k != "canary_ref_digests"}
-    return experiment_documents.configuration(
-        "configured",
-        goal_id,
-        agent_id,
-        {"status": "ready", "canary_count": len(canaries)},
-        summary,
-        committed=True,
-        receipt=public_receipt,
-        revision=row.revision,
-    )
+    return row
 
 
 def _replaced(row, relative: str, digest: str) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ In order: adapter mapping and guards (before any provider call) → deterministi
 function-boundary recall → triple readback → ``reward_memory_ingest_receipt_v0``.
 
 Planned by default (no writes, no provider call). ``execute`` needs the (Goal, Agent)'s
-enabled experiment route (``selectors.experiment_route``): the event's surface is in the
+enabled experiment route (``routes.experiment_route``): the event's surface is in the
 Agent's verified config and the corpus is that surface's ``ingest_corpus_id``. One
 ``IngestEvent`` row per (Agent, event): its
 ``observed_at`` is fixed at first execution and reused by every retry, so a retry writes
@@ -17,11 +17,14 @@ commit pending, readback mismatch) leave a sidecar ``PendingIngest`` row that
 ``IngestEvent.event_key`` plus a content-digest (``event_ref``) compare under the row
 lock: the same id and content replays, the same id with other content is
 ``operation_conflict`` (preview and execute) and writes nothing. A replay of an
-activated event is its stored receipt re-read now (``_replayed``): ``record_state`` and
+activated event answers its stored receipt as written (the row is never patched) with
+the present beside it (``_replayed``, ``documents.ingest.replay``): ``record_state`` and
 ``memory_available_for_recall`` from the record's present lifecycle, ``guard`` as the
-guards evaluate now.
+guards evaluate now. ``IngestEvaluation`` is what the service judged before any write —
+the public result ``documents.ingest.receipt`` renders.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -36,9 +39,10 @@ from reward_memory.domain import candidates, guards, loopx, uris
 from reward_memory.domain import validation as v
 from reward_memory.domain.guards import Reason
 from reward_memory.errors import AREA, RewardMemoryError, invalid
-from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
+from reward_memory.models import Corpus, IngestEvent, MemoryRecord, PendingIngest, StandingPolicy
+from reward_memory.peers import binding_peer
 from reward_memory.principals import Principal, require_operator
-from reward_memory.services import activation
+from reward_memory.services import activation, roles, routes
 
 
 def submit_event(
@@ -61,7 +65,7 @@ def submit_event(
     event = loopx.unwrap(
         document,
         routed=bool(goal_id or agent_id),
-        route_corpus_id=lambda surface: selectors.route_corpus_id(goal_id, agent_id, surface),
+        route_corpus_id=lambda surface: routes.route_corpus_id(goal_id, agent_id, surface),
     )
     return ingest_event(event=event, goal_id=goal_id, agent_id=agent_id, execute=execute, **caller)
 
@@ -98,7 +102,7 @@ def ingest_event(
     corpus it may not read does not exist for it. A hard_policy event activates only
     with a live operator checkpoint (the event's own ``verified``/actor/role claims are
     ignored); an advisory event's ``source.actor``/``actor_role`` count only when a
-    server record binds them (``selectors.source_role_bindings`` for the authenticated
+    server record binds them (``roles.source_role_bindings`` for the authenticated
     ``principal``; ``actor_role_unverified`` otherwise); a closed lineage never
     reactivates; the corpus URI's peer must be the configured peer of the (Goal, Agent)
     before any provider call.
@@ -113,13 +117,13 @@ def ingest_event(
     corpus_id = v.identifier(event.get("corpus_id"), "corpus_id")
     corpus = selectors.get_corpus(corpus_id, viewer=viewer)
     now = clock.now()
-    roles = selectors.source_role_bindings(corpus, principal, now=now)
+    bindings = roles.source_role_bindings(corpus, principal, now=now)
     adapted = candidates.adapt_and_evaluate(
         event,
         now=now,
         corpus=selectors.corpus_binding(corpus),
         checkpoints=selectors.checkpoint_lookup(now),
-        roles=roles,
+        roles=bindings,
     )
     evaluation = adapted.evaluation
     if execute:
@@ -127,9 +131,32 @@ def ingest_event(
         require_ingest_route(goal_id, agent_id, surface_id or _event_surface(event), corpus)
     if agent is not None:
         require_same_event_content(agent, corpus, adapted)
+    reasons, policy, peer = _corpus_reasons(evaluation, corpus, goal_id, agent_id, agent)
+    context = IngestEvaluation.of(
+        adapted, corpus, policy, goal_id, agent_id, peer, bindings, principal
+    )
+    if reasons:
+        return _blocked(context, reasons, execute=execute)
+    if not execute:
+        existing = (
+            selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref) if agent else None
+        )
+        return _receipt(
+            context,
+            c.INGEST_PLANNED,
+            observed_at=existing.observed_at if existing else None,
+            executed=False,
+        )
+    return _execute(context, agent)
+
+
+def _corpus_reasons(evaluation, corpus, goal_id, agent_id, agent):
+    """What the corpus adds to the candidate's own guards: the configured actor peer must
+    be the corpus URI's, a closed lineage never reactivates, and the surface needs an
+    active standing policy that accepts the candidate: ``(reasons, policy, peer)``."""
     reasons = list(evaluation.reasons)
     policy = None
-    peer = selectors.binding_peer(corpus, goal_id, agent_id)
+    peer = binding_peer(corpus, goal_id, agent_id)
     if agent is not None and not uris.peer_matches(corpus.provider_scope_ref, peer):
         reasons.append(Reason("actor_peer_mismatch", "agent_id"))
     if evaluation.candidate is not None:
@@ -140,28 +167,27 @@ def ingest_event(
             reasons.append(Reason("standing_policy_missing", "scope.surface"))
         else:
             reasons += guards.standing_policy_reasons(evaluation.candidate, policy.document)
-    reasons = guards.normalise(reasons)
-    context = _Context(adapted, corpus, policy, goal_id, agent_id, peer, roles, principal)
-    if reasons:
-        receipt = context.receipt(c.GUARD_BLOCKED, reasons=reasons, executed=execute)
-        if execute:  # a retried event that no longer passes: record it, resolve its sidecar
-            row = selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref)
-            if row is not None and row.status == c.INGEST_ACTIVATED and row.receipt:
-                return _replayed(row, reasons)  # the stored receipt, re-read now
-            if row is not None:
-                receipt["observed_at"] = clock.iso(row.observed_at)
-                return _finalize(row, receipt, None)
-        return receipt
-    if not execute:
-        existing = (
-            selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref) if agent else None
+    return guards.normalise(reasons), policy, peer
+
+
+def _blocked(context: "IngestEvaluation", reasons: list[Reason], *, execute: bool):
+    """A blocked event: its receipt; executed again after it activated, the stored
+    receipt with the present beside it; a retried event that no longer passes is
+    recorded blocked (its sidecar resolved)."""
+    goal_id, agent_id = context.goal_id, context.agent_id
+    row = (
+        selectors.ingest_event_row(goal_id, agent_id, context.adapted.event_ref)
+        if execute
+        else None
+    )
+    if row is not None and row.status == c.INGEST_ACTIVATED and row.receipt:
+        return _replayed(row, reasons)
+    if row is not None:
+        receipt = _receipt(
+            context, c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
         )
-        return context.receipt(
-            c.INGEST_PLANNED,
-            observed_at=existing.observed_at if existing else None,
-            executed=False,
-        )
-    return _execute(context, agent)
+        return _finalize(row, receipt, None)
+    return _receipt(context, c.GUARD_BLOCKED, reasons=reasons, executed=execute)
 
 
 def require_same_event_content(agent, corpus, adapted) -> None:
@@ -192,7 +218,7 @@ def _event_conflict() -> RewardMemoryError:
 def require_ingest_route(goal_id: str, agent_id: str, surface_id: Any, corpus) -> None:
     """``--execute`` needs the (Goal, Agent)'s enabled experiment route: available, the
     surface declared in the Agent's config, and this corpus its ``ingest_corpus_id``."""
-    route = selectors.experiment_route(goal_id, agent_id)
+    route = routes.experiment_route(goal_id, agent_id)
     surface = route.surface(surface_id)
     if surface is None or surface.ingest_corpus_id != corpus.corpus_id:
         raise RewardMemoryError(
@@ -211,39 +237,31 @@ def _event_surface(event: dict) -> Any:
     )
 
 
-class _Context:
-    def __init__(
-        self, adapted, corpus, policy, goal_id, agent_id, peer=None, roles=(), principal=None
-    ):
-        self.peer = peer
-        self.principal = principal
+@dataclass(frozen=True)
+class IngestEvaluation:
+    """One event as the ingest judged it before any write — the adapted event, its
+    corpus, the standing policy that accepts it (``None``: none), the (Goal, Agent) route,
+    the configured actor peer and the server-resolved source binding. The service's
+    result that ``documents.ingest.receipt`` renders with a status and an outcome."""
+
+    adapted: Any  # ``candidates.AdaptedEvent``
+    corpus: Corpus
+    policy: StandingPolicy | None
+    goal_id: str | None
+    agent_id: str | None
+    peer: str | None = None
+    source_binding: Any = None  # ``guards.SourceBinding`` of the candidate, or None
+    principal: Principal | None = None
+
+    @classmethod
+    def of(cls, adapted, corpus, policy, goal_id, agent_id, peer=None, roles=(), principal=None):
         candidate = adapted.evaluation.candidate
-        self.source_binding = guards.source_binding(candidate, roles) if candidate else None
-        self.adapted = adapted
-        self.corpus = corpus
-        self.policy = policy
-        self.goal_id = goal_id
-        self.agent_id = agent_id
+        binding = guards.source_binding(candidate, roles) if candidate else None
+        return cls(adapted, corpus, policy, goal_id, agent_id, peer, binding, principal)
 
     @property
     def candidate(self):
         return self.adapted.evaluation.candidate
-
-    def plan(self, observed_at) -> activation.ActivationPlan:
-        evaluation = self.adapted.evaluation
-        return activation.build_plan(
-            activation.ActivationPlan(
-                corpus=self.corpus,
-                candidate=evaluation.candidate,
-                candidate_ref=evaluation.candidate_ref,
-                basis="standing_policy",
-                basis_ref=self.policy.policy_digest,
-                observed_at=observed_at,
-                expires_at=evaluation.expires_at,
-                actor_peer_id=self.peer,
-                source_binding=self.source_binding,
-            )
-        )
 
     @property
     def policy_digest(self) -> str | None:
@@ -262,29 +280,50 @@ class _Context:
     def source_verification(self) -> dict[str, Any] | None:
         return self.source_binding.payload() if self.source_binding is not None else None
 
-    def receipt(
-        self,
-        status: str,
-        *,
-        reasons: list[Reason] | None = None,
-        observed_at=None,
-        executed: bool,
-        outcome: activation.ActivationOutcome | None = None,
-        plan: activation.ActivationPlan | None = None,
-    ) -> dict[str, Any]:
-        """The receipt of this event (``documents.ingest.receipt`` reads the context)."""
-        return ingest_documents.receipt(
-            self,
-            status,
-            executed=executed,
+
+def activation_plan(evaluation: IngestEvaluation, observed_at) -> activation.ActivationPlan:
+    """The standing-policy activation of an evaluated event, first observed at
+    ``observed_at`` (fixed at first execution, reused by every retry)."""
+    judged = evaluation.adapted.evaluation
+    return activation.build_plan(
+        activation.ActivationPlan(
+            corpus=evaluation.corpus,
+            candidate=judged.candidate,
+            candidate_ref=judged.candidate_ref,
+            basis="standing_policy",
+            basis_ref=evaluation.policy.policy_digest,
             observed_at=observed_at,
-            outcome=outcome,
-            plan=plan,
-            reasons=reasons or [],
+            expires_at=judged.expires_at,
+            actor_peer_id=evaluation.peer,
+            source_binding=evaluation.source_binding,
         )
+    )
 
 
-def _claim(context: _Context, agent) -> IngestEvent:
+def _receipt(
+    evaluation: IngestEvaluation,
+    status: str,
+    *,
+    executed: bool,
+    reasons: list[Reason] | None = None,
+    observed_at=None,
+    outcome: activation.ActivationOutcome | None = None,
+    plan: activation.ActivationPlan | None = None,
+) -> dict[str, Any]:
+    """The receipt of this event, rendered once (``documents.ingest.receipt``): answered
+    as is by a preview, stored as is by an execution (``_finalize``)."""
+    return ingest_documents.receipt(
+        evaluation,
+        status,
+        executed=executed,
+        observed_at=observed_at,
+        outcome=outcome,
+        plan=plan,
+        reasons=reasons or [],
+    )
+
+
+def _claim(context: IngestEvaluation, agent) -> IngestEvent:
     """Get or create the event row; ``observed_at`` is set once, here.
 
     The event's ``event_id`` key is unique per (Agent, corpus) in the database: the
@@ -333,46 +372,37 @@ def _claim(context: _Context, agent) -> IngestEvent:
 
 
 def _replayed(row: IngestEvent, reasons: list[Reason] | None = None) -> dict[str, Any]:
-    """An activated event again: the stored receipt (same ``receipt_id``, zero provider
-    calls, no write) with the present — the record's lifecycle now
-    (``record_state``, ``memory_available_for_recall`` from the readable-records
-    selector) and the guards as they evaluate now."""
+    """An activated event again: its stored receipt as it was written (same
+    ``receipt_id``, zero provider calls, no write; the row is never patched), answered
+    with the present beside it — the record's lifecycle now (``record_state``,
+    ``memory_available_for_recall`` from the readable-records selector) and the guards
+    as they evaluate now (``documents.ingest.replay``)."""
     record = row.record
     if record is None and row.receipt.get("record_ref"):
         record = MemoryRecord.objects.filter(record_ref=row.receipt["record_ref"]).first()
     state, available = selectors.record_present_state(
         record, goal_id=row.receipt.get("goal_id"), agent_id=row.receipt.get("agent_id")
     )
-    return {
-        **row.receipt,
-        "deduplicated": True,
-        "replayed": True,
-        "record_state": state,
-        "memory_available_for_recall": available,
-        "guard": {
-            "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
-            "passed": not reasons,
-            "reasons": guards.payload(reasons or []),
-        },
-    }
+    return ingest_documents.replay(row.receipt, state, available, reasons or [])
 
 
-def _execute(context: _Context, agent) -> dict[str, Any]:
+def _execute(context: IngestEvaluation, agent) -> dict[str, Any]:
     row = _claim(context, agent)
     if row.status == c.INGEST_ACTIVATED and row.receipt:
         # idempotent replay: the stored receipt (same receipt_id), zero provider calls,
         # flagged as the deduplicated answer it is, re-read against the present
         return _replayed(row)
-    plan = context.plan(row.observed_at)
+    plan = activation_plan(context, row.observed_at)
     outcome = activation.sync_and_verify(plan)
     if outcome.status in ("record_closed", c.GUARD_BLOCKED):
         code = outcome.guard_reason or "record_closed"
         reasons = [Reason(code, "candidate_ref")]
-        receipt = context.receipt(
-            c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
+        receipt = _receipt(
+            context, c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
         )
     else:
-        receipt = context.receipt(
+        receipt = _receipt(
+            context,
             outcome.status,
             observed_at=row.observed_at,
             executed=True,
@@ -447,7 +477,7 @@ def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
     conditions leave the rows pending; guard changes resolve them as blocked."""
     get_agent(goal_id, agent_id, area=AREA)
     summary = {"attempted": 0, "activated": 0, "still_pending": 0, "blocked": 0}
-    route = selectors.experiment_route(goal_id, agent_id)
+    route = routes.experiment_route(goal_id, agent_id)
     if not route.automation["automatic_ingest"]:
         # explicit off (or no verified route) stops reconciliation: zero provider calls
         return ingest_documents.reconciliation(

@@ -17,6 +17,7 @@ from reward_memory import selectors
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import RANKINGS, Corpus, LocalProviderDocument
 from reward_memory.principals import Principal
+from reward_memory.services import roles
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def set_corpus_ranking(
             "invalid_argument", f"ranking must be one of {', '.join(RANKINGS)}.", field="ranking"
         )
     corpus = selectors.get_corpus(corpus_id)
-    if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):
+    if not roles.acts_as(principal, corpus, c.OWNER_ROLE):
         raise RewardMemoryError(
             "owner_not_authorized", "Only the corpus owner sets its ranking.", field="actor"
         )

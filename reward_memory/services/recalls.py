@@ -26,7 +26,7 @@ from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import providers, selectors
 from reward_memory.documents import recall as documents
-from reward_memory.domain import guards, loopx, uris
+from reward_memory.domain import guards, loopx, privacy, uris
 from reward_memory.domain.guards import Reason
 from reward_memory.domain.recall_request import (
     FRESHNESS_WINDOW,
@@ -38,6 +38,8 @@ from reward_memory.domain.recall_request import (
 )
 from reward_memory.errors import AREA, RewardMemoryError
 from reward_memory.models import HYBRID, ApplicationReceipt, Corpus, MemoryRecord, RecallReceipt
+from reward_memory.peers import binding_peer
+from reward_memory.services import roles
 
 OVERFETCH = 4
 #: an empty recall of a hybrid corpus whose ranking returned nothing: no record clears
@@ -57,9 +59,9 @@ def _hidden(request: RecallRequest, corpus: Corpus | None, viewer: selectors.Vie
     readable by the acting (Goal, Agent) — another Goal's, a sibling's private one — or
     not readable by the caller's own scope (a Goal-wide token that named an Agent never
     reaches that Agent's private corpus)."""
-    if corpus is None or not selectors.may_read_corpus(corpus, request.goal_id, request.agent_id):
+    if corpus is None or not privacy.may_read_corpus(corpus, request.goal_id, request.agent_id):
         return True
-    return not selectors.visible_to(corpus, viewer)
+    return not privacy.visible_to(corpus, viewer)
 
 
 def _guard(
@@ -82,7 +84,7 @@ def _guard(
         return reasons
     if not corpus.active:
         reasons.append(Reason("corpus_not_active", "corpus_id"))
-    if not selectors.is_allowlisted(corpus, request.goal_id, request.agent_id):
+    if not privacy.is_allowlisted(corpus, request.goal_id, request.agent_id):
         reasons.append(Reason("agent_not_allowlisted", "agent_id"))
     if request.project != corpus.project:
         reasons.append(Reason("project_mismatch", "project"))
@@ -98,7 +100,7 @@ def _guard(
         if not isinstance(ref, str) or not ref:
             reasons.append(Reason("read_authority_missing", "read_authority.checkpoint_ref"))
         elif (
-            selectors.read_authority_record(
+            roles.read_authority_record(
                 ref,
                 corpus=corpus,
                 surface=request.surface,
@@ -135,7 +137,7 @@ def _guard(
         reasons.append(Reason("unresolved_conflict", "conflicts"))
     if d.get("provider_binding_ref") != corpus.provider_binding_ref:
         reasons.append(Reason("provider_binding_mismatch", "provider_binding_ref"))
-    peer = selectors.binding_peer(corpus, request.goal_id, request.agent_id)
+    peer = binding_peer(corpus, request.goal_id, request.agent_id)
     claimed = d.get("actor_peer_id")
     if claimed is not None and claimed != peer:
         reasons.append(Reason("actor_peer_mismatch", "actor_peer_id"))
@@ -229,7 +231,7 @@ def recall(
         if stored is not None:
             return _replay(parsed, stored, now)
     binding = selectors.provider_binding(
-        corpus, actor_peer_id=selectors.binding_peer(corpus, parsed.goal_id, parsed.agent_id)
+        corpus, actor_peer_id=binding_peer(corpus, parsed.goal_id, parsed.agent_id)
     )
     try:
         records, filtered, calls = _provider_records(corpus, parsed, binding, now)
@@ -498,7 +500,7 @@ def recall_guidance(
         queries=[query],
         limit=limit,
         read_authority={
-            "checkpoint_ref": selectors.allowlist_read_ref(goal_id, agent_id),
+            "checkpoint_ref": roles.allowlist_read_ref(goal_id, agent_id),
             "verified": True,
             "corpus_id": corpus_id,
             "project": corpus.project if corpus else None,
@@ -602,10 +604,10 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
         },
     )
     verdict = documents.Verdict(receipt_id, status, reasons, ref_digests, artifact, attributed)
-    receipt = documents.application_receipt(stored, application, verdict)
-    if not execute or shape:
+    recorded = execute and not shape
+    receipt = documents.application_receipt(stored, application, verdict, recorded=recorded)
+    if not recorded:
         return receipt
-    receipt["recorded"] = True
     try:
         with transaction.atomic():
             row, _ = ApplicationReceipt.objects.get_or_create(

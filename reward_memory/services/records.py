@@ -7,6 +7,7 @@ entered twice (``RecordTransition`` backs this with a unique constraint).
 
 import datetime as dt
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -20,7 +21,7 @@ from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
 from reward_memory.principals import Principal
-from reward_memory.services import provider_deletions
+from reward_memory.services import provider_deletions, roles
 from reward_memory.services.lineage import close_evidence_lineages, close_lineage
 
 logger = logging.getLogger("reward_memory")
@@ -173,21 +174,21 @@ def authorize_record_operation(principal: Principal | None, corpus, operation: s
     the operation needs (``owner_not_authorized`` / ``not_authorized``; the message names
     the accounts that do)."""
     principals.require_permission(principal, OPERATION_PERMISSIONS[operation])
-    roles = OPERATION_ROLES[operation]
-    if any(selectors.acts_as(principal, corpus, role) for role in roles):
+    allowed = OPERATION_ROLES[operation]
+    if any(roles.acts_as(principal, corpus, role) for role in allowed):
         return
     holders = [
-        f"the corpus {ROLE_NAMES[role]} ({getattr(corpus, selectors.ROLE_FIELDS[role])})"
-        for role in roles
+        f"the corpus {ROLE_NAMES[role]} ({getattr(corpus, roles.ROLE_FIELDS[role])})"
+        for role in allowed
     ]
     raise RewardMemoryError(
-        "owner_not_authorized" if roles == (c.OWNER_ROLE,) else "not_authorized",
+        "owner_not_authorized" if allowed == (c.OWNER_ROLE,) else "not_authorized",
         f"Only {' or '.join(holders)} may {VERBS[operation]} records of corpus {corpus.corpus_id}"
         " (or a host token an operator bound to that role).",
         field="actor",
         details={
             "operation": operation,
-            "authorized": [getattr(corpus, selectors.ROLE_FIELDS[role]) for role in roles],
+            "authorized": [getattr(corpus, roles.ROLE_FIELDS[role]) for role in allowed],
         },
     )
 
@@ -392,7 +393,17 @@ def supersede_record(
     )  # fmt: skip
 
 
-def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ExpirySweep:
+    """What one expiry sweep found due and closed (``documents.records.expiry_sweep``
+    renders it)."""
+
+    executed: bool
+    due: tuple[str, ...]  # the record refs due (at most 1000 a sweep)
+    expired: tuple[str, ...]  # those this sweep closed (executed only)
+
+
+def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -> ExpirySweep:
     """Move active records whose ``expires_at`` ≤ now to ``expired`` (recall already
     ignores them; this closes them in the journal and the provider index)."""
     now = clock.now()
@@ -412,4 +423,4 @@ def expire_due_records(*, corpus_id: str | None = None, execute: bool = False) -
                 continue  # closed concurrently
             _deindex(record)
             expired.append(record.record_ref)
-    return record_documents.expiry_sweep(executed=execute, due=len(refs), expired=len(expired))
+    return ExpirySweep(executed=execute, due=tuple(refs), expired=tuple(expired))

@@ -34,14 +34,14 @@ from loopx_site.core.canonical import digest_ref
 from loopx_site.core.rows import get_or_create_once
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
-from reward_memory import principals, selectors
+from reward_memory import principals
 from reward_memory.documents import reflection as reflection_documents
 from reward_memory.domain import guards
 from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import ReflectionCandidate
 from reward_memory.principals import Principal
-from reward_memory.services import ingest
+from reward_memory.services import ingest, routes
 
 logger = logging.getLogger("loopx.reward_memory")
 
@@ -107,7 +107,7 @@ def prepare_reflection(
     agent = get_agent(goal_id, agent_id, area=AREA)
     parsed = parse_reflection(reflection)
     v.identifier(turn_instance_id, "turn_instance_id")
-    route = selectors.experiment_route(goal_id, agent_id)
+    route = routes.experiment_route(goal_id, agent_id)
     surface = route.surface(parsed["surface_id"])
     if route.available and surface is None:
         raise invalid("reflection.surface_id", "the surface is not configured for this Agent")
@@ -273,7 +273,7 @@ def record_validation(
         actor=principal.actor_ref,
         evidence_ref=evidence_ref,
     )
-    route = selectors.experiment_route(goal_id, agent_id)
+    route = routes.experiment_route(goal_id, agent_id)
     surface = route.surface(row.surface)
     if not execute:
         return {

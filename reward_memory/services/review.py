@@ -13,18 +13,18 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from loopx_site.core.access import visible_or_not_found
-from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
+from loopx_site.core.canonical import nfc, prefixed_id
 from loopx_site.core.rows import get_or_create_once
 from reward_memory import contracts as c
 from reward_memory import principals, selectors
 from reward_memory.documents import review as review_documents
-from reward_memory.domain import candidates, guards
+from reward_memory.domain import candidates, guards, privacy
 from reward_memory.domain import validation as v
 from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import Candidate, Corpus, Review
 from reward_memory.principals import Principal
-from reward_memory.services import activation, duplicates, lineage, records
+from reward_memory.services import activation, duplicates, lineage, records, roles
 
 EDITABLE = (
     "content_summary",
@@ -38,21 +38,21 @@ EDITABLE = (
 def _roles(corpus: Corpus | None, principal: Principal | None, now):
     """The server-resolved role bindings of a review bound to ``corpus`` (``None``
     without a corpus: a stateless review activates nothing)."""
-    return selectors.source_role_bindings(corpus, principal, now=now) if corpus else None
+    return roles.source_role_bindings(corpus, principal, now=now) if corpus else None
 
 
 def _evaluate(document: Any, *, now, corpus: Corpus | None, principal: Principal | None = None):
     binding = selectors.corpus_binding(corpus) if corpus else None
     lookup = selectors.checkpoint_lookup(now)
-    roles = _roles(corpus, principal, now)
+    bindings = _roles(corpus, principal, now)
     if isinstance(document, dict) and document.get("schema_version") in candidates.ADAPTERS:
         adapted = candidates.adapt_and_evaluate(
-            document, now=now, corpus=binding, checkpoints=lookup, roles=roles
+            document, now=now, corpus=binding, checkpoints=lookup, roles=bindings
         )
         evaluation, adapter = adapted.evaluation, adapted.adapter.adapter_id
     else:
         evaluation = candidates.evaluate(
-            document, now=now, corpus=binding, checkpoints=lookup, roles=roles
+            document, now=now, corpus=binding, checkpoints=lookup, roles=bindings
         )
         adapter = None
     return _with_closure(evaluation, corpus), adapter
@@ -98,20 +98,7 @@ def review_candidate(
     applied, unless the reviewer says it is ``distinct``.
     """
     v.choice(decision, "decision", c.DECISIONS)
-    corpus = (
-        selectors.get_corpus(v.identifier(corpus_id, "corpus_id"), viewer=viewer)
-        if corpus_id
-        else None
-    )
-    if execute:
-        if corpus is None:
-            raise invalid("corpus_id", "recording a review needs `corpus_id`")
-        if not selectors.acts_as(principal, corpus, c.REVIEWER_ROLE):
-            raise RewardMemoryError(
-                "reviewer_not_authorized",
-                "Only the corpus's declared reviewer records reviews.",
-                field="reviewer",
-            )
+    corpus = _reviewing_corpus(corpus_id, viewer, principal, execute=execute)
     # the recorded reviewer is the authenticated principal (a preview names nobody)
     reviewer = principal.actor_ref if (execute and principal is not None) else None
     now = clock.now()
@@ -123,26 +110,7 @@ def review_candidate(
     if decision in ("accept", "edit") and evaluation.blocked:
         effective = "no_write"
     if decision == "edit":
-        if not isinstance(edit, dict) or not edit:
-            raise invalid("edit", "an edit decision needs the edited fields")
-        for key in edit:
-            if key not in EDITABLE:
-                raise invalid(f"edit.{key}", f"only {', '.join(EDITABLE)} can be edited")
-        if effective == "edit":
-            revised_doc = {**evaluation.candidate, **nfc(edit)}
-            revised_doc["lineage"] = {"prior_candidate_ref": evaluation.candidate_ref}
-            revised = _with_closure(
-                candidates.evaluate(
-                    revised_doc,
-                    now=now,
-                    corpus=selectors.corpus_binding(corpus) if corpus else None,
-                    checkpoints=selectors.checkpoint_lookup(now),
-                    roles=_roles(corpus, principal, now),
-                ),
-                corpus,
-            )
-            if revised.blocked:
-                effective = "no_write"
+        effective, revised = _revision(edit, evaluation, effective, corpus, principal, now)
     if decision == "retire" and (corpus is not None or record_ref is not None or execute):
         target = _retire_target(corpus, record_ref, evaluation, viewer)
     review_id = prefixed_id(
@@ -176,6 +144,52 @@ def review_candidate(
     if not execute:
         return document
     return _record(document, corpus, evaluation, revised, target, now, duplicate)
+
+
+def _reviewing_corpus(corpus_id, viewer, principal: Principal | None, *, execute: bool):
+    """The corpus the review is bound to (``None``: a stateless review); recording one
+    needs the corpus and its declared reviewer (``roles.acts_as``)."""
+    corpus = (
+        selectors.get_corpus(v.identifier(corpus_id, "corpus_id"), viewer=viewer)
+        if corpus_id
+        else None
+    )
+    if execute:
+        if corpus is None:
+            raise invalid("corpus_id", "recording a review needs `corpus_id`")
+        if not roles.acts_as(principal, corpus, c.REVIEWER_ROLE):
+            raise RewardMemoryError(
+                "reviewer_not_authorized",
+                "Only the corpus's declared reviewer records reviews.",
+                field="reviewer",
+            )
+    return corpus
+
+
+def _revision(edit, evaluation, effective: str, corpus, principal, now):
+    """An edit decision: ``(effective, revised)`` — the revised candidate (only the
+    ``EDITABLE`` fields, lineage to the original) evaluated like a new one; a blocked
+    original or revision writes nothing (``no_write``)."""
+    if not isinstance(edit, dict) or not edit:
+        raise invalid("edit", "an edit decision needs the edited fields")
+    for key in edit:
+        if key not in EDITABLE:
+            raise invalid(f"edit.{key}", f"only {', '.join(EDITABLE)} can be edited")
+    if effective != "edit":
+        return effective, None
+    revised_doc = {**evaluation.candidate, **nfc(edit)}
+    revised_doc["lineage"] = {"prior_candidate_ref": evaluation.candidate_ref}
+    revised = _with_closure(
+        candidates.evaluate(
+            revised_doc,
+            now=now,
+            corpus=selectors.corpus_binding(corpus) if corpus else None,
+            checkpoints=selectors.checkpoint_lookup(now),
+            roles=_roles(corpus, principal, now),
+        ),
+        corpus,
+    )
+    return ("no_write" if revised.blocked else effective), revised
 
 
 def _retire_target(corpus: Corpus | None, record_ref, evaluation, viewer):
@@ -317,7 +331,7 @@ def get_review(review_id: str, *, viewer: selectors.Viewer = None) -> Review:
     viewer may not read is reported exactly like a missing one (``review_not_found``)."""
     return visible_or_not_found(
         Review.objects.select_related("corpus", "candidate").filter(review_id=review_id).first(),
-        lambda review: selectors.visible_to(review.corpus, viewer),
+        lambda review: privacy.visible_to(review.corpus, viewer),
         lambda: RewardMemoryError("review_not_found", "No such review.", field="review_id"),
     )
 
@@ -341,30 +355,15 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         )
     if effective == "retire":
         return _apply_retire(review, principal, execute=execute)
-    if not selectors.acts_as(principal, corpus, c.OWNER_ROLE):
+    if not roles.acts_as(principal, corpus, c.OWNER_ROLE):
         raise RewardMemoryError(
             "owner_not_authorized",
             "Only the corpus's declared owner persists an accepted review.",
             field="actor",
         )
-    now = clock.now()
-    # the applying owner's bindings, and the recorded reviewer's if it is (still) an
-    # active operator account: the roles the accept was decided under, re-read now
-    roles = _roles(corpus, principal, now) | _roles(corpus, _recorded_reviewer(review), now)
-    evaluation = _with_closure(
-        candidates.evaluate(
-            review.candidate.document,
-            now=now,
-            corpus=selectors.corpus_binding(corpus),
-            checkpoints=selectors.checkpoint_lookup(now),
-            roles=roles,
-        ),
-        corpus,
-    )
+    evaluation, bindings = _accepted_evaluation(review, principal)
     if evaluation.blocked:
-        payload = review_documents.activation_receipt(review, c.GUARD_BLOCKED, None)
-        payload["guard"] = evaluation.guard_payload()
-        return payload
+        return review_documents.blocked_activation(review, evaluation.guard_payload())
     merged = _merge_duplicate(review, evaluation, principal, execute=execute)
     if merged is not None:
         return merged
@@ -378,48 +377,44 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
             observed_at=review.created_at,
             expires_at=evaluation.expires_at,
             review=review,
-            actor_peer_id=selectors.owner_write_peer(corpus),
-            source_binding=guards.source_binding(evaluation.candidate, roles),
+            actor_peer_id=roles.owner_write_peer(corpus),
+            source_binding=guards.source_binding(evaluation.candidate, bindings),
         )
     )
     if not execute:
-        payload = review_documents.activation_receipt(review, "planned", plan.record_ref)
-        payload["content_digest"] = plan.content_digest
-        return payload
+        return review_documents.planned_activation(review, plan)
     outcome = activation.sync_and_verify(plan)
-    status = outcome.status if outcome.status != "record_closed" else c.GUARD_BLOCKED
-    if outcome.status == c.GUARD_BLOCKED:
-        payload = review_documents.activation_receipt(review, c.GUARD_BLOCKED, plan.record_ref)
-        payload["guard"] = {
-            "status": c.GUARD_BLOCKED,
-            "reasons": [{"code": outcome.guard_reason, "field": "candidate_ref"}],
-        }
-        return payload
-    if status == c.INGEST_ACTIVATED:
+    if outcome.status == c.INGEST_ACTIVATED:
         _mark_applied(review, plan.record_ref)
-    payload = review_documents.activation_receipt(review, status, plan.record_ref)
-    payload.update(
-        {
-            "content_digest": plan.content_digest,
-            "readback": outcome.readback,
-            "memory_available_for_recall": status == c.INGEST_ACTIVATED,
-            "provider_target_digest": digest_ref(plan.resource_ref),
-        }
+    return review_documents.executed_activation(review, plan, outcome)
+
+
+def _accepted_evaluation(review: Review, principal: Principal):
+    """The accepted candidate evaluated again now, with the applying owner's bindings
+    and the recorded reviewer's if it is (still) an active operator account — the roles
+    the accept was decided under, re-read now: ``(evaluation, bindings)``."""
+    now = clock.now()
+    corpus = review.corpus
+    bindings = _roles(corpus, principal, now) | _roles(corpus, _recorded_reviewer(review), now)
+    evaluation = _with_closure(
+        candidates.evaluate(
+            review.candidate.document,
+            now=now,
+            corpus=selectors.corpus_binding(corpus),
+            checkpoints=selectors.checkpoint_lookup(now),
+            roles=bindings,
+        ),
+        corpus,
     )
-    if outcome.status == "record_closed":
-        payload["guard"] = {
-            "status": c.GUARD_BLOCKED,
-            "reasons": [{"code": "record_closed", "field": "candidate_ref"}],
-        }
-    return payload
+    return evaluation, bindings
 
 
 def _apply_retire(review: Review, principal: Principal, *, execute: bool) -> dict[str, Any]:
     """The owner or the retirement authority closes the reviewed record and its lineage."""
     corpus = review.corpus
     if not (
-        selectors.acts_as(principal, corpus, c.OWNER_ROLE)
-        or selectors.acts_as(principal, corpus, c.RETIREMENT_ROLE)
+        roles.acts_as(principal, corpus, c.OWNER_ROLE)
+        or roles.acts_as(principal, corpus, c.RETIREMENT_ROLE)
     ):
         raise RewardMemoryError(
             "not_authorized",

@@ -4,7 +4,7 @@ A module calls ``run_boundary_hook`` at one of its named boundaries
 (``DECLARED_BOUNDARIES``: Issue Fix patch planning, the reviewer-facing summary and the
 reviewer notification just before send). The hook:
 
-* resolves the (Goal, Agent)'s experiment route (``selectors.experiment_route``) — not
+* resolves the (Goal, Agent)'s experiment route (``routes.experiment_route``) — not
   available, boundary not configured, or the flag off (explicit ``false`` included) →
   nothing runs and **zero provider calls**;
 * recall (``automatic_recall``): the module supplies the queries; the configured
@@ -31,6 +31,7 @@ from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.domain import loopx
 from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
+from reward_memory.services import routes
 from reward_memory.services.ingest import ingest_event
 from reward_memory.services.recalls import recall_guidance
 
@@ -80,7 +81,7 @@ def run_boundary_hook(
     queries = [v.text(q, f"queries.{i}", max_length=500) for i, q in enumerate(queries or [])]
     if event is not None and not isinstance(event, dict):
         raise invalid("event", "event must be an object")
-    route = selectors.experiment_route(goal_id, agent_id)
+    route = routes.experiment_route(goal_id, agent_id)
     run = BoundaryHookRun(goal_id, agent_id, boundary, execute, route)
     surface = route.surface(boundary)
     automation = route.automation

@@ -15,15 +15,6 @@ PACKAGES = ("loopx_site", "preferences", "reward_memory", "hooks", "turn_recall"
 LIMIT = 80
 
 STILL_LONG = {
-    "reward_memory/services/corpora.py::parse_corpus": 111,
-    "reward_memory/services/review.py::review_candidate": 107,
-    "reward_memory/services/review.py::apply_review": 90,
-    "reward_memory/services/experiments.py::configure_goal": 107,
-    "reward_memory/experiment_config.py::parse": 106,
-    "reward_memory/dogfood.py::build_receipt": 93,
-    "reward_memory/domain/guards.py::candidate_reasons": 90,
-    "reward_memory/selectors.py::recall_read": 89,
-    "reward_memory/dogfood.py::evaluate_batch": 88,
 }
 
 

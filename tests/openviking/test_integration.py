@@ -21,6 +21,7 @@ import loopx_site.openviking_http as ov
 from reward_memory import providers
 from reward_memory.providers import Binding, ProviderUnavailable, ProviderWrite
 from reward_memory.providers.openviking import OpenVikingProvider
+from reward_memory.services import routes
 from tests.openviking.harness import free_port
 
 pytestmark = pytest.mark.skipif(
@@ -378,7 +379,6 @@ def test_configure_goal_with_an_openviking_config_writes_a_canary_and_reads_it_b
     from django.conf import settings as django_settings
 
     from loopx_site.core import services as core
-    from reward_memory import selectors
     from reward_memory import services as rm
     from reward_memory.models import Corpus
     from tests.reward_memory import factories as f
@@ -406,13 +406,13 @@ def test_configure_goal_with_an_openviking_config_writes_a_canary_and_reads_it_b
         goal_id=goal, agent_id="explorer", config_path="experiments/ov.json", execute=False
     )
     assert preview["status"] == "preflight_ready", json.dumps(preview)
-    assert not selectors.experiment_route(goal, "explorer").available
+    assert not routes.experiment_route(goal, "explorer").available
 
     done = rm.configure_goal(
         goal_id=goal, agent_id="explorer", config_path="experiments/ov.json", execute=True
     )
     assert done["status"] not in ("unavailable", "canary_readback_failed"), json.dumps(done)
-    route = selectors.experiment_route(goal, "explorer")
+    route = routes.experiment_route(goal, "explorer")
     assert route.available, route.status
     assert route.receipt["exact_readback_verified"] is True
     assert peer not in json.dumps(done)  # the peer token never appears in the public document

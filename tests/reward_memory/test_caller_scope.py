@@ -11,8 +11,10 @@ import json
 import pytest
 
 from reward_memory import selectors, services
+from reward_memory.domain import privacy
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import ApplicationReceipt, Corpus, MemoryRecord, Review
+from reward_memory.services import roles
 from tests.factories import AgentFactory
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
@@ -174,9 +176,9 @@ def test_an_operator_granted_read_checkpoint_is_read_authority_until_revoked(
     services.grant_checkpoint(
         checkpoint_id="read-author",
         project=private.project,
-        actor=selectors.reader_actor("demo", "author"),
-        role=selectors.READ_ROLE,
-        action_scopes=[selectors.READ_SCOPE],
+        actor=roles.reader_actor("demo", "author"),
+        role=roles.READ_ROLE,
+        action_scopes=[roles.READ_SCOPE],
         operator=f.op(f.OWNER),
         execute=True,
     )
@@ -202,9 +204,9 @@ def test_a_read_checkpoint_binds_one_agent_not_its_siblings(agents, double, host
     services.grant_checkpoint(
         checkpoint_id="read-author",
         project=shared.project,
-        actor=selectors.reader_actor("demo", "author"),
-        role=selectors.READ_ROLE,
-        action_scopes=[selectors.READ_SCOPE],
+        actor=roles.reader_actor("demo", "author"),
+        role=roles.READ_ROLE,
+        action_scopes=[roles.READ_SCOPE],
         operator=f.op(f.OWNER),
         execute=True,
     )
@@ -268,7 +270,7 @@ def test_goal_shared_is_read_by_its_listed_agents_only(agents, double, host_clie
         assert response.json()["status"] == "ok", response.json()
     outsider = _recall(host_client("demo", "third"), shared, agent_id="third")
     assert _verdict(outsider)[:3] == (200, "guard_blocked", ["corpus_not_registered"])
-    assert selectors.visibility_summary(shared) == "goal_shared: 2 Agent(s) of demo"
+    assert privacy.visibility_summary(shared) == "goal_shared: 2 Agent(s) of demo"
 
 
 def test_goal_shared_spans_one_goal_and_private_never_implies_it(agents, other_goal):
@@ -281,8 +283,8 @@ def test_goal_shared_spans_one_goal_and_private_never_implies_it(agents, other_g
         f.register("old", visibility="goal", agents=[("demo", "author")])
     assert legacy.value.field == "corpus.privacy.visibility"
     private = f.register("mine", visibility="private", agents=[("demo", "author")])
-    assert not selectors.may_read_corpus(private, "demo", "reviewer")
-    assert not selectors.may_read_corpus(private, "demo", None)
+    assert not privacy.may_read_corpus(private, "demo", "reviewer")
+    assert not privacy.may_read_corpus(private, "demo", None)
 
 
 # -- 403 answers say forbidden --------------------------------------------------------------

@@ -138,7 +138,10 @@ def test_corpus_retirement_is_the_owners(db, corpus):
         services.set_corpus_active(corpus_id="prefs", active=False, principal=f.op(f.REVIEWER))
     retired = services.set_corpus_active(corpus_id="prefs", active=False, principal=f.op(f.OWNER))
     assert (retired.active, retired.revision) == (False, 2)
-    assert registry.corpus_health(retired)["health"]["corpus_present"]["value"] is False
+    assert (
+        registry.corpus_health(services.health_facts(retired))["health"]["corpus_present"]["value"]
+        is False
+    )
 
 
 def test_list_corpora_is_scoped_to_allowlisted_agents(db, agents):

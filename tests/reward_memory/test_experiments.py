@@ -9,9 +9,11 @@ import pytest
 
 from loopx_site.core.errors import DomainError
 from reward_memory import experiment_config as cfg
-from reward_memory import selectors, services
+from reward_memory import services
+from reward_memory.documents import experiments as experiment_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import ExperimentBinding, LocalProviderDocument, MemoryRecord
+from reward_memory.services import routes
 from tests.factories import AgentFactory
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
@@ -23,6 +25,12 @@ BASE = "/api/v1/reward-memory"
 @pytest.fixture
 def prefs(agents, double):
     return f.register("prefs", provider_id="double", agents=[("demo", "author")], route=False)
+
+
+def _status_document(**route):
+    """The Agent's ``reward_memory_experiment_status_v1`` as the API and the command
+    answer it (the service returns the route; ``documents.experiments`` renders it)."""
+    return experiment_documents.status(services.experiment_status(**route))
 
 
 def _config(*corpora, **kw) -> dict:
@@ -175,7 +183,7 @@ def test_execute_commits_the_binding_after_a_fresh_non_recallable_canary(db, pre
     again = _configure(execute=True)  # a fresh canary every time, not a replay
     assert again["status"] == "configured"
     assert len(double.documents) == 2
-    status = services.experiment_status(goal_id="demo", agent_id="author")
+    status = _status_document(goal_id="demo", agent_id="author")
     assert (status["status"], status["available"]) == ("available", True)
     assert status["automatic_recall"] is status["automatic_ingest"] is True
     assert status["automation_intent"]["automatic_ingest"] == "default_on_enable"
@@ -201,7 +209,7 @@ def test_canary_readback_mismatch_commits_no_binding(db, prefs, double):
     assert result["status"] == "canary_readback_failed"
     assert result["binding_committed"] is False
     assert not ExperimentBinding.objects.exists()
-    status = services.experiment_status(goal_id="demo", agent_id="author")
+    status = _status_document(goal_id="demo", agent_id="author")
     assert status["status"] == "disabled"
 
 
@@ -250,7 +258,7 @@ def test_config_digest_drift_makes_automation_unavailable_but_ordinary_work_cont
     doc = _config(prefs, automation={"automatic_recall": True})  # same route, new bytes
     f.write_config(CONFIG, doc)
     double.reset_calls()
-    status = services.experiment_status(goal_id="demo", agent_id="author")
+    status = _status_document(goal_id="demo", agent_id="author")
     assert (status["status"], status["available"]) == ("enablement_stale", False)
     assert status["reason_code"] == "config_digest_missing_or_drifted"
     assert (status["automatic_recall"], status["automatic_ingest"]) == (False, False)
@@ -268,7 +276,7 @@ def test_config_digest_drift_makes_automation_unavailable_but_ordinary_work_cont
 def test_a_missing_receipt_makes_automation_unavailable(db, prefs):
     _enabled(prefs)
     ExperimentBinding.objects.update(receipts={})
-    status = services.experiment_status(goal_id="demo", agent_id="author")
+    status = _status_document(goal_id="demo", agent_id="author")
     assert status["status"] == "enablement_stale"
     assert status["available"] is False
 
@@ -278,14 +286,14 @@ def test_a_non_v1_config_is_unavailable_with_both_flags_false(db, prefs):
     doc = _config(prefs)
     doc["schema_version"] = "reward_memory_experiment_config_v0"
     f.write_config(CONFIG, doc)
-    status = services.experiment_status(goal_id="demo", agent_id="author")
+    status = _status_document(goal_id="demo", agent_id="author")
     assert (status["status"], status["available"]) == ("config_invalid", False)
     assert (status["automatic_recall"], status["automatic_ingest"]) == (False, False)
 
 
 def test_explicit_off_stops_reconciliation_with_zero_provider_calls(db, prefs, double):
     _enabled(prefs, automation={"automatic_ingest": False})
-    status = services.experiment_status(goal_id="demo", agent_id="author")
+    status = _status_document(goal_id="demo", agent_id="author")
     assert status["available"] is True
     assert status["automatic_ingest"] is False
     assert status["automation_intent"]["automatic_ingest"] == "explicit"
@@ -313,18 +321,18 @@ def test_ingest_execute_needs_the_surface_routed_to_this_corpus(db, prefs, doubl
 
 
 def test_experiment_route_is_the_selector_other_apps_call(db, prefs):
-    assert selectors.experiment_route("demo", "author").status == "disabled"
+    assert routes.experiment_route("demo", "author").status == "disabled"
     _enabled(prefs)
-    route = selectors.experiment_route("demo", "author", f.SURFACE)
+    route = routes.experiment_route("demo", "author", f.SURFACE)
     assert route.available
     surface = route.surface(f.SURFACE)
     assert (surface.ingest_corpus_id, surface.corpus_ids) == ("prefs", ("prefs",))
     assert surface.recall_profile["mode"] == "function_boundary"
     assert route.surface("agent_workflow.turn_admission") is None
-    assert selectors.experiment_route("demo", "author", "other.surface").status == (
+    assert routes.experiment_route("demo", "author", "other.surface").status == (
         "surface_not_configured"
     )
-    assert selectors.experiment_route("demo", "reviewer").status == "agent_not_enabled"
+    assert routes.experiment_route("demo", "reviewer").status == "agent_not_enabled"
 
 
 # -- CLI and API ------------------------------------------------------------------------------
@@ -364,13 +372,13 @@ def test_a_second_goal_with_the_same_agent_name_is_not_enabled(db, prefs):
     _enabled(prefs)
     other = AgentFactory(goal__goal_id="other", agent_id="author")
     assert other.goal.goal_id == "other"
-    status = services.experiment_status(goal_id="other", agent_id="author")
+    status = _status_document(goal_id="other", agent_id="author")
     assert status["status"] == "disabled"
     assert copy.deepcopy(status)["available"] is False
 
 
 def _status(agent):
-    return services.experiment_status(goal_id="demo", agent_id=agent)["status"]
+    return _status_document(goal_id="demo", agent_id=agent)["status"]
 
 
 def test_enabling_a_second_agent_with_its_own_private_config_leaves_the_first_routed(
@@ -403,7 +411,7 @@ def test_enabling_a_second_agent_with_its_own_private_config_leaves_the_first_ro
     )
     assert (_status("author"), _status("reviewer")) == ("available", "available")
     assert ExperimentBinding.objects.count() == 2
-    assert selectors.experiment_route("demo", "author").surface(f.SURFACE).ingest_corpus_id == (
+    assert routes.experiment_route("demo", "author").surface(f.SURFACE).ingest_corpus_id == (
         "mine-a"
     )
 
@@ -471,7 +479,7 @@ def test_the_admin_shows_the_binding_read_only_without_the_config_path(db, prefs
 def test_experiment_status_of_an_unconfigured_agent_has_loopx_base_and_our_host_coverage(db, agent):
     # the leg's reward.experiment-status/unconfigured: LoopX's base keys, nothing of the
     # config summary, and the host lifecycles this service really wires
-    status = services.experiment_status(goal_id="demo", agent_id="author")
+    status = _status_document(goal_id="demo", agent_id="author")
     assert (status["status"], status["available"], status["experimental"]) == (
         "disabled",
         False,

@@ -93,11 +93,11 @@ def test_active_to_superseded_names_the_successor(db, corpus):
 
 def test_active_to_expired_by_the_sweep(db, corpus, frozen_clock):
     receipt = _ingest(expires_at="2026-12-02T00:00:00Z")
-    assert services.expire_due_records(execute=True)["expired"] == 0
+    assert services.expire_due_records(execute=True).expired == ()
     frozen_clock.advance(dt.timedelta(days=2))
     preview = services.expire_due_records()
-    assert (preview["due"], preview["expired"]) == (1, 0)
-    assert services.expire_due_records(execute=True)["expired"] == 1
+    assert (len(preview.due), preview.expired) == (1, ())
+    assert len(services.expire_due_records(execute=True).expired) == 1
     assert _states(receipt["record_ref"])[-1] == ("active", "expired")
 
 

@@ -304,19 +304,19 @@ def test_unknown_recall_is_not_found(db, corpus):
 
 # -- health: five separate states ---------------------------------------------------------
 def test_health_states_are_observed_separately(db, corpus):
-    health = registry.corpus_health(corpus)["health"]
+    health = registry.corpus_health(services.health_facts(corpus))["health"]
     assert [health[k]["value"] for k in health] == [True, False, False, False, False]
     ref = _activate(SUMMARIES[0], "ev-1")
-    health = registry.corpus_health(corpus)["health"]
+    health = registry.corpus_health(services.health_facts(corpus))["health"]
     assert health["index_present"]["value"] is True
     assert health["result_readback_verified"]["value"] is True
     assert health["retrieval_query_succeeded"]["value"] is False
     recall = _recall(corpus, queries=["PR description effect"])
-    health = registry.corpus_health(corpus)["health"]
+    health = registry.corpus_health(services.health_facts(corpus))["health"]
     assert health["retrieval_query_succeeded"]["value"] is True
     assert health["memory_applied_with_receipt"]["value"] is False
     _application(recall, [ref])
-    health = registry.corpus_health(corpus)
+    health = registry.corpus_health(services.health_facts(corpus))
     assert health["health"]["memory_applied_with_receipt"]["value"] is True
     assert set(health["health"]) == {
         "corpus_present",
@@ -330,7 +330,7 @@ def test_health_states_are_observed_separately(db, corpus):
 
 def test_health_reports_an_unreachable_index_without_failing(db, double_corpus, double):
     double.available = False
-    health = registry.corpus_health(double_corpus)["health"]
+    health = registry.corpus_health(services.health_facts(double_corpus))["health"]
     assert health["corpus_present"]["value"] is True
     assert health["index_present"] == {
         "value": False,
