@@ -193,7 +193,7 @@ class CorpusAdmin(ReadOnlyAdmin):
 
 @admin.register(StandingPolicy)
 class StandingPolicyAdmin(ReadOnlyAdmin):
-    list_display = ("corpus", "surface", "policy_digest", "active", "created_at")
+    list_display = ("corpus", "surface", ref_column("policy_digest"), "active", "created_at")
     list_filter = ("active", "corpus")
     search_fields = ("policy_digest", "surface", "corpus__corpus_id")
     readonly_fields = _shown(StandingPolicy, "retired_at")
@@ -208,9 +208,22 @@ class OperatorControlActionForm(ActionForm):
 
 
 class TransitionInline(ReadOnlyTabularInline):
+    """The record's lifecycle, one readable row per step; a reference that names a
+    record, review or checkpoint links to it (by its ref, never a database id)."""
+
     model = RecordTransition
-    fields = ("seq", "from_state", "to_state", "reason", "actor", "reference", "at")
+    fields = ("seq", "from_state", "to_state", "reason", "actor", "referenced", "at")
     readonly_fields = fields
+
+    @admin.display(description="reference")
+    def referenced(self, obj):
+        if not obj.reference:
+            return "—"
+        target = selectors.transition_reference(obj.reference)
+        if target is None:
+            return short_ref(obj.reference)
+        label = obj.reference if len(obj.reference) <= 20 else obj.reference[:16] + "…"
+        return admin_link(target, f"{target._meta.verbose_name} {label}")
 
 
 class EvidenceInline(ReadOnlyTabularInline):
@@ -491,8 +504,7 @@ class AuthorityCheckpointAdmin(_ServiceAdded, admin.ModelAdmin):
         "expires_at",
         "role",
         "project",
-        "verified_by",
-        "verified_at",
+        "verified_at",  # (verified by: on the detail page)
     )
     list_filter = ("project", "role", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("checkpoint_id", "project", "actor")
@@ -868,7 +880,7 @@ class ExperimentBindingAdmin(ReadOnlyAdmin):
         "agent",
         "enabled",
         "experimental",
-        "config_digest",
+        ref_column("config_digest"),
         "revision",
         "updated_at",
     )

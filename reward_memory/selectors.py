@@ -1119,3 +1119,22 @@ def provider_deletion_counts(goal_ids: list[str]) -> dict[str, dict[str, int]]:
                 for state, n in per_corpus[corpus.pk].items():
                     counts[state] += n
     return result
+
+
+def transition_reference(reference: str):
+    """The row a record transition's ``reference`` names (a record, a review or an
+    authority checkpoint), or ``None`` when it names none of them (a revocation ref,
+    a source-truth ref, a lineage note)."""
+    if not reference:
+        return None
+    from reward_memory.models import AuthorityCheckpoint, MemoryRecord, Review
+
+    for model, field in (
+        (MemoryRecord, "record_ref"),
+        (Review, "review_id"),
+        (AuthorityCheckpoint, "checkpoint_id"),
+    ):
+        found = model.objects.filter(**{field: reference}).first()
+        if found is not None:
+            return found
+    return None

@@ -33,12 +33,16 @@ def test_executed_recalls_are_counted_per_config_as_ok_or_empty_with_latency(
         assert client.post(RECALL, body, format="json").json()["status"] == "completed"
     client.post(RECALL, {"config": "team-prefs", "surface": SURFACE}, format="json")  # preview
     after = _scrape()
-    assert _recalls(after, corpus="team-prefs", status="ok") - _recalls(
-        before, corpus="team-prefs", status="ok"
-    ) == 1
-    assert _recalls(after, corpus="quiet-prefs", status="empty") - _recalls(
-        before, corpus="quiet-prefs", status="empty"
-    ) == 2
+    assert (
+        _recalls(after, corpus="team-prefs", status="ok")
+        - _recalls(before, corpus="team-prefs", status="ok")
+        == 1
+    )
+    assert (
+        _recalls(after, corpus="quiet-prefs", status="empty")
+        - _recalls(before, corpus="quiet-prefs", status="empty")
+        == 2
+    )
     seconds = "loopx_recall_duration_seconds_count"
     moved = _value(after, seconds, area=AREA, corpus="team-prefs") - _value(
         before, seconds, area=AREA, corpus="team-prefs"
