@@ -42,8 +42,10 @@ def test_the_subject_page_leads_with_the_statement_and_keeps_the_document_collap
     history = page.split('<ol class="lx-history">', 1)[1].split("</ol>", 1)[0]
     assert history.count("<li>") == 2  # the first statement, then the correction, readable
     assert history.index(subject.statement) < history.index(corrected)
-    assert "#1 remember" in history and "#2 remember" in history
+    assert "#1 remember" in history
+    assert "#2 remember" in history
     # the wire document is still there, collapsed below, with its size in bytes
     details = page[stored - 300 :]
-    assert "<details" in details and "&quot;statement&quot;: " in page[stored:]
+    assert "<details" in details
+    assert "&quot;statement&quot;: " in page[stored:]
     assert " bytes" in details
