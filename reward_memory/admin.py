@@ -634,6 +634,34 @@ class LineageClosureAdmin(_ActionsOnly, ReadOnlyAdmin):
             self.message_user(request, f"Reopened {done}.", messages.SUCCESS)
 
 
+class CandidateDecisionFilter(admin.SimpleListFilter):
+    """Where a candidate stands for a human: awaiting the reviewer (the to-do), accepted
+    and awaiting the owner's apply, or decided."""
+
+    title = "decision"
+    parameter_name = "decision"
+
+    def lookups(self, request, model_admin):
+        return [
+            ("awaiting", "awaiting the reviewer"),
+            ("apply", "accepted, awaiting apply"),
+            ("decided", "decided"),
+        ]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "awaiting":
+            return selectors.candidates_awaiting_reviewer(queryset)
+        annotated = selectors.with_latest_decision(queryset)
+        if value == "apply":
+            return annotated.filter(latest_decision="accept", latest_applied__isnull=True)
+        if value == "decided":
+            return annotated.exclude(
+                pk__in=selectors.candidates_awaiting_reviewer(queryset).values("pk")
+            ).exclude(latest_decision="accept", latest_applied__isnull=True)
+        return queryset
+
+
 @admin.register(Candidate)
 class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
     """Candidates from hosts and ingest, decided here as the corpus reviewer through the
@@ -690,7 +718,7 @@ class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
     review_accept = _action("Accept the selected candidates (as the reviewer)", _review, "accept")
     review_reject = _action("Reject the selected candidates (as the reviewer)", _review, "reject")
     review_no_write = _action("Decide no_write (as the reviewer)", _review, "no_write")
-    list_filter = ("guard_status", "target_class", "corpus")
+    list_filter = (CandidateDecisionFilter, "guard_status", "target_class", "corpus")
     search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project", "duplicate_of")
     readonly_fields = (
         "candidate_ref",

@@ -116,12 +116,18 @@ class OperatorDayInBrowserTests(BrowserTestCase):
             execute=True,
         )
         candidate = Candidate.objects.exclude(pk__in=before).get()
-        self.log_in()
-        self.open("/admin/reward_memory/candidate/")
+        self.log_in()  # the to-do on the index counts it and opens the filtered list
+        label = "Candidates from hosts and ingest awaiting the reviewer"
+        row = self.browser.find_element("xpath", f"//tr[th/a[text()='{label}']]")
+        assert row.find_element("css selector", ".lx-todo-count").text == "1"
+        row.find_element("css selector", "th a").click()
+        assert "decision=awaiting" in self.browser.current_url
         assert summary in self.by_css("#result_list").text
+        assert len(self.browser.find_elements("css selector", "#result_list tbody tr")) == 1
         self.shot("candidates")
         message = self.act("review_accept", candidate.pk)
         assert "accept recorded as review" in message, message
+        assert summary not in self.by_css("#changelist").text  # decided: off the to-do
         self.shot("candidate-accepted")
         accepted = Review.objects.get(candidate=candidate, effective_decision="accept")
         self.open("/admin/reward_memory/review/?effective_decision__exact=accept")
