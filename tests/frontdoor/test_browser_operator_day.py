@@ -16,6 +16,14 @@ from tests.hooks.factories import TodoFactory, settle
 from tests.hooks.providers import P
 
 RECORDS = "/admin/reward_memory/memoryrecord/"
+#: The list's column headers that end beyond the visible part of its results box.
+_HIDDEN_COLUMNS = """
+var box = document.querySelector('.results');
+var right = box.getBoundingClientRect().right + 1;
+return [...box.querySelectorAll('thead th')]
+  .filter(th => th.getBoundingClientRect().right > right)
+  .map(th => th.innerText.trim());
+"""
 SUBJECTS = "/admin/preferences/preferencesubject/"
 DISPATCHES = "/admin/hooks/hookdispatch/"
 
@@ -66,6 +74,44 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         assert "applied" in self.by_css("ul.messagelist li").text
         self.shot("corrected")
         assert PreferenceSubject.objects.get(pk=subject.pk).statement == corrected
+        self.open(f"{SUBJECTS}{subject.pk}/change/")  # leads with the statement, not JSON
+        first = self.by_css("fieldset .form-row")
+        assert corrected in first.text
+        assert corrected in self.by_css("ol.lx-history li:last-child").text
+        stored = self.by_css("details")
+        assert stored.get_attribute("open") is None  # the wire document waits collapsed
+        self.shot("subject-detail")
+
+    def test_lists_keep_their_state_columns_in_view_at_1280_px(self):
+        self.browser.set_window_size(1280, 1000)
+        try:
+            self.log_in()
+            for path, columns in (
+                ("/admin/reward_memory/corpus/", ("HEALTH", "OWNER")),
+                (DISPATCHES, ("STATUS", "CONFLICT CODE")),
+                ("/admin/reward_memory/authoritycheckpoint/", ("REVOKED AT", "VERIFIED AT")),
+                (SUBJECTS, ("STATEMENT", "UPDATED AT")),
+                (RECORDS, ("STATE", "STATE CHANGED AT")),
+            ):
+                self.open(path)
+                hidden = self.browser.execute_script(_HIDDEN_COLUMNS)
+                assert hidden == [], f"{path}: {hidden} need a horizontal scroll"
+                heads = self.by_css("#result_list thead").text.upper()
+                assert all(c in heads for c in columns), (path, heads)
+            self.shot("checkpoints-1280")
+        finally:
+            self.browser.set_window_size(1400, 1000)
+
+    def test_a_record_page_reads_its_transitions_by_step(self):
+        record = MemoryRecord.objects.filter(
+            corpus__corpus_id="loopx-demo-pr-description", lifecycle_state="active"
+        ).first()
+        self.log_in()
+        self.open(f"{RECORDS}{record.pk}/change/")
+        steps = self.by_css("#transitions-group, [id$=transitions-group]").text
+        assert "#1 new → pending_activation" in steps
+        assert f"{record.pk}#" not in steps
+        self.shot("record-transitions")
 
     def test_a_failed_dispatch_is_replayed_from_the_admin(self):
         with override_settings(LOOPX_POST_WRITEBACK_HOOKS=[P + "Raiser"]):
