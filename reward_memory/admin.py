@@ -503,8 +503,7 @@ class AuthorityCheckpointAdmin(_ServiceAdded, admin.ModelAdmin):
         "revoked_at",
         "expires_at",
         "role",
-        "project",
-        "verified_at",  # (verified by: on the detail page)
+        "project",  # (verified by and at: on the detail page)
     )
     list_filter = ("project", "role", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("checkpoint_id", "project", "actor")

@@ -89,7 +89,7 @@ class OperatorDayInBrowserTests(BrowserTestCase):
             for path, columns in (
                 ("/admin/reward_memory/corpus/", ("HEALTH", "OWNER")),
                 (DISPATCHES, ("STATUS", "CONFLICT CODE")),
-                ("/admin/reward_memory/authoritycheckpoint/", ("REVOKED AT", "VERIFIED AT")),
+                ("/admin/reward_memory/authoritycheckpoint/", ("REVOKED AT", "EXPIRES AT")),
                 (SUBJECTS, ("STATEMENT", "UPDATED AT")),
                 (RECORDS, ("STATE", "STATE CHANGED AT")),
             ):
@@ -136,7 +136,8 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         self.open("/admin/dashboard/")
         assert "Waits for a human" in self.by_css("#review-todo").text
         self.shot("dashboard-todo")
-        self.by_css("#review-todo a").click()
+        label = "Replacements awaiting the reviewer (review queue)"
+        self.browser.find_element("xpath", f"//*[@id='review-todo']//a[text()='{label}']").click()
         assert "state=awaiting_review" in self.browser.current_url
         self.shot("queue-awaiting")
 
