@@ -80,3 +80,29 @@ def test_a_fail_closed_provider_failure_is_counted_before_the_error(write_json):
     assert _recalls(after, status="provider_unavailable") == (
         _recalls(before, status="provider_unavailable") + 1
     )
+
+
+def test_one_preference_recall_is_one_trace_across_view_hook_and_provider(goal, host_client, bind):
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from loopx_site.core import tracing
+    from loopx_site.core.canonical import text_digest_ref
+
+    bind("team-prefs", provider("valid"))
+    exporter = InMemorySpanExporter()
+    tracing.install(SimpleSpanProcessor(exporter))
+    try:
+        body = {"config": "team-prefs", "surface": SURFACE, "execute": True}
+        assert host_client("demo").post(RECALL, body, format="json").status_code == 200
+    finally:
+        tracing.uninstall()
+    finished = {s.name: s for s in exporter.get_finished_spans()}
+    server = finished["POST api/v1/semantic-preferences/recall/"]
+    hook = finished["preferences.recall"]
+    run = finished["preferences.provider.recall"]
+    assert hook.parent.span_id == server.context.span_id
+    assert run.parent.span_id == hook.context.span_id
+    assert hook.attributes["loopx.goal_digest"] == text_digest_ref("demo")
+    assert hook.attributes["loopx.status"] == "ok"
+    assert hook.attributes["loopx.corpus"] == "team-prefs"
