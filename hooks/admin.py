@@ -11,7 +11,7 @@ from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
-from hooks import documents, executors, selectors, services
+from hooks import documents, selectors, services
 from hooks.errors import FAILURE_CODES, HookError
 from hooks.models import (
     CompletionValidator,
@@ -321,7 +321,11 @@ class HookIntentAdmin(ReadOnlyAdmin):
 
 @admin.register(HookPhaseCheckpoint)
 class HookPhaseCheckpointAdmin(ReadOnlyAdmin):
-    list_display = ("receipt", "registry_digest", "completed_at")
+    list_display = (
+        ref_column("receipt__receipt_id"),
+        ref_column("registry_digest"),
+        "completed_at",
+    )
     search_fields = ("receipt__receipt_id",)
     readonly_fields = [f.name for f in HookPhaseCheckpoint._meta.fields]
 
@@ -367,6 +371,5 @@ class HookRegistrationAdmin(admin.ModelAdmin):
             "opts": self.model._meta,
             "payload": payload,
             "rows": rows,
-            "executors": sorted(executors.EXECUTORS),
         }
         return TemplateResponse(request, "admin/hooks/registrations.html", context)

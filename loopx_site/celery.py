@@ -36,6 +36,16 @@ def _freeze_heap(**kwargs):
         heap.freeze()
 
 
+@worker_process_init.connect
+def _trace_worker_process(**kwargs):
+    """Each prefork pool process: its own tracer provider, exporter and Celery
+    instrumentation when the ``OTEL_*`` variables ask for traces (an export thread
+    started before the fork does not run in the child)."""
+    from loopx_site.core import tracing
+
+    tracing.configure_in_worker_process()
+
+
 @worker_ready.connect
 def _serve_metrics(**kwargs):
     """The worker's own counters (its pool processes' too, through

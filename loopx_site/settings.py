@@ -213,6 +213,8 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# ISO dates and 24-hour UTC times on the operator pages (loopx_site/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["loopx_site.formats"]
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"

@@ -3,15 +3,21 @@
 the revision the operator saw on the form — the admin never edits journal rows in place
 and never retries with a newly fetched revision."""
 
+import json
+
 from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.formats import date_format
+from django.utils.html import format_html, format_html_join
 
 from loopx_site.core import access
 from loopx_site.core import selectors as core_selectors
 from loopx_site.core.admin_base import (
     ReadOnlyAdmin,
     ReadOnlyTabularInline,
+    admin_link,
     excerpt_column,
     log_admin_action,
 )
@@ -147,8 +153,7 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
         "live_scope",
         "revision",
         "scope",
-        "expires_at",
-        "updated_at",
+        "updated_at",  # (expires at: a filter here, a field on the detail page)
     )
     list_filter = (
         SubjectLiveScopeFilter,
@@ -157,18 +162,103 @@ class PreferenceSubjectAdmin(admin.ModelAdmin):
         ("expires_at", admin.EmptyFieldListFilter),
     )
     search_fields = ("key", "scope__goal_ref", "scope__agent_ref")
+    # The detail page leads with the statement and what identifies it, then a readable
+    # history; the stored wire document stays available, collapsed, at the end.
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "current_statement",
+                    "key",
+                    "state",
+                    "revision",
+                    "scope",
+                    "source_ref",
+                    "expires_at",
+                    "updated_at",
+                    "next_step",
+                )
+            },
+        ),
+        ("History", {"fields": ("history",)}),
+        (
+            "Stored document",
+            {
+                "classes": ("collapse",),
+                "description": "The item exactly as the journal stores and hosts read it.",
+                "fields": ("stored_item", "stored_size"),
+            },
+        ),
+    )
     readonly_fields = (
+        "current_statement",
         "scope",
         "key",
         "state",
-        "statement",
         "source_ref",
         "expires_at",
         "revision",
-        "operation",
         "updated_at",
+        "next_step",
+        "history",
+        "stored_item",
+        "stored_size",
     )
     actions = ["retire_selected", "correct_selected"]
+
+    @admin.display(description="statement")
+    def current_statement(self, obj):
+        if obj.statement is None:
+            return "— (no statement: this preference is retired)"
+        return format_html('<span class="lx-statement">{}</span>', obj.statement)
+
+    @admin.display(description="next step")
+    def next_step(self, obj):
+        if obj.state != "active":
+            return "none: a retired preference comes back when the owner states it again"
+        url = reverse("admin:preferences_preferencesubject_changelist")
+        return format_html(
+            'Correct or retire it: select it in the <a href="{}?q={}">preference subjects '
+            "list</a> and run “Correct selected preferences” (the form starts from this "
+            "statement) or “Retire selected preferences”.",
+            url,
+            obj.key,
+        )
+
+    @admin.display(description="operations on this key")
+    def history(self, obj):
+        operations = selectors.subject_operations(obj)
+        if not operations:
+            return "—"
+        return format_html(
+            '<ol class="lx-history">{}</ol>',
+            format_html_join(
+                "",
+                "<li>{} · {} · {} · source {}</li>",
+                (
+                    (
+                        admin_link(op, f"#{op.sequence} {op.kind}"),
+                        date_format(op.created_at, "DATETIME_FORMAT"),
+                        f"“{op.statement}”" if op.statement else "(no statement)",
+                        op.source_ref,
+                    )
+                    for op in operations
+                ),
+            ),
+        )
+
+    @admin.display(description="stored item")
+    def stored_item(self, obj):
+        try:
+            text = json.dumps(json.loads(obj.item), indent=2, sort_keys=True, ensure_ascii=False)
+        except ValueError:
+            text = obj.item
+        return format_html("<pre>{}</pre>", text)
+
+    @admin.display(description="stored size")
+    def stored_size(self, obj):
+        return f"{obj.size} bytes"
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request).select_related("scope__goal")

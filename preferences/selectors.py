@@ -273,3 +273,13 @@ def with_live_marker(queryset, prefix: str = ""):
     return queryset.annotate(
         is_live=ExpressionWrapper(core_selectors.live_scope_q(prefix), output_field=BooleanField())
     )
+
+
+def subject_operations(subject: PreferenceSubject) -> list[PreferenceOperation]:
+    """Every journal operation on ``subject``'s key in its scope, oldest first (the
+    admin's readable history of one preference)."""
+    return list(
+        PreferenceOperation.objects.filter(scope_id=subject.scope_id, key=subject.key).order_by(
+            "sequence"
+        )
+    )

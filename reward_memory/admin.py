@@ -194,7 +194,7 @@ class CorpusAdmin(ReadOnlyAdmin):
 
 @admin.register(StandingPolicy)
 class StandingPolicyAdmin(ReadOnlyAdmin):
-    list_display = ("corpus", "surface", "policy_digest", "active", "created_at")
+    list_display = ("corpus", "surface", ref_column("policy_digest"), "active", "created_at")
     list_filter = ("active", "corpus")
     search_fields = ("policy_digest", "surface", "corpus__corpus_id")
     readonly_fields = _shown(StandingPolicy, "retired_at")
@@ -209,9 +209,22 @@ class OperatorControlActionForm(ActionForm):
 
 
 class TransitionInline(ReadOnlyTabularInline):
+    """The record's lifecycle, one readable row per step; a reference that names a
+    record, review or checkpoint links to it (by its ref, never a database id)."""
+
     model = RecordTransition
-    fields = ("seq", "from_state", "to_state", "reason", "actor", "reference", "at")
+    fields = ("seq", "from_state", "to_state", "reason", "actor", "referenced", "at")
     readonly_fields = fields
+
+    @admin.display(description="reference")
+    def referenced(self, obj):
+        if not obj.reference:
+            return "—"
+        target = selectors.transition_reference(obj.reference)
+        if target is None:
+            return short_ref(obj.reference)
+        label = obj.reference if len(obj.reference) <= 20 else obj.reference[:16] + "…"
+        return admin_link(target, f"{target._meta.verbose_name} {label}")
 
 
 class EvidenceInline(ReadOnlyTabularInline):
@@ -491,9 +504,7 @@ class AuthorityCheckpointAdmin(_ServiceAdded, admin.ModelAdmin):
         "revoked_at",
         "expires_at",
         "role",
-        "project",
-        "verified_by",
-        "verified_at",
+        "project",  # (verified by and at: on the detail page)
     )
     list_filter = ("project", "role", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("checkpoint_id", "project", "actor")
@@ -623,6 +634,34 @@ class LineageClosureAdmin(_ActionsOnly, ReadOnlyAdmin):
             self.message_user(request, f"Reopened {done}.", messages.SUCCESS)
 
 
+class CandidateDecisionFilter(admin.SimpleListFilter):
+    """Where a candidate stands for a human: awaiting the reviewer (the to-do), accepted
+    and awaiting the owner's apply, or decided."""
+
+    title = "decision"
+    parameter_name = "decision"
+
+    def lookups(self, request, model_admin):
+        return [
+            ("awaiting", "awaiting the reviewer"),
+            ("apply", "accepted, awaiting apply"),
+            ("decided", "decided"),
+        ]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "awaiting":
+            return selectors.candidates_awaiting_reviewer(queryset)
+        annotated = selectors.with_latest_decision(queryset)
+        if value == "apply":
+            return annotated.filter(latest_decision="accept", latest_applied__isnull=True)
+        if value == "decided":
+            return annotated.exclude(
+                pk__in=selectors.candidates_awaiting_reviewer(queryset).values("pk")
+            ).exclude(latest_decision="accept", latest_applied__isnull=True)
+        return queryset
+
+
 @admin.register(Candidate)
 class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
     """Candidates from hosts and ingest, decided here as the corpus reviewer through the
@@ -679,7 +718,7 @@ class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
     review_accept = _action("Accept the selected candidates (as the reviewer)", _review, "accept")
     review_reject = _action("Reject the selected candidates (as the reviewer)", _review, "reject")
     review_no_write = _action("Decide no_write (as the reviewer)", _review, "no_write")
-    list_filter = ("guard_status", "target_class", "corpus")
+    list_filter = (CandidateDecisionFilter, "guard_status", "target_class", "corpus")
     search_fields = ("candidate_ref", "prior_candidate_ref", "surface", "project", "duplicate_of")
     readonly_fields = (
         "candidate_ref",
@@ -869,7 +908,7 @@ class ExperimentBindingAdmin(ReadOnlyAdmin):
         "agent",
         "enabled",
         "experimental",
-        "config_digest",
+        ref_column("config_digest"),
         "revision",
         "updated_at",
     )

@@ -21,6 +21,11 @@ def review_todo(request) -> list[dict]:
     pending = PendingIngest.objects.filter(resolved_at__isnull=True).count()
     return [
         {
+            "label": "Candidates from hosts and ingest awaiting the reviewer",
+            "count": counts["candidate"],
+            "url": _list("candidate", decision="awaiting"),
+        },
+        {
             "label": "Replacements awaiting the reviewer (review queue)",
             "count": counts["operator_edit"],
             "url": _list("reviewqueueitem", state="awaiting_review"),

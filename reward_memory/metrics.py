@@ -3,16 +3,19 @@
 label carries content."""
 
 from reward_memory import contracts as c
+from reward_memory import selectors
 from reward_memory.models import OperatorControl, PendingIngest, ReflectionCandidate, Review
 from reward_memory.services import review_queue
 
 
 def review_todo_counts() -> dict[str, int]:
-    """What waits for a human, by kind: reflection candidates awaiting evidence
-    validation, operator edits whose replacement no reviewer decided yet, and accepted
-    reviews the corpus owner has not applied."""
+    """What waits for a human, by kind: host and ingest candidates the reviewer has
+    still to decide, reflection candidates awaiting evidence validation, operator edits
+    whose replacement no reviewer decided yet, and accepted reviews the corpus owner has
+    not applied."""
     edits = OperatorControl.objects.filter(action="edit").select_related("corpus")
     return {
+        "candidate": selectors.candidates_awaiting_reviewer().count(),
         "reflection_validation": ReflectionCandidate.objects.filter(
             status=c.REFLECTION_AWAITING
         ).count(),

@@ -343,7 +343,7 @@ class RecordTransition(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.record_id}#{self.seq} {self.from_state or '-'}→{self.to_state}"
+        return f"#{self.seq} {self.from_state or 'new'} → {self.to_state}"
 
     def save(self, *args, **kwargs):
         if self.pk is not None:

@@ -794,3 +794,50 @@ def provider_deletion_counts(goal_ids: list[str]) -> dict[str, dict[str, int]]:
                 for state, n in per_corpus[corpus.pk].items():
                     counts[state] += n
     return result
+
+
+def transition_reference(reference: str):
+    """The row a record transition's ``reference`` names (a record, a review or an
+    authority checkpoint), or ``None`` when it names none of them (a revocation ref,
+    a source-truth ref, a lineage note)."""
+    if not reference:
+        return None
+    from reward_memory.models import AuthorityCheckpoint, MemoryRecord, Review
+
+    for model, field in (
+        (MemoryRecord, "record_ref"),
+        (Review, "review_id"),
+        (AuthorityCheckpoint, "checkpoint_id"),
+    ):
+        found = model.objects.filter(**{field: reference}).first()
+        if found is not None:
+            return found
+    return None
+
+
+#: A candidate waits for the corpus reviewer while its latest review is a ``no_write`` a
+#: host or an ingest left (nothing written, nothing rejected) and its guard did not block
+#: it: the reviewer accepts, rejects or confirms ``no_write`` from the admin.
+AWAITING_REVIEWER = ("no_write",)
+
+
+def with_latest_decision(queryset):
+    """Candidates annotated with ``latest_decision`` (their latest review's effective
+    decision) and ``latest_applied`` (whether that review was applied)."""
+    from django.db.models import OuterRef, Subquery
+
+    latest = models.Review.objects.filter(candidate=OuterRef("pk")).order_by("-created_at", "-pk")
+    return queryset.annotate(
+        latest_decision=Subquery(latest.values("effective_decision")[:1]),
+        latest_applied=Subquery(latest.values("applied_at")[:1]),
+    )
+
+
+def candidates_awaiting_reviewer(queryset=None):
+    """Host and ingest candidates the corpus reviewer has still to decide."""
+    rows = queryset if queryset is not None else models.Candidate.objects.all()
+    return (
+        with_latest_decision(rows)
+        .filter(latest_decision__in=AWAITING_REVIEWER)
+        .exclude(guard_status=c.GUARD_BLOCKED)
+    )

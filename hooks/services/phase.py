@@ -79,14 +79,20 @@ def record_outcome(receipt: DurableWritebackReceipt, outcome: Outcome) -> Journa
     try:
         with transaction.atomic():
             _insert(receipt, outcome, now)
-        lag = (now - receipt.created_at).total_seconds()
-        metrics.dispatch_observed(
-            status=outcome.status, failure_code=outcome.failure_code, lag_seconds=lag
-        )
+        _observed(receipt, outcome, now)
         return _j(outcome, "recorded", outcome.failure_code)
     except IntegrityError:
         existing = HookDispatch.objects.select_for_update().get(dispatch_id=outcome.dispatch_id)
     return _merge(existing, outcome, now)
+
+
+def _observed(receipt: DurableWritebackReceipt, outcome: Outcome, now) -> None:
+    """Count one journalled dispatch and its lag behind the writeback receipt."""
+    metrics.dispatch_observed(
+        status=outcome.status,
+        failure_code=outcome.failure_code,
+        lag_seconds=(now - receipt.created_at).total_seconds(),
+    )
 
 
 def _j(outcome: Outcome, name: str, code: str | None) -> Journalled:
@@ -178,6 +184,8 @@ def _insert_batch(
         HookPhaseCheckpoint.objects.create(
             receipt=receipt, registry_digest=registry_digest, dispatch_ids=ids, completed_at=now
         )
+    for outcome in outcomes:  # counted like the per-dispatch journal counts its rows
+        _observed(receipt, outcome, now)
     by_dispatch: dict[str, list[str]] = {d.dispatch_id: [] for d in dispatches}
     for intent in intents:
         by_dispatch[intent.dispatch.dispatch_id].append(intent.intent_id)

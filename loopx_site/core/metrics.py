@@ -80,8 +80,9 @@ def _series() -> dict[str, Any]:
         ),
         "provider_failures": Counter(
             "loopx_provider_failures",
-            "Provider calls that failed, by bounded failure kind.",
-            ["kind"],
+            "Provider calls that failed, by area (reward_memory, preferences) and bounded "
+            "failure kind.",
+            ["area", "kind"],
         ),
         "throttled": Counter(
             "loopx_throttled_calls", "API calls refused by a rate limit, by scope.", ["scope"]
@@ -128,8 +129,8 @@ def recall_observed(*, area: str, corpus: str, status: str, seconds: float) -> N
     _record(act)
 
 
-def provider_failed(*, kind: str) -> None:
-    _record(lambda s: s["provider_failures"].labels(kind).inc())
+def provider_failed(*, kind: str, area: str = "reward_memory") -> None:
+    _record(lambda s: s["provider_failures"].labels(area, kind).inc())
 
 
 def throttled(*, scope: str) -> None:

@@ -55,22 +55,46 @@ def enabled() -> bool:
     return _state["tracer"] is not None
 
 
-def configure_from_environment() -> bool:
+def configure_from_environment(*, set_global: bool = True) -> bool:
     """Called once per process at start-up (``CoreConfig.ready``): installs tracing when
     the ``OTEL_*`` variables ask for it. Returns whether tracing is on."""
     if enabled() or not requested():
         return enabled()
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+    install(BatchSpanProcessor(exporter_from_environment()), set_global=set_global)
+    return True
+
+
+def exporter_from_environment():
+    """The span exporter ``OTEL_TRACES_EXPORTER`` names (``otlp`` by default)."""
     kind = os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() or "otlp"
     if kind == "console":
-        exporter = ConsoleSpanExporter()
-    else:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-        exporter = OTLPSpanExporter()
-    install(BatchSpanProcessor(exporter), set_global=True)
-    return True
+        return ConsoleSpanExporter()
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter()
+
+
+def configure_in_worker_process() -> bool:
+    """A forked Celery pool process (``worker_process_init``): start tracing afresh.
+
+    The parent configured tracing when Django loaded, before the pool forked; its span
+    processor's export thread and the exporter's HTTP connection belong to the parent.
+    Each pool process therefore drops what it inherited (without flushing it: those
+    spans are the parent's to send) and installs its own provider, exporter and
+    instrumentors — Celery's included, so a task run in this process is traced here.
+    The global provider stays the parent's (OpenTelemetry sets it once per process);
+    our instrumentors and spans use this process's own. Returns whether tracing is on."""
+    if not requested():
+        return False
+    for instrumentor in _state["instrumentors"]:
+        if instrumentor.is_instrumented_by_opentelemetry:
+            instrumentor.uninstrument()
+    _state.update(tracer=None, provider=None, instrumentors=[])
+    return configure_from_environment(set_global=False)
 
 
 def install(processor, *, set_global: bool = False):

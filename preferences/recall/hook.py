@@ -18,6 +18,7 @@ from typing import Any
 from django.db.models import Q
 
 from loopx_site.core import sandbox as runner
+from loopx_site.core import tracing
 from preferences.models import SemanticPreferenceConfig
 from preferences.recall import protocol
 from preferences.recall.binding import (
@@ -35,6 +36,7 @@ from preferences.recall.config import (
     validate_context,
 )
 from preferences.recall.errors import SemanticPreferenceError, invalid
+from preferences.recall.observed import observed
 
 #: LoopX's doctor flags: the doctor never sets anything up or writes anywhere.
 DOCTOR_FLAGS = {
@@ -159,6 +161,7 @@ def _env(binding: Binding, project: str, scope: Scope | None) -> dict[str, str]:
     return runner.minimal_env(extra)
 
 
+@observed
 def recall(
     config: ConfigSource,
     *,
@@ -209,12 +212,13 @@ def recall(
     if not execute:
         result.update(status="preview_ready", request=request)
         return result
-    run = runner.run(
-        list(binding.argv),
-        request=protocol.encode_request(request),
-        timeout_seconds=binding.timeout_seconds,
-        env=_env(binding, project, scope),
-    )
+    with tracing.span("preferences.provider.recall", provider=binding.provider_id):
+        run = runner.run(
+            list(binding.argv),
+            request=protocol.encode_request(request),
+            timeout_seconds=binding.timeout_seconds,
+            env=_env(binding, project, scope),
+        )
     if run.failure_kind is not None:
         return _degrade(result, run.failure_kind)
     try:

@@ -56,7 +56,7 @@ class AdminInBrowserTests(BrowserTestCase):
         self.open(f"/admin/preferences/preferencesubject/{subject.pk}/change/")
         page = self.by_css("#content-main").text
         assert "State:\nRetired" in page  # the tombstone: kept, not actionable
-        assert "Statement:\n-" in page
+        assert "Statement:\n— (no statement: this preference is retired)" in page
         self.shot("tombstone")
 
         entry = PreferenceOperation.objects.get(kind="retire", key="review.collaboration")

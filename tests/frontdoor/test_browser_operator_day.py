@@ -16,6 +16,14 @@ from tests.hooks.factories import TodoFactory, settle
 from tests.hooks.providers import P
 
 RECORDS = "/admin/reward_memory/memoryrecord/"
+#: The list's column headers that end beyond the visible part of its results box.
+_HIDDEN_COLUMNS = """
+var box = document.querySelector('.results');
+var right = box.getBoundingClientRect().right + 1;
+return [...box.querySelectorAll('thead th')]
+  .filter(th => th.getBoundingClientRect().right > right)
+  .map(th => th.innerText.trim());
+"""
 SUBJECTS = "/admin/preferences/preferencesubject/"
 DISPATCHES = "/admin/hooks/hookdispatch/"
 
@@ -66,6 +74,44 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         assert "applied" in self.by_css("ul.messagelist li").text
         self.shot("corrected")
         assert PreferenceSubject.objects.get(pk=subject.pk).statement == corrected
+        self.open(f"{SUBJECTS}{subject.pk}/change/")  # leads with the statement, not JSON
+        first = self.by_css("fieldset .form-row")
+        assert corrected in first.text
+        assert corrected in self.by_css("ol.lx-history li:last-child").text
+        stored = self.by_css("details")
+        assert stored.get_attribute("open") is None  # the wire document waits collapsed
+        self.shot("subject-detail")
+
+    def test_lists_keep_their_state_columns_in_view_at_1280_px(self):
+        self.browser.set_window_size(1280, 1000)
+        try:
+            self.log_in()
+            for path, columns in (
+                ("/admin/reward_memory/corpus/", ("HEALTH", "OWNER")),
+                (DISPATCHES, ("STATUS", "CONFLICT CODE")),
+                ("/admin/reward_memory/authoritycheckpoint/", ("REVOKED AT", "EXPIRES AT")),
+                (SUBJECTS, ("STATEMENT", "UPDATED AT")),
+                (RECORDS, ("STATE", "STATE CHANGED AT")),
+            ):
+                self.open(path)
+                hidden = self.browser.execute_script(_HIDDEN_COLUMNS)
+                assert hidden == [], f"{path}: {hidden} need a horizontal scroll"
+                heads = self.by_css("#result_list thead").text.upper()
+                assert all(c in heads for c in columns), (path, heads)
+            self.shot("checkpoints-1280")
+        finally:
+            self.browser.set_window_size(1400, 1000)
+
+    def test_a_record_page_reads_its_transitions_by_step(self):
+        record = MemoryRecord.objects.filter(
+            corpus__corpus_id="loopx-demo-pr-description", lifecycle_state="active"
+        ).first()
+        self.log_in()
+        self.open(f"{RECORDS}{record.pk}/change/")
+        steps = self.by_css("#transitions-group, [id$=transitions-group]").text
+        assert "#1 new → pending_activation" in steps
+        assert f"{record.pk}#" not in steps
+        self.shot("record-transitions")
 
     def test_a_failed_dispatch_is_replayed_from_the_admin(self):
         with override_settings(LOOPX_POST_WRITEBACK_HOOKS=[P + "Raiser"]):
@@ -90,7 +136,8 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         self.open("/admin/dashboard/")
         assert "Waits for a human" in self.by_css("#review-todo").text
         self.shot("dashboard-todo")
-        self.by_css("#review-todo a").click()
+        label = "Replacements awaiting the reviewer (review queue)"
+        self.browser.find_element("xpath", f"//*[@id='review-todo']//a[text()='{label}']").click()
         assert "state=awaiting_review" in self.browser.current_url
         self.shot("queue-awaiting")
 
@@ -116,12 +163,18 @@ class OperatorDayInBrowserTests(BrowserTestCase):
             execute=True,
         )
         candidate = Candidate.objects.exclude(pk__in=before).get()
-        self.log_in()
-        self.open("/admin/reward_memory/candidate/")
+        self.log_in()  # the to-do on the index counts it and opens the filtered list
+        label = "Candidates from hosts and ingest awaiting the reviewer"
+        row = self.browser.find_element("xpath", f"//tr[th/a[text()='{label}']]")
+        assert row.find_element("css selector", ".lx-todo-count").text == "1"
+        row.find_element("css selector", "th a").click()
+        assert "decision=awaiting" in self.browser.current_url
         assert summary in self.by_css("#result_list").text
+        assert len(self.browser.find_elements("css selector", "#result_list tbody tr")) == 1
         self.shot("candidates")
         message = self.act("review_accept", candidate.pk)
         assert "accept recorded as review" in message, message
+        assert summary not in self.by_css("#changelist").text  # decided: off the to-do
         self.shot("candidate-accepted")
         accepted = Review.objects.get(candidate=candidate, effective_decision="accept")
         self.open("/admin/reward_memory/review/?effective_decision__exact=accept")

@@ -50,3 +50,35 @@ def test_a_host_candidate_is_accepted_then_applied_from_the_admin(client, host_c
     texts = [str(m) for m in response.context["messages"]]
     assert any(": activated." in t for t in texts), texts
     assert MemoryRecord.objects.get(summary=SUMMARY).lifecycle_state == "active"
+
+
+def _listed(client, decision: str) -> list[int]:
+    response = client.get("/admin/reward_memory/candidate/", {"decision": decision})
+    return [c.pk for c in response.context["cl"].result_list]
+
+
+def test_an_undecided_host_candidate_is_on_the_to_do_until_the_reviewer_decides(
+    client, host_candidate
+):
+    from reward_memory.metrics import review_todo_counts
+
+    reviewer = _as(client, "reviewer")
+    assert review_todo_counts()["candidate"] == 1
+    index = reviewer.get("/admin/").content.decode()
+    assert "Candidates from hosts and ingest awaiting the reviewer" in index
+    assert "/admin/reward_memory/candidate/?decision=awaiting" in index
+    assert _listed(reviewer, "awaiting") == [host_candidate.pk]
+    assert _listed(reviewer, "decided") == []
+    reviewer.post(
+        "/admin/reward_memory/candidate/",
+        {"action": "review_accept", "_selected_action": [host_candidate.pk]},
+    )
+    assert review_todo_counts()["candidate"] == 0
+    assert _listed(reviewer, "awaiting") == []
+    assert _listed(reviewer, "apply") == [host_candidate.pk]  # now the owner's to-do
+    review = Review.objects.get(effective_decision="accept")
+    _as(client, "owner").post(
+        "/admin/reward_memory/review/",
+        {"action": "apply_selected", "_selected_action": [review.pk]},
+    )
+    assert _listed(_as(client, "reviewer"), "decided") == [host_candidate.pk]

@@ -85,3 +85,26 @@ def test_with_no_usable_checkpoint_the_message_points_to_the_grant_page(client, 
     texts = _messages(_as(client, "owner").post(URL, control, follow=True))
     grants = reverse("admin:reward_memory_authoritycheckpoint_changelist")
     assert any("no live checkpoint allows it yet" in t and grants in t for t in texts), texts
+
+
+def test_record_transitions_read_by_ref_with_their_reference_linked(db, corpus, admin_client):
+    old, new = (
+        services.ingest_event(
+            event=f.scoped_event(event_id, content_summary=summary),
+            goal_id="demo",
+            agent_id="author",
+            execute=True,
+        )
+        for event_id, summary in (("ev-1", "Lead with the effect."), ("ev-2", "Effect, then why."))
+    )
+    services.supersede_record(
+        record_ref=old["record_ref"], by_record_ref=new["record_ref"], principal=f.op(f.OWNER)
+    )
+    record = MemoryRecord.objects.get(record_ref=old["record_ref"])
+    successor = MemoryRecord.objects.get(record_ref=new["record_ref"])
+    page = admin_client.get(reverse("admin:reward_memory_memoryrecord_change", args=[record.pk]))
+    html = page.content.decode()
+    assert "#3 active → superseded" in html  # the row names its step, not "<pk>#3"
+    assert f"{record.pk}#" not in html
+    successor_url = reverse("admin:reward_memory_memoryrecord_change", args=[successor.pk])
+    assert f'href="{successor_url}">memory record {new["record_ref"][:16]}…</a>' in html

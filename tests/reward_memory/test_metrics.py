@@ -117,3 +117,39 @@ def test_state_series_are_read_at_scrape_time(db, corpus):
     assert "loopx_pending_ingests" in text
     assert "loopx_outbox_pending 0.0" in text
     assert "loopx_outbox_oldest_pending_age_seconds 0.0" in text
+
+
+def test_a_failed_hook_dispatch_is_counted_with_its_lag(db, agent):
+    from hooks.models import HookDispatch
+    from loopx_site.core.models import Goal
+    from tests.hooks.factories import TodoFactory, settle
+    from tests.hooks.providers import P
+
+    dispatches, lag = "loopx_hook_dispatches_total", "loopx_hook_dispatch_lag_seconds_count"
+    before = _scrape()
+    with override_settings(LOOPX_POST_WRITEBACK_HOOKS=[P + "Raiser"]):
+        TodoFactory(goal=Goal.objects.get(goal_id="demo"), todo_id="metrics-t", segment_ref="")
+        settle(todo_id="metrics-t", turn="metrics-turn")
+    failed = HookDispatch.objects.get(hook_id="delta.raiser")
+    after = _scrape()
+    labels = {"status": "failed", "failure_code": failed.failure_code}
+    assert _value(after, dispatches, **labels) == _value(before, dispatches, **labels) + 1
+    assert _value(after, lag) >= _value(before, lag) + 1
+
+
+def test_background_runs_are_counted_by_task_and_outcome(db):
+    from loopx_site.core import background
+    from loopx_site.core.errors import DomainError
+
+    def refused():
+        raise DomainError("invalid_argument", "a bad schedule argument", field="limit")
+
+    runs = "loopx_background_runs_total"
+    ok = {"task": "tests.metrics_sweep", "outcome": "ok"}
+    failed = {"task": "tests.metrics_sweep", "outcome": "failed", "code": "invalid_argument"}
+    before = _scrape()
+    background.record_run("tests.metrics_sweep", lambda: {"done": 1})
+    background.record_run("tests.metrics_sweep", refused)
+    after = _scrape()
+    assert _value(after, runs, **ok) == _value(before, runs, **ok) + 1
+    assert _value(after, runs, **failed) == _value(before, runs, **failed) + 1
