@@ -42,6 +42,11 @@ class CoreConfig(AppConfig):
         )
 
         tracing.configure_from_environment()  # imports OpenTelemetry only when OTEL_* ask
+        from loopx_site.core import contributions
+
+        contributions.GOAL_EXPORT.register(
+            "core.registry", contributions.lazy("loopx_site.core.export.registry_sections")
+        )
 
 
 class LoopxAdminConfig(SimpleAdminConfig):

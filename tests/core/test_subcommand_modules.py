@@ -8,7 +8,10 @@ import pytest
 
 from loopx_site.core.cli import LoopxCommand
 
-COMMANDS = ["reward_memory.management.commands.reward_memory"]
+COMMANDS = [
+    "reward_memory.management.commands.reward_memory",
+    "loopx_site.core.management.commands.memory",
+]
 SHARED = {"__init__", "common"}
 
 
