@@ -112,8 +112,8 @@ def test_other_content_under_a_carried_key_refuses_the_whole_import(exported):
     corpus.save()
     refused = _import(path, "--execute")
     assert refused.code == 2
-    assert refused.json["error"]["code"] == "import_conflict"
-    details = refused.json["error"]["details"]
+    assert refused.json["code"] == "import_conflict"
+    details = refused.json["details"]
     assert details["type"] == "corpus"
     assert details["key"] == [corpus.corpus_id]
     assert {"owner", "revision"} <= set(details["fields"])
@@ -145,14 +145,14 @@ def test_a_damaged_stream_is_refused_whole(exported, tmp_path, damage):
     _flush()
     refused = _import(path, "--execute")
     assert refused.code == 2
-    assert refused.json["error"]["code"] == "invalid_export"
+    assert refused.json["code"] == "invalid_export"
     assert not Goal.objects.exists()
 
 
 def test_export_of_an_unknown_goal_is_a_structured_error(db):
     out = run_cli("memory", "export", "--goal-id", "nope")
     assert out.code == 2
-    assert out.json["error"]["code"] == "goal_not_registered"
+    assert out.json["code"] == "goal_not_registered"
 
 
 def test_export_to_a_file_prints_its_summary(exported, tmp_path):
@@ -168,4 +168,28 @@ def test_export_to_a_file_prints_its_summary(exported, tmp_path):
 def test_import_of_a_missing_file_is_a_structured_error(db, tmp_path):
     out = _import(tmp_path / "absent.jsonl")
     assert out.code == 2
-    assert out.json["error"]["code"] == "invalid_input_file"
+    assert out.json["code"] == "invalid_input_file"
+
+
+def _streamed(response) -> str:
+    return b"".join(response.streaming_content).decode("utf-8")
+
+
+def test_the_operator_api_streams_the_same_bytes_as_the_command(exported, operator_client):
+    text, _ = exported
+    response = operator_client.get("/api/v1/goals/demo/export/")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/x-ndjson"
+    assert response.streaming
+    assert _streamed(response) == text
+
+
+def test_the_export_api_is_operator_only(demo, host_client, operator_client):
+    goal_wide = host_client("demo").get("/api/v1/goals/demo/export/")
+    assert goal_wide.status_code == 403
+    assert goal_wide.json()["code"] == "scope_forbidden"
+    other = host_client("demo", "author").get("/api/v1/goals/demo/export/")
+    assert other.status_code in (403, 404)
+    missing = operator_client.get("/api/v1/goals/nope/export/")
+    assert missing.status_code == 404
+    assert missing.json()["code"] == "goal_not_registered"
