@@ -26,8 +26,6 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import reduce
-from operator import or_
 from typing import IO, Any
 
 from django.db import models, transaction
@@ -234,7 +232,11 @@ def _natural_value(section: Section, payload: dict[str, Any]) -> tuple:
 
 
 def _any_of(lookups: list[str], keys: Iterable[tuple]) -> Q:
-    return reduce(or_, (Q(**dict(zip(lookups, key, strict=True))) for key in keys), Q(pk__in=[]))
+    """Rows whose ``lookups`` take one of ``keys``, as one ``__in`` per lookup (a superset
+    the callers narrow by exact key: a chunk's OR of ANDs would be too deep for SQLite)."""
+    keys = list(keys)
+    return Q(**{f"{name}__in": sorted({key[i] for key in keys}, key=str)
+                for i, name in enumerate(lookups)})  # fmt: skip
 
 
 def _resolve_ref(ref: Ref, values: list[Any]) -> dict[tuple, int]:
