@@ -4,8 +4,8 @@ proof that memory stays flat.
 Seeds one Goal whose corpus holds N records (each with its creation transition), then,
 each in its own ``manage.py`` process (this process never loads Django, so each peak RSS
 is the child's own, read with ``os.wait4``): export the Goal to a file; import that file
-into a fresh, migrated database; export the imported Goal and compare the two files' sha256 (they must
-be equal). It does so for a small and a large N in the same run: peak RSS of the large ÷
+into a fresh, migrated database; export the imported Goal and compare the two files'
+sha256 (they must be equal). It does so for a small and a large N in the same run: peak RSS of the large ÷
 the small shows whether memory grows with the Goal (flat ≈ 1).
 
 Usage: .venv/bin/python bench/export_bench.py [--records 100000] [--small 10000]
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, durability  # noqa: E402  (imports no Django at module level)
+from _setup import ROOT, durability  # imports no Django at module level
 
 GOAL = "bench-export"
 
@@ -50,12 +50,16 @@ def seed(records: int, goal_id: str) -> None:
     step = 5000
     for start in range(0, records, step):
         with transaction.atomic():
-            rows = [_record(corpus, goal_id, i, now) for i in range(start, min(records, start + step))]
+            rows = [
+                _record(corpus, goal_id, i, now) for i in range(start, min(records, start + step))
+            ]
             MemoryRecord.objects.bulk_create(rows)
             made = MemoryRecord.objects.filter(record_ref__in=[r.record_ref for r in rows])
             RecordTransition.objects.bulk_create(
-                RecordTransition(record=r, seq=1, to_state="active", reason="created",
-                                 actor="user:o", at=now) for r in made  # fmt: skip
+                RecordTransition(
+                    record=r, seq=1, to_state="active", reason="created", actor="user:o", at=now
+                )
+                for r in made
             )
 
 
@@ -79,7 +83,11 @@ def manage(argv: list[str], database_url: str) -> dict:
     """Run ``manage.py argv`` against ``database_url``: wall seconds and the child's peak
     RSS (MiB, ``os.wait4``). Linux counts the parent's RSS at fork in a child's peak, so
     this process never loads Django: seeding runs in a child too."""
-    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "loopx_site.settings"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "loopx_site.settings",
+    }
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, *argv], env=env, cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
@@ -157,7 +165,8 @@ def main() -> None:
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(args.child)
+        child(args.child)
+        return
     folder = Path(tempfile.mkdtemp(prefix="loopx-export-bench-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     source = os.environ.get("DATABASE_URL") or f"sqlite:///{folder / 'bench.sqlite3'}"
@@ -168,9 +177,10 @@ def main() -> None:
         for phase in ("export", "import")
     }
     engine = json.loads(manage([__file__, "--child", "durability"], source)["stdout"])
+    same = small["byte_identical"] and large["byte_identical"]
     print(json.dumps({"bench": "export_import", "durability": engine, "small": small,
                       "large": large, "peak_rss_large_over_small": growth,
-                      "byte_identical": small["byte_identical"] and large["byte_identical"]}))  # fmt: skip
+                      "byte_identical": same}))  # fmt: skip
 
 
 if __name__ == "__main__":

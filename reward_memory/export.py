@@ -53,32 +53,81 @@ def sections(goal) -> list[Section]:
     review = Ref(Review, ("review_id",))
     return [
         Section("corpus", Corpus, _in_corpora(Corpus, g, "corpus_id"), ("corpus_id",)),
-        Section("authority_checkpoint", AuthorityCheckpoint, lambda: _checkpoints(g),
-                ("checkpoint_id",)),  # fmt: skip
-        Section("standing_policy", StandingPolicy, _in_corpora(StandingPolicy, g),
-                ("corpus", "policy_digest"), refs={"corpus": corpus}),  # fmt: skip
-        Section("candidate", Candidate, _in_corpora(Candidate, g),
-                ("corpus", "candidate_ref"), refs={"corpus": corpus}),  # fmt: skip
-        Section("review", Review, _in_corpora(Review, g), ("review_id",),
-                refs={"corpus": corpus,
-                      "candidate": Ref(Candidate, ("corpus__corpus_id", "candidate_ref"))}),  # fmt: skip
-        Section("record", MemoryRecord, _in_corpora(MemoryRecord, g), ("record_ref",),
-                refs={"corpus": corpus, "review": review, "superseded_by": record,
-                      "authority_checkpoint": Ref(AuthorityCheckpoint, ("checkpoint_id",))}),  # fmt: skip
-        Section("record_transition", RecordTransition,
-                _in_corpora(RecordTransition, g, "record__corpus__corpus_id"),
-                ("record", "seq"), refs={"record": record}),  # fmt: skip
-        Section("record_evidence", RecordEvidence,
-                _in_corpora(RecordEvidence, g, "record__corpus__corpus_id"),
-                ("record", "candidate_ref"), refs={"record": record, "review": review}),  # fmt: skip
-        Section("lineage_closure", LineageClosure, _in_corpora(LineageClosure, g),
-                ("corpus", "candidate_ref", "closed_at"), refs={"corpus": corpus}),  # fmt: skip
-        Section("role_binding", CorpusRoleBinding,
-                lambda: _in_corpora(CorpusRoleBinding, g)().filter(host_token__goal__goal_id=g),
-                ("corpus", "role", "host_token", "granted_at"),
-                refs={"corpus": corpus, "host_token": Ref(HostToken, ("key_digest",))}),  # fmt: skip
-        Section("experiment_binding", ExperimentBinding,
-                lambda: ExperimentBinding.objects.filter(goal__goal_id=g), ("goal", "agent"),
-                refs={"goal": Ref(Goal, ("goal_id",)),
-                      "agent": Ref(Agent, ("goal__goal_id", "agent_id"))}),  # fmt: skip
+        Section(
+            "authority_checkpoint", AuthorityCheckpoint, lambda: _checkpoints(g), ("checkpoint_id",)
+        ),
+        Section(
+            "standing_policy",
+            StandingPolicy,
+            _in_corpora(StandingPolicy, g),
+            ("corpus", "policy_digest"),
+            refs={"corpus": corpus},
+        ),
+        Section(
+            "candidate",
+            Candidate,
+            _in_corpora(Candidate, g),
+            ("corpus", "candidate_ref"),
+            refs={"corpus": corpus},
+        ),
+        Section(
+            "review",
+            Review,
+            _in_corpora(Review, g),
+            ("review_id",),
+            refs={
+                "corpus": corpus,
+                "candidate": Ref(Candidate, ("corpus__corpus_id", "candidate_ref")),
+            },
+        ),
+        Section(
+            "record",
+            MemoryRecord,
+            _in_corpora(MemoryRecord, g),
+            ("record_ref",),
+            refs={
+                "corpus": corpus,
+                "review": review,
+                "superseded_by": record,
+                "authority_checkpoint": Ref(AuthorityCheckpoint, ("checkpoint_id",)),
+            },
+        ),
+        Section(
+            "record_transition",
+            RecordTransition,
+            _in_corpora(RecordTransition, g, "record__corpus__corpus_id"),
+            ("record", "seq"),
+            refs={"record": record},
+        ),
+        Section(
+            "record_evidence",
+            RecordEvidence,
+            _in_corpora(RecordEvidence, g, "record__corpus__corpus_id"),
+            ("record", "candidate_ref"),
+            refs={"record": record, "review": review},
+        ),
+        Section(
+            "lineage_closure",
+            LineageClosure,
+            _in_corpora(LineageClosure, g),
+            ("corpus", "candidate_ref", "closed_at"),
+            refs={"corpus": corpus},
+        ),
+        Section(
+            "role_binding",
+            CorpusRoleBinding,
+            lambda: _in_corpora(CorpusRoleBinding, g)().filter(host_token__goal__goal_id=g),
+            ("corpus", "role", "host_token", "granted_at"),
+            refs={"corpus": corpus, "host_token": Ref(HostToken, ("key_digest",))},
+        ),
+        Section(
+            "experiment_binding",
+            ExperimentBinding,
+            lambda: ExperimentBinding.objects.filter(goal__goal_id=g),
+            ("goal", "agent"),
+            refs={
+                "goal": Ref(Goal, ("goal_id",)),
+                "agent": Ref(Agent, ("goal__goal_id", "agent_id")),
+            },
+        ),
     ]

@@ -427,9 +427,18 @@ def registry_sections(goal) -> list[Section]:
     goal_ref = Ref(Goal, ("goal_id",))
     return [
         Section("goal", Goal, lambda: Goal.objects.filter(goal_id=goal.goal_id), ("goal_id",)),
-        Section("agent", Agent, lambda: Agent.objects.filter(goal__goal_id=goal.goal_id),
-                ("goal", "agent_id"), refs={"goal": goal_ref}),  # fmt: skip
-        Section("host_token", HostToken,
-                lambda: HostToken.objects.filter(goal__goal_id=goal.goal_id),
-                ("key_digest",), refs={"goal": goal_ref, "agent": agent}),  # fmt: skip
+        Section(
+            "agent",
+            Agent,
+            lambda: Agent.objects.filter(goal__goal_id=goal.goal_id),
+            ("goal", "agent_id"),
+            refs={"goal": goal_ref},
+        ),
+        Section(
+            "host_token",
+            HostToken,
+            lambda: HostToken.objects.filter(goal__goal_id=goal.goal_id),
+            ("key_digest",),
+            refs={"goal": goal_ref, "agent": agent},
+        ),
     ]
