@@ -5,8 +5,8 @@ Seeds one Goal whose corpus holds N records (each with its creation transition),
 each in its own ``manage.py`` process (this process never loads Django, so each peak RSS
 is the child's own, read with ``os.wait4``): export the Goal to a file; import that file
 into a fresh, migrated database; export the imported Goal and compare the two files'
-sha256 (they must be equal). It does so for a small and a large N in the same run: peak RSS of the large ÷
-the small shows whether memory grows with the Goal (flat ≈ 1).
+sha256 (they must be equal). It does so for a small and a large N in the same run: peak
+RSS of the large ÷ the small shows whether memory grows with the Goal (flat ≈ 1).
 
 Usage: .venv/bin/python bench/export_bench.py [--records 100000] [--small 10000]
 (on PostgreSQL: scripts/with-postgres.sh .venv/bin/python bench/export_bench.py; the
