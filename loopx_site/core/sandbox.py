@@ -76,7 +76,7 @@ PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 #: The environment variable naming one run; its descendants inherit it.
-RUN_TOKEN = "LOOPX_SANDBOX_RUN"
+RUN_TOKEN = "LOOPX_SANDBOX_RUN"  # noqa: S105 - a variable name, not a secret
 #: Capabilities a root server's provider child loses before exec: each of them lets a
 #: same-user process read a non-dumpable process's ``/proc/<pid>/environ`` or memory
 #: (CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON), or load code into the kernel

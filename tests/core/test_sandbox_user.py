@@ -85,7 +85,8 @@ def test_a_secret_key_file_is_created_readable_by_the_server_only(tmp_path):
     code = (
         "import os, sys; sys.path.insert(0, sys.argv[1]); "
         "os.environ.pop('SECRET_KEY', None); "
-        "import loopx_site.settings as s; print(oct(os.stat(s.BASE_DIR / '.local' / 'secret_key').st_mode & 0o777))"
+        "import loopx_site.settings as s; "
+        "print(oct(os.stat(s.BASE_DIR / '.local' / 'secret_key').st_mode & 0o777))"
     )
     # a copy of the settings' base directory layout: a fresh checkout without .local/
     checkout = tmp_path / "checkout"
