@@ -46,11 +46,9 @@ def _in_corpora(model, goal_id: str, path: str = "corpus__corpus_id"):
     return lambda: model.objects.filter(**{f"{path}__in": corpus_ids(goal_id)})
 
 
-def sections(goal) -> list[Section]:
-    g = goal.goal_id
+def _definitions(g: str) -> list[Section]:
+    """The corpora, their checkpoints, policies, candidates and reviews."""
     corpus = Ref(Corpus, ("corpus_id",))
-    record = Ref(MemoryRecord, ("record_ref",))
-    review = Ref(Review, ("review_id",))
     return [
         Section("corpus", Corpus, _in_corpora(Corpus, g, "corpus_id"), ("corpus_id",)),
         Section(
@@ -80,6 +78,15 @@ def sections(goal) -> list[Section]:
                 "candidate": Ref(Candidate, ("corpus__corpus_id", "candidate_ref")),
             },
         ),
+    ]
+
+
+def _records(g: str) -> list[Section]:
+    """The records with their lineage, and the Goal's bindings."""
+    corpus = Ref(Corpus, ("corpus_id",))
+    record = Ref(MemoryRecord, ("record_ref",))
+    review = Ref(Review, ("review_id",))
+    return [
         Section(
             "record",
             MemoryRecord,
@@ -131,3 +138,7 @@ def sections(goal) -> list[Section]:
             },
         ),
     ]
+
+
+def sections(goal) -> list[Section]:
+    return [*_definitions(goal.goal_id), *_records(goal.goal_id)]
