@@ -213,6 +213,16 @@ def row(line: dict) -> list[str]:
             f"{durability(line)} |"
             for op, key in (("read_preferences", "read"), ("recall_memory", "recall"))
         ]
+    if bench == "export_import":
+        big, small, growth = line["large"], line["small"], line["peak_rss_large_over_small"]
+        return [
+            f"| `memory export` / `import` at {big['records']:,} records "
+            f"({big['bytes'] / 1e6:.0f} MB stream) | export {big['export']['seconds']} s, peak "
+            f"RSS {big['export']['peak_rss_mib']} MiB; import {big['import']['seconds']} s, "
+            f"{big['import']['peak_rss_mib']} MiB; ÷ {small['records']:,} records: RSS "
+            f"{growth['export']}× / {growth['import']}×; byte-identical "
+            f"**{line['byte_identical']}** | flat memory, identical bytes | {durability(line)} |"
+        ]
     return [f"| {bench} | `{json.dumps(line)[:300]}` | — | {durability(line)} |"]
 
 

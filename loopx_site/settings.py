@@ -6,6 +6,7 @@ for the local development server.
 """
 
 import logging.config
+import os
 import sys
 from pathlib import Path
 
@@ -25,9 +26,12 @@ if not SECRET_KEY:
     if not _key_file.exists():
         import secrets
 
-        _key_file.parent.mkdir(exist_ok=True)
-        _key_file.write_text(secrets.token_urlsafe(50))
-        _key_file.chmod(0o600)
+        _key_file.parent.mkdir(mode=0o700, exist_ok=True)
+        # Created readable by the server's user only (never world-readable, not even for
+        # an instant): a sandboxed provider child runs as another user (docs/security.md).
+        _fd = os.open(_key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(_fd, "w") as _out:
+            _out.write(secrets.token_urlsafe(50))
     SECRET_KEY = _key_file.read_text().strip()
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 

@@ -24,3 +24,6 @@ class PreferencesConfig(AppConfig):
         contributions.GOAL_CONTENT.register(
             "preferences.journal", contributions.lazy("preferences.erasure.erase")
         )
+        contributions.GOAL_EXPORT.register(
+            "preferences.journal", contributions.lazy("preferences.export.sections")
+        )

@@ -35,6 +35,9 @@ class RewardMemoryConfig(AppConfig):
         contributions.GOAL_CONTENT.register(
             "reward_memory.content", contributions.lazy("reward_memory.services.erasure.erase")
         )
+        contributions.GOAL_EXPORT.register(
+            "reward_memory.memory", contributions.lazy("reward_memory.export.sections")
+        )
         contributions.RETENTION.register(
             "reward_memory.receipts", contributions.lazy("reward_memory.retention.prune_receipts")
         )

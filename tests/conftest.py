@@ -56,6 +56,15 @@ def operator_client(db, django_user_model):
 
 
 @pytest.fixture(autouse=True)
+def sandbox_children_as_the_server(monkeypatch):
+    """The suite's test providers run on this venv's interpreter, which a separate
+    sandbox user may not be able to execute (a venv under ``/root``): children keep the
+    server's user unless a test asks for the sandbox user
+    (``tests/core/test_sandbox_user.py``)."""
+    monkeypatch.setenv("LOOPX_SANDBOX_USER", "")
+
+
+@pytest.fixture(autouse=True)
 def experiment_config_root(tmp_path_factory, monkeypatch):
     """Private experiment configs live under a temporary root outside any git work tree
     (also for subprocesses, through the environment). Django's settings are patched

@@ -39,3 +39,15 @@ class CoreConfig(AppConfig):
         )
 
         tracing.configure_from_environment()  # imports OpenTelemetry only when OTEL_* ask
+        from django.db.backends.signals import connection_created
+
+        from loopx_site.core import contributions
+
+        connection_created.connect(
+            contributions.lazy("loopx_site.core.sandbox.private_database_file"),
+            dispatch_uid="loopx.private_database_file",
+            weak=False,
+        )
+        contributions.GOAL_EXPORT.register(
+            "core.registry", contributions.lazy("loopx_site.core.export.registry_sections")
+        )

@@ -164,3 +164,10 @@ METRICS_GAUGES = ExtensionPoint(
 #: What waits for a human, shown on the admin index and the dashboard
 #: (``loopx_site.core.admin_site``): ``todo(request) -> [{"label", "count", "url"}]``.
 REVIEW_TODO = ExtensionPoint("review_todo", "admin to-do rows: callable(request) -> [rows]")
+
+#: A Goal's memory as export sections (``loopx_site.core.export``, docs/export.md):
+#: ``sections(goal) -> [export.Section, ...]``; the key is ``"<app>.<what>"``. ``goal`` may
+#: be unsaved (an import names the Goal before it exists): use it only inside ``rows``.
+GOAL_EXPORT = ExtensionPoint(
+    "goal_export", "a Goal's memory as JSONL export sections: sections(goal) -> [Section]"
+)

@@ -21,6 +21,17 @@ One request on stdin, one response on stdout:
   a root server (which an operator must not run), drops the capabilities that bypass
   that mark.
 
+* under a root server the child runs as an unprivileged user of its own
+  (``LOOPX_SANDBOX_USER``, default ``nobody``; no supplementary groups), so it cannot read
+  what only the server may (``.local/secret_key`` and the SQLite database are created
+  mode 0600); the built-in provider, which is the server's own code and reads its
+  database, runs as the server (``as_server=True``);
+* the whole run is reaped: this process makes itself a child subreaper
+  (``prctl(PR_SET_CHILD_SUBREAPER)``), so a grandchild that double-forks and leaves the
+  session is re-parented here instead of to init; after the group kill every such orphan
+  of this run (its environment carries the run's token; under a root server, any orphan
+  running as the sandbox user) is killed and reaped, until none is left.
+
 Every failure is reduced to one of the pinned failure kinds; no exception text, exit
 status or output of the provider leaves this module except the accepted stdout bytes.
 """
@@ -29,6 +40,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import secrets
 import selectors
 import shutil
 import signal
@@ -62,6 +74,9 @@ MAX_FILE_BYTES = 64 * 1024**2
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_CHILD_SUBREAPER = 36
+#: The environment variable naming one run; its descendants inherit it.
+RUN_TOKEN = "LOOPX_SANDBOX_RUN"  # noqa: S105 - a variable name, not a secret
 #: Capabilities a root server's provider child loses before exec: each of them lets a
 #: same-user process read a non-dumpable process's ``/proc/<pid>/environ`` or memory
 #: (CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON), or load code into the kernel
@@ -86,6 +101,7 @@ def mark_non_dumpable() -> bool:
             try:
                 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
                 _non_dumpable = _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+                _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
             except (OSError, AttributeError):
                 _libc, _non_dumpable = None, False
         return _non_dumpable
@@ -152,6 +168,28 @@ def _feed(process: subprocess.Popen, data: bytes) -> None:
         process.stdin.close()
 
 
+def sandbox_user() -> tuple[int, int] | None:
+    """``(uid, gid)`` a root server's children run as (``LOOPX_SANDBOX_USER``, default
+    ``nobody``); ``None`` when this process is not root (its children already lack root),
+    when the setting is empty (the operator keeps children as the server's user: only
+    where the extensions' programs are not executable by another user) or the user does
+    not exist."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    import pwd
+
+    name = os.environ.get("LOOPX_SANDBOX_USER", "nobody")
+    if not name:
+        return None
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    if entry.pw_uid == 0:
+        return None
+    return entry.pw_uid, entry.pw_gid
+
+
 def run(
     argv: list[str],
     *,
@@ -159,34 +197,91 @@ def run(
     timeout_seconds: float,
     env: dict[str, str] | None = None,
     max_stdout: int = MAX_STDOUT_BYTES,
+    as_server: bool = False,
 ) -> RunResult:
     """Run ``argv`` once with ``request`` on stdin and return its bounded stdout.
 
     The working directory is always a fresh scratch directory: no caller chooses it.
+    ``as_server``: the built-in provider (the server's own code) keeps the server's user.
     """
     mark_non_dumpable()
+    user = None if as_server else sandbox_user()
     scratch = tempfile.mkdtemp(prefix="loopx-provider-")
+    if user is not None:
+        os.chown(scratch, *user)
+    token = secrets.token_hex(16)
+    env = {**(minimal_env() if env is None else env), RUN_TOKEN: token}
     try:
-        return _run_in(argv, request, timeout_seconds, env, max_stdout, scratch)
+        return _run_in(argv, request, timeout_seconds, env, max_stdout, scratch, user)
     finally:
+        reap_orphans(token, user)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run_in(argv, request, timeout_seconds, env, max_stdout, scratch) -> RunResult:
+def _orphans(token: str, user: tuple[int, int] | None) -> list[int]:
+    """This process's children that belong to the run ``token`` (re-parented here by the
+    subreaper mark): the token in their environment, or, under a root server, running as
+    the sandbox user (a grandchild that cleared its environment)."""
+    me, found = os.getpid(), []
+    marker = f"{RUN_TOKEN}={token}".encode()
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as status:
+                fields = dict(
+                    line.split(b":", 1) for line in status.read().splitlines() if b":" in line
+                )
+            if int(fields[b"PPid"]) != me:
+                continue
+            uid = int(fields[b"Uid"].split()[0])
+            if user is not None and uid == user[0]:
+                found.append(int(entry.name))
+                continue
+            with open(f"/proc/{entry.name}/environ", "rb") as environ:
+                if marker in environ.read().split(b"\0"):
+                    found.append(int(entry.name))
+        except (OSError, KeyError, ValueError):
+            continue
+    return found
+
+
+def reap_orphans(token: str, user: tuple[int, int] | None) -> int:
+    """Kill and reap every orphan of the run ``token`` until none is left; the count."""
+    killed = 0
+    while True:
+        pids = _orphans(token, user)
+        if not pids:
+            return killed
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+            killed += 1
+
+
+def _spawn(argv, env, scratch, timeout_seconds, user) -> subprocess.Popen:
+    ids = {} if user is None else {"user": user[0], "group": user[1], "extra_groups": []}
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=scratch,
+        close_fds=True,
+        pass_fds=(),
+        start_new_session=True,
+        preexec_fn=_limit_child(int(timeout_seconds) + CPU_SECONDS_MARGIN),
+        **ids,
+    )
+
+
+def _run_in(argv, request, timeout_seconds, env, max_stdout, scratch, user) -> RunResult:
     deadline = time.monotonic() + timeout_seconds
     try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=minimal_env() if env is None else env,
-            cwd=scratch,
-            close_fds=True,
-            pass_fds=(),
-            start_new_session=True,
-            preexec_fn=_limit_child(int(timeout_seconds) + CPU_SECONDS_MARGIN),
-        )
+        process = _spawn(argv, env, scratch, timeout_seconds, user)
     except (OSError, ValueError, subprocess.SubprocessError):
         return RunResult(EXECUTION_FAILED)
 
@@ -231,3 +326,17 @@ def _run_in(argv, request, timeout_seconds, env, max_stdout, scratch) -> RunResu
     if process.returncode != 0:
         return RunResult(NONZERO_EXIT)
     return RunResult(None, b"".join(chunks))
+
+
+def private_database_file(sender, connection, **_) -> None:
+    """``connection_created``: the SQLite database (and its WAL and shared-memory files)
+    readable by the server's user only, so no sandboxed child reads it."""
+    if connection.vendor != "sqlite":
+        return
+    name = str(connection.settings_dict.get("NAME") or "")
+    if not name or name == ":memory:" or name.startswith("file:"):
+        return
+    for path in (name, name + "-wal", name + "-shm"):
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_mode & 0o077:
+                os.chmod(path, 0o600)

@@ -218,6 +218,7 @@ def recall(
             request=protocol.encode_request(request),
             timeout_seconds=binding.timeout_seconds,
             env=_env(binding, project, scope),
+            as_server=binding.builtin,  # the server's own provider reads its database
         )
     if run.failure_kind is not None:
         return _degrade(result, run.failure_kind)
@@ -312,6 +313,7 @@ def doctor(
         request=b"",
         timeout_seconds=binding.timeout_seconds,
         env=_env(binding, project, scope),
+        as_server=binding.builtin,  # the server's own provider reads its database
     )
     if run.failure_kind is not None:
         result.update(

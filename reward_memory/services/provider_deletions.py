@@ -84,7 +84,10 @@ def enqueue(record: MemoryRecord, *, reason: str, now: dt.datetime | None = None
         # A close made inside a longer transaction (a superseded-on-activation record)
         # gets its first attempt at the commit; a service that closes and then calls
         # ``attempt_record`` finds the row done or not yet due here (skipped).
-        transaction.on_commit(lambda: attempt(row.pk))
+        # The record's text as it is now: an erasure scrubs it before this commit, and the
+        # readback must search for what the provider holds, not for an empty string.
+        text = record.summary
+        transaction.on_commit(lambda: attempt(row.pk, query=text))
 
 
 def attempt_record(record: MemoryRecord) -> Outcome:
@@ -94,29 +97,38 @@ def attempt_record(record: MemoryRecord) -> Outcome:
     return Outcome("skipped") if pk is None else attempt(pk)
 
 
-def verify(provider: providers.Provider, binding: providers.Binding, record) -> bool:
+def verify(
+    provider: providers.Provider, binding: providers.Binding, record, *, query: str | None = None
+) -> bool:
     """The readback of a delete: the provider's search for the record's own text on its
-    surface no longer returns it."""
-    items = provider.recall(
-        binding, surface=record.surface, query=record.summary, limit=VERIFY_LIMIT
-    )
+    surface no longer returns it. ``query``: that text when the row no longer holds it (an
+    erasure scrubs ``summary`` in the closing transaction; its first attempt gets the text
+    in memory, never stored). With no text left (a later retry of an erased record) an
+    empty search would prove nothing, so only an exact readback that finds nothing
+    confirms."""
+    text = query or record.summary
+    if not text:
+        return provider.readback(binding, record.provider_resource_ref) is None
+    items = provider.recall(binding, surface=record.surface, query=text, limit=VERIFY_LIMIT)
     return all(item.resource_ref != record.provider_resource_ref for item in items)
 
 
-def _delete_and_verify(record: MemoryRecord) -> str:
+def _delete_and_verify(record: MemoryRecord, query: str | None = None) -> str:
     """``""`` when the provider confirmed the delete, else the bounded failure kind."""
     try:
         provider = providers.get(record.provider_id)
         binding = binding_for(record)
         provider.retire(binding, record.provider_resource_ref)
-        return "" if verify(provider, binding, record) else "still_found"
+        return "" if verify(provider, binding, record, query=query) else "still_found"
     except providers.ProviderUnavailable as exc:
         return exc.kind
 
 
-def attempt(deletion_id: int, *, now: dt.datetime | None = None) -> Outcome:
+def attempt(
+    deletion_id: int, *, now: dt.datetime | None = None, query: str | None = None
+) -> Outcome:
     """One attempt of one due ``pending`` row, holding its lock (a row another worker
-    holds, or not due, is ``skipped``)."""
+    holds, or not due, is ``skipped``); ``query``: the record's text, see ``verify``."""
     now = now or clock.now()
     with transaction.atomic():
         row = (
@@ -126,7 +138,7 @@ def attempt(deletion_id: int, *, now: dt.datetime | None = None) -> Outcome:
         )
         if row is None or row.next_attempt_at > now:
             return Outcome("skipped")
-        kind = _delete_and_verify(row.record)
+        kind = _delete_and_verify(row.record, query)
         row.attempts += 1
         row.updated_at = now
         if not kind:

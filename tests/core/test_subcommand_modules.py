@@ -14,6 +14,7 @@ COMMANDS = [
     "loopx_site.core.management.commands.token",
     "hooks.management.commands.hooks",
     "hooks.management.commands.todo",
+    "loopx_site.core.management.commands.memory",
 ]
 SHARED = {"__init__", "common"}
 

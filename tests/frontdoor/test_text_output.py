@@ -53,6 +53,8 @@ INVOCATIONS = {
     "reward_memory embed-backfill": [],
     "retention": [],
     "goal erase": ["--goal-id", "demo", "--agent-id", "reviewer"],  # a preview
+    "memory export": ["--goal-id", "demo", "--output", "{export_file}"],  # the summary
+    "memory import": ["--input", "{record_file}"],  # not a stream: invalid_export
     "reward_memory experiment-status": ["--goal-id", "demo", "--agent-id", "author"],
     "semantic_preference agent read": ["--goal-id", "demo", "--agent-id", "author"],
     "semantic_preference agent remember": [
@@ -175,7 +177,8 @@ def _refs(tmp_path) -> dict[str, str]:
     records = list(MemoryRecord.objects.order_by("pk").values_list("record_ref", flat=True))
     record_file = tmp_path / "record.json"
     record_file.write_text(json.dumps({"record_ref": records[0]}))
-    return {"record": records[0], "other_record": records[1], "record_file": str(record_file)}
+    return {"record": records[0], "other_record": records[1], "record_file": str(record_file),
+            "export_file": str(tmp_path / "demo.jsonl")}  # fmt: skip
 
 
 def _stdin(leaf):

@@ -175,4 +175,4 @@ def test_the_validator_runs_with_a_minimal_environment(db, agent, tmp_path, monk
         },
     )
     assert run.status == "passed", run
-    assert set(run.checks) <= {"path", "lang"}
+    assert set(run.checks) <= {"path", "lang", "loopx_sandbox_run"}  # the run token

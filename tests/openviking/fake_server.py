@@ -25,6 +25,7 @@ class FakeOpenViking:
         self.files: dict[str, str] = {}
         self.log: list[dict] = []
         self.fail_deletes = 0
+        self.ignore_deletes = False  # answer a DELETE ok and keep the file
         self._lock = threading.Lock()
         fake = self
 
@@ -118,6 +119,7 @@ class FakeOpenViking:
             if self.fail_deletes:
                 self.fail_deletes -= 1
                 return self._error(503, "UNAVAILABLE")
-            self.files.pop(uri, None)
+            if not self.ignore_deletes:
+                self.files.pop(uri, None)
             return 200, {"status": "ok", "result": {}}
         return self._error(404, "NOT_FOUND")

@@ -421,17 +421,14 @@ def test_configure_goal_with_an_openviking_config_writes_a_canary_and_reads_it_b
 # -- deletes that arrive (issue 33): retire reaches the real server ------------------------
 
 
-def test_a_retired_record_is_deleted_at_the_real_server_and_no_longer_found(
-    db, settings, goal, monkeypatch
-):
-    """Register a private OpenViking corpus for the Agent's own peer, configure the Goal,
-    ingest (activated: written and read back at the server), retire: the outbox's first
-    attempt sends the DELETE with the record's own peer and confirms it by search."""
+def _activated_at_the_real_server(settings, goal, monkeypatch):
+    """A private OpenViking corpus for the Agent's own peer, the Goal configured, one
+    ingest activated (written and read back at the server): (record, binding, summary)."""
     from django.conf import settings as django_settings
 
     from loopx_site.core import services as core
     from reward_memory import services as rm
-    from reward_memory.models import Corpus, MemoryRecord, ProviderDeletion
+    from reward_memory.models import Corpus, MemoryRecord
     from tests.reward_memory import factories as f
 
     monkeypatch.setattr(django_settings, "OPENVIKING_BASE_URL", settings.base_url)
@@ -478,9 +475,41 @@ def test_a_retired_record_is_deleted_at_the_real_server_and_no_longer_found(
     summary = record.summary
     found = provider.recall(binding, surface=record.surface, query=summary, limit=10)
     assert record.provider_resource_ref in [i.resource_ref for i in found]
+    return record, binding, summary
 
+
+def test_a_retired_record_is_deleted_at_the_real_server_and_no_longer_found(
+    db, settings, goal, monkeypatch
+):
+    """Retire: the outbox's first attempt sends the DELETE with the record's own peer and
+    confirms it by search."""
+    from reward_memory import services as rm
+    from reward_memory.models import ProviderDeletion
+    from tests.reward_memory import factories as f
+
+    record, binding, summary = _activated_at_the_real_server(settings, goal, monkeypatch)
+    provider = providers.get("openviking")
     rm.retire_record(record_ref=record.record_ref, principal=f.op(f.RETIRER))
 
+    row = ProviderDeletion.objects.get(record=record)
+    assert (row.state, row.failure_kind) == ("confirmed", ""), (row.state, row.failure_kind)
+    found = provider.recall(binding, surface=record.surface, query=summary, limit=10)
+    assert record.provider_resource_ref not in [i.resource_ref for i in found]
+    assert provider.readback(binding, record.provider_resource_ref) is None
+
+
+def test_an_erased_goals_record_is_deleted_at_the_real_server_and_no_longer_found(
+    db, settings, goal, monkeypatch, django_capture_on_commit_callbacks
+):
+    """``goal erase``: the record's text is scrubbed before the commit; the delete's first
+    attempt (at the commit) still verifies by searching for that text."""
+    from loopx_site.core import erasure
+    from reward_memory.models import ProviderDeletion
+
+    record, binding, summary = _activated_at_the_real_server(settings, goal, monkeypatch)
+    provider = providers.get("openviking")
+    with django_capture_on_commit_callbacks(execute=True):
+        erasure.erase(goal_id=goal, execute=True)
     row = ProviderDeletion.objects.get(record=record)
     assert (row.state, row.failure_kind) == ("confirmed", ""), (row.state, row.failure_kind)
     found = provider.recall(binding, surface=record.surface, query=summary, limit=10)

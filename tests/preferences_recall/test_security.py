@@ -335,7 +335,7 @@ def test_external_providers_get_no_scope_or_server_variables(bind, demo_client):
             RECALL, {"config": "ext", "surface": SURFACE, "execute": True}, format="json"
         )
     )
-    assert set(items["env"].split(",")) <= {"PATH", "LANG"}
+    assert set(items["env"].split(",")) <= {"PATH", "LANG", "LOOPX_SANDBOX_RUN"}  # run token
     assert items["scope"] == "{}"
 
 

@@ -180,3 +180,28 @@ def test_the_cli_and_the_api_read_a_records_provider_delete_later(activated, ser
     assert response.status_code == 200, response.json()
     assert response.json()["provider_deletion"]["state"] == "confirmed"
     assert response.json()["record"]["lifecycle_state"] == "retired"
+
+
+def test_an_erasure_verifies_the_delete_by_searching_for_the_records_own_text(
+    activated, server, django_capture_on_commit_callbacks
+):
+    """The erasure scrubs the record's summary before its commit; the first attempt's
+    readback used to search for that emptied text, found nothing, and confirmed a delete
+    the server never made. A server that answers ok and keeps the file stays pending."""
+    from loopx_site.core import erasure
+
+    record = activated["record"]
+    server.ignore_deletes = True
+    with django_capture_on_commit_callbacks(execute=True):
+        erasure.erase(goal_id="demo", execute=True)
+    row = ProviderDeletion.objects.get(record=record)
+    assert (row.state, row.failure_kind) == ("pending", "still_found")
+    assert server.finds(SUMMARY, activated["scope"], activated["peer"]) != []
+    record.refresh_from_db()
+    assert record.summary == ""  # nothing left to search with: a retry reads back exactly
+    later = clock.now() + provider_deletions.backoff(row.attempts) + dt.timedelta(seconds=1)
+    assert provider_deletions.sweep(now=later)["confirmed"] == 0
+    server.ignore_deletes = False
+    later += provider_deletions.BACKOFF_MAX_SECONDS * dt.timedelta(seconds=1)
+    assert provider_deletions.sweep(now=later)["confirmed"] == 1
+    assert server.finds(SUMMARY, activated["scope"], activated["peer"]) == []

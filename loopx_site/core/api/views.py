@@ -1,9 +1,11 @@
 """The registry API: parse, one selector or service call, one ``core.documents``
 document."""
 
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 
-from loopx_site.core import documents, selectors, services
+from loopx_site.core import documents, export, selectors, services
 from loopx_site.core.api.base import DocumentApi
 from loopx_site.core.api.serializers import (
     GoalListOutput,
@@ -47,3 +49,19 @@ class GoalDetailApi(DocumentApi):
     )
     def get(self, request, goal_id: str):
         return self.document(documents.goal(selectors.get_goal(goal_id)))
+
+
+class GoalExportApi(DocumentApi):
+    @extend_schema(
+        operation_id="goals_export",
+        responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
+        summary="Export a Goal's memory as a JSONL stream (operators only)",
+        description="The stream `manage.py memory export` writes (docs/export.md): a header "
+        "line, one line per row, a trailer with per-type counts. Host tokens get 403.",
+    )
+    def get(self, request, goal_id: str):
+        self.caller(request).require_operator(area=self.error_area)
+        lines = export.stream(goal_id)  # an unknown Goal answers 404 before any line
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+        response["Content-Disposition"] = f'attachment; filename="{goal_id}.jsonl"'
+        return response
