@@ -216,7 +216,7 @@ class _List:
     """One term's posting list as the copy holds it: slots ascending, each posting's
     contribution ``idf · w(tf, dl)`` (the reference's arithmetic, ``engine``), the
     largest contribution with slack (``bound``) and the ``_SEEDS`` largest
-    contributions, largest first (``tops``).""" 
+    contributions, largest first (``tops``)."""
 
     __slots__ = (
         "bound",

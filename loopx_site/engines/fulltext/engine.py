@@ -1196,7 +1196,9 @@ def _insert_new(cursor, namespace: str, ns_id: int, first: int, bodies: dict, st
         _INSERT_SQL,
         [
             [namespace, ref, body, first + i, length, stamp]
-            for i, (ref, body, length) in enumerate(zip(bodies, bodies.values(), lengths.tolist()))
+            for i, (ref, body, length) in enumerate(
+                zip(bodies, bodies.values(), lengths.tolist(), strict=True)
+            )
         ],
     )
     return lengths.size, int(lengths.sum())
@@ -1229,7 +1231,7 @@ def _merge_current(cursor, ns_id: int, bucket: int, rows: list[list]) -> None:
     for lo in range(0, len(terms), _CHUNK):
         sql, listed = _in_list(_BLOCKS_SQL, terms[lo : lo + _CHUNK])
         cursor.execute(sql, [ns_id, bucket, *listed])
-        for term, max_tf, min_dl, count, data in cursor.fetchall():
+        for term, _, _, count, data in cursor.fetchall():
             row = at[term]
             packed = _decode(data, count, bucket)
             packed.extend(_decode(row[6], row[3], bucket))

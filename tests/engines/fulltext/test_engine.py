@@ -746,8 +746,7 @@ def test_a_bulk_load_stores_what_one_by_one_writes_store(db, search_path, monkey
     monkeypatch.setattr(fulltext, "BUCKET", 64)
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
     docs = [
-        (f"d{i:04d}", " ".join(words[(i * j) % 8] for j in range(1, 3 + i % 9)))
-        for i in range(300)
+        (f"d{i:04d}", " ".join(words[(i * j) % 8] for j in range(1, 3 + i % 9))) for i in range(300)
     ]
     docs[150] = ("d0150", "alpha " * 300 + "beta")  # tf 300, dl 301: the wide format
     for ref, body in docs[:10]:  # a partly filled bucket before the bulk loads
