@@ -18,10 +18,11 @@ revision, read from it and used only while the database still holds that revisio
   documents once returned) and bounded by ``LOOPX_FULLTEXT_CACHE_MB`` (Django setting,
   default 256; 0 turns it off) over all the process's copies: past it the other
   namespaces' copies are dropped, then this one starts over.
-- Ranking from the copy is exact like the snapshot path: the candidates are the
-  documents of the rarest lists, scored exactly by looking them up in every list, until
-  the terms left could not lift a document outside them to the k-th best (``_rank``);
-  the scores are added in query order, as the reference does.
+- Ranking from the copy is exact like the snapshot path (MaxScore, ``_rank``): a free
+  floor of the k-th best score (the lists' k-th best contributions), the lists that
+  cannot lift a document to it on their own set aside, the rest added into slot
+  accumulators, and the documents that can still reach the floor scored exactly; the
+  scores are added in query order, as the reference does.
 """
 
 import threading
@@ -261,9 +262,8 @@ def _size(term: _List) -> int:
 def _rank(copy: _Copy, words: list[str], limit: int):
     """Slots and exact scores of the top ``limit`` (and every tie with the last).
 
-    1. A floor of the k-th best score: the exact scores of the documents among every
-       list's best ``limit`` postings (``seeds``); their k-th best is reached by the real
-       top-k.
+    1. A floor of the k-th best score (``_floor``): the largest of the lists' k-th best
+       contributions.
     2. The lists whose bounds add up to less than that floor (the smallest bounds
        first) cannot lift a document into the top-k on their own: every document that
        can is in one of the other lists, the *essential* ones (MaxScore).

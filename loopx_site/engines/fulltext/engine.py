@@ -1189,19 +1189,40 @@ def _insert_new(cursor, namespace: str, ns_id: int, first: int, bodies: dict, st
             max_tf.tolist(), min_dl.tolist(), data, strict=True,
         )
     ]  # fmt: skip
+    merged = []
     if first % BUCKET:  # the bucket the namespace's last slot is in may hold blocks already
-        _merge_current(cursor, ns_id, first // BUCKET, rows)
-    cursor.executemany(_UPSERT_SQL, rows)
-    cursor.executemany(
-        _INSERT_SQL,
-        [
-            [namespace, ref, body, first + i, length, stamp]
-            for i, (ref, body, length) in enumerate(
-                zip(bodies, bodies.values(), lengths.tolist(), strict=True)
-            )
-        ],
-    )
+        merged = [row for row in rows if row[2] == first // BUCKET]
+        rows = [row for row in rows if row[2] != first // BUCKET]
+        _merge_current(cursor, ns_id, first // BUCKET, merged)
+        cursor.executemany(_UPSERT_SQL, merged)
+    documents = [
+        [namespace, ref, body, first + i, length, stamp]
+        for i, (ref, body, length) in enumerate(
+            zip(bodies, bodies.values(), lengths.tolist(), strict=True)
+        )
+    ]
+    _insert_rows(cursor, _COPY_BLOCKS, _UPSERT_SQL, rows)  # (no block of theirs exists yet)
+    _insert_rows(cursor, _COPY_DOCUMENTS, _INSERT_SQL, documents)
     return lengths.size, int(lengths.sum())
+
+
+_COPY_BLOCKS = (
+    "COPY core_searchpostingblock (namespace_id, term, bucket, count, max_tf, min_dl, data) "
+    "FROM STDIN"
+)
+_COPY_DOCUMENTS = (
+    "COPY core_searchdocument (namespace, ref, body, slot, length, updated_at) FROM STDIN"
+)
+
+
+def _insert_rows(cursor, copy_sql: str, insert_sql: str, rows: list[list]) -> None:
+    """New rows: PostgreSQL ``COPY`` (one stream), else one ``executemany``."""
+    if connection.vendor != "postgresql":
+        cursor.executemany(insert_sql, rows)
+        return
+    with connection.wrap_database_errors, cursor.cursor.copy(copy_sql) as stream:
+        for row in rows:
+            stream.write_row(row)
 
 
 def _packed_blocks(slots, tf, dl, buckets, starts, ends, wide) -> list[bytes]:

@@ -723,7 +723,7 @@ def test_a_read_terms_values_for_candidates_are_its_postings_or_zero(present, as
     assert not np.any(counts)
 
 
-def _blocks(namespace: str) -> list[tuple]:
+def _stored_blocks(namespace: str) -> list[tuple]:
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -755,7 +755,7 @@ def test_a_bulk_load_stores_what_one_by_one_writes_store(db, search_path, monkey
     fulltext.index_many("bulk", docs[140:300])
     for ref, body in docs:
         fulltext.index("single", ref, body)
-    assert _blocks("bulk") == _blocks("single")
+    assert _stored_blocks("bulk") == _stored_blocks("single")
     for query in ("alpha", "beta gamma", "zeta eta theta alpha"):
         assert [(h.ref, h.score) for h in ft.search("bulk", query, limit=7)] == bm25.rank(
             docs, query, 7
