@@ -9,7 +9,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 OPERATOR ?= operator
 
-.PHONY: setup setup-runtime run run-openviking reset-operator-password test test-fast test-sqlite test-postgres test-hooks-under-load check-startup test-openviking test-loopx test-mcp test-cluster lint format serve bench bench-peers soak clean
+.PHONY: bench-tantivy setup setup-runtime run run-openviking reset-operator-password test test-fast test-sqlite test-postgres test-hooks-under-load check-startup test-openviking test-loopx test-mcp test-cluster lint format serve bench bench-peers soak clean
 
 ## Everything in requirements.txt (runtime, tests and tooling), installed with uv when it
 ## can be had (scripts/install-requirements.sh: this machine's pip registry settings are
@@ -172,6 +172,14 @@ $(PEERS)/.stamp: requirements.txt
 bench-peers: $(PEERS)/.stamp
 	@$(call bench_line,$(PEERS)/bin/python bench/peer_bench.py)
 	$(BIN)/python bench/render_results.py $(BENCH_OUT) bench/RESULTS.md
+
+## Our lexical ranking beside Tantivy (bench/tantivy_bench.py): Tantivy is a bench-only
+## dependency (bench/requirements.txt), installed here into the project's venv. SQLite at
+## 10k / 100k / 1M, then PostgreSQL at 10k / 100k.
+bench-tantivy: setup
+	scripts/install-requirements.sh $(VENV) bench/requirements.txt
+	@$(call bench_line,$(BIN)/python bench/tantivy_bench.py)
+	@$(call bench_line,scripts/with-postgres.sh $(BIN)/python bench/tantivy_bench.py --sizes 10000,100000)
 
 ## Reliability soak (>= 10,000 mixed operations) on SQLite, then on PostgreSQL.
 soak: setup

@@ -36,8 +36,8 @@ def _texts(n: int, rng: random.Random) -> list[str]:
 def _build(n: int, rng: random.Random):
     from django.db import transaction
 
-    from loopx_site.core import clock, fulltext
-    from loopx_site.engines import embeddings
+    from loopx_site.core import clock
+    from loopx_site.engines import embeddings, fulltext
     from reward_memory.models import LocalProviderDocument
     from reward_memory.providers import base, local
 

@@ -18,10 +18,11 @@ revision, read from it and used only while the database still holds that revisio
   documents once returned) and bounded by ``LOOPX_FULLTEXT_CACHE_MB`` (Django setting,
   default 256; 0 turns it off) over all the process's copies: past it the other
   namespaces' copies are dropped, then this one starts over.
-- Ranking from the copy is exact like the snapshot path: the candidates are the
-  documents of the rarest lists, scored exactly by looking them up in every list, until
-  the terms left could not lift a document outside them to the k-th best (``_rank``);
-  the scores are added in query order, as the reference does.
+- Ranking from the copy is exact like the snapshot path (MaxScore, ``_rank``): a free
+  floor of the k-th best score (the lists' k-th best contributions), the lists that
+  cannot lift a document to it on their own set aside, the rest added into slot
+  accumulators, and the documents that can still reach the floor scored exactly; the
+  scores are added in query order, as the reference does.
 """
 
 import threading
@@ -53,7 +54,11 @@ _REFS_FROM_SQL = (  # the refs of every slot from one on, with the revision: one
     "WHERE n.name = %s"
 )
 _ALL_REFS = 50_000  # a namespace this small has its refs read whole, from the last slot read on
-_DENSE_SHARE = 4  # score every posting once the candidates pass a quarter of them
+_SEEDS = 64  # each list's largest contributions kept apart: a floor of the k-th best
+# costs, measured: a document looked up in one list (binary search), a posting added
+# into the slot accumulators and taken out again, one slot scanned (the unit)
+_LOOKUP_COST = 200
+_DENSE_COST = 30
 
 
 class _Copy:
@@ -62,7 +67,7 @@ class _Copy:
     def __init__(self, ns_id: int, revision: int, documents: int, total: int, size: int):
         self.ns_id, self.revision, self.documents, self.size = ns_id, revision, documents, size
         self.avgdl = total / documents
-        self.terms: dict[str, engine._Term | None] = {}  # None: no document holds it
+        self.terms: dict[str, _List | None] = {}  # None: no document holds it
         # slot → ref. A committed document keeps its slot and ref until removed, and a
         # removed slot is never reused, so refs read outside any transaction hold for
         # every revision of the same namespace row (``committed``) and are carried over.
@@ -128,9 +133,12 @@ def search(namespace: str, words: list[str], limit: int) -> list[engine.Hit] | N
     refs = _refs(conn, copy, namespace, slots.tolist())
     if refs is None:
         return None
-    hits = [engine.Hit(ref=refs[s], score=v) for s, v in zip(refs, scores.tolist(), strict=True)]
-    hits.sort(key=lambda h: (-h.score, h.ref))
-    return hits[:limit]
+    ranked = sorted(zip(scores.tolist(), refs.values(), strict=True), key=_best_first)
+    return [engine.Hit(ref=ref, score=score) for score, ref in ranked[:limit]]
+
+
+def _best_first(pair: tuple[float, str]) -> tuple[float, str]:
+    return -pair[0], pair[1]
 
 
 _QMARK: dict[str, str] = {}
@@ -146,8 +154,11 @@ def _read(conn, sql: str, params: list) -> list[tuple]:
     qmark = _QMARK.get(sql)
     if qmark is None:
         qmark = _QMARK[sql] = sql.replace("%s", "?") if len(_QMARK) < 4096 else sql
-    with conn.wrap_database_errors:
+    try:
         return conn.connection.execute(qmark, params).fetchall()
+    except Exception:
+        with conn.wrap_database_errors:  # (Django's exceptions, only when one is raised)
+            raise
 
 
 def _listed(conn, sql: str, values: list) -> tuple[str, list]:
@@ -202,82 +213,129 @@ def _add(copy: _Copy, words: list[str], rows: list[tuple]) -> None:
         copy.bytes = sum(_size(t) for t in kept.values() if t is not None)
 
 
-def _term(copy: _Copy, word: str, parts: list) -> engine._Term:
-    postings = engine._postings(sorted(parts, key=engine._bucket))
-    term = engine._Term(
-        word,
-        int(postings.slots.size),
-        int(postings.tf.max()),
-        int(postings.dl.min()),
-        copy.documents,
-        copy.avgdl,
+class _List:
+    """One term's posting list as the copy holds it: slots ascending, each posting's
+    contribution ``idf · w(tf, dl)`` (the reference's arithmetic, ``engine``), the
+    largest contribution with slack (``bound``) and the ``_SEEDS`` largest
+    contributions, largest first (``tops``)."""
+
+    __slots__ = (
+        "bound",
+        "contribution",
+        "contribution_padded",
+        "padded",
+        "size",
+        "slots",
+        "tops",
+        "word",
     )
+
+    def __init__(self, word: str, slots, contribution):
+        import numpy as np
+
+        self.size = int(slots.size)
+        # one slot past every real one ends the lists: a lookup never runs off the end
+        self.padded = np.append(slots, np.intp(-1 & np.iinfo(np.intp).max))
+        self.contribution_padded = np.append(contribution, 0.0)
+        self.word = word
+        self.slots, self.contribution = self.padded[:-1], self.contribution_padded[:-1]
+        n = min(_SEEDS, self.size)
+        best = np.argpartition(-contribution, n - 1)[:n] if self.size > n else np.arange(n)
+        best = best[np.argsort(-contribution[best], kind="stable")]
+        self.tops = contribution[best]
+        self.bound = float(self.tops[0]) * (1.0 + engine._EPS) + engine._TINY
+
+
+def _term(copy: _Copy, word: str, parts: list) -> _List:
+    postings = engine._postings(sorted(parts, key=engine._bucket))
+    term = engine._Term(word, int(postings.slots.size), 1, 1, copy.documents, copy.avgdl)
     engine._decode_postings(term, postings, copy.avgdl)
-    term.cells = None  # (kept small: the copy holds slots, tf, dl and contributions)
-    copy.bytes += _size(term)
-    return term
+    listed = _List(word, postings.slots, term.contribution)  # (tf and dl are not kept)
+    copy.bytes += _size(listed)
+    return listed
 
 
-def _size(term: engine._Term) -> int:
-    return sum(a.nbytes for a in (term.slots, term.tf, term.dl, term.contribution))
+def _size(term: _List) -> int:
+    return term.padded.nbytes + term.contribution_padded.nbytes + 8 * _SEEDS + 200
 
 
 def _rank(copy: _Copy, words: list[str], limit: int):
     """Slots and exact scores of the top ``limit`` (and every tie with the last).
 
-    The lists are taken rarest first. The documents of each list not seen before are
-    scored exactly (looked up in every list) unless their bound — their contribution
-    here plus every later term's bound — is below the k-th best exact score so far
-    (``kth`` only rises, so such a document never enters). A document in none of the
-    lists taken scores at most the later terms' bounds: once that is below ``kth``,
-    the top-k is among the documents scored."""
+    1. A floor of the k-th best score (``_floor``): the largest of the lists' k-th best
+       contributions.
+    2. The lists whose bounds add up to less than that floor (the smallest bounds
+       first) cannot lift a document into the top-k on their own: every document that
+       can is in one of the other lists, the *essential* ones (MaxScore).
+    3. The essential lists are added into slot accumulators; the documents whose sum
+       there plus the other lists' bounds reaches the floor are scored exactly by
+       looking them up in every list — or, when they are many, every list is added
+       into the accumulators. Either way the scores are added in query order, as the
+       reference does."""
     import numpy as np
 
-    present = [copy.terms[w] for w in words if copy.terms[w] is not None]  # query order
+    present = [copy.terms[w] for w in words]
+    present = [t for t in present if t is not None]  # query order
     if not present:
         return np.zeros(0, np.intp), np.zeros(0)
     if len(present) == 1:
-        return engine._cut(present[0].slots, present[0].contribution, limit)
-    rarest = sorted(present, key=lambda t: (t.slots.size, t.word))
-    postings = sum(t.slots.size for t in present)
-    seen = np.zeros(0, np.intp)
-    scored, scores, kth = [], [], 0.0
-    for i, term in enumerate(rarest):
-        rest = sum(t.bound for t in rarest[i + 1 :])  # the most the later terms add
-        fresh = ~_member(term.slots, seen) if seen.size else slice(None)
-        new = term.slots[fresh] if seen.size else term.slots
-        if i and (seen.size + new.size) * _DENSE_SHARE > postings:
-            return _dense(present, copy.size, limit)
-        if kth > 0.0:
-            upper = (term.contribution[fresh] + rest) * (1.0 + engine._EPS) + engine._TINY
-            alive = new[upper >= kth]
-        else:
-            alive = new
-        scored.append(alive)
-        scores.append(_scores(present, alive))
-        seen = _union([seen, new]) if seen.size else new
-        if sum(a.size for a in scored) >= limit:
-            kth = float(np.partition(np.concatenate(scores), -limit)[-limit])
-            if rest < kth * (1.0 - engine._EPS):  # no document unseen reaches it, nor ties
-                break
-    return engine._cut(np.concatenate(scored), np.concatenate(scores), limit)
+        (term,) = present
+        if limit < term.size and limit <= term.tops.size:  # the k-th best is known
+            kept = np.flatnonzero(term.contribution >= term.tops[limit - 1])
+            return term.slots[kept], term.contribution[kept]
+        return engine._cut(term.slots, term.contribution, limit)
+    floor = _floor(present, limit)
+    rest, essential = 0.0, sorted(present, key=lambda t: (t.bound, t.word))
+    while essential and rest + essential[0].bound < floor:
+        rest += essential.pop(0).bound
+    others = sum(t.size for t in present) - sum(t.size for t in essential)
+    if others * _DENSE_COST > copy.size:  # (else adding them all costs no more)
+        slots = _reaching(essential, copy.size, floor - rest)
+        if slots.size * len(present) * _LOOKUP_COST <= others * _DENSE_COST:
+            scores = _scores(present, slots)
+            kept = np.flatnonzero(scores >= floor)
+            return engine._cut(slots[kept], scores[kept], limit)
+    return _dense(present, copy.size, limit, floor)
 
 
-def _member(slots, within):
-    """Whether each of ``slots`` is in ``within`` (ascending, not empty)."""
+def _reaching(essential: list[_List], size: int, least: float):
+    """The slots whose sum over ``essential`` reaches ``least`` (a bound: the order of
+    the additions does not matter here)."""
     import numpy as np
 
-    at = np.searchsorted(within, slots)
-    np.minimum(at, within.size - 1, out=at)
-    return within[at] == slots
+    scores, _ = engine._scratch.arrays(size)
+    try:
+        for term in essential:
+            scores[term.slots] += term.contribution
+        return np.flatnonzero(scores[:size] >= least)
+    finally:
+        for term in essential:
+            scores[term.slots] = 0.0
+
+
+def _floor(present: list[_List], limit: int) -> float:
+    """A score the real k-th best reaches, with slack (0 when none is known): a
+    document scores at least its contribution in any one list (adding positive numbers
+    never rounds below an addend), so the k-th best is at least any list's k-th best
+    contribution (kept for the first ``_SEEDS``, else found by partitioning)."""
+    import numpy as np
+
+    best = 0.0
+    for term in present:
+        if term.size < limit:
+            continue
+        if limit <= term.tops.size:
+            kth = term.tops[limit - 1]
+        else:
+            kth = np.partition(term.contribution, term.size - limit)[term.size - limit]
+        best = max(best, float(kth))
+    return best * (1.0 - engine._EPS)
 
 
 def _union(lists):
     """The distinct slots of ascending ``lists``, ascending."""
     import numpy as np
 
-    if len(lists) == 1:
-        return lists[0]
     slots = np.concatenate(lists)
     slots.sort()
     keep = np.empty(slots.size, dtype=bool)
@@ -286,7 +344,7 @@ def _union(lists):
     return slots[keep]
 
 
-def _scores(present: list[engine._Term], candidates):
+def _scores(present: list[_List], candidates):
     """Exact scores of ``candidates`` (ascending, distinct), added in query order (0
     where a document lacks a term: adding 0 changes no sum)."""
     import numpy as np
@@ -297,23 +355,22 @@ def _scores(present: list[engine._Term], candidates):
         if listed is candidates:  # (the one list the candidates are)
             total += term.contribution
             continue
-        if not candidates.size:
-            continue
-        at = np.searchsorted(listed, candidates)
-        np.minimum(at, listed.size - 1, out=at)
-        total += np.where(listed[at] == candidates, term.contribution[at], 0.0)
+        at = np.searchsorted(term.padded, candidates)  # (the sentinel ends every search)
+        total += np.where(term.padded[at] == candidates, term.contribution_padded[at], 0.0)
     return total
 
 
-def _dense(present: list[engine._Term], size: int, limit: int):
-    """Every posting scored into the slot accumulators, in query order."""
+def _dense(present: list[_List], size: int, limit: int, floor: float):
+    """Every posting scored into the slot accumulators, in query order; the documents
+    at or above ``floor`` cut to the top ``limit``."""
     import numpy as np
 
     scores, _ = engine._scratch.arrays(size)
     try:
         for term in present:
             scores[term.slots] += term.contribution  # (a term's slots are distinct)
-        matched = np.flatnonzero(scores[:size])
+        window = scores[:size]
+        matched = np.flatnonzero(window >= floor) if floor > 0.0 else np.flatnonzero(window)
         return engine._cut(matched, scores[matched], limit)
     finally:
         for term in present:

@@ -66,6 +66,7 @@ _VERIFY_ALWAYS = 64  # this few documents are always scored from their bodies
 _ROUND_TRIP = 8192  # postings worth one more statement
 _TABLE_MIN = 4096  # postings from which a weight table pays
 _TABLE_MAX = 1 << 16  # (tf, dl) pairs of one weight table
+_BULK = 32  # new documents from which one write builds their postings with numpy
 _SMALL = 50_000  # documents below which a search simply reads every query term's postings
 _FIRST_BATCH = 32  # documents scored exactly in the first round of best_first
 _PROBE_SHARE = 2  # look candidates up when fewer than half the next list's postings
@@ -1108,6 +1109,13 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
             sql, listed = _in_list(_DOCS_SQL, chunk)
             cursor.execute(sql, [namespace, *listed])
             existing.update((row[0], row[1:]) for row in cursor.fetchall())
+        if not existing and len(changes) >= _BULK and None not in changes.values():
+            added, tokens = _insert_new(cursor, namespace, ns_id, next_slot, changes, stamp)
+            cursor.execute(
+                _STATS_SQL,
+                [documents + added, total + tokens, next_slot + added, new_revision(), ns_id],
+            )
+            return
         # (term, bucket) → slot → (tf, dl), or None to drop the slot's posting
         edits: dict[tuple[str, int], dict[int, tuple[int, int] | None]] = defaultdict(dict)
         created, updated, deleted = [], [], []
@@ -1151,6 +1159,107 @@ def _apply(namespace: str, changes: dict[str, str | None]) -> None:
             _STATS_SQL,
             [documents, total, next_slot, new_revision(), ns_id],
         )
+
+
+def _insert_new(cursor, namespace: str, ns_id: int, first: int, bodies: dict, stamp):
+    """Documents none of which the namespace holds yet (a bulk load), at slots from
+    ``first`` on: their postings built with numpy in one pass — every (term, slot)
+    counted, grouped into blocks per (term, bucket) and encoded as ``_encode`` does —
+    and written with one ``executemany`` per table. Returns (documents, tokens) added."""
+    import numpy as np
+
+    analysed = [bm25.document_tokens(body) for body in bodies.values()]
+    lengths = np.fromiter(map(len, analysed), np.int64, len(analysed))
+    vocabulary: dict[str, int] = {}
+    ids = [vocabulary.setdefault(t, len(vocabulary)) for words in analysed for t in words]
+    slots = np.repeat(np.arange(first, first + lengths.size, dtype=np.int64), lengths)
+    keys, tf = np.unique(np.array(ids, np.int64) << 40 | slots, return_counts=True)
+    terms, slots = keys >> 40, keys & ((1 << 40) - 1)
+    dl, buckets = lengths[slots - first], slots // BUCKET
+    starts = np.flatnonzero(np.r_[True, (terms[1:] != terms[:-1]) | (buckets[1:] != buckets[:-1])])
+    ends = np.r_[starts[1:], keys.size]
+    max_tf, min_dl = np.maximum.reduceat(tf, starts), np.minimum.reduceat(dl, starts)
+    wide = np.maximum(np.maximum.reduceat(dl, starts), max_tf) > _NARROW_MAX
+    data = _packed_blocks(slots, tf, dl, buckets, starts, ends, wide)
+    words = list(vocabulary)
+    rows = [
+        [ns_id, words[term], bucket, count, high, low, blob]
+        for term, bucket, count, high, low, blob in zip(
+            terms[starts].tolist(), buckets[starts].tolist(), (ends - starts).tolist(),
+            max_tf.tolist(), min_dl.tolist(), data, strict=True,
+        )
+    ]  # fmt: skip
+    merged = []
+    if first % BUCKET:  # the bucket the namespace's last slot is in may hold blocks already
+        merged = [row for row in rows if row[2] == first // BUCKET]
+        rows = [row for row in rows if row[2] != first // BUCKET]
+        _merge_current(cursor, ns_id, first // BUCKET, merged)
+        cursor.executemany(_UPSERT_SQL, merged)
+    documents = [
+        [namespace, ref, body, first + i, length, stamp]
+        for i, (ref, body, length) in enumerate(
+            zip(bodies, bodies.values(), lengths.tolist(), strict=True)
+        )
+    ]
+    _insert_rows(cursor, _COPY_BLOCKS, _UPSERT_SQL, rows)  # (no block of theirs exists yet)
+    _insert_rows(cursor, _COPY_DOCUMENTS, _INSERT_SQL, documents)
+    return lengths.size, int(lengths.sum())
+
+
+_COPY_BLOCKS = (
+    "COPY core_searchpostingblock (namespace_id, term, bucket, count, max_tf, min_dl, data) "
+    "FROM STDIN"
+)
+_COPY_DOCUMENTS = (
+    "COPY core_searchdocument (namespace, ref, body, slot, length, updated_at) FROM STDIN"
+)
+
+
+def _insert_rows(cursor, copy_sql: str, insert_sql: str, rows: list[list]) -> None:
+    """New rows: PostgreSQL ``COPY`` (one stream), else one ``executemany``."""
+    if connection.vendor != "postgresql":
+        cursor.executemany(insert_sql, rows)
+        return
+    with connection.wrap_database_errors, cursor.cursor.copy(copy_sql) as stream:
+        for row in rows:
+            stream.write_row(row)
+
+
+def _packed_blocks(slots, tf, dl, buckets, starts, ends, wide) -> list[bytes]:
+    """Each block's stored bytes (``_encode``'s formats): 4 bytes a posting, or 12 for a
+    block whose tf or dl passes a byte."""
+    import numpy as np
+
+    compact = np.empty(slots.size, dtype=[("offset", "<u2"), ("tf", "u1"), ("dl", "u1")])
+    compact["offset"] = slots - buckets * BUCKET
+    compact["tf"], compact["dl"] = np.minimum(tf, 255), np.minimum(dl, 255)
+    narrow = compact.tobytes()
+    if wide.any():
+        full = np.empty((slots.size, 3), dtype="<u4")
+        full[:, 0], full[:, 1], full[:, 2] = slots, tf, dl
+        broad = full.tobytes()
+    return [
+        broad[12 * lo : 12 * hi] if w else narrow[4 * lo : 4 * hi]
+        for lo, hi, w in zip(starts.tolist(), ends.tolist(), wide.tolist(), strict=True)
+    ]
+
+
+def _merge_current(cursor, ns_id: int, bucket: int, rows: list[list]) -> None:
+    """Prefix the blocks of ``rows`` in ``bucket`` with the postings already stored in
+    that bucket (whose slots all come before the new ones), bounds widened."""
+    at = {row[1]: row for row in rows if row[2] == bucket}
+    terms = list(at)
+    for lo in range(0, len(terms), _CHUNK):
+        sql, listed = _in_list(_BLOCKS_SQL, terms[lo : lo + _CHUNK])
+        cursor.execute(sql, [ns_id, bucket, *listed])
+        for term, _, _, count, data in cursor.fetchall():
+            row = at[term]
+            packed = _decode(data, count, bucket)
+            packed.extend(_decode(row[6], row[3], bucket))
+            row[3] = len(packed) // 3
+            row[4] = max(packed[1::3])
+            row[5] = min(packed[2::3])
+            row[6] = _encode(packed, bucket)
 
 
 def _write_blocks(cursor, ns_id: int, edits) -> None:

@@ -721,3 +721,42 @@ def test_a_read_terms_values_for_candidates_are_its_postings_or_zero(present, as
     scores, counts = fulltext._scratch.arrays(1)
     assert not np.any(scores)  # the accumulators left as zeros
     assert not np.any(counts)
+
+
+def _stored_blocks(namespace: str) -> list[tuple]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT b.term, b.bucket, b.count, b.max_tf, b.min_dl, b.data "
+            "FROM core_searchpostingblock b JOIN core_searchnamespace n ON n.id = b.namespace_id "
+            "WHERE n.name = %s ORDER BY b.term, b.bucket",
+            [namespace],
+        )
+        return [(*row[:5], bytes(row[5])) for row in cursor.fetchall()]
+
+
+def test_a_bulk_load_stores_what_one_by_one_writes_store(db, search_path, monkeypatch):
+    """``index_many`` of new documents builds their postings in one pass (numpy); the
+    blocks, statistics and rankings are those of the same documents written one at a
+    time — across bucket boundaries, into a bucket already holding postings, and with a
+    tf past one byte (a 12-byte block)."""
+    if search_path != "derived":
+        pytest.skip("a write path: one search path is enough")
+    monkeypatch.setattr(fulltext, "BUCKET", 64)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    docs = [
+        (f"d{i:04d}", " ".join(words[(i * j) % 8] for j in range(1, 3 + i % 9))) for i in range(300)
+    ]
+    docs[150] = ("d0150", "alpha " * 300 + "beta")  # tf 300, dl 301: the wide format
+    for ref, body in docs[:10]:  # a partly filled bucket before the bulk loads
+        fulltext.index("bulk", ref, body)
+    fulltext.index_many("bulk", docs[10:140])
+    fulltext.index_many("bulk", docs[140:300])
+    for ref, body in docs:
+        fulltext.index("single", ref, body)
+    assert _stored_blocks("bulk") == _stored_blocks("single")
+    for query in ("alpha", "beta gamma", "zeta eta theta alpha"):
+        assert [(h.ref, h.score) for h in ft.search("bulk", query, limit=7)] == bm25.rank(
+            docs, query, 7
+        )
