@@ -105,8 +105,14 @@ def _loopx_fields(context, status: str, *, executed: bool, outcome) -> dict[str,
         and context.corpus.provider_id != "local"
         and not (outcome and outcome.deduplicated)
     )
+    surface = ((context.adapted.evaluation.candidate or {}).get("scope") or {}).get("surface")
     return {
         "policy_id": policy_document.get("policy_id"),
+        "surface_ids": [surface] if surface else [],
+        "feedback_ref": _feedback_ref(context.adapted.event),
+        "grants_new_action_authority": False,
+        "raw_content_captured": False,
+        "raw_provider_payload_captured": False,
         "external_writes_performed": wrote,
         "provider_failure_is_user_gate": False,
         "adapter_schema_version": LOOPX_ADAPTER_SCHEMAS.get(context.adapted.adapter.adapter_id),
@@ -137,3 +143,9 @@ def reconciliation(
         document["experiment_status"] = experiment_status
     document["receipts"] = receipts
     return document
+
+
+def _feedback_ref(event: dict[str, Any]) -> str | None:
+    """LoopX's ``feedback_ref``: the event's own reference (LoopX's field, mapped onto our
+    ``event_id``)."""
+    return event.get("feedback_ref") or event.get("event_id")

@@ -71,6 +71,33 @@ REVIEW_EXTRAS = [
     "adapter.adapter_id",
     "adapter.shared_candidate_ref",
 ]
+# docs/loopx-hosts.md "Ingest input": our receipt's detail beside LoopX's fields.
+INGEST_RECEIPT_EXTRAS = [
+    "receipt_id",
+    "executed",
+    "adapter",
+    "event_ref",
+    "goal_id",
+    "agent_id",
+    "surface",
+    "memory_class",
+    "candidate_digest",
+    "policy_digest",
+    "record_ref",
+    "content_digest",
+    "observed_at",
+    "record_state",
+    "replayed",
+    "readback",
+    "source_verification",
+    "provider_call_count",
+    "provider",
+    "guard.status",
+    "guard.reasons",
+    "retry",
+    "setup_guidance",
+    "user_gate",
+]
 # docs/loopx-hosts.md, dogfood-evaluate: the gate's status word, the stored controls, and
 # two flags beside LoopX's batch.
 DOGFOOD_EXTRAS = [
@@ -1363,3 +1390,78 @@ GROUPS: list[Group] = [
         },
     ),
 ]
+
+# LoopX's own full ingest packet (issue 35), built by LoopX's normalizers and adapter
+# (loopx_ingest_packet.py, under LoopX's interpreter) for the demo's registered corpus
+# `loopx-demo-pr-description`, fed to both sides without a route: a no-write evaluation.
+INGEST_VARIANTS = ("clear", "unverified-actor", "conflicted", "hard-policy")
+GROUPS.append(
+    Group(
+        "reward.loopx-ingest-packet",
+        RM,
+        [
+            *[
+                Step(
+                    f"build-{variant}",
+                    ["@python", "{legdir}/loopx_ingest_packet.py", variant],
+                    None,
+                    compare=False,
+                    save=f"ingest-{variant}.json",
+                )
+                for variant in INGEST_VARIANTS
+            ],
+            *[
+                S(
+                    variant,
+                    "reward-memory",
+                    "ingest-event",
+                    "--input",
+                    f"{{ws}}/ingest-{variant}.json",
+                )
+                for variant in INGEST_VARIANTS
+            ],
+        ],
+        # docs/loopx-hosts.md "Ingest input": our receipt's detail beside LoopX's fields.
+        extras=INGEST_RECEIPT_EXTRAS,
+    )
+)
+
+# Candidate review where the operator has not granted (here: has revoked) the fixture's
+# checkpoint `repository:authority-map`: LoopX takes the fixture's word, ours does not.
+GROUPS.append(
+    Group(
+        "reward.candidate-review-ungranted",
+        RM,
+        [
+            setup(
+                "revoke-checkpoint",
+                us=[
+                    "reward_memory",
+                    "checkpoint",
+                    "revoke",
+                    "--checkpoint-id",
+                    "repository:authority-map",
+                    "--actor",
+                    "user:demo-owner",
+                    "--reason",
+                    "LoopX leg: a database without a granted checkpoint",
+                    "--execute",
+                ],
+            ),
+            S("default", "reward-memory", "candidate-review"),
+            *[
+                S(
+                    d,
+                    "reward-memory",
+                    "candidate-review",
+                    "--case",
+                    "issue-fix-verified-contributor",
+                    "--decision",
+                    d,
+                )
+                for d in ("accept", "no_write")
+            ],
+        ],
+        extras=REVIEW_EXTRAS,
+    )
+)
