@@ -161,6 +161,7 @@ run_enable = _call("activate_extension", "extension_id", "execute")
 run_disable = _call("deactivate_extension", "extension_id", "execute", operator=access.SHELL)
 run_rollback = _call("rollback_extension", "extension_id", "execute")
 run_list = _call("list_extensions")
+run_extension_doctor = _call("doctor_extension", "extension_id", "all_enabled", "execute")
 
 
 EXTENSION_COLUMNS = [
@@ -266,3 +267,13 @@ def register(sub: Subcommands) -> None:
         command.add_argument("extension_id")
         command.add_argument("--execute", action="store_true", help="Apply (default: preview).")
     extension.add("list", "List installed extensions.", run=run_list, render=render_list)
+    doctor_verb = extension.add(
+        "doctor",
+        "LoopX's extension doctor of one installed extension or --all-enabled "
+        "(read-only; --execute runs the doctor).",
+        run=run_extension_doctor,
+        render=format_mapping,
+    )
+    doctor_verb.add_argument("extension_id", nargs="?")
+    doctor_verb.add_argument("--all-enabled", action="store_true")
+    doctor_verb.add_argument("--execute", action="store_true", help="Run the doctor probe.")

@@ -1465,3 +1465,23 @@ GROUPS.append(
         extras=REVIEW_EXTRAS,
     )
 )
+
+# `extension doctor` (issue 35): one id, --all-enabled, before and after --execute, a
+# disabled extension and one that is not installed.
+GROUPS.append(
+    Group(
+        "extensions.doctor",
+        EXTENSIONS,
+        [
+            ext("install", "install", "--manifest", "{ws}/extension.toml", "--execute"),
+            ext("doctor", "doctor", "leg-provider"),
+            ext("doctor-execute", "doctor", "leg-provider", "--execute"),
+            ext("doctor-all", "doctor", "--all-enabled"),
+            ext("doctor-all-execute", "doctor", "--all-enabled", "--execute"),
+            ext("disable", "disable", "leg-provider", "--execute"),
+            ext("doctor-disabled", "doctor", "leg-provider", "--execute"),
+            ext("doctor-not-installed", "doctor", "no-such-extension"),
+        ],
+        files={"extension.toml": TOML_MANIFEST, "provider.sh": PROVIDER_SH},
+    )
+)
