@@ -162,6 +162,7 @@ run_disable = _call("deactivate_extension", "extension_id", "execute", operator=
 run_rollback = _call("rollback_extension", "extension_id", "execute")
 run_list = _call("list_extensions")
 run_extension_doctor = _call("doctor_extension", "extension_id", "all_enabled", "execute")
+run_extension_run = _call("run_extension", "extension_id", "input_json", "execute")
 
 
 EXTENSION_COLUMNS = [
@@ -277,3 +278,13 @@ def register(sub: Subcommands) -> None:
     doctor_verb.add_argument("extension_id", nargs="?")
     doctor_verb.add_argument("--all-enabled", action="store_true")
     doctor_verb.add_argument("--execute", action="store_true", help="Run the doctor probe.")
+    run_verb = extension.add(
+        "run",
+        "LoopX's run of a standalone extension: every extension here is a capability "
+        "provider, so it is refused as LoopX refuses it (use recall).",
+        run=run_extension_run,
+        render=format_mapping,
+    )
+    run_verb.add_argument("extension_id")
+    run_verb.add_argument("--input-json", required=True, help="Request JSON file, or - for stdin.")
+    run_verb.add_argument("--execute", action="store_true")

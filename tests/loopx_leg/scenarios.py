@@ -1485,3 +1485,37 @@ GROUPS.append(
         files={"extension.toml": TOML_MANIFEST, "provider.sh": PROVIDER_SH},
     )
 )
+
+# `extension run` (issue 35): LoopX runs standalone extensions only and refuses a
+# capability provider; ours refuses after the same checks in the same order.
+GROUPS.append(
+    Group(
+        "extensions.run",
+        EXTENSIONS,
+        [
+            ext("install", "install", "--manifest", "{ws}/extension.toml", "--execute"),
+            ext("run", "run", "leg-provider", "--input-json", "{ws}/request.json"),
+            ext(
+                "run-execute",
+                "run",
+                "leg-provider",
+                "--input-json",
+                "{ws}/request.json",
+                "--execute",
+            ),
+            ext(
+                "run-not-installed", "run", "no-such-extension", "--input-json", "{ws}/request.json"
+            ),
+            ext("run-absent-input", "run", "leg-provider", "--input-json", "{ws}/absent.json"),
+            ext("run-list-input", "run", "leg-provider", "--input-json", "{ws}/list.json"),
+            ext("disable", "disable", "leg-provider", "--execute"),
+            ext("run-disabled", "run", "leg-provider", "--input-json", "{ws}/request.json"),
+        ],
+        files={
+            "extension.toml": TOML_MANIFEST,
+            "provider.sh": PROVIDER_SH,
+            "request.json": {"query": "PR description preferences"},
+            "list.json": [1],
+        },
+    )
+)
