@@ -350,9 +350,11 @@ def _replayed(row: IngestEvent, reasons: list[Reason] | None = None) -> dict[str
         "record_state": state,
         "memory_available_for_recall": available,
         "guard": {
+            **(row.receipt.get("guard") or {}),  # LoopX's rule and experience gate as stored
             "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
             "passed": not reasons,
             "reasons": guards.payload(reasons or []),
+            "reason_codes": [r["code"] for r in guards.payload(reasons or [])],
         },
     }
 
