@@ -245,6 +245,11 @@ def register(sub: Subcommands) -> None:
     )
     maintenance.add_argument("--evidence-ref", help="Compact evidence reference.")
 
+    _register_extension(sub)
+
+
+def _register_extension(sub: Subcommands) -> None:
+    """``semantic_preference extension …``: LoopX's extension verbs."""
     extension = sub.group("extension", "Installed semantic preference provider extensions.")
     for verb, run, text in (
         ("install", run_install, "Install a provider extension (TOML or JSON manifest)."),

@@ -93,17 +93,7 @@ def receipt(
             "binding_ref": corpus.provider_binding_ref,
             "target_ref_digest": target_digest,
         },
-        "guard": {
-            "status": c.GUARD_BLOCKED if status == c.GUARD_BLOCKED else c.GUARD_PASSED,
-            "passed": status != c.GUARD_BLOCKED,
-            "reasons": reason_payload,
-            # LoopX's verdict fields: our guards' codes (as in candidate-review), the
-            # rule our registered standing policy applies, the experience gate
-            "reason_codes": [r["code"] for r in reason_payload],
-            "experience_quality": quality,
-            "semantic_reasoning_preserved": True,
-            "rule": INGEST_GUARD_RULE,
-        },
+        "guard": _guard(status, reason_payload, quality),
         "experience_quality": quality,
         **_loopx_fields(context, status, executed=executed, outcome=outcome),
         "retry": {"sidecar": True, "when": "next_turn_start"} if retryable else None,
@@ -191,4 +181,18 @@ def _experience_quality(candidate: dict[str, Any], reasons: list[dict]) -> dict[
         "contract_version": review_documents.EXPERIENCE_CONTRACT,
         "reason_codes": codes,
         "value_status": "unproven",
+    }
+
+
+def _guard(status: str, reasons: list[dict], quality: dict[str, Any]) -> dict[str, Any]:
+    """Our guard verdict with LoopX's verdict fields: our guards' codes (as in
+    candidate-review), the rule a registered standing policy applies, the experience gate."""
+    return {
+        "status": c.GUARD_BLOCKED if status == c.GUARD_BLOCKED else c.GUARD_PASSED,
+        "passed": status != c.GUARD_BLOCKED,
+        "reasons": reasons,
+        "reason_codes": [r["code"] for r in reasons],
+        "experience_quality": quality,
+        "semantic_reasoning_preserved": True,
+        "rule": INGEST_GUARD_RULE,
     }
