@@ -193,6 +193,8 @@ def run_disable(*, extension_id, execute, **_) -> dict[str, Any]:
 
 run_rollback = _call("rollback_extension", "extension_id", "execute")
 run_list = _call("list_extensions")
+run_extension_doctor = _call("doctor_extension", "extension_id", "all_enabled", "execute")
+run_extension_run = _call("run_extension", "extension_id", "input_json", "execute")
 
 
 EXTENSION_COLUMNS = [
@@ -275,6 +277,11 @@ def register(sub: Subcommands) -> None:
     )
     maintenance.add_argument("--evidence-ref", help="Compact evidence reference.")
 
+    _register_extension(sub)
+
+
+def _register_extension(sub: Subcommands) -> None:
+    """``semantic_preference extension …``: LoopX's extension verbs."""
     extension = sub.group("extension", "Installed semantic preference provider extensions.")
     for verb, run, text in (
         ("install", run_install, "Install a provider extension (TOML or JSON manifest)."),
@@ -298,3 +305,23 @@ def register(sub: Subcommands) -> None:
         command.add_argument("extension_id")
         command.add_argument("--execute", action="store_true", help="Apply (default: preview).")
     extension.add("list", "List installed extensions.", run=run_list, render=render_list)
+    doctor_verb = extension.add(
+        "doctor",
+        "LoopX's extension doctor of one installed extension or --all-enabled "
+        "(read-only; --execute runs the doctor).",
+        run=run_extension_doctor,
+        render=format_mapping,
+    )
+    doctor_verb.add_argument("extension_id", nargs="?")
+    doctor_verb.add_argument("--all-enabled", action="store_true")
+    doctor_verb.add_argument("--execute", action="store_true", help="Run the doctor probe.")
+    run_verb = extension.add(
+        "run",
+        "LoopX's run of a standalone extension: every extension here is a capability "
+        "provider, so it is refused as LoopX refuses it (use recall).",
+        run=run_extension_run,
+        render=format_mapping,
+    )
+    run_verb.add_argument("extension_id")
+    run_verb.add_argument("--input-json", required=True, help="Request JSON file, or - for stdin.")
+    run_verb.add_argument("--execute", action="store_true")

@@ -58,6 +58,49 @@ def doctor(
     }
 
 
+DOCTOR_BATCH_SCHEMA = "loopx_extension_doctor_batch_v0"
+
+
+def disabled_doctor(m) -> dict[str, Any]:
+    """LoopX's doctor of a disabled extension: nothing is probed, so no version or
+    identity is reported."""
+    return {
+        "ok": True,
+        "schema_version": DOCTOR_SCHEMA,
+        "extension_id": m.extension_id,
+        "status": "disabled",
+        "available": False,
+        "verified": False,
+        "entrypoint_identity": None,
+        "failure_kind": None,
+        "external_writes_performed": False,
+    }
+
+
+def doctor_batch(doctors: list[dict[str, Any]], execute: bool) -> dict[str, Any]:
+    """LoopX's ``--all-enabled`` batch: ``ready`` only when every executed doctor verified
+    its extension, ``blocked`` otherwise; ``probe_required`` before ``--execute``."""
+    verified = sum(bool(d.get("verified")) for d in doctors)
+    blocked = len(doctors) - verified if execute else 0
+    if execute:
+        status = "ready" if blocked == 0 else "blocked"
+    else:
+        status = "probe_required" if doctors else "ready"
+    return {
+        "ok": blocked == 0,
+        "schema_version": DOCTOR_BATCH_SCHEMA,
+        "status": status,
+        "execute": execute,
+        "enabled_count": len(doctors),
+        "verified_count": verified,
+        "blocked_count": blocked,
+        "extensions": doctors,
+        # ours stores no doctor proof: the installed state is never written by a doctor
+        "local_state_write_performed": False,
+        "external_writes_performed": False,
+    }
+
+
 ENTRYPOINT_IDENTITY_SCHEMA = "loopx_runtime_entrypoint_identity_v1"
 
 

@@ -30,6 +30,8 @@ from preferences.recall.local_provider import (
 )
 from preferences.recall.receipts import application_receipt, maintenance_receipt
 from preferences.recall.registry import register_config, share_config, unregister_config
+from preferences.services.extension_doctor import doctor_extension
+from preferences.services.extension_run import run_extension
 from preferences.services.extensions import (
     activate_extension,
     deactivate_extension,
@@ -48,6 +50,7 @@ __all__ = [
     "deactivate_extension",
     "delete_provider_note",
     "doctor",
+    "doctor_extension",
     "install_extension",
     "install_manifest",
     "list_extensions",
@@ -58,6 +61,7 @@ __all__ = [
     "reindex_project",
     "retire_provider_note",
     "rollback_extension",
+    "run_extension",
     "runnable_config",
     "save_provider_note",
     "scope_of",

@@ -1,11 +1,13 @@
 """Ingest documents: ``reward_memory_ingest_receipt_v0`` (planned, activated, blocked
 or a fail-open status) and ``reward_memory_ingest_reconciliation_v0``."""
 
+import hashlib
 from typing import Any
 
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, prefixed_id
 from reward_memory import contracts as c
+from reward_memory.documents import review as review_documents
 from reward_memory.domain import guards
 from reward_memory.domain.guards import Reason
 
@@ -14,6 +16,12 @@ SETUP_GUIDANCE = (
     "turn start. Check the provider with `manage.py reward_memory corpora`."
 )
 
+
+#: The check a registered standing policy makes before any provider call (LoopX's words).
+INGEST_GUARD_RULE = (
+    "standing_policy_checks_exact_owner_class_source_actor_scope_and_authority_"
+    "without_semantic_routing"
+)
 
 #: LoopX's adapter schema for each of our adapters (its ingest receipt names it).
 LOOPX_ADAPTER_SCHEMAS = {
@@ -54,6 +62,8 @@ def receipt(
         "content_digest": plan.content_digest if plan else None,
     }
     retryable = status in c.INGEST_RETRYABLE
+    reason_payload = guards.payload(reasons)
+    quality = _experience_quality(candidate, reason_payload)
     return {
         "ok": True,
         "schema_version": c.INGEST_RECEIPT_SCHEMA,
@@ -85,11 +95,8 @@ def receipt(
             "binding_ref": corpus.provider_binding_ref,
             "target_ref_digest": target_digest,
         },
-        "guard": {
-            "status": c.GUARD_BLOCKED if status == c.GUARD_BLOCKED else c.GUARD_PASSED,
-            "passed": status != c.GUARD_BLOCKED,
-            "reasons": guards.payload(reasons),
-        },
+        "guard": _guard(status, reason_payload, quality),
+        "experience_quality": quality,
         **_loopx_fields(context, status, executed=executed, outcome=outcome),
         "retry": {"sidecar": True, "when": "next_turn_start"} if retryable else None,
         "setup_guidance": SETUP_GUIDANCE if status == c.INGEST_PROVIDER_UNAVAILABLE else None,
@@ -112,9 +119,11 @@ def replay(
         "record_state": state,
         "memory_available_for_recall": available,
         "guard": {
+            **(stored.get("guard") or {}),  # LoopX's rule and experience gate as stored
             "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
             "passed": not reasons,
             "reasons": guards.payload(reasons),
+            "reason_codes": [r["code"] for r in guards.payload(reasons)],
         },
     }
 
@@ -128,8 +137,18 @@ def _loopx_fields(context, status: str, *, executed: bool, outcome) -> dict[str,
         and context.corpus.provider_id != "local"
         and not (outcome and outcome.deduplicated)
     )
+    surface = ((context.adapted.evaluation.candidate or {}).get("scope") or {}).get("surface")
     return {
         "policy_id": policy_document.get("policy_id"),
+        "surface_ids": [surface] if surface else [],
+        "feedback_ref": _feedback_ref(context.adapted.event),
+        "event_summary_digest": _summary_digest(context.adapted.event),
+        "exact_readback_verified": bool(
+            status == c.INGEST_ACTIVATED and outcome and outcome.readback
+        ),
+        "grants_new_action_authority": False,
+        "raw_content_captured": False,
+        "raw_provider_payload_captured": False,
         "external_writes_performed": wrote,
         "provider_failure_is_user_gate": False,
         "adapter_schema_version": LOOPX_ADAPTER_SCHEMAS.get(context.adapted.adapter.adapter_id),
@@ -160,3 +179,45 @@ def reconciliation(
         document["experiment_status"] = experiment_status
     document["receipts"] = receipts
     return document
+
+
+def _feedback_ref(event: dict[str, Any]) -> str | None:
+    """LoopX's ``feedback_ref``: the event's own reference (LoopX's field, mapped onto our
+    ``event_id``)."""
+    return event.get("feedback_ref") or event.get("event_id")
+
+
+def _summary_digest(event: dict[str, Any]) -> str | None:
+    """LoopX's ``event_summary_digest``: the first 16 hex digits of the SHA-256 of the
+    event's content summary with its whitespace collapsed."""
+    summary = " ".join(str(event.get("content_summary") or "").split())
+    return hashlib.sha256(summary.encode("utf-8")).hexdigest()[:16] if summary else None
+
+
+def _experience_quality(candidate: dict[str, Any], reasons: list[dict]) -> dict[str, Any]:
+    """LoopX's ``experience_quality`` gate: required for ``procedural_experience`` only,
+    decided by our guards; a usefulness claim is never made (``value_status``)."""
+    procedural = candidate.get("target_class") == c.PROCEDURAL_EXPERIENCE
+    codes = [r["code"] for r in reasons] if procedural else []
+    return {
+        "required": procedural,
+        "passed": not codes,
+        "status": ("blocked" if codes else "passed") if procedural else "not_applicable",
+        "contract_version": review_documents.EXPERIENCE_CONTRACT,
+        "reason_codes": codes,
+        "value_status": "unproven",
+    }
+
+
+def _guard(status: str, reasons: list[dict], quality: dict[str, Any]) -> dict[str, Any]:
+    """Our guard verdict with LoopX's verdict fields: our guards' codes (as in
+    candidate-review), the rule a registered standing policy applies, the experience gate."""
+    return {
+        "status": c.GUARD_BLOCKED if status == c.GUARD_BLOCKED else c.GUARD_PASSED,
+        "passed": status != c.GUARD_BLOCKED,
+        "reasons": reasons,
+        "reason_codes": [r["code"] for r in reasons],
+        "experience_quality": quality,
+        "semantic_reasoning_preserved": True,
+        "rule": INGEST_GUARD_RULE,
+    }

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 from tests.loopx_leg.runner import ROOT, LoopXSide, OursSide, _run, stop_daemons
@@ -41,6 +42,29 @@ def _json(result) -> dict:
         return json.loads(result.stdout)
     except ValueError:
         return {}
+
+
+def _doctor_alone(check, mode: str, manifest: Path, env: dict) -> None:
+    """The manifest's doctor argv (entrypoint + args + doctor_args, as LoopX composes it),
+    run alone on this machine as it is (loaded): exit 0 within the manifest's
+    ``timeout_seconds``, the bound LoopX's doctor enforces; its time is printed."""
+    runtime = tomllib.loads(manifest.read_text())["runtime"]
+    argv = [runtime["entrypoint"], *runtime.get("args", []), *runtime["doctor_args"]]
+    limit = int(runtime["timeout_seconds"])
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            argv, env=env, capture_output=True, text=True, timeout=limit, check=False
+        )
+        code = done.returncode
+    except subprocess.TimeoutExpired:
+        code = None
+    took = time.monotonic() - started
+    check.expect(
+        f"{mode}: provider doctor alone answers ready within LoopX's timeout",
+        code == 0,
+        f"exit {code} in {took:.2f}s of {limit}s ({took / limit:.1%})",
+    )
 
 
 class Check:
@@ -152,6 +176,7 @@ def main() -> int:
                 )
             )
             common = ["--project", str(workspace / "project"), "--config", str(config)]
+            _doctor_alone(check, mode, manifest, loopx.env)
             started = time.monotonic()
             doctor = loopx.run(state, ["semantic-preference", "doctor", *common, "--execute"])
             took = time.monotonic() - started

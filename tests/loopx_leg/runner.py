@@ -24,7 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PROVIDERS = Path(__file__).resolve().parent / "providers"
 GOAL_ID = "leg"
 AGENTS = ("author", "reviewer")
-CALL_TIMEOUT = 120
+# Bounds on one call, generous for a loaded shared machine (a call past its bound is
+# reported as exit -9, a difference); the template build (migrate, demo) gets the longest.
+CALL_TIMEOUT = int(os.environ.get("LOOPX_LEG_CALL_TIMEOUT", "300"))
+TEMPLATE_TIMEOUT = int(os.environ.get("LOOPX_LEG_TEMPLATE_TIMEOUT", "900"))
 
 
 @dataclass
@@ -181,7 +184,14 @@ class OursSide:
             + ["--execute", "--format", "json"],
         ]
         for argv in steps:
-            r = _run(self.name, [self.python, "manage.py", *argv], env, str(ROOT), None)
+            r = _run(
+                self.name,
+                [self.python, "manage.py", *argv],
+                env,
+                str(ROOT),
+                None,
+                timeout=TEMPLATE_TIMEOUT,
+            )
             if r.code != 0:
                 raise RuntimeError(f"template step {argv[0]} failed: {r.stderr[-500:]}")
 
@@ -203,7 +213,14 @@ class OursSide:
         return _run(self.name, cmd, self._env(Path(state["db"])), state["cwd"], stdin)
 
 
-def _run(side: str, cmd: list[str], env: dict, cwd: str, stdin: str | None) -> Result:
+def _run(
+    side: str,
+    cmd: list[str],
+    env: dict,
+    cwd: str,
+    stdin: str | None,
+    timeout: int = CALL_TIMEOUT,
+) -> Result:
     started = time.monotonic()
     try:
         proc = subprocess.run(
@@ -213,12 +230,12 @@ def _run(side: str, cmd: list[str], env: dict, cwd: str, stdin: str | None) -> R
             text=True,
             env=env,
             cwd=cwd,
-            timeout=CALL_TIMEOUT,
+            timeout=timeout,
             check=False,
         )
         code, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as exc:
-        code, out, err = -9, exc.stdout or "", f"timed out after {CALL_TIMEOUT}s"
+        code, out, err = -9, exc.stdout or "", f"timed out after {timeout}s"
         out = out if isinstance(out, str) else out.decode("utf-8", "replace")
     return Result(side, cmd, code, out, err, time.monotonic() - started)
 

@@ -71,6 +71,33 @@ REVIEW_EXTRAS = [
     "adapter.adapter_id",
     "adapter.shared_candidate_ref",
 ]
+# docs/loopx-hosts.md "Ingest input": our receipt's detail beside LoopX's fields.
+INGEST_RECEIPT_EXTRAS = [
+    "receipt_id",
+    "executed",
+    "adapter",
+    "event_ref",
+    "goal_id",
+    "agent_id",
+    "surface",
+    "memory_class",
+    "candidate_digest",
+    "policy_digest",
+    "record_ref",
+    "content_digest",
+    "observed_at",
+    "record_state",
+    "replayed",
+    "readback",
+    "source_verification",
+    "provider_call_count",
+    "provider",
+    "guard.status",
+    "guard.reasons",
+    "retry",
+    "setup_guidance",
+    "user_gate",
+]
 # docs/loopx-hosts.md, dogfood-evaluate: the gate's status word, the stored controls, and
 # two flags beside LoopX's batch.
 DOGFOOD_EXTRAS = [
@@ -1363,3 +1390,132 @@ GROUPS: list[Group] = [
         },
     ),
 ]
+
+# LoopX's own full ingest packet (issue 35), built by LoopX's normalizers and adapter
+# (loopx_ingest_packet.py, under LoopX's interpreter) for the demo's registered corpus
+# `loopx-demo-pr-description`, fed to both sides without a route: a no-write evaluation.
+INGEST_VARIANTS = ("clear", "unverified-actor", "conflicted", "hard-policy")
+GROUPS.append(
+    Group(
+        "reward.loopx-ingest-packet",
+        RM,
+        [
+            *[
+                Step(
+                    f"build-{variant}",
+                    ["@python", "{legdir}/loopx_ingest_packet.py", variant],
+                    None,
+                    compare=False,
+                    save=f"ingest-{variant}.json",
+                )
+                for variant in INGEST_VARIANTS
+            ],
+            *[
+                S(
+                    variant,
+                    "reward-memory",
+                    "ingest-event",
+                    "--input",
+                    f"{{ws}}/ingest-{variant}.json",
+                )
+                for variant in INGEST_VARIANTS
+            ],
+        ],
+        # docs/loopx-hosts.md "Ingest input": our receipt's detail beside LoopX's fields.
+        extras=INGEST_RECEIPT_EXTRAS,
+    )
+)
+
+# Candidate review where the operator has not granted (here: has revoked) the fixture's
+# checkpoint `repository:authority-map`: LoopX takes the fixture's word, ours does not.
+GROUPS.append(
+    Group(
+        "reward.candidate-review-ungranted",
+        RM,
+        [
+            setup(
+                "revoke-checkpoint",
+                us=[
+                    "reward_memory",
+                    "checkpoint",
+                    "revoke",
+                    "--checkpoint-id",
+                    "repository:authority-map",
+                    "--actor",
+                    "user:demo-owner",
+                    "--reason",
+                    "LoopX leg: a database without a granted checkpoint",
+                    "--execute",
+                ],
+            ),
+            S("default", "reward-memory", "candidate-review"),
+            *[
+                S(
+                    d,
+                    "reward-memory",
+                    "candidate-review",
+                    "--case",
+                    "issue-fix-verified-contributor",
+                    "--decision",
+                    d,
+                )
+                for d in ("accept", "no_write")
+            ],
+        ],
+        extras=REVIEW_EXTRAS,
+    )
+)
+
+# `extension doctor` (issue 35): one id, --all-enabled, before and after --execute, a
+# disabled extension and one that is not installed.
+GROUPS.append(
+    Group(
+        "extensions.doctor",
+        EXTENSIONS,
+        [
+            ext("install", "install", "--manifest", "{ws}/extension.toml", "--execute"),
+            ext("doctor", "doctor", "leg-provider"),
+            ext("doctor-execute", "doctor", "leg-provider", "--execute"),
+            ext("doctor-all", "doctor", "--all-enabled"),
+            ext("doctor-all-execute", "doctor", "--all-enabled", "--execute"),
+            ext("disable", "disable", "leg-provider", "--execute"),
+            ext("doctor-disabled", "doctor", "leg-provider", "--execute"),
+            ext("doctor-not-installed", "doctor", "no-such-extension"),
+        ],
+        files={"extension.toml": TOML_MANIFEST, "provider.sh": PROVIDER_SH},
+    )
+)
+
+# `extension run` (issue 35): LoopX runs standalone extensions only and refuses a
+# capability provider; ours refuses after the same checks in the same order.
+GROUPS.append(
+    Group(
+        "extensions.run",
+        EXTENSIONS,
+        [
+            ext("install", "install", "--manifest", "{ws}/extension.toml", "--execute"),
+            ext("run", "run", "leg-provider", "--input-json", "{ws}/request.json"),
+            ext(
+                "run-execute",
+                "run",
+                "leg-provider",
+                "--input-json",
+                "{ws}/request.json",
+                "--execute",
+            ),
+            ext(
+                "run-not-installed", "run", "no-such-extension", "--input-json", "{ws}/request.json"
+            ),
+            ext("run-absent-input", "run", "leg-provider", "--input-json", "{ws}/absent.json"),
+            ext("run-list-input", "run", "leg-provider", "--input-json", "{ws}/list.json"),
+            ext("disable", "disable", "leg-provider", "--execute"),
+            ext("run-disabled", "run", "leg-provider", "--input-json", "{ws}/request.json"),
+        ],
+        files={
+            "extension.toml": TOML_MANIFEST,
+            "provider.sh": PROVIDER_SH,
+            "request.json": {"query": "PR description preferences"},
+            "list.json": [1],
+        },
+    )
+)

@@ -648,6 +648,47 @@ def test_loopx_full_packet_without_execute_is_a_no_write_evaluation(db, corpus, 
     assert not MemoryRecord.objects.exists()
 
 
+def test_loopx_full_packet_receipt_carries_loopx_receipt_fields(db, corpus, wrapper):
+    # loopx/capabilities/reward_memory/ingestion.py (the receipt's base fields) and
+    # scoped_feedback.py (adapter/event schema, feedback_ref); the leg's
+    # `reward.loopx-ingest-packet`
+    document = {
+        "adapter": "scoped_feedback",
+        "event": _loopx_event(),
+        "corpus": {"corpus_id": "prefs"},
+        "observed_at": OBSERVED,
+    }
+    receipt = _cli("ingest-event", "--input", wrapper(document)).json
+    assert receipt["ok"] is True
+    assert receipt["guard"]["passed"] is True
+    assert receipt["surface_ids"] == [receipt["surface"]]
+    assert receipt["feedback_ref"] == _loopx_event()["feedback_ref"]
+    assert {
+        key: receipt[key]
+        for key in (
+            "grants_new_action_authority",
+            "raw_content_captured",
+            "raw_provider_payload_captured",
+            "external_writes_performed",
+            "provider_failure_is_user_gate",
+            "fail_open",
+            "adapter_schema_version",
+            "event_schema_version",
+            "next_reward_memory_call",
+        )
+    } == {
+        "grants_new_action_authority": False,
+        "raw_content_captured": False,
+        "raw_provider_payload_captured": False,
+        "external_writes_performed": False,
+        "provider_failure_is_user_gate": False,
+        "fail_open": True,
+        "adapter_schema_version": "scoped_feedback_reward_memory_candidate_adapter_v0",
+        "event_schema_version": "scoped_feedback_reward_memory_event_v0",
+        "next_reward_memory_call": "explicit_function_boundary_recall",
+    }
+
+
 def test_loopx_hard_policy_event_gets_no_authority_from_the_standing_policy(db, agents, wrapper):
     # loopx/capabilities/reward_memory/scoped_feedback.py derives a hard_policy
     # checkpoint from its standing policy; here authority is never derived (issue 9)
