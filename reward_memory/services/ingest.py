@@ -38,7 +38,7 @@ from reward_memory.domain.guards import Reason
 from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
 from reward_memory.principals import Principal, require_operator
-from reward_memory.services import activation
+from reward_memory.services import activation, duplicates, lineage
 
 
 def submit_event(
@@ -160,6 +160,7 @@ def ingest_event(
             c.INGEST_PLANNED,
             observed_at=existing.observed_at if existing else None,
             executed=False,
+            duplicate=context.duplicate(),
         )
     return _execute(context, agent)
 
@@ -262,6 +263,18 @@ class _Context:
     def source_verification(self) -> dict[str, Any] | None:
         return self.source_binding.payload() if self.source_binding is not None else None
 
+    def duplicate(self) -> duplicates.Match | None:
+        """The live record of the corpus (same project and surface) this event's candidate
+        restates (``services.duplicates``; looked up once per event)."""
+        if not hasattr(self, "_duplicate"):
+            evaluation = self.adapted.evaluation
+            self._duplicate = duplicates.find_duplicate(
+                corpus=self.corpus,
+                candidate=evaluation.candidate,
+                candidate_ref=evaluation.candidate_ref,
+            )
+        return self._duplicate
+
     def receipt(
         self,
         status: str,
@@ -271,6 +284,7 @@ class _Context:
         executed: bool,
         outcome: activation.ActivationOutcome | None = None,
         plan: activation.ActivationPlan | None = None,
+        duplicate: duplicates.Match | None = None,
     ) -> dict[str, Any]:
         """The receipt of this event (``documents.ingest.receipt`` reads the context)."""
         return ingest_documents.receipt(
@@ -281,6 +295,7 @@ class _Context:
             outcome=outcome,
             plan=plan,
             reasons=reasons or [],
+            duplicate=duplicate,
         )
 
 
@@ -364,6 +379,9 @@ def _execute(context: _Context, agent) -> dict[str, Any]:
         # flagged as the deduplicated answer it is, re-read against the present
         return _replayed(row)
     plan = context.plan(row.observed_at)
+    merged = _merge_duplicate(context, row, plan)
+    if merged is not None:
+        return merged
     outcome = activation.sync_and_verify(plan)
     if outcome.status in ("record_closed", c.GUARD_BLOCKED):
         code = outcome.guard_reason or "record_closed"
@@ -379,6 +397,44 @@ def _execute(context: _Context, agent) -> dict[str, Any]:
             outcome=outcome,
             plan=plan,
         )
+    return _finalize(row, receipt, outcome)
+
+
+def _merge_duplicate(context: _Context, row: IngestEvent, plan) -> dict[str, Any] | None:
+    """A standing-policy candidate that says what a live record of the corpus already
+    says is no second active record: the event is marked ``duplicate_of`` that record and
+    its evidence joins the record's lineage (``services.lineage.add_evidence``), with no
+    provider write. ``None`` when it restates nothing (a distinct candidate activates as
+    usual) or the pre-write checks would block it (the ordinary path reports that)."""
+    match = context.duplicate()
+    now = clock.now()
+    if match is None or activation.backstop(plan, now) is not None:
+        return None
+    evaluation = context.adapted.evaluation
+    with transaction.atomic():  # the evidence and the event's mark are one write
+        lineage.add_evidence(
+            record=match.record,
+            candidate=evaluation.candidate,
+            candidate_ref=evaluation.candidate_ref,
+            event=row,
+            similarity=match.similarity,
+            actor=context.corpus.owner,
+            now=now,
+        )
+        IngestEvent.objects.filter(pk=row.pk).update(
+            duplicate_of=match.record.record_ref, duplicate_similarity=match.similarity
+        )
+    outcome = activation.ActivationOutcome(
+        c.INGEST_ACTIVATED, match.record, activation.verified(), deduplicated=True
+    )
+    receipt = context.receipt(
+        c.INGEST_ACTIVATED,
+        observed_at=row.observed_at,
+        executed=True,
+        outcome=outcome,
+        plan=plan,
+        duplicate=match,
+    )
     return _finalize(row, receipt, outcome)
 
 
