@@ -16,15 +16,11 @@ UNRELATED = "Run the storage migration tests before touching the schema."
 
 
 def ingest(event, execute=True):
-    return services.ingest_event(
-        event=event, execute=execute, goal_id="demo", agent_id="author"
-    )
+    return services.ingest_event(event=event, execute=execute, goal_id="demo", agent_id="author")
 
 
 def event(event_id: str, summary: str, evidence: str = "feedback:proj-a/pr/18") -> dict:
-    return f.scoped_event(
-        event_id, content_summary=summary, source={"evidence_ref": evidence}
-    )
+    return f.scoped_event(event_id, content_summary=summary, source={"evidence_ref": evidence})
 
 
 @pytest.fixture
