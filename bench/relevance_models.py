@@ -141,9 +141,9 @@ def _blend(cosines, lexical, alpha, scale):
 def _fit(q, cos, lex, gated: bool):
     """Best (α, scale, floor, gate) on the tuning half by top-3 + nDCG@10."""
     best, ids = None, q["ids"]
-    floors = np.arange(0.0, 0.5, 0.05) if gated else [-9.0]
-    gates_ = np.arange(0.0, 0.5, 0.02) if gated else [-9.0]
-    for alpha, scale in itertools.product(np.arange(0.4, 0.95, 0.05), (8, 12, 16, 20)):
+    floors = np.arange(0.0, 0.4, 0.1) if gated else [-9.0]
+    gates_ = np.arange(0.2, 0.44, 0.02) if gated else [-9.0]
+    for alpha, scale in itertools.product(np.arange(0.4, 0.9, 0.1), (8, 12, 20)):
         scores = [_blend(c, x, alpha, scale) for c, x in zip(cos, lex, strict=True)]
         tops = [c.max() for c in cos]
         for floor, gate in itertools.product(floors, gates_):
