@@ -196,7 +196,7 @@ def test_admin_shows_the_mark_on_the_candidate_and_the_evidence_on_the_record(
     record_page = admin_client.get(
         reverse("admin:reward_memory_memoryrecord_change", args=[original.pk])
     ).content.decode()
-    assert "evidence added by accepted duplicates" in record_page.lower()
+    assert "evidence added by duplicates" in record_page.lower()
     assert review["candidate_ref"] in record_page
 
 

@@ -107,3 +107,17 @@ def test_retiring_the_record_closes_the_lineage_of_its_ingested_duplicate(origin
     assert receipt["status"] == "guard_blocked"
     assert "lineage_closed" in [reason["code"] for reason in receipt["guard"]["reasons"]]
     assert _active(corpus) == []
+
+
+def test_admin_shows_the_mark_on_the_event_and_the_evidence_on_the_record(original, admin_client):
+    from django.urls import reverse
+
+    receipt = ingest(event("ev-2", RESTATED))
+    events_page = admin_client.get(reverse("admin:reward_memory_ingestevent_changelist"))
+    assert events_page.status_code == 200
+    assert "duplicate of" in events_page.content.decode().lower()
+    record_page = admin_client.get(
+        reverse("admin:reward_memory_memoryrecord_change", args=[original.pk])
+    ).content.decode()
+    assert "evidence added by duplicates" in record_page.lower()
+    assert receipt["candidate_ref"] in record_page
