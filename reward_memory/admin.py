@@ -228,12 +228,21 @@ class TransitionInline(ReadOnlyTabularInline):
 
 
 class EvidenceInline(ReadOnlyTabularInline):
-    """Accepted duplicates whose evidence joined this record (``services.duplicates``)."""
+    """Duplicates whose evidence joined this record (``services.duplicates``): accepted at
+    review, or ingested by standing policy (``event``)."""
 
     model = RecordEvidence
-    fields = ("candidate_ref", "evidence_ref", "similarity", "review", "added_by", "added_at")
+    fields = (
+        "candidate_ref",
+        "evidence_ref",
+        "similarity",
+        "review",
+        "event",
+        "added_by",
+        "added_at",
+    )
     readonly_fields = fields
-    verbose_name_plural = "evidence added by accepted duplicates"
+    verbose_name_plural = "evidence added by duplicates (reviewed or ingested)"
 
 
 @admin.register(MemoryRecord)
@@ -782,6 +791,7 @@ class IngestEventAdmin(ReadOnlyAdmin):
         "agent",
         "corpus",
         "status",
+        ref_column("duplicate_of", description="duplicate of"),
         "observed_at",
         "attempts",
     )

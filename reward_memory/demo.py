@@ -234,6 +234,33 @@ def _ingest(ledger: Ledger, event: dict) -> str:
     return receipt["status"] if receipt is not None else "kept"
 
 
+#: the first turn lesson, proposed again by a later turn (standing-policy ingest)
+TURN_RESTATEMENT = (
+    "turn-0001-again",
+    "Before starting a new Todo, re-read its acceptance criteria and the last validation "
+    "result instead of relying on the previous turn's summary!",
+    "The operator corrected a third turn that resumed from a stale summary.",
+)
+
+
+def _ingested_duplicate(ledger: Ledger) -> str:
+    """A later turn proposes the first turn's lesson again: no second active record —
+    the event is marked ``duplicate_of`` the record and its evidence joins it."""
+    receipt = ledger.ensure(
+        f"event {TURN_RESTATEMENT[0]}",
+        exists=lambda: _ingested(demo_documents.turn_event(*TURN_RESTATEMENT)),
+        create=lambda: services.ingest_event(
+            event=demo_documents.turn_event(*TURN_RESTATEMENT),
+            goal_id="demo",
+            agent_id="author",
+            execute=True,
+        ),
+    )
+    if receipt is None:
+        return "kept"
+    return "evidence_added" if receipt.get("duplicate_of") else receipt["status"]
+
+
 def _checkpoint(ledger: Ledger, checkpoint_id: str, grant) -> None:
     ledger.ensure(
         f"checkpoint {checkpoint_id}",
@@ -386,6 +413,7 @@ def load(*, log, operator: str | None = None) -> dict:
         _ingest(ledger, demo_documents.turn_event(event_id, summary, reasoning))
         for event_id, summary, reasoning in TURN_EVENTS
     ]
+    log(f"reward_memory ingested duplicate: {_ingested_duplicate(ledger)}")
     with open(FIXTURES / "scoped_feedback_event.json", encoding="utf-8") as handle:
         pr_event = json.load(handle)
     statuses.append(_ingest(ledger, pr_event))

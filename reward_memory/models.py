@@ -362,7 +362,25 @@ class RecordEvidence(models.Model):
     record = models.ForeignKey(MemoryRecord, on_delete=models.PROTECT, related_name="evidence")
     candidate_ref = models.CharField(max_length=69)
     evidence_ref = models.CharField(max_length=256, blank=True, default="")
-    review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="evidence")
+    review = models.ForeignKey(
+        Review, on_delete=models.PROTECT, null=True, blank=True, related_name="evidence"
+    )
+    event = models.ForeignKey(
+        "IngestEvent",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="evidence",
+        help_text="The standing-policy ingest event whose candidate restated the record "
+        "(blank when a reviewer accepted the duplicate: see review).",
+    )
+    lineage_digest = models.CharField(
+        max_length=71,
+        blank=True,
+        default="",
+        help_text="The duplicate candidate's content identity (domain.candidates."
+        "lineage_digest): closing the record closes this lineage too.",
+    )
     similarity = models.FloatField(null=True, blank=True)
     added_by = models.CharField(max_length=256)
     added_at = models.DateTimeField()
@@ -399,6 +417,16 @@ class IngestEvent(models.Model):
     candidate_ref = models.CharField(max_length=69)
     record = models.ForeignKey(
         MemoryRecord, on_delete=models.PROTECT, null=True, blank=True, related_name="events"
+    )
+    duplicate_of = models.CharField(
+        max_length=68,
+        blank=True,
+        default="",
+        help_text="The active record of the corpus this event's candidate restates: its "
+        "evidence joined that record instead of a second active record (services.duplicates).",
+    )
+    duplicate_similarity = models.FloatField(
+        null=True, blank=True, help_text="Cosine of the two texts' embeddings (0..1)."
     )
     status = models.CharField(max_length=24, choices=INGEST_CHOICES)
     observed_at = models.DateTimeField()

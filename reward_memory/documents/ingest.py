@@ -39,6 +39,7 @@ def receipt(
     outcome,
     plan,
     reasons: list[Reason],
+    duplicate=None,
 ) -> dict[str, Any]:
     """``reward_memory_ingest_receipt_v0`` of one evaluated event (the service's
     ``IngestEvaluation``: event, corpus, policy and scope) with its status and, once
@@ -48,6 +49,8 @@ def receipt(
     evaluation, corpus = context.adapted.evaluation, context.corpus
     event_ref, goal_id, agent_id = context.adapted.event_ref, context.goal_id, context.agent_id
     policy_digest, record_ref = context.policy_digest, context.record_ref(status)
+    if duplicate is not None and record_ref is not None:
+        record_ref = duplicate.record.record_ref
     candidate = evaluation.candidate or {}
     scope = candidate.get("scope") or {}
     target_digest = digest_ref(plan.resource_ref) if plan else None
@@ -87,6 +90,7 @@ def receipt(
         "record_state": c.ACTIVE if status == c.INGEST_ACTIVATED else None,
         "replayed": False,
         "deduplicated": bool(outcome and outcome.deduplicated),
+        "duplicate_of": duplicate_of(duplicate, added=executed and status == c.INGEST_ACTIVATED),
         "readback": outcome.readback if outcome else None,
         "source_verification": context.source_verification(),
         "provider_call_count": outcome.provider_calls if outcome else 0,
@@ -125,6 +129,23 @@ def replay(
             "reasons": guards.payload(reasons),
             "reason_codes": [r["code"] for r in guards.payload(reasons)],
         },
+    }
+
+
+def duplicate_of(duplicate, *, added: bool) -> dict[str, Any] | None:
+    """The record an event's candidate restates, by ref and similarity (no text: the
+    submitter reads the record through recall, as any other); ``evidence_added`` once
+    the event's evidence joined it (a preview only says it would)."""
+    if duplicate is None:
+        return None
+    payload = duplicate.payload("")
+    return {
+        "record_ref": payload["record_ref"],
+        "similarity": payload["similarity"],
+        "token_jaccard": payload["token_jaccard"],
+        "method": payload["method"],
+        "threshold": payload["threshold"],
+        "evidence_added": added,
     }
 
 

@@ -182,16 +182,16 @@ def sync_and_verify(plan: ActivationPlan) -> ActivationOutcome:
     with the same plan (same ``observed_at`` ⇒ same bytes ⇒ provider-side dedupe).
     """
     now = clock.now()
-    blocked = _backstop(plan, now)
+    blocked = backstop(plan, now)
     if blocked is not None:
         return ActivationOutcome(c.GUARD_BLOCKED, None, guard_reason=blocked)
     existing = selectors.live_records(plan.corpus, now=now).filter(candidate_ref=plan.candidate_ref)
     same = existing.filter(record_ref=plan.record_ref).first()
     if same is not None:
-        return ActivationOutcome(c.INGEST_ACTIVATED, same, _verified(), deduplicated=True)
+        return ActivationOutcome(c.INGEST_ACTIVATED, same, verified(), deduplicated=True)
     record = ensure_pending_record(plan, now=now)
     if record.lifecycle_state == c.ACTIVE:
-        return ActivationOutcome(c.INGEST_ACTIVATED, record, _verified(), deduplicated=True)
+        return ActivationOutcome(c.INGEST_ACTIVATED, record, verified(), deduplicated=True)
     if record.lifecycle_state != c.PENDING:
         return ActivationOutcome("record_closed", record)
     try:
@@ -245,7 +245,7 @@ def sync_and_verify(plan: ActivationPlan) -> ActivationOutcome:
     return ActivationOutcome(c.INGEST_ACTIVATED, record, checks, provider_calls=provider.calls)
 
 
-def _backstop(plan: ActivationPlan, now) -> str | None:
+def backstop(plan: ActivationPlan, now) -> str | None:
     """Checks repeated right before any provider call, whatever path got here: a closed
     lineage, a hard_policy without a live operator checkpoint, a source actor/role no
     server record binds (``source_binding``), a URI peer that is not the configured
@@ -263,7 +263,7 @@ def _backstop(plan: ActivationPlan, now) -> str | None:
     return None
 
 
-def _verified() -> dict[str, bool]:
+def verified() -> dict[str, bool]:
     return {"resource_ref": True, "candidate_ref": True, "content_digest": True}
 
 

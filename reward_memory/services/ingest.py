@@ -42,7 +42,7 @@ from reward_memory.errors import AREA, RewardMemoryError, invalid
 from reward_memory.models import Corpus, IngestEvent, MemoryRecord, PendingIngest, StandingPolicy
 from reward_memory.peers import binding_peer
 from reward_memory.principals import Principal, require_operator
-from reward_memory.services import activation, roles, routes
+from reward_memory.services import activation, duplicates, lineage, roles, routes
 
 
 def submit_event(
@@ -146,6 +146,7 @@ def ingest_event(
             c.INGEST_PLANNED,
             observed_at=existing.observed_at if existing else None,
             executed=False,
+            duplicate=_duplicate(context),
         )
     return _execute(context, agent)
 
@@ -309,6 +310,7 @@ def _receipt(
     observed_at=None,
     outcome: activation.ActivationOutcome | None = None,
     plan: activation.ActivationPlan | None = None,
+    duplicate: duplicates.Match | None = None,
 ) -> dict[str, Any]:
     """The receipt of this event, rendered once (``documents.ingest.receipt``): answered
     as is by a preview, stored as is by an execution (``_finalize``)."""
@@ -320,6 +322,16 @@ def _receipt(
         outcome=outcome,
         plan=plan,
         reasons=reasons or [],
+        duplicate=duplicate,
+    )
+
+
+def _duplicate(evaluation: IngestEvaluation) -> duplicates.Match | None:
+    """The live record of the corpus (same project and surface) this event's candidate
+    restates (``services.duplicates``), or ``None``."""
+    judged = evaluation.adapted.evaluation
+    return duplicates.find_duplicate(
+        corpus=evaluation.corpus, candidate=judged.candidate, candidate_ref=judged.candidate_ref
     )
 
 
@@ -393,6 +405,9 @@ def _execute(context: IngestEvaluation, agent) -> dict[str, Any]:
         # flagged as the deduplicated answer it is, re-read against the present
         return _replayed(row)
     plan = activation_plan(context, row.observed_at)
+    merged = _merge_duplicate(context, row, plan)
+    if merged is not None:
+        return merged
     outcome = activation.sync_and_verify(plan)
     if outcome.status in ("record_closed", c.GUARD_BLOCKED):
         code = outcome.guard_reason or "record_closed"
@@ -409,6 +424,45 @@ def _execute(context: IngestEvaluation, agent) -> dict[str, Any]:
             outcome=outcome,
             plan=plan,
         )
+    return _finalize(row, receipt, outcome)
+
+
+def _merge_duplicate(context: IngestEvaluation, row: IngestEvent, plan) -> dict[str, Any] | None:
+    """A standing-policy candidate that says what a live record of the corpus already
+    says is no second active record: the event is marked ``duplicate_of`` that record and
+    its evidence joins the record's lineage (``services.lineage.add_evidence``), with no
+    provider write. ``None`` when it restates nothing (a distinct candidate activates as
+    usual) or the pre-write checks would block it (the ordinary path reports that)."""
+    match = _duplicate(context)
+    now = clock.now()
+    if match is None or activation.backstop(plan, now) is not None:
+        return None
+    evaluation = context.adapted.evaluation
+    with transaction.atomic():  # the evidence and the event's mark are one write
+        lineage.add_evidence(
+            record=match.record,
+            candidate=evaluation.candidate,
+            candidate_ref=evaluation.candidate_ref,
+            event=row,
+            similarity=match.similarity,
+            actor=context.corpus.owner,
+            now=now,
+        )
+        IngestEvent.objects.filter(pk=row.pk).update(
+            duplicate_of=match.record.record_ref, duplicate_similarity=match.similarity
+        )
+    outcome = activation.ActivationOutcome(
+        c.INGEST_ACTIVATED, match.record, activation.verified(), deduplicated=True
+    )
+    receipt = _receipt(
+        context,
+        c.INGEST_ACTIVATED,
+        observed_at=row.observed_at,
+        executed=True,
+        outcome=outcome,
+        plan=plan,
+        duplicate=match,
+    )
     return _finalize(row, receipt, outcome)
 
 

@@ -196,7 +196,7 @@ def test_admin_shows_the_mark_on_the_candidate_and_the_evidence_on_the_record(
     record_page = admin_client.get(
         reverse("admin:reward_memory_memoryrecord_change", args=[original.pk])
     ).content.decode()
-    assert "evidence added by accepted duplicates" in record_page.lower()
+    assert "evidence added by duplicates" in record_page.lower()
     assert review["candidate_ref"] in record_page
 
 
@@ -209,12 +209,16 @@ def test_the_demo_shows_one_duplicate_candidate_marked_and_merged(db):
     demo.load(log=lines.append)
     marked = Candidate.objects.exclude(duplicate_of="")
     assert marked.count() == 1
-    evidence = RecordEvidence.objects.get()
+    evidence = RecordEvidence.objects.get(review__isnull=False)
     assert evidence.record.record_ref == marked.get().duplicate_of
     assert evidence.record.lifecycle_state == "active"
     assert "reward_memory duplicate candidate: evidence_added" in lines
-    demo.load(log=lines.append)  # idempotent: reviewed once
-    assert RecordEvidence.objects.count() == 1
+    # and a later turn's restatement, ingested by standing policy, joins its record too
+    ingested = RecordEvidence.objects.get(event__isnull=False)
+    assert ingested.event.duplicate_of == ingested.record.record_ref
+    assert "reward_memory ingested duplicate: evidence_added" in lines
+    demo.load(log=lines.append)  # idempotent: reviewed and ingested once
+    assert RecordEvidence.objects.count() == 2
 
 
 def test_retiring_the_record_closes_the_lineage_of_its_merged_duplicates(original):
