@@ -89,7 +89,8 @@ class _SpanWhenTracing:
 def build() -> MCPServer:
     """The server with its tools and resource (one definition for both transports)."""
     server = MCPServer(NAME, instructions=INSTRUCTIONS, version="1", log_level="WARNING")
-    server._lowlevel_server.middleware = [_SpanWhenTracing(m) for m in server._lowlevel_server.middleware]
+    lowlevel = server._lowlevel_server
+    lowlevel.middleware = [_SpanWhenTracing(m) for m in lowlevel.middleware]
     _preference_tools(server)
     _memory_tools(server)
     _resources(server)

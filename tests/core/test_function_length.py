@@ -14,8 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("loopx_site", "preferences", "reward_memory", "hooks", "turn_recall")
 LIMIT = 80
 
-STILL_LONG = {
-}
+STILL_LONG = {}
 
 
 def function_lengths(root: Path = ROOT) -> dict[str, int]:
