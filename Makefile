@@ -93,8 +93,11 @@ test-openviking: setup
 ## virtualenv, the same scripted commands through real LoopX and through manage.py, every
 ## document pair compared; unlisted differences (tests/loopx_leg/differences.toml) fail.
 ## Prints SKIPPED and succeeds when LoopX can't install (fails under CI=true).
+## The extension programs it installs run from this checkout's virtualenv, which (as root,
+## under /root) the sandbox user cannot execute: children keep the leg's user here
+## (docs/security.md "Sandboxed children"; tests/core/test_sandbox_user.py covers it).
 test-loopx: setup
-	scripts/test-loopx.sh
+	LOOPX_SANDBOX_USER= scripts/test-loopx.sh
 
 ## Cluster leg (issue 25; docs/topology.md): PostgreSQL behind PgBouncer (transaction
 ## pooling), Redis, two gunicorn instances behind HAProxy, Celery workers + beat, all on
