@@ -44,7 +44,7 @@ class CoreConfig(AppConfig):
         from loopx_site.core import contributions
 
         connection_created.connect(
-            contributions.lazy("loopx_site.core.sandbox.private_database_file"),
+            contributions.lazy("loopx_site.core.files.private_database_file"),
             dispatch_uid="loopx.private_database_file",
             weak=False,
         )

@@ -15,6 +15,7 @@ and every JSON body goes through these helpers:
   ``invalid_argument`` here, at the edge, before any service sees it.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -338,3 +339,17 @@ def ensure_ignored(path: Path, *, field_name: str = "config", area: str = "loopx
                 field=field_name,
                 area=area,
             )
+
+
+def private_database_file(sender, connection, **_) -> None:
+    """``connection_created``: the SQLite database (and its WAL and shared-memory files)
+    readable by the server's user only, so no sandboxed child reads it."""
+    if connection.vendor != "sqlite":
+        return
+    name = str(connection.settings_dict.get("NAME") or "")
+    if not name or name == ":memory:" or name.startswith("file:"):
+        return
+    for path in (name, name + "-wal", name + "-shm"):
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_mode & 0o077:
+                os.chmod(path, 0o600)

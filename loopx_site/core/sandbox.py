@@ -88,6 +88,30 @@ _non_dumpable: bool | None = None
 _libc = None
 
 
+_reaping_lock = threading.Lock()
+_reaping = 0
+
+
+@contextlib.contextmanager
+def _subreaper():
+    """This process is a child subreaper while any run is in progress, so what a run's
+    child leaves behind (a double-forked grandchild) is re-parented here and reaped by
+    ``reap_orphans``. Only while: set for good, every orphan of any other child this
+    process starts (the hook workers' grandchildren) would be left here as a zombie."""
+    global _reaping
+    with _reaping_lock:
+        _reaping += 1
+        if _reaping == 1 and _libc is not None:
+            _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        yield
+    finally:
+        with _reaping_lock:
+            _reaping -= 1
+            if _reaping == 0 and _libc is not None:
+                _libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
 def mark_non_dumpable() -> bool:
     """Mark this process non-dumpable once (Linux ``prctl``); ``False`` where unsupported.
 
@@ -101,7 +125,6 @@ def mark_non_dumpable() -> bool:
             try:
                 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
                 _non_dumpable = _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
-                _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
             except (OSError, AttributeError):
                 _libc, _non_dumpable = None, False
         return _non_dumpable
@@ -212,9 +235,12 @@ def run(
     token = secrets.token_hex(16)
     env = {**(minimal_env() if env is None else env), RUN_TOKEN: token}
     try:
-        return _run_in(argv, request, timeout_seconds, env, max_stdout, scratch, user)
+        with _subreaper():
+            try:
+                return _run_in(argv, request, timeout_seconds, env, max_stdout, scratch, user)
+            finally:
+                reap_orphans(token, user)
     finally:
-        reap_orphans(token, user)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -326,17 +352,3 @@ def _run_in(argv, request, timeout_seconds, env, max_stdout, scratch, user) -> R
     if process.returncode != 0:
         return RunResult(NONZERO_EXIT)
     return RunResult(None, b"".join(chunks))
-
-
-def private_database_file(sender, connection, **_) -> None:
-    """``connection_created``: the SQLite database (and its WAL and shared-memory files)
-    readable by the server's user only, so no sandboxed child reads it."""
-    if connection.vendor != "sqlite":
-        return
-    name = str(connection.settings_dict.get("NAME") or "")
-    if not name or name == ":memory:" or name.startswith("file:"):
-        return
-    for path in (name, name + "-wal", name + "-shm"):
-        with contextlib.suppress(OSError):
-            if os.stat(path).st_mode & 0o077:
-                os.chmod(path, 0o600)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from loopx_site.core import sandbox
+from loopx_site.core import files, sandbox
 
 CHILDREN = Path(__file__).parent / "sandbox_children"
 #: An interpreter any user may execute (the venv's may live under /root).
@@ -75,7 +75,7 @@ def test_the_sqlite_database_file_is_readable_by_the_server_only(db):
     name = connection.settings_dict["NAME"]
     if name == ":memory:" or str(name).startswith("file:"):
         pytest.skip("an in-memory test database")
-    sandbox.private_database_file(None, connection)
+    files.private_database_file(None, connection)
     assert stat.S_IMODE(os.stat(name).st_mode) == 0o600
 
 
