@@ -106,12 +106,13 @@ def test_two_workers_reconciling_at_once_activate_the_event_once(eager, double_c
 
 
 def test_two_workers_expiring_at_once_close_each_record_once(eager, corpus, frozen_clock):
-    for n in range(3):
+    lessons = ("Lead PR descriptions with the effect.", "Name the reviewer.", "Link the issue.")
+    for n, lesson in enumerate(lessons):  # three distinct lessons (a restated one merges)
         rm.ingest_event(
             event=f.scoped_event(
                 f"ev-{n}",
                 expires_at="2026-12-02T00:00:00Z",
-                content_summary=f"Lead PR descriptions with effect number {n}.",
+                content_summary=lesson,
             ),
             goal_id="demo",
             agent_id="author",

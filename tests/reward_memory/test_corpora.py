@@ -191,9 +191,10 @@ def test_soft_preference_documents_are_active_unexpired_records_of_the_project(
 
 
 def test_soft_preference_documents_is_one_query(db, corpus):
-    for i in range(5):
+    topics = ("changelog entries", "reviewer assignment", "commit tense", "release notes", "tests")
+    for i, topic in enumerate(topics):  # five distinct lessons (a restated one would merge)
         services.ingest_event(
-            event=f.scoped_event(f"e{i}", content_summary=f"Preference number {i}."),
+            event=f.scoped_event(f"e{i}", content_summary=f"Keep {topic} consistent."),
             goal_id="demo",
             agent_id="author",
             execute=True,

@@ -60,7 +60,13 @@ def test_reward_recall_replay_drops_records_closed_since_and_counts_them(db, dou
 
 
 def test_replay_readable_names_every_reason_a_stored_record_is_dropped(db, corpus):
-    refs = [_activate(f"Preference number {i} for the PR text.", f"ev-{i}") for i in range(4)]
+    lessons = (  # four distinct lessons (a restated one would join the first's record)
+        "Preference for short PR titles.",
+        "Name the designated reviewer in the PR text.",
+        "Link the issue the PR closes.",
+        "List the migrations a PR adds.",
+    )
+    refs = [_activate(lesson, f"ev-{i}") for i, lesson in enumerate(lessons)]
     now = f.NOW
     with transaction.atomic():
         for ref, state in zip(refs[:3], ("quarantined", "refuted", "stale"), strict=True):
