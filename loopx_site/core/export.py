@@ -254,10 +254,35 @@ def _existing(section: Section, batch: list[tuple[int, dict]]) -> dict[tuple, di
     return {_natural_value(section, row): row for row in encoded_rows(section, queryset)}
 
 
-def _decode(model: type[models.Model], name: str, value: Any) -> Any:
+#: What a stream value of each kind of column must be (JSON columns take any value).
+_KINDS: tuple[tuple[type[models.Field], type | tuple[type, ...]], ...] = (
+    (models.DateTimeField, str),
+    (models.BooleanField, bool),
+    (models.IntegerField, int),
+    (models.CharField, str),
+    (models.TextField, str),
+)
+
+
+def _decode(model: type[models.Model], name: str, value: Any, number: int) -> Any:
+    """The column value of a stream value; a value of the wrong kind (a damaged or
+    edited stream) is ``invalid_export`` naming the line and field, never a traceback."""
     column = model._meta.get_field(name)
-    if value is not None and isinstance(column, models.DateTimeField):
-        return dt.datetime.fromisoformat(value)
+    if value is None:
+        return None
+    for field_type, kind in _KINDS:
+        if isinstance(column, field_type):
+            wrong = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+            if wrong:
+                raise _bad(f"line {number}: `{name}` has a value of the wrong kind",
+                           line=number, field=name)  # fmt: skip
+            break
+    if isinstance(column, models.DateTimeField):
+        try:
+            return dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise _bad(f"line {number}: `{name}` is not a timestamp", line=number,
+                       field=name) from None  # fmt: skip
     return value
 
 
@@ -287,8 +312,8 @@ def _unresolved(section: Section, payload: dict, ids: dict[str, dict]) -> list[s
     ]
 
 
-def _instance(section: Section, payload: dict, ids: dict[str, dict]) -> models.Model:
-    kwargs = {name: _decode(section.model, name, payload[name]) for name in section.fields}
+def _instance(section: Section, number: int, payload: dict, ids: dict[str, dict]) -> models.Model:
+    kwargs = {n: _decode(section.model, n, payload[n], number) for n in section.fields}
     for name, ref in section.refs.items():
         value = payload[name]
         kwargs[f"{name}_id"] = None if value is None else ids[name][_flat(ref, value)]
@@ -314,7 +339,7 @@ def _flush(section: Section, batch: list[tuple[int, dict]], tally: _Tally) -> li
             raise _bad(f"line {number}: `{missing[0]}` names a row found neither in the "
                        "stream nor in this instance", line=number, field=missing[0])  # fmt: skip
         else:
-            fresh.append(_instance(section, payload, ids))
+            fresh.append(_instance(section, number, payload, ids))
     section.model.objects.bulk_create(fresh, batch_size=CHUNK)
     tally.add("created", section.type, len(fresh))
     return waiting

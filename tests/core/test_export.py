@@ -129,8 +129,11 @@ def test_other_content_under_a_carried_key_refuses_the_whole_import(exported):
 
 @pytest.mark.parametrize(
     "damage",
-    ["truncated", "version", "unknown_type", "not_json", "extra_field"],
-)
+    [
+        "truncated", "version", "unknown_type", "not_json", "extra_field",
+        "wrong_kind", "bad_timestamp",
+    ],
+)  # fmt: skip
 def test_a_damaged_stream_is_refused_whole(exported, tmp_path, damage):
     text, _ = exported
     lines = text.splitlines()
@@ -142,6 +145,10 @@ def test_a_damaged_stream_is_refused_whole(exported, tmp_path, damage):
         lines.insert(3, json.dumps({"type": "mystery"}))
     elif damage == "not_json":
         lines.insert(3, "{not json")
+    elif damage in ("wrong_kind", "bad_timestamp"):  # the goal line's created_at
+        row = json.loads(lines[1])
+        row["created_at"] = 12345 if damage == "wrong_kind" else "yesterday"
+        lines[1] = json.dumps(row)
     else:
         row = json.loads(lines[1])
         row["surprise"] = 1
