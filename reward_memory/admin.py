@@ -388,7 +388,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
         except DomainError as exc:
             _refused(admin_obj, request, record.record_ref, exc)
             continue
-        control_id = decision["control_id"]
+        control_id = decision.row.control_id  # executed: the stored control
         log_admin_action(request, record, f"operator control {action} ({control_id})")
         if action == "edit":
             queue = reverse("admin:reward_memory_reviewqueueitem_changelist") + f"?q={control_id}"
@@ -412,7 +412,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
 
 def _performed(admin_obj, request, record, verb: str) -> None:
     """One performed record operation: what was done, and the write read back."""
-    back = record_documents.readback(record)
+    back = record_documents.readback(selectors.fresh_lifecycle_state(record))
     recall = "still recallable" if back["recallable"] else "no longer recallable"
     admin_obj.message_user(
         request,
@@ -472,7 +472,7 @@ class CheckpointGrantForm(forms.ModelForm):
         for part, sub in zip(("date", "time"), getattr(widget, "widgets", ()), strict=False):
             sub.attrs.setdefault("aria-label", f"Expires at ({part})")
 
-    def grant(self, operator: principals.Principal, *, execute: bool) -> dict:
+    def grant(self, operator: principals.Principal, *, execute: bool):
         data = self.cleaned_data
         return services.grant_checkpoint(
             checkpoint_id=data.get("checkpoint_id"),
@@ -575,8 +575,8 @@ class AuthorityCheckpointAdmin(_ServiceAdded, admin.ModelAdmin):
             ref=lambda row: row.checkpoint_id,
             done=lambda row, result: self.message_user(
                 request,
-                f"{row.checkpoint_id}: {result['status']}, "
-                f"{result['records_revoked']} derived record(s) revoked.",
+                f"{row.checkpoint_id}: {result.status}, "
+                f"{result.records_revoked} derived record(s) revoked.",
                 messages.SUCCESS,
             ),
         )

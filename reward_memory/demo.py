@@ -97,7 +97,7 @@ def _operator_accounts(ledger: Ledger, owner: str, operator: str | None) -> None
             ledger.record(f"account {name}", created=created)
 
 
-def _hard_policy_corpus(owner: str) -> dict:
+def _hard_policy_corpus(owner: str):
     """A hard_policy corpus (its policy comes from ``_hard_policy``: the operator
     checkpoint that authorises it and the event ingested under the standing policy)."""
     corpus = demo_documents.corpus(POLICY_CORPUS, POLICY_SURFACE, owner)
@@ -112,7 +112,7 @@ def _hard_policy_corpus(owner: str) -> dict:
     return services.register_corpus(corpus=corpus, standing_policies=[policy], execute=True)
 
 
-def _policy_checkpoint(owner: str) -> dict:
+def _policy_checkpoint(owner: str):
     return services.grant_checkpoint(
         checkpoint_id=CHECKPOINT_ID,
         project=PROJECT,
@@ -275,7 +275,7 @@ def _register(ledger: Ledger, corpus_id: str, register) -> str:
         exists=Corpus.objects.filter(corpus_id=corpus_id).exists,
         create=register,
     )
-    return result["status"] if result is not None else "kept"
+    return result.status if result is not None else "kept"
 
 
 def _reviewed_candidate(pr_event: dict) -> dict:

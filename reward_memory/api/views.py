@@ -117,16 +117,15 @@ class ReviewApplyApi(DocumentApi):
 
 def _record_operation(view: DocumentApi, request, operation: str, values, record_ref: str):
     """One lifecycle operation on a record the caller may see (``record_operation``)."""
-    return _answer(
-        services.record_operation(
-            operation,
-            record_ref=record_ref,
-            principal=principals.from_request(request),
-            execute=values.pop("execute"),
-            viewer=view.caller(request).viewer,  # unseen = absent
-            **values,
-        )
+    result = services.record_operation(
+        operation,
+        record_ref=record_ref,
+        principal=principals.from_request(request),
+        execute=values.pop("execute"),
+        viewer=view.caller(request).viewer,  # unseen = absent
+        **values,
     )
+    return _answer(record_documents.record_operation(result))
 
 
 class RecordRevokeApi(DocumentApi):
@@ -155,7 +154,8 @@ class RecordProviderDeletionApi(DocumentApi):
     )
     def get(self, request, record_ref: str):
         record = selectors.get_record(record_ref, viewer=self.caller(request).viewer)
-        return _answer(record_documents.provider_deletion(record))
+        deletion = selectors.provider_deletion_state(record)
+        return _answer(record_documents.provider_deletion(record, deletion))
 
 
 class RecordSupersedeApi(DocumentApi):
