@@ -35,6 +35,7 @@ from loopx_site.core.errors import DomainError
 from reward_memory import dashboard, principals, selectors, services
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
+from reward_memory.documents import review as review_documents
 from reward_memory.domain import privacy
 from reward_memory.models import (
     ApplicationReceipt,
@@ -707,8 +708,8 @@ class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
                 format_html(
                     "{}: {} recorded as review {}.",
                     admin_link(candidate, candidate.candidate_ref[:20] + "…"),
-                    review["effective_decision"],
-                    review["review_id"][:20] + "…",
+                    review.row.effective_decision,
+                    review.row.review_id[:20] + "…",
                 ),
                 messages.SUCCESS,
             )
@@ -768,7 +769,9 @@ class ReviewAdmin(_ActionsOnly, ReadOnlyAdmin):
     def apply_selected(self, request, queryset):
         def applied(review, result) -> None:
             self.message_user(
-                request, f"{review.review_id[:20]}…: {result['status']}.", messages.SUCCESS
+                request,
+                f"{review.review_id[:20]}…: {review_documents.review_step(result)['status']}.",
+                messages.SUCCESS,
             )
 
         _each(
@@ -1116,11 +1119,11 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
             next_step = {
                 "accept": "the corpus owner applies it (Apply the accepted replacement)",
                 "edit": "the revised candidate now awaits the reviewer's decision",
-            }.get(review["effective_decision"], "nothing will be written")
+            }.get(review.row.effective_decision, "nothing will be written")
             self.message_user(
                 request,
-                f"{item.control_id}: {review['effective_decision']} recorded as review "
-                f"{review['review_id']}; {next_step}.",
+                f"{item.control_id}: {review.row.effective_decision} recorded as review "
+                f"{review.row.review_id}; {next_step}.",
                 messages.SUCCESS,
             )
 
@@ -1150,7 +1153,8 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
         permissions=["change"],
     )
     def apply(self, request, queryset):
-        def applied(item, result) -> None:
+        def applied(item, step) -> None:
+            result = review_documents.review_step(step)
             activated = result["status"] == "activated"
             outcome = (
                 "exact readback verified"

@@ -27,6 +27,7 @@ from django.contrib.auth import get_user_model
 from loopx_site.core.demo_kit import Ledger
 from reward_memory import experiment_config, principals, services
 from reward_memory.documents import demo as demo_documents
+from reward_memory.documents import review as review_documents
 from reward_memory.documents.demo import (
     CHECKPOINT_ID,
     CONTRIBUTOR,
@@ -304,11 +305,12 @@ def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
             corpus_id="loopx-demo-pr-description",
             execute=True,
         )
-        return services.apply_review(
-            review_id=review["review_id"],
+        step = services.apply_review(
+            review_id=review.review_id,
             principal=principals.operator_account(owner, field="actor"),
             execute=True,
         )
+        return review_documents.review_step(step)
 
     applied = ledger.ensure(
         "review loopx-demo-pr-description",
@@ -341,13 +343,14 @@ def _duplicate(ledger: Ledger, pr_event: dict, owner: str) -> str:
             corpus_id=corpus_id,
             execute=True,
         )
-        if review["duplicate_of"] is None:
+        if review.duplicate_of is None:
             return {"status": "not_marked"}
-        return services.apply_review(
-            review_id=review["review_id"],
+        step = services.apply_review(
+            review_id=review.review_id,
             principal=principals.operator_account(owner, field="actor"),
             execute=True,
         )
+        return review_documents.review_step(step)
 
     applied = ledger.ensure(
         f"duplicate review {corpus_id}",

@@ -16,6 +16,7 @@ from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import experiments as experiment_documents
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
+from reward_memory.documents import review as review_documents
 from reward_memory.errors import AREA, invalid
 
 
@@ -92,7 +93,8 @@ class CandidateReviewApi(DocumentApi):
         values.pop("reviewer", None)  # a claim; the reviewer is the authenticated principal
         principal = principals.from_request(request)
         viewer = self.caller(request).viewer
-        return _answer(services.review_candidate(**values, principal=principal, viewer=viewer))
+        result = services.review_candidate(**values, principal=principal, viewer=viewer)
+        return _answer(review_documents.decision(result))
 
 
 class ReviewApplyApi(DocumentApi):
@@ -108,11 +110,10 @@ class ReviewApplyApi(DocumentApi):
     def post(self, request, review_id: str):
         values = self.parse(s.ExecuteInput, request.data)
         services.get_review(review_id, viewer=self.caller(request).viewer)  # unseen = absent
-        return _answer(
-            services.apply_review(
-                review_id=review_id, principal=principals.from_request(request), **values
-            )
+        step = services.apply_review(
+            review_id=review_id, principal=principals.from_request(request), **values
         )
+        return _answer(review_documents.review_step(step))
 
 
 def _record_operation(view: DocumentApi, request, operation: str, values, record_ref: str):
