@@ -549,6 +549,18 @@ def standing_policy(fields: dict[str, Any]) -> dict[str, Any]:
     return {"schema_version": STANDING_POLICY_SCHEMA, **fields}
 
 
+def reflection(*, surface_id: str, source_types: list[str], evidence_refs: list[str], event):
+    """The normalised ``turn_reward_memory_reflection_v0`` (the input contract, checked;
+    its digest is the reflection candidate's identity)."""
+    return {
+        "schema_version": REFLECTION_SCHEMA,
+        "surface_id": surface_id,
+        "source_types": sorted(source_types),
+        "evidence_refs": sorted(evidence_refs),
+        "event": event,
+    }
+
+
 # -- provider wire content ------------------------------------------------------------
 def provider_content(plan) -> dict[str, Any]:
     """``reward_memory_provider_content_v0``: the immutable bytes a provider stores and
