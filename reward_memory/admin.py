@@ -35,6 +35,7 @@ from loopx_site.core.errors import DomainError
 from reward_memory import dashboard, principals, selectors, services
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
+from reward_memory.documents import review as review_documents
 from reward_memory.domain import privacy
 from reward_memory.models import (
     ApplicationReceipt,
@@ -388,7 +389,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
         except DomainError as exc:
             _refused(admin_obj, request, record.record_ref, exc)
             continue
-        control_id = decision["control_id"]
+        control_id = decision.row.control_id  # executed: the stored control
         log_admin_action(request, record, f"operator control {action} ({control_id})")
         if action == "edit":
             queue = reverse("admin:reward_memory_reviewqueueitem_changelist") + f"?q={control_id}"
@@ -412,7 +413,7 @@ def _operator_control(admin_obj, request, queryset, action: str) -> None:
 
 def _performed(admin_obj, request, record, verb: str) -> None:
     """One performed record operation: what was done, and the write read back."""
-    back = record_documents.readback(record)
+    back = record_documents.readback(selectors.fresh_lifecycle_state(record))
     recall = "still recallable" if back["recallable"] else "no longer recallable"
     admin_obj.message_user(
         request,
@@ -472,7 +473,7 @@ class CheckpointGrantForm(forms.ModelForm):
         for part, sub in zip(("date", "time"), getattr(widget, "widgets", ()), strict=False):
             sub.attrs.setdefault("aria-label", f"Expires at ({part})")
 
-    def grant(self, operator: principals.Principal, *, execute: bool) -> dict:
+    def grant(self, operator: principals.Principal, *, execute: bool):
         data = self.cleaned_data
         return services.grant_checkpoint(
             checkpoint_id=data.get("checkpoint_id"),
@@ -575,8 +576,8 @@ class AuthorityCheckpointAdmin(_ServiceAdded, admin.ModelAdmin):
             ref=lambda row: row.checkpoint_id,
             done=lambda row, result: self.message_user(
                 request,
-                f"{row.checkpoint_id}: {result['status']}, "
-                f"{result['records_revoked']} derived record(s) revoked.",
+                f"{row.checkpoint_id}: {result.status}, "
+                f"{result.records_revoked} derived record(s) revoked.",
                 messages.SUCCESS,
             ),
         )
@@ -707,8 +708,8 @@ class CandidateAdmin(_ActionsOnly, ReadOnlyAdmin):
                 format_html(
                     "{}: {} recorded as review {}.",
                     admin_link(candidate, candidate.candidate_ref[:20] + "…"),
-                    review["effective_decision"],
-                    review["review_id"][:20] + "…",
+                    review.row.effective_decision,
+                    review.row.review_id[:20] + "…",
                 ),
                 messages.SUCCESS,
             )
@@ -768,7 +769,9 @@ class ReviewAdmin(_ActionsOnly, ReadOnlyAdmin):
     def apply_selected(self, request, queryset):
         def applied(review, result) -> None:
             self.message_user(
-                request, f"{review.review_id[:20]}…: {result['status']}.", messages.SUCCESS
+                request,
+                f"{review.review_id[:20]}…: {review_documents.review_step(result)['status']}.",
+                messages.SUCCESS,
             )
 
         _each(
@@ -1116,11 +1119,11 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
             next_step = {
                 "accept": "the corpus owner applies it (Apply the accepted replacement)",
                 "edit": "the revised candidate now awaits the reviewer's decision",
-            }.get(review["effective_decision"], "nothing will be written")
+            }.get(review.row.effective_decision, "nothing will be written")
             self.message_user(
                 request,
-                f"{item.control_id}: {review['effective_decision']} recorded as review "
-                f"{review['review_id']}; {next_step}.",
+                f"{item.control_id}: {review.row.effective_decision} recorded as review "
+                f"{review.row.review_id}; {next_step}.",
                 messages.SUCCESS,
             )
 
@@ -1150,7 +1153,8 @@ class ReviewQueueAdmin(_ActionsOnly, ReadOnlyAdmin):
         permissions=["change"],
     )
     def apply(self, request, queryset):
-        def applied(item, result) -> None:
+        def applied(item, step) -> None:
+            result = review_documents.review_step(step)
             activated = result["status"] == "activated"
             outcome = (
                 "exact readback verified"

@@ -27,6 +27,7 @@ from django.contrib.auth import get_user_model
 from loopx_site.core.demo_kit import Ledger
 from reward_memory import experiment_config, principals, services
 from reward_memory.documents import demo as demo_documents
+from reward_memory.documents import review as review_documents
 from reward_memory.documents.demo import (
     CHECKPOINT_ID,
     CONTRIBUTOR,
@@ -97,7 +98,7 @@ def _operator_accounts(ledger: Ledger, owner: str, operator: str | None) -> None
             ledger.record(f"account {name}", created=created)
 
 
-def _hard_policy_corpus(owner: str) -> dict:
+def _hard_policy_corpus(owner: str):
     """A hard_policy corpus (its policy comes from ``_hard_policy``: the operator
     checkpoint that authorises it and the event ingested under the standing policy)."""
     corpus = demo_documents.corpus(POLICY_CORPUS, POLICY_SURFACE, owner)
@@ -112,7 +113,7 @@ def _hard_policy_corpus(owner: str) -> dict:
     return services.register_corpus(corpus=corpus, standing_policies=[policy], execute=True)
 
 
-def _policy_checkpoint(owner: str) -> dict:
+def _policy_checkpoint(owner: str):
     return services.grant_checkpoint(
         checkpoint_id=CHECKPOINT_ID,
         project=PROJECT,
@@ -275,7 +276,7 @@ def _register(ledger: Ledger, corpus_id: str, register) -> str:
         exists=Corpus.objects.filter(corpus_id=corpus_id).exists,
         create=register,
     )
-    return result["status"] if result is not None else "kept"
+    return result.status if result is not None else "kept"
 
 
 def _reviewed_candidate(pr_event: dict) -> dict:
@@ -304,11 +305,12 @@ def _review(ledger: Ledger, pr_event: dict, owner: str) -> str:
             corpus_id="loopx-demo-pr-description",
             execute=True,
         )
-        return services.apply_review(
-            review_id=review["review_id"],
+        step = services.apply_review(
+            review_id=review.review_id,
             principal=principals.operator_account(owner, field="actor"),
             execute=True,
         )
+        return review_documents.review_step(step)
 
     applied = ledger.ensure(
         "review loopx-demo-pr-description",
@@ -341,13 +343,14 @@ def _duplicate(ledger: Ledger, pr_event: dict, owner: str) -> str:
             corpus_id=corpus_id,
             execute=True,
         )
-        if review["duplicate_of"] is None:
+        if review.duplicate_of is None:
             return {"status": "not_marked"}
-        return services.apply_review(
-            review_id=review["review_id"],
+        step = services.apply_review(
+            review_id=review.review_id,
             principal=principals.operator_account(owner, field="actor"),
             execute=True,
         )
+        return review_documents.review_step(step)
 
     applied = ledger.ensure(
         f"duplicate review {corpus_id}",

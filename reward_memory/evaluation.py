@@ -21,6 +21,7 @@ from reward_memory import principals, providers, routing, selectors, services
 from reward_memory.documents import evaluation as documents
 from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import registry
+from reward_memory.documents import review as review_documents
 from reward_memory.domain import candidates
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
 from reward_memory.providers.double import ProviderDouble
@@ -256,9 +257,13 @@ def case_stale_source_rejection(check: _Check, rows) -> None:
 
 
 def case_multi_person_authority_conditions(check: _Check, rows) -> None:
-    matching = services.review_candidate(candidate=fx.policy_candidate(), decision="accept")
-    other = services.review_candidate(
-        candidate=fx.policy_candidate(actor=fx.OTHER_ACTOR), decision="accept"
+    matching = review_documents.decision(
+        services.review_candidate(candidate=fx.policy_candidate(), decision="accept")
+    )
+    other = review_documents.decision(
+        services.review_candidate(
+            candidate=fx.policy_candidate(actor=fx.OTHER_ACTOR), decision="accept"
+        )
     )
     codes = _codes(other)
     check.that(matching["guard"]["status"] == "passed")
@@ -295,7 +300,9 @@ def case_gate_non_override(check: _Check, rows) -> None:
     """An applied memory never widens authority: a candidate asking for scopes beyond its
     checkpoint is ``no_write``, and an application that is applied grants nothing."""
     wider = fx.policy_candidate(scopes=[*fx.SCOPES, "eval_module.merge"])
-    review = services.review_candidate(candidate=wider, decision="accept")
+    review = review_documents.decision(
+        services.review_candidate(candidate=wider, decision="accept")
+    )
     _activate(fx.event("gate-1", "Prefer the focused fix over a broad refactor."))
     applied = _apply(
         check.checked(_recall, rows[fx.ADVICE_CORPUS], "focused fix broad refactor"),

@@ -763,6 +763,12 @@ def goal_experiment_bindings(goal_id: str):
 
 
 # -- provider deletes (the outbox of closed records) ----------------------------------------
+def fresh_lifecycle_state(record: MemoryRecord) -> str:
+    """The record's lifecycle state as the database holds it now (a fresh read, not the
+    object a write returned)."""
+    return MemoryRecord.objects.values_list("lifecycle_state", flat=True).get(pk=record.pk)
+
+
 def provider_deletion_state(record: MemoryRecord) -> dict[str, Any] | None:
     """The record's provider delete as documents show it (``None``: nothing was queued —
     a live record, or one closed before the outbox existed)."""

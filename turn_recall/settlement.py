@@ -31,6 +31,7 @@ from hooks.errors import AREA as HOOKS_AREA
 from hooks.services.settlement import SettleResult
 from loopx_site.core import access
 from reward_memory import services as reward_memory
+from reward_memory.documents import reflection as reflection_documents
 
 
 def settle_turn(
@@ -76,13 +77,14 @@ def settle_turn(
         runs.append(run)
         return reward_memory.validation_from_run(prepared, run)
 
-    document = reward_memory.settle_reflection(
+    outcome = reward_memory.settle_reflection(
         prepared=prepared,
         settled=execute and result.status in ("committed", "replayed"),
         execute=execute,
         validate=validate,
         caller_validation_ignored=caller_validation_supplied,
     )
+    document = reflection_documents.outcome(outcome)
     if runs:
         document["validator_run"] = runs[0]
     payload["reward_memory_reflection"] = document

@@ -16,6 +16,7 @@ from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import experiments as experiment_documents
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
+from reward_memory.documents import review as review_documents
 from reward_memory.errors import AREA, invalid
 
 
@@ -92,7 +93,8 @@ class CandidateReviewApi(DocumentApi):
         values.pop("reviewer", None)  # a claim; the reviewer is the authenticated principal
         principal = principals.from_request(request)
         viewer = self.caller(request).viewer
-        return _answer(services.review_candidate(**values, principal=principal, viewer=viewer))
+        result = services.review_candidate(**values, principal=principal, viewer=viewer)
+        return _answer(review_documents.decision(result))
 
 
 class ReviewApplyApi(DocumentApi):
@@ -108,25 +110,23 @@ class ReviewApplyApi(DocumentApi):
     def post(self, request, review_id: str):
         values = self.parse(s.ExecuteInput, request.data)
         services.get_review(review_id, viewer=self.caller(request).viewer)  # unseen = absent
-        return _answer(
-            services.apply_review(
-                review_id=review_id, principal=principals.from_request(request), **values
-            )
+        step = services.apply_review(
+            review_id=review_id, principal=principals.from_request(request), **values
         )
+        return _answer(review_documents.review_step(step))
 
 
 def _record_operation(view: DocumentApi, request, operation: str, values, record_ref: str):
     """One lifecycle operation on a record the caller may see (``record_operation``)."""
-    return _answer(
-        services.record_operation(
-            operation,
-            record_ref=record_ref,
-            principal=principals.from_request(request),
-            execute=values.pop("execute"),
-            viewer=view.caller(request).viewer,  # unseen = absent
-            **values,
-        )
+    result = services.record_operation(
+        operation,
+        record_ref=record_ref,
+        principal=principals.from_request(request),
+        execute=values.pop("execute"),
+        viewer=view.caller(request).viewer,  # unseen = absent
+        **values,
     )
+    return _answer(record_documents.record_operation(result))
 
 
 class RecordRevokeApi(DocumentApi):
@@ -155,7 +155,8 @@ class RecordProviderDeletionApi(DocumentApi):
     )
     def get(self, request, record_ref: str):
         record = selectors.get_record(record_ref, viewer=self.caller(request).viewer)
-        return _answer(record_documents.provider_deletion(record))
+        deletion = selectors.provider_deletion_state(record)
+        return _answer(record_documents.provider_deletion(record, deletion))
 
 
 class RecordSupersedeApi(DocumentApi):

@@ -2,6 +2,7 @@
 
 from loopx_site.core.cli import add_execute_argument
 from reward_memory import contracts, principals, services
+from reward_memory.documents import review as review_documents
 from reward_memory.domain.inputs import CASES, read_case, read_case_review, read_json
 
 NAME = "candidate-review"
@@ -64,8 +65,9 @@ def run(
         principal = principals.operator_account(
             reviewer, field="reviewer", code="reviewer_not_authorized"
         )
-    return services.review_candidate(
+    result = services.review_candidate(
         candidate=document, decision=decision, principal=principal, corpus_id=corpus_id,
         edit=edit, record_ref=record_ref, execute=execute, preview_review=preview_review,
         distinct=distinct,
     )  # fmt: skip
+    return review_documents.decision(result)

@@ -32,14 +32,16 @@ def run(command, *, action, execute=False, **options):
     )
     checkpoint_id = validation.checkpoint_id(options.get("checkpoint_id"))
     if action == "revoke":
-        return services.revoke_checkpoint(
-            checkpoint_id=checkpoint_id,
-            operator=operator,
-            reason=options.get("reason") or "",
-            execute=execute,
+        return authority_documents.checkpoint_revocation(
+            services.revoke_checkpoint(
+                checkpoint_id=checkpoint_id,
+                operator=operator,
+                reason=options.get("reason") or "",
+                execute=execute,
+            )
         )
     expires_at = validation.timestamp(options.get("expires_at"), "expires_at", required=False)
-    return services.grant_checkpoint(
+    outcome = services.grant_checkpoint(
         checkpoint_id=checkpoint_id,
         project=options.get("project"),
         actor=options.get("subject"),
@@ -50,3 +52,4 @@ def run(command, *, action, execute=False, **options):
         evidence_ref=options.get("evidence_ref") or "",
         execute=execute,
     )
+    return authority_documents.checkpoint_grant(outcome)

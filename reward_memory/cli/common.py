@@ -3,6 +3,7 @@ lifecycle operation attributed to it, and the default text rendering."""
 
 from loopx_site.core.cli import format_mapping
 from reward_memory import principals, services
+from reward_memory.documents import records as record_documents
 from reward_memory.documents import review as review_documents
 
 
@@ -13,13 +14,14 @@ def operator_actor(parser) -> None:
 
 def record_operation(operation, *, record_ref, actor, execute, **arguments):
     """One lifecycle operation on a record, by the ``--actor`` operator account."""
-    return services.record_operation(
+    result = services.record_operation(
         operation,
         record_ref=record_ref,
         principal=principals.operator_account(actor, field="actor"),
         execute=execute,
         **arguments,
     )
+    return record_documents.record_operation(result)
 
 
 def render_guarded(payload) -> str:

@@ -3,6 +3,7 @@
 from loopx_site.core.cli import add_execute_argument, call_with_options
 from reward_memory import principals, services
 from reward_memory.cli.common import operator_actor
+from reward_memory.documents import operator_control as control_documents
 from reward_memory.domain import validation
 from reward_memory.domain.inputs import read_json
 
@@ -28,6 +29,7 @@ def arguments(parser):
 def run(command, *, input, actor, **options):
     principal = principals.operator_account(actor, field="actor", code="operator_required")
     record_ref = validation.ref(read_json(input).get("record_ref"), "record_ref")
-    return call_with_options(
+    decision = call_with_options(
         services.operator_control, options, record_ref=record_ref, principal=principal
     )
+    return control_documents.decision(decision)

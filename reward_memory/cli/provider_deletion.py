@@ -12,4 +12,5 @@ def arguments(parser):
 
 
 def run(command, *, record_ref, **_):
-    return record_documents.provider_deletion(selectors.get_record(record_ref))
+    record = selectors.get_record(record_ref)
+    return record_documents.provider_deletion(record, selectors.provider_deletion_state(record))

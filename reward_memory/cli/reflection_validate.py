@@ -3,6 +3,7 @@
 from loopx_site.core.cli import add_execute_argument, call_with_options
 from reward_memory import principals, services
 from reward_memory.cli.common import operator_actor
+from reward_memory.documents import reflection as reflection_documents
 
 NAME = "reflection-validate"
 HELP = (
@@ -23,4 +24,5 @@ def arguments(parser):
 
 def run(command, *, actor, **options):
     principal = principals.operator_account(actor, field="actor", code="operator_required")
-    return call_with_options(services.record_validation, options, principal=principal)
+    outcome = call_with_options(services.record_validation, options, principal=principal)
+    return reflection_documents.outcome(outcome)

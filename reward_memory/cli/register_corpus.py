@@ -2,6 +2,7 @@
 
 from loopx_site.core.cli import add_execute_argument
 from reward_memory import services
+from reward_memory.documents import corpora as corpus_documents
 from reward_memory.domain.inputs import read_json
 
 NAME = "register-corpus"
@@ -19,6 +20,7 @@ def arguments(parser):
 
 
 def run(command, *, input, expected_revision=None, execute=False, **_):
-    return services.register_corpora(
+    results = services.register_corpora(
         read_json(input), expected_revision=expected_revision, execute=execute
     )
+    return corpus_documents.registration_batch(results)

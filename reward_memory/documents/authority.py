@@ -4,7 +4,6 @@ of a candidate lineage."""
 from typing import Any
 
 from reward_memory.documents import registry
-from reward_memory.models import LineageClosure
 
 CHECKPOINT_GRANT_SCHEMA = "reward_memory_checkpoint_grant_v0"
 CHECKPOINT_REVOCATION_SCHEMA = "reward_memory_checkpoint_revocation_v0"
@@ -47,9 +46,10 @@ def checkpoint_list(rows) -> dict[str, Any]:
     }
 
 
-def lineage_reopen(closure: LineageClosure, *, executed: bool) -> dict[str, Any]:
-    """``reward_memory_lineage_reopen_v0`` of the closure reopened (``planned`` unless
-    executed)."""
+def lineage_reopen(reopening) -> dict[str, Any]:
+    """``reward_memory_lineage_reopen_v0`` of a ``services.authority.Reopening``
+    (``planned`` unless executed)."""
+    closure, executed = reopening.closure, reopening.executed
     return {
         "schema_version": LINEAGE_REOPEN_SCHEMA,
         "status": "reopened" if executed else "planned",

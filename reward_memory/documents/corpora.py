@@ -1,10 +1,9 @@
 """Corpus documents: the corpus list (CLI and API alike), a registration and a batch of
-registrations, and the normalised standing policy a registration stores."""
+registrations."""
 
 from typing import Any
 
 from loopx_site.core.canonical import digest_ref
-from reward_memory import contracts as c
 from reward_memory import providers
 from reward_memory.documents import registry
 
@@ -25,23 +24,24 @@ def corpus_list(corpora) -> dict[str, Any]:
     }
 
 
-def registration_batch(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """One registration document, or ``reward_memory_corpus_registration_batch_v0``."""
+def registration_batch(results) -> dict[str, Any]:
+    """The ``registration`` of the one ``services.corpora.Registration``, or
+    ``reward_memory_corpus_registration_batch_v0`` of several."""
     if len(results) == 1:
-        return results[0]
-    return {"schema_version": REGISTRATION_BATCH_SCHEMA, "results": results}
-
-
-def standing_policy(fields: dict[str, Any]) -> dict[str, Any]:
-    """The normalised ``reward_memory_standing_policy_v0`` (its digest is the policy's
-    identity, so the key order is this one)."""
-    return {"schema_version": c.STANDING_POLICY_SCHEMA, **fields}
-
-
-def registration(status, definition, policy_digests, row, *, executed) -> dict[str, Any]:
-    """``reward_memory_corpus_registration_v0`` (planned unless executed)."""
-    corpus_payload = registry.corpus_payload(row) if (row is not None and executed) else None
+        return registration(results[0])
     return {
+        "schema_version": REGISTRATION_BATCH_SCHEMA,
+        "results": [registration(result) for result in results],
+    }
+
+
+def registration(result) -> dict[str, Any]:
+    """``reward_memory_corpus_registration_v0`` of a ``services.corpora.Registration``
+    (planned unless executed; an executed one lists each standing policy's status)."""
+    status, definition, executed = result.status, result.definition, result.executed
+    row, policy_digests = result.row, result.policy_digests
+    corpus_payload = registry.corpus_payload(row) if (row is not None and executed) else None
+    document = {
         "schema_version": REGISTRATION_SCHEMA,
         "status": status if executed else ("planned" if status != "unchanged" else "unchanged"),
         "executed": executed,
@@ -59,3 +59,6 @@ def registration(status, definition, policy_digests, row, *, executed) -> dict[s
         "corpus": corpus_payload,
         "writes_provider": False,
     }
+    if executed:
+        document["standing_policies"] = result.standing_policies
+    return document

@@ -110,12 +110,18 @@ def status(route) -> dict[str, Any]:
     return document
 
 
-def configuration(
-    status, goal_id, agent_id, provider, summary, *, committed=False, receipt=None, revision=None
-):
-    """``reward_memory_goal_configuration_v0``: the preview's provider preflight, or the
-    execution's canary result (``provider``) with the committed binding."""
+def configuration(result) -> dict[str, Any]:
+    """``reward_memory_goal_configuration_v0`` of a ``services.experiments.Configuration``:
+    the preview's provider preflight, or the execution's canary result with the committed
+    binding and its stored enablement receipt (without the canary refs' digests)."""
+    status, provider, summary = result.status, result.provider, result.summary
+    goal_id, agent_id = result.goal_id, result.agent_id
     preview = status == "preview"
+    committed = result.binding is not None
+    revision = result.binding.revision if committed else None
+    receipt = result.receipt
+    if receipt is not None:
+        receipt = {k: v for k, v in receipt.items() if k != "canary_ref_digests"}
     return {
         "ok": True,
         "schema_version": CONFIGURATION_SCHEMA,

@@ -1,14 +1,8 @@
 """Operator control documents: ``reward_memory_operator_control_v0`` (an authorised edit
-or retire decision, prepared without a provider write) and the edit's replacement
-``reward_memory_candidate_v0``."""
+or retire decision, prepared without a provider write)."""
 
 import hashlib
 from typing import Any
-
-from loopx_site.core import clock
-from reward_memory import contracts as c
-from reward_memory.domain import authority
-from reward_memory.models import MemoryRecord
 
 SCHEMA = "reward_memory_operator_control_v0"
 
@@ -78,60 +72,28 @@ def loopx_receipt(control, *, authority_ref: str, result_candidate_ref: str) -> 
     }
 
 
-def prepared(
-    control,
-    *,
-    authority_ref: str,
-    result_candidate_ref: str,
-    candidate: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A prepared decision (LoopX's ``control_ready`` with its ``receipt``): a retire
-    (performed later with ``retire-record``) or an edit (its replacement ``candidate``
-    goes through review)."""
+def prepared(control) -> dict[str, Any]:
+    """A prepared decision (LoopX's ``control_ready`` with its ``receipt``) of a
+    ``services.operator_control.PreparedControl``: a retire (performed later with
+    ``retire-record``) or an edit (its replacement ``candidate`` goes through review)."""
     action, performed_by = NEXT_STEPS[control.action]
     return {
         **_control(control),
         "status": STATUS,
         "decision": {"decision": control.action, "record_ref": control.record.record_ref},
         "receipt": loopx_receipt(
-            control, authority_ref=authority_ref, result_candidate_ref=result_candidate_ref
+            control,
+            authority_ref=control.authority_ref,
+            result_candidate_ref=control.result_candidate_ref,
         ),
-        "replacement_candidate": candidate,
+        "replacement_candidate": control.candidate,
         "next_step": {"action": action, "performed_by": performed_by},
     }
 
 
-def replacement_candidate(
-    record: MemoryRecord, *, edited: str | None, reasoning: str, facts, control_ref: str
-) -> dict[str, Any]:
-    """The edit's ``reward_memory_candidate_v0``: the record's scope, confidence and
-    authority with the edited summary; its lineage names the record's candidate, its
-    source the live control checkpoint (a server record, not a string)."""
-    content = record.content or {}
-    candidate = {
-        "schema_version": c.CANDIDATE_SCHEMA,
-        "target_class": record.memory_class,
-        "content_summary": edited,
-        "reasoning_summary": reasoning,
-        "source": {
-            "kind": "operator_correction",
-            "actor": facts.actor,
-            "actor_role": facts.role,
-            "evidence_ref": control_ref,
-            "observed_at": clock.iso(clock.now()),
-        },
-        "scope": dict(content.get("scope") or {}),
-        "confidence": dict(content.get("confidence") or {}),
-        "requested_action_scopes": sorted(
-            authority.normalise_scopes((content.get("authority") or {}).get("action_scopes"))
-        ),
-        "conflicts": [],
-        "lineage": {"prior_candidate_ref": record.candidate_ref},
-    }
-    checkpoint_ref = (content.get("authority") or {}).get("checkpoint_ref")
-    if record.memory_class == c.HARD_POLICY and checkpoint_ref:
-        candidate["authority_checkpoint"] = {"checkpoint_ref": checkpoint_ref}
-    for key in ("working_context_kind",):
-        if content.get(key):
-            candidate[key] = content[key]
-    return candidate
+def decision(result) -> dict[str, Any]:
+    """The answer of ``services.operator_control``'s ``ControlDecision``: the stored
+    document once stored, else the prepared decision."""
+    if result.row is not None:
+        return result.row.document
+    return prepared(result.prepared)

@@ -4,7 +4,6 @@ supersede / mark, previewed or performed), ``reward_memory_provider_deletion_v0`
 
 from typing import Any
 
-from reward_memory import selectors
 from reward_memory.documents import registry
 from reward_memory.models import MemoryRecord
 
@@ -14,35 +13,36 @@ EMBED_BACKFILL_SCHEMA = "reward_memory_embed_backfill_v0"
 PROVIDER_DELETION_SCHEMA = "reward_memory_provider_deletion_v0"
 
 
-def readback(record: MemoryRecord) -> dict[str, Any]:
-    """The record as the database holds it now (a fresh read, not the object the write
-    returned): its lifecycle state and whether recall may still return it."""
-    state = MemoryRecord.objects.values_list("lifecycle_state", flat=True).get(pk=record.pk)
-    return {"lifecycle_state": state, "recallable": state == "active"}
+def readback(lifecycle_state: str) -> dict[str, Any]:
+    """A record's lifecycle state read back (``selectors.fresh_lifecycle_state``) and
+    whether recall may still return it."""
+    return {"lifecycle_state": lifecycle_state, "recallable": lifecycle_state == "active"}
 
 
-def record_operation(record: MemoryRecord, *, operation: str, executed: bool) -> dict[str, Any]:
-    """``reward_memory_record_operation_v0``: a revoke / retire / supersede / mark, as
-    previewed (``executed: false``) or performed, with the performed write read back."""
+def record_operation(result) -> dict[str, Any]:
+    """``reward_memory_record_operation_v0`` of a ``services.records.RecordOperation``: a
+    revoke / retire / supersede / mark, as previewed (``executed: false``) or performed,
+    with the performed write read back."""
     document: dict[str, Any] = {
         "schema_version": RECORD_OPERATION_SCHEMA,
-        "operation": operation,
-        "executed": executed,
-        "record": registry.record_public(record),
+        "operation": result.operation,
+        "executed": result.executed,
+        "record": registry.record_public(result.record),
     }
-    if executed:
-        document["readback"] = readback(record)
-        document["provider_deletion"] = selectors.provider_deletion_state(record)
+    if result.executed:
+        document["readback"] = readback(result.lifecycle_state)
+        document["provider_deletion"] = result.provider_deletion
     return document
 
 
-def provider_deletion(record: MemoryRecord) -> dict[str, Any]:
+def provider_deletion(record: MemoryRecord, deletion: dict[str, Any] | None) -> dict[str, Any]:
     """``reward_memory_provider_deletion_v0``: a record's lifecycle state and its provider
-    delete (``null``: nothing queued — a live record, or one closed before the outbox)."""
+    delete (``selectors.provider_deletion_state``; ``null``: nothing queued — a live
+    record, or one closed before the outbox)."""
     return {
         "schema_version": PROVIDER_DELETION_SCHEMA,
         "record": registry.record_public(record),
-        "provider_deletion": selectors.provider_deletion_state(record),
+        "provider_deletion": deletion,
     }
 
 

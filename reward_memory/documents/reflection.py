@@ -1,6 +1,8 @@
-"""Reflection documents: the normalised ``turn_reward_memory_reflection_v0``, the
-server-built (or operator-recorded) ``reward_memory_reflection_validation_v0`` and the
-``turn_reward_memory_reflection_result_v0`` a settlement returns."""
+"""Reflection documents: the server-built (or operator-recorded)
+``reward_memory_reflection_validation_v0`` (a stored receipt: rendered once, when the
+service stores it on the reflection candidate) and the
+``turn_reward_memory_reflection_result_v0`` a settlement or an operator's validation
+answers (``outcome``)."""
 
 from typing import Any
 
@@ -8,17 +10,6 @@ from loopx_site.core import clock
 from reward_memory import contracts as c
 
 RESULT_SCHEMA = "turn_reward_memory_reflection_result_v0"
-
-
-def reflection(*, surface_id: str, source_types: list[str], evidence_refs: list[str], event):
-    """The normalised reflection (its digest is the candidate's identity)."""
-    return {
-        "schema_version": c.REFLECTION_SCHEMA,
-        "surface_id": surface_id,
-        "source_types": sorted(source_types),
-        "evidence_refs": sorted(evidence_refs),
-        "event": event,
-    }
 
 
 def validator_validation(
@@ -81,7 +72,36 @@ def preview_result(
     }
 
 
-def result(
+def outcome(result) -> dict[str, Any]:
+    """``turn_reward_memory_reflection_result_v0`` of a
+    ``services.reflection.ReflectionOutcome``: a settlement preview (nothing stored), or
+    the stored candidate's state (an operator's preview adds the validation it would
+    record)."""
+    if result.row is None:
+        return preview_result(
+            reflection_digest=result.digest,
+            experiment_status=result.route.status,
+            caller_validation_ignored=result.caller_validation_ignored,
+        )
+    extra = {}
+    if result.validator_run_count is not None:
+        extra["validator_run_count"] = result.validator_run_count
+    if result.caller_validation_ignored is not None:
+        extra["caller_validation_ignored"] = result.caller_validation_ignored
+    document = stored_state(
+        result.row,
+        result.route,
+        result.receipt,
+        result.provider_calls,
+        validation_matched=result.validation_matched,
+        **extra,
+    )
+    if result.would_record is None:
+        return document
+    return {**document, "status": "preview", "would_record": result.would_record}
+
+
+def stored_state(
     row, route, receipt, provider_calls, *, validation_matched: bool, **extra
 ) -> dict[str, Any]:
     """The stored candidate's state after a settlement or an operator's validation."""

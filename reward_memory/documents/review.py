@@ -339,32 +339,18 @@ def duplicate_text(duplicate: dict[str, Any] | None) -> str:
     return "\n" + "\n".join(lines)
 
 
-def review(
-    *,
-    review_id: str,
-    corpus_id: str | None,
-    candidate: Any,
-    adapter: str | None,
-    evaluation: candidates.CandidateEvaluation,
-    decision: str,
-    effective: str,
-    reviewer: str | None,
-    revised: candidates.CandidateEvaluation | None,
-    target_record_ref: str | None,
-    next_step: Any,
-    preview_review: dict[str, str] | None = None,
-    duplicate_of=None,
-    distinct: bool = False,
-) -> dict[str, Any]:
-    """``reward_memory_candidate_review_v0``: the decision record (``recorded: false``
-    until the service stores it) in our fields and LoopX's (``duplicate_of`` and
-    ``distinct`` are ours: extra keys LoopX hosts ignore)."""
+def review(result) -> dict[str, Any]:
+    """``reward_memory_candidate_review_v0`` of a ``services.review.ReviewDecision``: the
+    decision record (``recorded: false`` until the service stores it) in our fields and
+    LoopX's (``duplicate_of`` and ``distinct`` are ours: extra keys LoopX hosts ignore)."""
+    review_id, evaluation, revised = result.review_id, result.evaluation, result.revised
+    decision, effective, reviewer = result.decision, result.effective, result.reviewer
     return {
         "schema_version": c.REVIEW_SCHEMA,
         "review_id": review_id,
-        "corpus_id": corpus_id,
-        "adapter": adapter_payload(candidate, adapter, evaluation),
-        "adapter_id": adapter,
+        "corpus_id": result.corpus_id,
+        "adapter": adapter_payload(result.candidate, result.adapter, evaluation),
+        "adapter_id": result.adapter,
         "candidate_ref": evaluation.candidate_ref,
         "candidate_digest": evaluation.candidate_digest,
         "candidate": evaluation.candidate,
@@ -374,10 +360,10 @@ def review(
         "guard": evaluation.guard_payload(),
         "reviewer": reviewer,
         "revised_candidate": revised_payload(revised) if revised else None,
-        "target_record_ref": target_record_ref,
-        "duplicate_of": duplicate_payload(duplicate_of, evaluation.candidate),
-        "distinct": distinct,
-        "next_step": next_step,
+        "target_record_ref": result.target_record_ref,
+        "duplicate_of": duplicate_payload(result.duplicate_of, evaluation.candidate),
+        "distinct": result.distinct,
+        "next_step": result.next_step,
         "writes_provider": False,
         "recorded": False,
         **loopx_fields(
@@ -387,6 +373,39 @@ def review(
             revised,
             review_ref=review_id,
             reviewer=reviewer,
-            preview_review=preview_review,
+            preview_review=result.preview_review,
         ),
     }
+
+
+def decision(result) -> dict[str, Any]:
+    """The answer of a ``services.review.ReviewDecision``: a preview's review document,
+    or the recorded review's stored document with, when the candidate restates a live
+    record, that record's text beside it (shown, never stored with the review)."""
+    if result.row is None:
+        return review(result)
+    shown = duplicate_payload(result.duplicate_of, result.evaluation.candidate)
+    stored = result.row.document
+    return {**stored, "duplicate_of": shown} if shown else stored
+
+
+def review_step(step) -> dict[str, Any]:
+    """``reward_memory_activation_receipt_v0`` of a ``services.review.ReviewStep``."""
+    review_row = step.review
+    if step.step == "blocked":
+        return blocked_activation(review_row, step.guard)
+    if step.step == "activate":
+        if not step.executed:
+            return planned_activation(review_row, step.plan)
+        return executed_activation(review_row, step.plan, step.outcome)
+    if step.step == "merge":
+        record_ref = step.record.record_ref
+        if not step.executed:
+            return merge_receipt(review_row, record_ref)
+        return merge_receipt(
+            review_row, record_ref, evidence=step.evidence, evidence_count=step.evidence_count
+        )
+    base = activation_receipt(review_row, "planned", review_row.target_record_ref)
+    if not step.executed:
+        return base
+    return {**base, "status": "retired", "lifecycle_state": step.record.lifecycle_state}

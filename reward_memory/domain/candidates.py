@@ -14,7 +14,7 @@ from typing import Any
 from loopx_site.core import clock
 from loopx_site.core.canonical import digest_ref, nfc, prefixed_id
 from reward_memory import contracts as c
-from reward_memory.domain import guards
+from reward_memory.domain import authority, guards
 from reward_memory.domain import validation as v
 from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError, invalid
@@ -396,3 +396,37 @@ def adapt_and_evaluate(
         roles=roles,
     )
     return AdaptedEvent(adapter, event, ref, evaluation)
+
+
+def replacement(record, *, edited: str | None, reasoning: str, facts, control_ref: str):
+    """An operator edit's replacement ``reward_memory_candidate_v0`` of an active
+    ``record``: the record's scope, confidence and authority with the edited summary; its
+    lineage names the record's candidate, its source the live control checkpoint
+    (``facts``: a server record, not a string)."""
+    content = record.content or {}
+    candidate = c.instance(
+        c.CANDIDATE_SCHEMA,
+        target_class=record.memory_class,
+        content_summary=edited,
+        reasoning_summary=reasoning,
+        source={
+            "kind": "operator_correction",
+            "actor": facts.actor,
+            "actor_role": facts.role,
+            "evidence_ref": control_ref,
+            "observed_at": clock.iso(clock.now()),
+        },
+        scope=dict(content.get("scope") or {}),
+        confidence=dict(content.get("confidence") or {}),
+        requested_action_scopes=sorted(
+            authority.normalise_scopes((content.get("authority") or {}).get("action_scopes"))
+        ),
+        conflicts=[],
+        lineage={"prior_candidate_ref": record.candidate_ref},
+    )
+    checkpoint_ref = (content.get("authority") or {}).get("checkpoint_ref")
+    if record.memory_class == c.HARD_POLICY and checkpoint_ref:
+        candidate["authority_checkpoint"] = {"checkpoint_ref": checkpoint_ref}
+    if content.get("working_context_kind"):
+        candidate["working_context_kind"] = content["working_context_kind"]
+    return candidate

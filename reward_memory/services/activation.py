@@ -17,7 +17,6 @@ from loopx_site.core import clock
 from loopx_site.core.canonical import canonical_bytes, digest_ref, prefixed_id, sha256_hex
 from reward_memory import contracts as c
 from reward_memory import providers, selectors
-from reward_memory.documents import activation as activation_documents
 from reward_memory.domain import guards, uris
 from reward_memory.models import AuthorityCheckpoint, Corpus, MemoryRecord, Review
 from reward_memory.services import records
@@ -90,7 +89,7 @@ def build_plan(plan: ActivationPlan) -> ActivationPlan:
         plan.resource_ref = providers.Provider().resource_ref(
             plan.binding, surface=plan.surface, key=target_key(plan.candidate_ref, plan.basis_ref)
         )
-    content = activation_documents.provider_content(plan)
+    content = c.provider_content(plan)
     plan.content = content
     plan.content_bytes = canonical_bytes(content)
     plan.content_digest = digest_ref(content)

@@ -10,7 +10,6 @@ sends, an account without the permission with ``permission_required``.
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import IntegrityError, transaction
 
@@ -18,7 +17,6 @@ from loopx_site.core import clock
 from loopx_site.core.models import HostToken
 from reward_memory import contracts as c
 from reward_memory import principals, selectors
-from reward_memory.documents import authority as authority_documents
 from reward_memory.domain import authority
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
@@ -70,7 +68,7 @@ def grant_checkpoint(
     expires_at: dt.datetime | None = None,
     evidence_ref: str = "",
     execute: bool = False,
-) -> dict[str, Any]:
+) -> CheckpointOutcome:
     """Record independently verified authority (idempotent on identical facts).
 
     Forbidden authority families are refused: a checkpoint exists to bound derived
@@ -131,14 +129,12 @@ def grant_checkpoint(
                 "The checkpoint was granted concurrently.",
                 field="checkpoint_id",
             ) from None
-    return authority_documents.checkpoint_grant(
-        CheckpointOutcome(status, execute, checkpoint_id, existing)
-    )
+    return CheckpointOutcome(status, execute, checkpoint_id, existing)
 
 
 def revoke_checkpoint(
     *, checkpoint_id: str, operator: Principal, reason: str = "", execute: bool = False
-) -> dict[str, Any]:
+) -> CheckpointOutcome:
     """Revoke a checkpoint and, in the same transaction, every active record derived
     from it (``revoked``, reason ``checkpoint_revoked``): it leaves recall at once."""
     principals.require_operator(operator, "revoke_checkpoint")
@@ -161,9 +157,7 @@ def revoke_checkpoint(
                     revoked.append(record.record_ref)
         status = "revoked" if changed else "unchanged"
         row.refresh_from_db()
-    return authority_documents.checkpoint_revocation(
-        CheckpointOutcome(status, execute, row.checkpoint_id, row, len(refs), len(revoked))
-    )
+    return CheckpointOutcome(status, execute, row.checkpoint_id, row, len(refs), len(revoked))
 
 
 # -- role bindings of host tokens ---------------------------------------------------------------
@@ -202,9 +196,18 @@ def unbind_role(*, binding: CorpusRoleBinding, operator: Principal) -> None:
 
 
 # -- lineage closures ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Reopening:
+    """A closed lineage an operator reopens (``documents.authority.lineage_reopen``):
+    ``executed`` when the closure was reopened, else planned."""
+
+    closure: LineageClosure
+    executed: bool
+
+
 def reopen_lineage(
     *, corpus_id: str, candidate_ref: str, operator: Principal, execute: bool = False
-) -> dict[str, Any]:
+) -> Reopening:
     """An operator's explicit reopen of a closed candidate lineage."""
     principals.require_operator(operator, "reopen_lineage")
     corpus = selectors.get_corpus(corpus_id)
@@ -221,4 +224,4 @@ def reopen_lineage(
         LineageClosure.objects.filter(pk=closure.pk, reopened_at__isnull=True).update(
             reopened_at=clock.now(), reopened_by=operator.actor_ref
         )
-    return authority_documents.lineage_reopen(closure, executed=execute)
+    return Reopening(closure, execute)

@@ -1,5 +1,6 @@
 """Stage 1: the corpus registry and standing policies (no provider writes)."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -10,7 +11,6 @@ from loopx_site.core.canonical import digest_ref, nfc
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import providers, selectors
-from reward_memory.documents import corpora as corpus_documents
 from reward_memory.domain import privacy, uris
 from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
@@ -242,15 +242,29 @@ def parse_standing_policy(document: Any, corpus: dict[str, Any]) -> dict[str, An
         raise invalid(
             "standing_policy.action_scopes", "an advisory class pre-approves no action scope"
         )
-    return corpus_documents.standing_policy(policy)
+    return c.standing_policy(policy)
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One corpus registration, planned or executed (``documents.corpora.registration``
+    renders it): ``row`` is the corpus as stored (``None`` before its first
+    registration); ``standing_policies`` is each stored policy's status once executed."""
+
+    status: str
+    definition: dict[str, Any]
+    policy_digests: dict[str, str]
+    row: Corpus | None
+    executed: bool
+    standing_policies: list[dict[str, Any]] | None = None
 
 
 def register_corpora(
     document: Any, *, expected_revision: int | None = None, execute: bool = False
-) -> dict[str, Any]:
+) -> list[Registration]:
     """Register every corpus of one input document: ``{"corpus": {...},
     "standing_policy" | "standing_policies": ...}`` or ``{"corpora": [those, ...]}``;
-    one registration document, or the batch of them."""
+    one ``Registration`` per corpus (``documents.corpora.registration_batch``)."""
     document = document if isinstance(document, dict) else {}
     entries = document.get("corpora") if "corpora" in document else [document]
     if not isinstance(entries, list) or not entries:
@@ -270,7 +284,7 @@ def register_corpora(
                 execute=execute,
             )
         )
-    return corpus_documents.registration_batch(results)
+    return results
 
 
 def register_corpus(
@@ -279,7 +293,7 @@ def register_corpus(
     standing_policies: list[Any] | None = None,
     expected_revision: int | None = None,
     execute: bool = False,
-) -> dict[str, Any]:
+) -> Registration:
     """Register (or update) one corpus and its standing policies; idempotent.
 
     Re-registering an identical definition changes nothing. A changed definition needs
@@ -300,9 +314,7 @@ def register_corpus(
     existing = Corpus.objects.filter(corpus_id=definition["corpus_id"]).first()
     status = _registration_status(existing, definition, definition_digest, expected_revision)
     if not execute:
-        return corpus_documents.registration(
-            status, definition, policy_digests, existing, executed=False
-        )
+        return Registration(status, definition, policy_digests, existing, executed=False)
 
     now = clock.now()
     with transaction.atomic():
@@ -331,9 +343,9 @@ def register_corpus(
             )
             row.refresh_from_db()
         policy_status = _store_policies(row, policies, now)
-    payload = corpus_documents.registration(status, definition, policy_digests, row, executed=True)
-    payload["standing_policies"] = policy_status
-    return payload
+    return Registration(
+        status, definition, policy_digests, row, executed=True, standing_policies=policy_status
+    )
 
 
 def set_corpus_active(*, corpus_id: str, active: bool, principal: Principal) -> Corpus:

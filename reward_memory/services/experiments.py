@@ -17,6 +17,7 @@ provenance and the registry role — never a scope ref or a local path.
 """
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -41,9 +42,26 @@ def experiment_status(*, goal_id: str, agent_id: str) -> routes.ExperimentRoute:
 
 
 # -- configure_goal ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Configuration:
+    """What ``configure_goal`` did (``documents.experiments.configuration`` renders it):
+    ``status`` is ``preview``, ``unavailable``, ``canary_readback_failed`` or
+    ``configured``; ``provider`` the preview's provider preflight or the execution's
+    canary result; ``summary`` the config's public summary; ``binding`` the committed
+    row and ``receipt`` the enablement receipt stored on it (``None`` until committed)."""
+
+    status: str
+    goal_id: str
+    agent_id: str
+    provider: dict[str, Any]
+    summary: dict[str, Any]
+    binding: ExperimentBinding | None = None
+    receipt: dict[str, Any] | None = None
+
+
 def configure_goal(
     *, goal_id: str, agent_id: str, config_path: str, execute: bool = False
-) -> dict[str, Any]:
+) -> Configuration:
     """Preview (provider preflight) or execute (canary + readback, then commit)."""
     agent = get_agent(goal_id, agent_id, area=AREA)
     relative = cfg.relative_path(config_path)
@@ -76,39 +94,21 @@ def configure_goal(
     }
     summary["replaces_binding"] = _replacement(goal_id, agent_id, relative, digest)
     if not execute:
-        return experiment_documents.configuration(
-            "preview", goal_id, agent_id, _preflight(config, bindings), summary
-        )
+        return Configuration("preview", goal_id, agent_id, _preflight(config, bindings), summary)
 
     try:
         canaries = _canaries(config, bindings, goal_id, agent_id)
     except providers.ProviderUnavailable as exc:
-        return experiment_documents.configuration(
-            "unavailable", goal_id, agent_id, {"failure_kind": exc.kind}, summary, committed=False
-        )
+        return Configuration("unavailable", goal_id, agent_id, {"failure_kind": exc.kind}, summary)
     if not all(r.written and r.readback_verified for _, r in canaries):
-        return experiment_documents.configuration(
-            "canary_readback_failed",
-            goal_id,
-            agent_id,
-            {"failure_kind": "readback_mismatch"},
-            summary,
-            committed=False,
-        )
+        failed = {"failure_kind": "readback_mismatch"}
+        return Configuration("canary_readback_failed", goal_id, agent_id, failed, summary)
     now = clock.now()
+    # the stored receipt: rendered once, here, and answered as stored
     receipt = experiment_documents.enablement_receipt(agent, config, digest, canaries, now)
     row = _commit_binding(agent, relative, digest, private, receipt, summary, now)
-    public_receipt = {k: v for k, v in receipt.items() if k != "canary_ref_digests"}
-    return experiment_documents.configuration(
-        "configured",
-        goal_id,
-        agent_id,
-        {"status": "ready", "canary_count": len(canaries)},
-        summary,
-        committed=True,
-        receipt=public_receipt,
-        revision=row.revision,
-    )
+    canary = {"status": "ready", "canary_count": len(canaries)}
+    return Configuration("configured", goal_id, agent_id, canary, summary, row, receipt)
 
 
 def _canaries(config, bindings, goal_id: str, agent_id: str) -> list[tuple[str, Any]]:

@@ -40,7 +40,8 @@ CHECKPOINT_ROLE_FIELD = {"edit": "owner", "retire": "retirement_authority"}
 
 @dataclass(frozen=True)
 class PreparedControl:
-    """The decision being prepared: what ``documents.operator_control`` renders."""
+    """The decision being prepared: what ``documents.operator_control.prepared``
+    renders (an edit's replacement ``candidate`` goes through review)."""
 
     control_id: str
     action: str
@@ -48,6 +49,19 @@ class PreparedControl:
     control_ref: str
     operator: str  # the operator's actor ref
     reasoning: str  # the public-safe reasoning summary
+    authority_ref: str  # the checkpoint's bound actor
+    result_candidate_ref: str
+    candidate: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ControlDecision:
+    """What ``operator_control`` answers (``documents.operator_control.decision``): the
+    prepared decision of a preview, or the stored ``OperatorControl`` row whose document
+    every repeat answers."""
+
+    prepared: PreparedControl | None
+    row: OperatorControl | None = None
 
 
 def usable_checkpoints(record: MemoryRecord, action: str) -> list[str]:
@@ -95,7 +109,7 @@ def operator_control(
     principal: Principal,
     edited_content_summary: str | None = None,
     execute: bool = False,
-) -> dict[str, Any]:
+) -> ControlDecision:
     """The ``reward_memory_operator_control_v0`` decision (never a provider write;
     ``execute`` stores it as an ``OperatorControl`` row)."""
     require_operator(principal, "operator_control")
@@ -133,33 +147,30 @@ def operator_control(
             "edited_digest": text_digest_ref(edited) if edited else None,
         },
     )
-    control = PreparedControl(
-        control_id, action, record, control_ref, principal.actor_ref, reasoning
-    )
     if action == "retire":
-        document = control_documents.prepared(
-            control, authority_ref=facts.actor, result_candidate_ref=record.candidate_ref
-        )
+        control = PreparedControl(
+            control_id, action, record, control_ref, principal.actor_ref, reasoning,
+            authority_ref=facts.actor, result_candidate_ref=record.candidate_ref,
+        )  # fmt: skip
         if not execute:
-            return document
+            return ControlDecision(control)
         with transaction.atomic():
-            stored = _store(document, record, execute)
+            stored = _store(control)
             records.retire_record(
                 record_ref=record.record_ref, principal=principal, reason_summary=reasoning
             )
-        return stored
+        return ControlDecision(control, stored)
     if edited_content_summary is None:
         raise invalid("edited_content_summary", "an edit needs the edited content summary")
-    candidate = control_documents.replacement_candidate(
+    candidate = candidates.replacement(
         record, edited=edited, reasoning=reasoning, facts=facts, control_ref=control_ref
     )
-    document = control_documents.prepared(
-        control,
+    control = PreparedControl(
+        control_id, action, record, control_ref, principal.actor_ref, reasoning,
+        authority_ref=facts.actor, result_candidate_ref=candidates.candidate_ref(candidate),
         candidate=candidate,
-        authority_ref=facts.actor,
-        result_candidate_ref=candidates.candidate_ref(candidate),
-    )
-    return _store(document, record, execute)
+    )  # fmt: skip
+    return ControlDecision(control, _store(control) if execute else None)
 
 
 def _checkpoint_for(action: str, corpus, control_ref: str):
@@ -184,22 +195,22 @@ def _checkpoint_for(action: str, corpus, control_ref: str):
     return facts
 
 
-def _performed_retire(record, control_ref: str, principal: Principal) -> dict[str, Any] | None:
-    """The stored document of this operator's retire control on ``record`` when it was
-    already performed (a repeat of ``--execute``), else ``None``."""
+def _performed_retire(record, control_ref: str, principal: Principal) -> ControlDecision | None:
+    """This operator's stored retire control on ``record`` when it was already performed
+    (a repeat of ``--execute``), else ``None``."""
     if record.lifecycle_state != c.RETIRED:
         return None
     row = OperatorControl.objects.filter(
         record=record, action="retire", control_ref=control_ref, operator=principal.actor_ref
     ).first()
-    return None if row is None else row.document
+    return None if row is None else ControlDecision(None, row)
 
 
-def _store(document: dict[str, Any], record, execute: bool) -> dict[str, Any]:
-    """Store the decision (idempotent on ``control_id``): the stored document is the
-    answer of every repeat."""
-    if not execute:
-        return document
+def _store(control: PreparedControl) -> OperatorControl:
+    """Store the decision (idempotent on ``control_id``): its document is rendered once,
+    here, and is the answer of every repeat."""
+    document = control_documents.prepared(control)
+    record = control.record
     stored = {**document, "recorded": True}
     row, _ = get_or_create_once(  # a concurrent identical control's row is re-read
         OperatorControl.objects,
@@ -214,4 +225,4 @@ def _store(document: dict[str, Any], record, execute: bool) -> dict[str, Any]:
             "created_at": clock.now(),
         },
     )
-    return row.document
+    return row

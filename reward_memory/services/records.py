@@ -16,7 +16,6 @@ from django.db.models import Max, Q
 from loopx_site.core import clock
 from reward_memory import contracts as c
 from reward_memory import principals, selectors
-from reward_memory.documents import records as record_documents
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord, RecordTransition
@@ -198,6 +197,19 @@ def check_record_operation(record: MemoryRecord, *, principal: Principal, operat
     authorize_record_operation(principal, record.corpus, operation)
 
 
+@dataclass(frozen=True)
+class RecordOperation:
+    """One lifecycle operation on ``record``, previewed or performed; a performed one
+    carries the record's ``lifecycle_state`` read back fresh from the database and its
+    provider delete (``selectors.provider_deletion_state``)."""
+
+    record: MemoryRecord
+    operation: str
+    executed: bool
+    lifecycle_state: str | None = None
+    provider_deletion: dict[str, Any] | None = None
+
+
 def record_operation(
     operation: str,
     *,
@@ -206,9 +218,9 @@ def record_operation(
     execute: bool = False,
     viewer: selectors.Viewer = None,
     **arguments: Any,
-) -> dict[str, Any]:
+) -> RecordOperation:
     """Preview or perform one lifecycle operation (``revoke``, ``supersede``, ``retire``,
-    ``mark``) and return its ``reward_memory_record_operation_v0``.
+    ``mark``) and return what it did (``documents.records.record_operation`` renders it).
 
     The record is looked up as ``viewer`` sees it (one it may not see is
     ``record_not_found``). A preview checks only that ``principal`` may perform it (no
@@ -218,7 +230,7 @@ def record_operation(
     name = f"mark_{arguments['state']}" if operation == "mark" else operation
     if not execute:
         check_record_operation(record, principal=principal, operation=operation)
-        return record_documents.record_operation(record, operation=name, executed=False)
+        return RecordOperation(record, name, executed=False)
     if operation == "supersede":
         arguments["viewer"] = viewer
     perform = {
@@ -228,7 +240,13 @@ def record_operation(
         "mark": mark_experience,
     }[operation]
     record = perform(record_ref=record_ref, principal=principal, **arguments)
-    return record_documents.record_operation(record, operation=name, executed=True)
+    return RecordOperation(
+        record,
+        name,
+        executed=True,
+        lifecycle_state=selectors.fresh_lifecycle_state(record),
+        provider_deletion=selectors.provider_deletion_state(record),
+    )
 
 
 def _authorized(record_ref: str, principal: Principal, operation: str) -> MemoryRecord:

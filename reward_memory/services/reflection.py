@@ -73,9 +73,7 @@ def parse_reflection(document: Any) -> dict[str, Any]:
         if not guards.is_public_safe_text(ref):
             raise invalid(f"reflection.evidence_refs.{i}", "evidence refs are opaque, public-safe")
     event = v.obj(document.get("event"), "reflection.event")
-    return reflection_documents.reflection(
-        surface_id=surface, source_types=types, evidence_refs=refs, event=event
-    )
+    return c.reflection(surface_id=surface, source_types=types, evidence_refs=refs, event=event)
 
 
 @dataclass(frozen=True)
@@ -97,6 +95,26 @@ class PreparedReflection:
             "source_types": list(self.parsed["source_types"]),
             "evidence_refs": list(self.parsed["evidence_refs"]),
         }
+
+
+@dataclass(frozen=True)
+class ReflectionOutcome:
+    """A reflection candidate's state after a settlement or an operator's validation
+    (``documents.reflection.outcome`` renders it as
+    ``turn_reward_memory_reflection_result_v0``). ``row`` is ``None`` for a settlement
+    preview (nothing stored); ``receipt`` is the ingest receipt it holds;
+    ``validator_run_count`` and ``caller_validation_ignored`` are a settlement's;
+    ``would_record`` is the validation an operator's preview would store."""
+
+    digest: str
+    route: routes.ExperimentRoute
+    row: ReflectionCandidate | None = None
+    receipt: dict[str, Any] | None = None
+    provider_calls: int = 0
+    validation_matched: bool = False
+    validator_run_count: int | None = None
+    caller_validation_ignored: bool | None = None
+    would_record: dict[str, Any] | None = None
 
 
 def prepare_reflection(
@@ -137,7 +155,8 @@ def prepare_reflection(
 def validation_from_run(prepared: PreparedReflection, run: dict[str, Any] | None):
     """The server's ``reward_memory_reflection_validation_v0`` from one validator run
     (``hooks.services.validators.ValidatorRun.public()``); ``None`` when the Todo declared
-    no validator (nothing ran, nothing to record)."""
+    no validator (nothing ran, nothing to record). It is the validation
+    ``settle_reflection`` stores: rendered once, here."""
     if run is None or not run.get("declared"):
         return None
     return reflection_documents.validator_validation(
@@ -152,7 +171,7 @@ def settle_reflection(
     execute: bool = True,
     validate: Callable[[], dict[str, Any] | None] | None = None,
     caller_validation_ignored: bool = False,
-) -> dict[str, Any]:
+) -> ReflectionOutcome:
     """Store and (when validated by the server) finalise a prepared reflection.
 
     ``validate`` is called at most once, only under ``execute`` and only while the
@@ -161,11 +180,7 @@ def settle_reflection(
     """
     digest, route, surface = prepared.digest, prepared.route, prepared.surface
     if not execute:  # a preview stores nothing and runs nothing
-        return reflection_documents.preview_result(
-            reflection_digest=digest,
-            experiment_status=route.status,
-            caller_validation_ignored=caller_validation_ignored,
-        )
+        return ReflectionOutcome(digest, route, caller_validation_ignored=caller_validation_ignored)
     row = _claim(prepared.agent, prepared.turn_instance_id, prepared.parsed, digest, settled)
     runs = 0
     if (
@@ -181,7 +196,7 @@ def settle_reflection(
             ).update(validation=document, updated_at=clock.now())
             row.refresh_from_db()
     receipt, provider_calls = _finalize(row, route, surface)
-    return _result(
+    return _outcome(
         row,
         route,
         receipt,
@@ -222,11 +237,17 @@ def _finalize(row: ReflectionCandidate, route, surface):
     return receipt, receipt.get("provider_call_count") or 0
 
 
-def _result(row, route, receipt, provider_calls, **extra) -> dict[str, Any]:
+def _outcome(row, route, receipt, provider_calls, **extra) -> ReflectionOutcome:
     validation = row.validation if isinstance(row.validation, dict) else None
     matched = _validation_matches(validation, row.reflection_digest, row.evidence_refs)
-    return reflection_documents.result(
-        row, route, receipt, provider_calls, validation_matched=matched, **extra
+    return ReflectionOutcome(
+        row.reflection_digest,
+        route,
+        row,
+        receipt,
+        provider_calls,
+        validation_matched=matched,
+        **extra,
     )
 
 
@@ -239,7 +260,7 @@ def record_validation(
     principal: Principal,
     evidence_ref: str | None = None,
     execute: bool = False,
-) -> dict[str, Any]:
+) -> ReflectionOutcome:
     """An operator records a reflection's validation by hand (``passed`` | ``failed``),
     attributed to their account; a pass on a settled Turn finalises like a validator's.
 
@@ -266,6 +287,7 @@ def record_validation(
             "No reflection candidate has this digest",
             field="reflection_digest",
         )
+    # the validation to store: rendered once, here (a preview shows it, stores nothing)
     document = reflection_documents.operator_validation(
         status=status,
         reflection_digest=row.reflection_digest,
@@ -276,11 +298,7 @@ def record_validation(
     route = routes.experiment_route(goal_id, agent_id)
     surface = route.surface(row.surface)
     if not execute:
-        return {
-            **_result(row, route, row.ingest_receipt, 0),
-            "status": "preview",
-            "would_record": document,
-        }
+        return _outcome(row, route, row.ingest_receipt, 0, would_record=document)
     if row.status == c.REFLECTION_FINALIZED:
         raise RewardMemoryError(
             "operation_conflict",
@@ -292,7 +310,7 @@ def record_validation(
     )
     row.refresh_from_db()
     receipt, calls = _finalize(row, route, surface)
-    return _result(row, route, receipt, calls)
+    return _outcome(row, route, receipt, calls)
 
 
 def _claim(agent, turn_instance_id, parsed, digest, settled) -> ReflectionCandidate:

@@ -7,6 +7,8 @@ close the record). A guard-blocked candidate stays inspectable but any accept/ed
 collapses to an effective ``no_write``.
 """
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -22,7 +24,7 @@ from reward_memory.domain import candidates, guards, privacy
 from reward_memory.domain import validation as v
 from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError, invalid
-from reward_memory.models import Candidate, Corpus, Review
+from reward_memory.models import Candidate, Corpus, MemoryRecord, Review
 from reward_memory.principals import Principal
 from reward_memory.services import activation, duplicates, lineage, records, roles
 
@@ -33,6 +35,48 @@ EDITABLE = (
     "requested_action_scopes",
     "expires_at",
 )
+
+
+@dataclass(frozen=True)
+class ReviewDecision:
+    """A review decision (``documents.review.decision`` renders it): the candidate as
+    given and its evaluation, the requested and effective decision, the next step;
+    ``row`` is the recorded ``Review`` once executed (its stored document is the answer)."""
+
+    review_id: str
+    corpus_id: str | None
+    candidate: Any
+    adapter: str | None
+    evaluation: candidates.CandidateEvaluation
+    decision: str
+    effective: str
+    reviewer: str | None
+    revised: candidates.CandidateEvaluation | None
+    target_record_ref: str | None
+    next_step: dict[str, Any] | None
+    preview_review: dict[str, str] | None = None
+    duplicate_of: duplicates.Match | None = None
+    distinct: bool = False
+    row: Review | None = None
+
+
+@dataclass(frozen=True)
+class ReviewStep:
+    """What ``apply_review`` did with a recorded review (``documents.review.review_step``
+    renders its activation receipt). ``step``: ``blocked`` (the guards block the accept
+    now; ``guard``), ``activate`` (``plan``, and once executed ``outcome``), ``merge``
+    (an accepted duplicate's evidence joins ``record``; executed: ``evidence`` and the
+    record's ``evidence_count``) or ``retire`` (``record``, once executed)."""
+
+    review: Review
+    step: str
+    executed: bool
+    guard: dict[str, Any] | None = None
+    plan: activation.ActivationPlan | None = None
+    outcome: activation.ActivationOutcome | None = None
+    record: MemoryRecord | None = None
+    evidence: Any = None
+    evidence_count: int | None = None
 
 
 def _roles(corpus: Corpus | None, principal: Principal | None, now):
@@ -81,8 +125,9 @@ def review_candidate(
     viewer: tuple[str, str | None] | None = None,
     preview_review: dict[str, str] | None = None,
     distinct: bool = False,
-) -> dict[str, Any]:
-    """Return the ``reward_memory_candidate_review_v0`` record for ``decision``.
+) -> ReviewDecision:
+    """The review of ``candidate`` for ``decision`` (its document:
+    ``reward_memory_candidate_review_v0``).
 
     ``candidate`` is a ``reward_memory_candidate_v0`` or an adapter input (mapped by its
     pure adapter). Without ``corpus_id`` the review is stateless (no scope binding to a
@@ -125,7 +170,7 @@ def review_candidate(
             **({"distinct": True} if distinct else {}),
         },
     )
-    document = review_documents.review(
+    result = ReviewDecision(
         review_id=review_id,
         corpus_id=corpus.corpus_id if corpus else None,
         candidate=candidate,
@@ -142,8 +187,8 @@ def review_candidate(
         distinct=distinct,
     )
     if not execute:
-        return document
-    return _record(document, corpus, evaluation, revised, target, now, duplicate)
+        return result
+    return dataclasses.replace(result, row=_record(result, corpus, target, now))
 
 
 def _reviewing_corpus(corpus_id, viewer, principal: Principal | None, *, execute: bool):
@@ -253,10 +298,13 @@ def _next_step(
     return None
 
 
-def _record(document, corpus, evaluation, revised, target, now, duplicate) -> dict[str, Any]:
-    """Persist candidate(s) and the review; idempotent on ``review_id``."""
+def _record(result: ReviewDecision, corpus, target, now) -> Review:
+    """Persist candidate(s) and the review, its document rendered once, here; idempotent
+    on ``review_id`` (a repeat answers the review stored first)."""
+    evaluation, revised = result.evaluation, result.revised
+    document = review_documents.review(result)
     with transaction.atomic():
-        candidate_row = _store_candidate(corpus, evaluation, now, duplicate)
+        candidate_row = _store_candidate(corpus, evaluation, now, result.duplicate_of)
         if revised is not None:
             _store_candidate(corpus, revised, now)
         # the record's text is shown, never stored with the review: it stays the record's
@@ -289,7 +337,7 @@ def _record(document, corpus, evaluation, revised, target, now, duplicate) -> di
                 reference=document["review_id"],
                 now=now,
             )
-    return {**review.document, "duplicate_of": shown} if shown else review.document
+    return review
 
 
 def _without_text(duplicate: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -336,7 +384,7 @@ def get_review(review_id: str, *, viewer: selectors.Viewer = None) -> Review:
     )
 
 
-def apply_review(*, review_id: str, principal: Principal, execute: bool = False) -> dict[str, Any]:
+def apply_review(*, review_id: str, principal: Principal, execute: bool = False) -> ReviewStep:
     """Perform a recorded review's next step with the corpus's write authority.
 
     accept → the corpus owner (the authenticated principal must be it:
@@ -363,7 +411,7 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         )
     evaluation, bindings = _accepted_evaluation(review, principal)
     if evaluation.blocked:
-        return review_documents.blocked_activation(review, evaluation.guard_payload())
+        return ReviewStep(review, "blocked", execute, guard=evaluation.guard_payload())
     merged = _merge_duplicate(review, evaluation, principal, execute=execute)
     if merged is not None:
         return merged
@@ -382,11 +430,11 @@ def apply_review(*, review_id: str, principal: Principal, execute: bool = False)
         )
     )
     if not execute:
-        return review_documents.planned_activation(review, plan)
+        return ReviewStep(review, "activate", False, plan=plan)
     outcome = activation.sync_and_verify(plan)
     if outcome.status == c.INGEST_ACTIVATED:
         _mark_applied(review, plan.record_ref)
-    return review_documents.executed_activation(review, plan, outcome)
+    return ReviewStep(review, "activate", True, plan=plan, outcome=outcome)
 
 
 def _accepted_evaluation(review: Review, principal: Principal):
@@ -409,7 +457,7 @@ def _accepted_evaluation(review: Review, principal: Principal):
     return evaluation, bindings
 
 
-def _apply_retire(review: Review, principal: Principal, *, execute: bool) -> dict[str, Any]:
+def _apply_retire(review: Review, principal: Principal, *, execute: bool) -> ReviewStep:
     """The owner or the retirement authority closes the reviewed record and its lineage."""
     corpus = review.corpus
     if not (
@@ -421,9 +469,8 @@ def _apply_retire(review: Review, principal: Principal, *, execute: bool) -> dic
             "Only the corpus owner or retirement authority retires.",
             field="actor",
         )
-    base = review_documents.activation_receipt(review, "planned", review.target_record_ref)
     if not execute:
-        return base
+        return ReviewStep(review, "retire", False)
     record = selectors.get_record(review.target_record_ref)
     with transaction.atomic():  # the retire and the review's applied mark are one write
         if record.lifecycle_state != c.RETIRED:
@@ -433,7 +480,7 @@ def _apply_retire(review: Review, principal: Principal, *, execute: bool) -> dic
                 reason_summary=f"review {review.review_id}",
             )
         _mark_applied(review, record.record_ref)
-    return {**base, "status": "retired", "lifecycle_state": record.lifecycle_state}
+    return ReviewStep(review, "retire", True, record=record)
 
 
 def _merge_duplicate(review: Review, evaluation, principal, *, execute: bool):
@@ -447,7 +494,7 @@ def _merge_duplicate(review: Review, evaluation, principal, *, execute: bool):
     if record is None:
         return None
     if not execute:
-        return review_documents.merge_receipt(review, record.record_ref)
+        return ReviewStep(review, "merge", False, record=record)
     with transaction.atomic():  # the evidence and the review's applied mark are one write
         evidence = lineage.add_evidence(
             record=record,
@@ -459,9 +506,10 @@ def _merge_duplicate(review: Review, evaluation, principal, *, execute: bool):
             now=clock.now(),
         )
         _mark_applied(review, record.record_ref)
-    return review_documents.merge_receipt(
-        review, record.record_ref, evidence=evidence, evidence_count=record.evidence.count()
-    )
+    return ReviewStep(
+        review, "merge", True, record=record, evidence=evidence,
+        evidence_count=record.evidence.count(),
+    )  # fmt: skip
 
 
 def _recorded_reviewer(review: Review) -> Principal | None:

@@ -16,7 +16,12 @@ from reward_memory.domain import candidates
 from reward_memory.errors import RewardMemoryError, invalid
 from reward_memory.models import Candidate, OperatorControl, Review
 from reward_memory.principals import Principal
-from reward_memory.services.review import apply_review, review_candidate
+from reward_memory.services.review import (
+    ReviewDecision,
+    ReviewStep,
+    apply_review,
+    review_candidate,
+)
 
 AWAITING = "awaiting_review"
 ACCEPTED = "accepted"
@@ -83,7 +88,7 @@ def decide(
     decision: str,
     principal: Principal,
     edited_content_summary: str | None = None,
-) -> dict[str, Any]:
+) -> ReviewDecision:
     """The corpus reviewer's decision on the queue item's head candidate (recorded;
     ``review_candidate`` checks that ``principal`` is the corpus's reviewer)."""
     principals.require_permission(principal, "review_queue")
@@ -111,7 +116,7 @@ def decide(
     )
 
 
-def apply(*, control_id: str, principal: Principal) -> dict[str, Any]:
+def apply(*, control_id: str, principal: Principal) -> ReviewStep:
     """The corpus owner applies the accepted replacement: provider sync and exact
     readback (``apply_review`` checks that ``principal`` holds the owner's authority)."""
     principals.require_permission(principal, "review_queue")
@@ -128,7 +133,7 @@ def apply(*, control_id: str, principal: Principal) -> dict[str, Any]:
 # -- candidates from hosts and ingest (the admin's Candidates and Reviews lists) --------
 def decide_candidate(
     *, candidate: Candidate, decision: str, principal: Principal
-) -> dict[str, Any]:
+) -> ReviewDecision:
     """A new review of a stored candidate (a host's or an ingest's) by the signed-in
     reviewer: ``review_candidate`` on its stored document, re-checking the account's
     permission first."""
@@ -144,7 +149,7 @@ def decide_candidate(
     )
 
 
-def apply_accepted(*, review: Review, principal: Principal) -> dict[str, Any]:
+def apply_accepted(*, review: Review, principal: Principal) -> ReviewStep:
     """The corpus owner's apply of an accepted review (``apply_review``, with readback)."""
     principals.require_permission(principal, "apply_review")
     return apply_review(review_id=review.review_id, principal=principal, execute=True)

@@ -10,6 +10,7 @@ from django.test import override_settings
 from hooks.models import HookDispatch
 from loopx_site.core.models import Goal
 from preferences.models import PreferenceSubject
+from reward_memory.documents import review as review_documents
 from reward_memory.models import MemoryRecord
 from tests.frontdoor.browser import BrowserTestCase
 from tests.hooks.factories import TodoFactory, settle
@@ -155,12 +156,14 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         summary = "State the user-visible effect in the PR title as well."
         document = {**shipped.document, "content_summary": summary}
         document.pop("candidate_ref", None)
-        services.review_candidate(  # a host's candidate, left undecided (no_write)
-            candidate=document,
-            decision="no_write",
-            corpus_id="loopx-demo-pr-description",
-            principal=f.op("user:operator"),
-            execute=True,
+        review_documents.decision(
+            services.review_candidate(  # a host's candidate, left undecided (no_write)
+                candidate=document,
+                decision="no_write",
+                corpus_id="loopx-demo-pr-description",
+                principal=f.op("user:operator"),
+                execute=True,
+            )
         )
         candidate = Candidate.objects.exclude(pk__in=before).get()
         self.log_in()  # the to-do on the index counts it and opens the filtered list

@@ -19,6 +19,7 @@ import pytest
 
 import loopx_site.openviking_http as ov
 from reward_memory import providers
+from reward_memory.documents import experiments as experiment_documents
 from reward_memory.providers import Binding, ProviderUnavailable, ProviderWrite
 from reward_memory.providers.openviking import OpenVikingProvider
 from reward_memory.services import routes
@@ -402,14 +403,18 @@ def test_configure_goal_with_an_openviking_config_writes_a_canary_and_reads_it_b
     corpus = Corpus.objects.get(corpus_id="ov-review-policy")
     f.write_config("experiments/ov.json", f.experiment_config([corpus]))
 
-    preview = rm.configure_goal(
-        goal_id=goal, agent_id="explorer", config_path="experiments/ov.json", execute=False
+    preview = experiment_documents.configuration(
+        rm.configure_goal(
+            goal_id=goal, agent_id="explorer", config_path="experiments/ov.json", execute=False
+        )
     )
     assert preview["status"] == "preflight_ready", json.dumps(preview)
     assert not routes.experiment_route(goal, "explorer").available
 
-    done = rm.configure_goal(
-        goal_id=goal, agent_id="explorer", config_path="experiments/ov.json", execute=True
+    done = experiment_documents.configuration(
+        rm.configure_goal(
+            goal_id=goal, agent_id="explorer", config_path="experiments/ov.json", execute=True
+        )
     )
     assert done["status"] not in ("unavailable", "canary_readback_failed"), json.dumps(done)
     route = routes.experiment_route(goal, "explorer")

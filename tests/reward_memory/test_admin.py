@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from reward_memory import services
+from reward_memory.documents import review as review_documents
 from reward_memory.models import (
     ApplicationReceipt,
     Candidate,
@@ -35,12 +36,14 @@ def populated(db, corpus):
     receipt = services.ingest_event(
         event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
     )
-    services.review_candidate(
-        candidate=f.candidate(content_summary="Another preference."),
-        decision="accept",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(content_summary="Another preference."),
+            decision="accept",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
     recall = services.recall(request=f.recall_request(corpus, queries=["PR effect"]), execute=True)
     services.record_application(

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from reward_memory import services
+from reward_memory.documents import review as review_documents
 from reward_memory.models import Candidate, MemoryRecord, Review
 from tests.reward_memory import factories as f
 
@@ -14,12 +15,14 @@ SUMMARY = "Name the reviewer in the PR description."
 
 @pytest.fixture
 def host_candidate(db, corpus):
-    services.review_candidate(
-        candidate=f.candidate(content_summary=SUMMARY),
-        decision="no_write",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(content_summary=SUMMARY),
+            decision="no_write",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
     return Candidate.objects.get()
 

@@ -14,6 +14,7 @@ from django.urls import reverse
 from loopx_site.core import services as core_services
 from preferences.recall import local_provider
 from reward_memory import selectors, services
+from reward_memory.documents import review as review_documents
 from reward_memory.domain import authority, uris
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import (
@@ -146,11 +147,15 @@ def test_checkpoint_revoked_and_expired_block_with_their_reason(db, policy_corpu
         execute=True,
     )
     services.revoke_checkpoint(checkpoint_id=f.CHECKPOINT_ID, operator=f.op(f.OWNER), execute=True)
-    revoked = services.review_candidate(candidate=f.hard_policy_candidate(), decision="accept")
+    revoked = review_documents.decision(
+        services.review_candidate(candidate=f.hard_policy_candidate(), decision="accept")
+    )
     assert {r["code"] for r in revoked["guard"]["reasons"]} == {"checkpoint_revoked"}
     frozen_clock.advance(dt.timedelta(hours=2))
     short = f.hard_policy_candidate(authority_checkpoint={"checkpoint_ref": "ckpt-short"})
-    expired = services.review_candidate(candidate=short, decision="accept")
+    expired = review_documents.decision(
+        services.review_candidate(candidate=short, decision="accept")
+    )
     assert {r["code"] for r in expired["guard"]["reasons"]} == {"checkpoint_expired"}
     assert expired["effective_decision"] == "no_write"
 
@@ -208,8 +213,10 @@ def test_forbidden_family_is_refused_in_policies_checkpoints_and_candidates(db, 
             execute=True,
         )
     assert grant.value.code == "forbidden_action_scope"
-    review = services.review_candidate(
-        candidate=f.hard_policy_candidate(requested_action_scopes=[scope]), decision="accept"
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.hard_policy_candidate(requested_action_scopes=[scope]), decision="accept"
+        )
     )
     assert "forbidden_action_scope" in {r["code"] for r in review["guard"]["reasons"]}
     assert not Corpus.objects.filter(corpus_id="hp").exists()
@@ -284,12 +291,14 @@ def test_defect3_cli_reviewer_and_actor_must_name_operator_accounts(db, corpus, 
 def test_defect4_a_rejected_candidate_is_never_activated_by_ingest_over_the_api(
     db, corpus, host_client
 ):
-    services.review_candidate(
-        candidate=f.candidate(),
-        decision="reject",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(),
+            decision="reject",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
     author = host_client("demo", "author")
     same = _post(
@@ -315,15 +324,17 @@ def test_defect4_a_rejected_candidate_is_never_activated_by_ingest_over_the_api(
 
 
 def test_defect4_a_retired_review_record_does_not_return_under_the_standing_policy(db, corpus):
-    review = services.review_candidate(
-        candidate=f.candidate(),
-        decision="accept",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(),
+            decision="accept",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
-    applied = services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    applied = review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
     services.retire_record(record_ref=applied["record_ref"], principal=f.op(f.RETIRER))
     receipt = services.ingest_event(
@@ -331,29 +342,33 @@ def test_defect4_a_retired_review_record_does_not_return_under_the_standing_poli
     )
     assert receipt["status"] == "guard_blocked"
     assert {r["code"] for r in receipt["guard"]["reasons"]} == {"lineage_closed"}
-    accept_again = services.review_candidate(
-        candidate=f.candidate(), decision="accept", corpus_id="prefs"
+    accept_again = review_documents.decision(
+        services.review_candidate(candidate=f.candidate(), decision="accept", corpus_id="prefs")
     )
     assert accept_again["effective_decision"] == "no_write"
     assert {r["code"] for r in accept_again["guard"]["reasons"]} == {"lineage_closed"}
     # re-applying the old accepted review cannot bring it back either
-    replay = services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    replay = review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
     assert replay["status"] == "guard_blocked"
     assert MemoryRecord.objects.filter(lifecycle_state="active").count() == 0
 
 
 def test_only_an_operator_reopen_or_a_referencing_candidate_brings_a_lineage_back(db, corpus):
-    rejected = services.review_candidate(
-        candidate=f.candidate(),
-        decision="reject",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    rejected = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(),
+            decision="reject",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
     successor = f.candidate(lineage={"prior_candidate_ref": rejected["candidate_ref"]})
-    new = services.review_candidate(candidate=successor, decision="accept", corpus_id="prefs")
+    new = review_documents.decision(
+        services.review_candidate(candidate=successor, decision="accept", corpus_id="prefs")
+    )
     assert new["effective_decision"] == "accept"
     with pytest.raises(RewardMemoryError) as exc:
         services.reopen_lineage(
@@ -737,12 +752,14 @@ def test_admin_binds_a_host_token_to_a_role_and_unbinds_it(admin_client, db, cor
 
 
 def test_admin_reopens_a_closed_lineage(admin_client, db, corpus):
-    services.review_candidate(
-        candidate=f.candidate(),
-        decision="reject",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(),
+            decision="reject",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
     closure = LineageClosure.objects.get()
     admin_client.post(

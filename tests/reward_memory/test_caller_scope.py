@@ -11,6 +11,7 @@ import json
 import pytest
 
 from reward_memory import selectors, services
+from reward_memory.documents import review as review_documents
 from reward_memory.domain import privacy
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import ApplicationReceipt, Corpus, MemoryRecord, Review
@@ -321,12 +322,14 @@ def foreign(other_goal, agents, double, account_client):
     """A record, a recorded review and a recall that exist in Goal ``other`` only."""
     corpus = f.register("theirs", provider_id="double", agents=[("other", "author")])
     record_ref = _remember("theirs", goal_id="other")
-    review = services.review_candidate(
-        candidate=f.candidate(),
-        decision="accept",
-        corpus_id="theirs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(),
+            decision="accept",
+            corpus_id="theirs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
     recall = services.recall(
         request=f.recall_request(corpus, goal_id="other", agent_id="author"), execute=True

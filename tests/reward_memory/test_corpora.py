@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from loopx_site.core.errors import DomainError
 from reward_memory import contracts, selectors, services
+from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import registry
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import Corpus, StandingPolicy
@@ -15,8 +16,9 @@ from tests.reward_memory import factories as f
 
 
 def _register(doc=None, policies=None, **kwargs):
-    return services.register_corpus(
-        corpus=doc or f.corpus_doc(), standing_policies=policies, **kwargs
+    """The registration document `register-corpus` answers."""
+    return corpus_documents.registration(
+        services.register_corpus(corpus=doc or f.corpus_doc(), standing_policies=policies, **kwargs)
     )
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from reward_memory import dogfood, services
+from reward_memory.documents import operator_control as control_documents
 from reward_memory.errors import RewardMemoryError
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
@@ -102,7 +103,7 @@ def stored(db, corpus):
             edited_content_summary="Lead with the effect." if action == "edit" else None,
             principal=f.op(f.OWNER),
             execute=True,
-        )["control_id"]
+        ).row.control_id
     return {
         "record_ref": record_ref,
         "retired_ref": retired_ref,
@@ -338,13 +339,15 @@ def test_an_operator_control_that_was_never_stored_is_refused_by_name(db, stored
 def test_an_executed_operator_control_is_stored_once(db, stored):
     from reward_memory.models import MemoryRecord, OperatorControl
 
-    again = services.operator_control(
-        record_ref=stored["retired_ref"],
-        action="retire",
-        control_ref="control-retire",
-        reasoning_summary="Current source truth supersedes this record.",
-        principal=f.op(f.OWNER),
-        execute=True,
+    again = control_documents.decision(
+        services.operator_control(
+            record_ref=stored["retired_ref"],
+            action="retire",
+            control_ref="control-retire",
+            reasoning_summary="Current source truth supersedes this record.",
+            principal=f.op(f.OWNER),
+            execute=True,
+        )
     )
     assert again["control_id"] == stored["controls"]["retire"]
     assert again["recorded"] is True

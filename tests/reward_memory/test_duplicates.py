@@ -7,6 +7,7 @@ import json
 import pytest
 
 from reward_memory import services
+from reward_memory.documents import review as review_documents
 from reward_memory.models import Candidate, MemoryRecord, RecordEvidence, Review
 from reward_memory.services import duplicates
 from tests.helpers import run_cli
@@ -23,15 +24,15 @@ def _candidate(summary: str, evidence: str = "feedback:proj-a/pr/18") -> dict:
 
 
 def _review(doc, decision="accept", corpus_id="prefs", **kwargs):
-    return services.review_candidate(
-        candidate=doc, decision=decision, corpus_id=corpus_id, **kwargs
+    return review_documents.decision(
+        services.review_candidate(candidate=doc, decision=decision, corpus_id=corpus_id, **kwargs)
     )
 
 
 def _activate(corpus_id: str, doc: dict, **kwargs) -> dict:
     review = _review(doc, corpus_id=corpus_id, principal=f.op(f.REVIEWER), execute=True, **kwargs)
-    return services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    return review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
 
 
@@ -82,7 +83,9 @@ def test_records_of_another_corpus_or_retired_ones_are_never_compared(original, 
 
 
 def test_a_stateless_review_marks_nothing(original):
-    review = services.review_candidate(candidate=_candidate(RESTATED), decision="accept")
+    review = review_documents.decision(
+        services.review_candidate(candidate=_candidate(RESTATED), decision="accept")
+    )
     assert review["duplicate_of"] is None
 
 
@@ -94,12 +97,14 @@ def test_accepting_a_duplicate_adds_its_evidence_instead_of_a_second_record(orig
     # the record's text is shown, not kept in the stored review
     stored_review = Review.objects.get(review_id=review["review_id"])
     assert "record_summary" not in stored_review.document["duplicate_of"]
-    plan = services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER))
+    plan = review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER))
+    )
     assert plan["status"] == "planned"
     assert plan["merged_into_record"] is True
     assert not RecordEvidence.objects.exists()
-    receipt = services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    receipt = review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
     assert receipt["status"] == "evidence_added"
     assert receipt["record_ref"] == original.record_ref
@@ -111,8 +116,8 @@ def test_accepting_a_duplicate_adds_its_evidence_instead_of_a_second_record(orig
     assert Review.objects.get(review_id=review["review_id"]).applied_record_ref == (
         original.record_ref
     )
-    again = services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    again = review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
     assert again["evidence_count"] == 1
 
@@ -130,8 +135,8 @@ def test_a_duplicate_whose_record_retired_before_apply_activates_as_usual(origin
     services.retire_record(
         record_ref=original.record_ref, principal=f.op(f.OWNER), reason_summary="test"
     )
-    receipt = services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    receipt = review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
     assert receipt["status"] == "activated"
     assert receipt["record_ref"] != original.record_ref
@@ -184,7 +189,9 @@ def test_admin_shows_the_mark_on_the_candidate_and_the_evidence_on_the_record(
     from django.urls import reverse
 
     review = _review(_candidate(RESTATED), principal=f.op(f.REVIEWER), execute=True)
-    services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
+    review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
+    )
     candidates_page = admin_client.get(reverse("admin:reward_memory_candidate_changelist"))
     assert candidates_page.status_code == 200
     assert "duplicate of" in candidates_page.content.decode().lower()
@@ -224,7 +231,9 @@ def test_the_demo_shows_one_duplicate_candidate_marked_and_merged(db):
 def test_retiring_the_record_closes_the_lineage_of_its_merged_duplicates(original):
     doc = _candidate(RESTATED)
     review = _review(doc, principal=f.op(f.REVIEWER), execute=True)
-    services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
+    review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
+    )
     services.retire_record(
         record_ref=original.record_ref, principal=f.op(f.OWNER), reason_summary="test"
     )

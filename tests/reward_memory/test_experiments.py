@@ -38,8 +38,8 @@ def _config(*corpora, **kw) -> dict:
 
 
 def _configure(execute=False, agent="author", path=CONFIG):
-    return services.configure_goal(
-        goal_id="demo", agent_id=agent, config_path=path, execute=execute
+    return experiment_documents.configuration(
+        services.configure_goal(goal_id="demo", agent_id=agent, config_path=path, execute=execute)
     )
 
 

@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 
 from reward_memory import contracts, services
+from reward_memory.documents import review as review_documents
 from reward_memory.domain import guards
 from reward_memory.models import Candidate, IngestEvent, MemoryRecord, Review
 from tests.reward_memory import factories as f
@@ -79,8 +80,10 @@ def test_candidate_guard_blocks_with_reason_and_collapses_accept_to_no_write(
     if corpus:
         f.register("prefs", max_age_days=14 if corpus == "stale" else None)
         corpus_id = "prefs"
-    review = services.review_candidate(
-        candidate=f.candidate(**overrides), decision="accept", corpus_id=corpus_id
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(**overrides), decision="accept", corpus_id=corpus_id
+        )
     )
     assert code in _codes(review)
     assert review["guard"]["status"] == "guard_blocked"
@@ -91,8 +94,8 @@ def test_candidate_guard_blocks_with_reason_and_collapses_accept_to_no_write(
 
 @pytest.mark.parametrize(("code", "overrides"), HARD_POLICY_CASES)
 def test_hard_policy_checkpoint_guard_blocks(db, code, overrides):
-    review = services.review_candidate(
-        candidate=f.hard_policy_candidate(**overrides), decision="accept"
+    review = review_documents.decision(
+        services.review_candidate(candidate=f.hard_policy_candidate(**overrides), decision="accept")
     )
     assert code in _codes(review)
     assert review["effective_decision"] == "no_write"
@@ -100,15 +103,21 @@ def test_hard_policy_checkpoint_guard_blocks(db, code, overrides):
 
 def test_valid_candidates_pass_every_guard(db):
     for doc in (f.candidate(), f.hard_policy_candidate()):
-        review = services.review_candidate(candidate=doc, decision="accept")
+        review = review_documents.decision(
+            services.review_candidate(candidate=doc, decision="accept")
+        )
         assert review["guard"] == {"status": "passed", "reasons": []}
         assert review["effective_decision"] == "accept"
 
 
 def test_shape_refusal_never_echoes_the_refused_values(db):
-    review = services.review_candidate(
-        candidate=f.candidate(transcript="secret chat", source={"evidence_ref": "/home/alice/x/y"}),
-        decision="accept",
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(
+                transcript="secret chat", source={"evidence_ref": "/home/alice/x/y"}
+            ),
+            decision="accept",
+        )
     )
     text = str(review)
     assert "secret chat" not in text
@@ -333,12 +342,14 @@ def test_reasons_are_sorted_and_deduplicated():
 
 def test_guard_blocked_reviews_are_recorded_inspectable_but_write_nothing(db, agents):
     f.register("prefs")
-    review = services.review_candidate(
-        candidate=f.candidate(conflicts=["conflict:1"]),
-        decision="accept",
-        principal=f.op(f.REVIEWER),
-        corpus_id="prefs",
-        execute=True,
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(conflicts=["conflict:1"]),
+            decision="accept",
+            principal=f.op(f.REVIEWER),
+            corpus_id="prefs",
+            execute=True,
+        )
     )
     assert review["recorded"] is True
     assert review["effective_decision"] == "no_write"
@@ -351,8 +362,10 @@ def test_guard_blocked_reviews_are_recorded_inspectable_but_write_nothing(db, ag
 
 
 def test_an_unmodelled_key_that_looks_like_a_path_is_never_echoed(db):
-    review = services.review_candidate(
-        candidate=f.candidate(**{"/home/alice/.aws/credentials": "x"}), decision="accept"
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(**{"/home/alice/.aws/credentials": "x"}), decision="accept"
+        )
     )
     assert "/home/alice" not in str(review)
     assert {"code": "unmodelled_field", "field": "<unnamed>"} in review["guard"]["reasons"]

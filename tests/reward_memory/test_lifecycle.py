@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 
 from reward_memory import services
 from reward_memory.documents import registry
+from reward_memory.documents import review as review_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import (
     ApplicationReceipt,
@@ -279,12 +280,14 @@ def test_constraints_of_standing_policy(active_record):
 
 
 def test_constraints_of_candidates_and_reviews(db, corpus):
-    review = services.review_candidate(
-        candidate=f.candidate(),
-        decision="accept",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(),
+            decision="accept",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
     candidate = Candidate.objects.get()
     _raises(Candidate, **_clone(candidate))

@@ -4,6 +4,7 @@ hard_policy needs expiry and review, freshness-bound classes declare a maximum a
 import pytest
 
 from reward_memory import services
+from reward_memory.documents import review as review_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import LineageClosure, MemoryRecord, RecordTransition
 from tests.helpers import run_cli
@@ -99,10 +100,10 @@ def test_mark_experience_command_checks_the_operator(experience):
 
 def test_low_confidence_hard_policy_needs_expiry_in_review(db):
     weak = f.hard_policy_candidate(confidence={"level": "low"})
-    review = services.review_candidate(candidate=weak, decision="accept")
+    review = review_documents.decision(services.review_candidate(candidate=weak, decision="accept"))
     assert {r["code"] for r in review["guard"]["reasons"]} == {"weak_policy_needs_expiry"}
     bounded = f.merge(weak, {"expires_at": "2026-12-20T00:00:00Z"})
-    ok = services.review_candidate(candidate=bounded, decision="accept")
+    ok = review_documents.decision(services.review_candidate(candidate=bounded, decision="accept"))
     assert ok["effective_decision"] == "accept"
 
 

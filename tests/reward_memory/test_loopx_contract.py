@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from reward_memory.documents import review as review_documents
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
 
@@ -260,13 +261,15 @@ def test_recorded_case_review_names_the_authenticated_reviewer_not_the_fixture(d
     from reward_memory import services
     from reward_memory.domain.inputs import read_case, read_case_review
 
-    doc = services.review_candidate(
-        candidate=read_case("issue-fix-verified-contributor"),
-        decision="reject",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
-        preview_review=read_case_review("reject")["review"],
+    doc = review_documents.decision(
+        services.review_candidate(
+            candidate=read_case("issue-fix-verified-contributor"),
+            decision="reject",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+            preview_review=read_case_review("reject")["review"],
+        )
     )
     assert doc["recorded"] is True
     assert doc["review"]["reviewer_ref"] == doc["reviewer"] == f.op(f.REVIEWER).actor_ref

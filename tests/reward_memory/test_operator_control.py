@@ -7,6 +7,8 @@ import pytest
 from django.urls import reverse
 
 from reward_memory import services
+from reward_memory.documents import operator_control as control_documents
+from reward_memory.documents import review as review_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord
 from tests.helpers import run_cli
@@ -39,7 +41,7 @@ def record(db, double_corpus, double):
 
 
 def _control(record, action, control_ref, **kw):
-    return services.operator_control(
+    decision = services.operator_control(
         record_ref=record.record_ref,
         action=action,
         control_ref=control_ref,
@@ -47,6 +49,7 @@ def _control(record, action, control_ref, **kw):
         principal=f.op(f.OWNER),
         **kw,
     )
+    return control_documents.decision(decision)
 
 
 def test_edit_with_the_owner_checkpoint_prepares_a_replacement_without_writing(record, double):
@@ -55,7 +58,9 @@ def test_edit_with_the_owner_checkpoint_prepares_a_replacement_without_writing(r
     candidate = doc["replacement_candidate"]
     assert candidate["lineage"] == {"prior_candidate_ref": record.candidate_ref}
     assert candidate["content_summary"] == "Lead with the effect."
-    review = services.review_candidate(candidate=candidate, decision="accept", corpus_id="prefs")
+    review = review_documents.decision(
+        services.review_candidate(candidate=candidate, decision="accept", corpus_id="prefs")
+    )
     assert review["effective_decision"] == "accept"
     assert double.call_count == 0
     assert MemoryRecord.objects.get(pk=record.pk).lifecycle_state == "active"

@@ -11,6 +11,7 @@ from django.contrib.auth.models import Permission
 from loopx_site.core import services as core_services
 from loopx_site.core.models import HostToken
 from reward_memory import principals, services
+from reward_memory.documents import review as review_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import CorpusRoleBinding, LineageClosure, MemoryRecord
 from tests.reward_memory import factories as f
@@ -54,12 +55,14 @@ def world(db, corpus):
         operator=f.op(f.OWNER),
         execute=True,
     )
-    services.review_candidate(
-        candidate=f.candidate(content_summary="Something rejected."),
-        decision="reject",
-        corpus_id="prefs",
-        principal=f.op(f.REVIEWER),
-        execute=True,
+    review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(content_summary="Something rejected."),
+            decision="reject",
+            corpus_id="prefs",
+            principal=f.op(f.REVIEWER),
+            execute=True,
+        )
     )
     core_services.create_token(goal_id="demo", agent_id="author")
     token = HostToken.objects.get()

@@ -50,7 +50,7 @@ def activated(db, server):
     configured = services.configure_goal(
         goal_id="demo", agent_id="author", config_path="experiments/ov.json", execute=True
     )
-    assert configured["status"] not in ("unavailable", "canary_readback_failed"), configured
+    assert configured.status not in ("unavailable", "canary_readback_failed"), configured
     receipt = services.ingest_event(
         event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
     )

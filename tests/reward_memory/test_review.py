@@ -4,6 +4,7 @@ collapse, the hard-policy subset rule, and applying a review with the owner's au
 import pytest
 
 from reward_memory import services
+from reward_memory.documents import review as review_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import Candidate, MemoryRecord, Review
 from reward_memory.services import activation
@@ -11,7 +12,9 @@ from tests.reward_memory import factories as f
 
 
 def _review(decision, doc=None, **kwargs):
-    return services.review_candidate(candidate=doc or f.candidate(), decision=decision, **kwargs)
+    return review_documents.decision(
+        services.review_candidate(candidate=doc or f.candidate(), decision=decision, **kwargs)
+    )
 
 
 def test_accept_returns_the_activation_next_step_and_writes_nothing(db, corpus):
@@ -186,8 +189,8 @@ def _activate_via_review(corpus, doc=None):
     review = _review(
         "accept", doc, corpus_id=corpus.corpus_id, principal=f.op(f.REVIEWER), execute=True
     )
-    return services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    return review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
 
 
@@ -205,8 +208,8 @@ def test_apply_accept_by_owner_activates_with_exact_readback(db, corpus):
     assert record.writer == f.OWNER
     review = Review.objects.get(review_id=receipt["review_id"])
     assert review.applied_record_ref == record.record_ref
-    again = services.apply_review(
-        review_id=receipt["review_id"], principal=f.op(f.OWNER), execute=True
+    again = review_documents.review_step(
+        services.apply_review(review_id=receipt["review_id"], principal=f.op(f.OWNER), execute=True)
     )
     assert again["record_ref"] == receipt["record_ref"]
     assert MemoryRecord.objects.count() == 1
@@ -214,7 +217,9 @@ def test_apply_accept_by_owner_activates_with_exact_readback(db, corpus):
 
 def test_apply_preview_plans_without_writing(db, corpus):
     review = _review("accept", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
-    plan = services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER))
+    plan = review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER))
+    )
     assert plan["status"] == "planned"
     assert plan["record_ref"] == activation.record_ref_for(
         "prefs", review["candidate_ref"], review["review_id"]
@@ -225,8 +230,10 @@ def test_apply_preview_plans_without_writing(db, corpus):
 def test_only_the_corpus_owner_persists_an_accepted_review(db, corpus):
     review = _review("accept", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
     with pytest.raises(RewardMemoryError) as exc:
-        services.apply_review(
-            review_id=review["review_id"], principal=f.op(f.REVIEWER), execute=True
+        review_documents.review_step(
+            services.apply_review(
+                review_id=review["review_id"], principal=f.op(f.REVIEWER), execute=True
+            )
         )
     assert exc.value.code == "owner_not_authorized"
     assert not MemoryRecord.objects.exists()
@@ -235,7 +242,11 @@ def test_only_the_corpus_owner_persists_an_accepted_review(db, corpus):
 def test_non_actionable_reviews_have_no_write_step(db, corpus):
     review = _review("reject", corpus_id="prefs", principal=f.op(f.REVIEWER), execute=True)
     with pytest.raises(RewardMemoryError) as exc:
-        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
+        review_documents.review_step(
+            services.apply_review(
+                review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+            )
+        )
     assert exc.value.code == "review_not_actionable"
 
 
@@ -248,8 +259,10 @@ def test_apply_retire_closes_the_record(db, corpus):
         record_ref=receipt["record_ref"],
         execute=True,
     )
-    done = services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+    done = review_documents.review_step(
+        services.apply_review(
+            review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+        )
     )
     assert done["status"] == "retired"
     assert MemoryRecord.objects.get(record_ref=receipt["record_ref"]).lifecycle_state == "retired"
@@ -293,13 +306,17 @@ def test_apply_retire_is_one_write_a_failed_applied_mark_leaves_the_record_activ
 
     monkeypatch.setattr(review_service, "_mark_applied", broken)
     with pytest.raises(DatabaseError):
-        services.apply_review(
-            review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+        review_documents.review_step(
+            services.apply_review(
+                review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+            )
         )
     assert MemoryRecord.objects.get(record_ref=receipt["record_ref"]).lifecycle_state == "active"
     assert Review.objects.get(review_id=review["review_id"]).applied_at is None
     monkeypatch.undo()
-    done = services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+    done = review_documents.review_step(
+        services.apply_review(
+            review_id=review["review_id"], principal=f.op(f.RETIRER), execute=True
+        )
     )
     assert done["status"] == "retired"

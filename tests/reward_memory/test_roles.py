@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from loopx_site.core import services as core_services
 from reward_memory import selectors, services
+from reward_memory.documents import review as review_documents
 from reward_memory.models import IngestEvent, MemoryRecord, PendingIngest
 from tests.reward_memory import factories as f
 
@@ -153,31 +154,35 @@ def test_an_operator_account_is_bound_to_the_operator_role_as_itself_only(db, sh
 
 
 def test_a_review_accept_of_an_unbound_source_collapses_to_no_write(db, corpus):
-    review = services.review_candidate(
-        candidate=f.candidate(source={"actor": "user:nobody"}),
-        decision="accept",
-        principal=f.op(f.REVIEWER),
-        corpus_id="prefs",
-        execute=True,
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(source={"actor": "user:nobody"}),
+            decision="accept",
+            principal=f.op(f.REVIEWER),
+            corpus_id="prefs",
+            execute=True,
+        )
     )
     assert review["effective_decision"] == "no_write"
     assert {r["code"] for r in review["guard"]["reasons"]} == {"actor_role_unverified"}
 
 
 def test_apply_review_rechecks_the_binding_at_write_time(db, corpus):
-    review = services.review_candidate(
-        candidate=f.candidate(),
-        decision="accept",
-        principal=f.op(f.REVIEWER),
-        corpus_id="prefs",
-        execute=True,
+    review = review_documents.decision(
+        services.review_candidate(
+            candidate=f.candidate(),
+            decision="accept",
+            principal=f.op(f.REVIEWER),
+            corpus_id="prefs",
+            execute=True,
+        )
     )
     assert review["effective_decision"] == "accept"
     services.revoke_checkpoint(
         checkpoint_id=f.ROLE_CHECKPOINT_ID, operator=f.op(f.OWNER), execute=True
     )
-    applied = services.apply_review(
-        review_id=review["review_id"], principal=f.op(f.OWNER), execute=True
+    applied = review_documents.review_step(
+        services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
     assert applied["status"] == "guard_blocked"
     assert {r["code"] for r in applied["guard"]["reasons"]} == {"actor_role_unverified"}

@@ -29,7 +29,7 @@ def _enable(corpus, **automation):
     done = services.configure_goal(
         goal_id="demo", agent_id="author", config_path=CONFIG, execute=True
     )
-    assert done["status"] == "configured"
+    assert done.status == "configured"
 
 
 def _event(event_id="hook-1"):

@@ -7,6 +7,7 @@ with exact readback and commits the registry binding only when it verified.
 
 from loopx_site.core.cli import LoopxCommand, format_mapping
 from reward_memory import services
+from reward_memory.documents import experiments as experiment_documents
 from reward_memory.errors import AREA
 
 
@@ -27,12 +28,13 @@ class Command(LoopxCommand):
         )
 
     def run(self, *, goal_id, reward_memory_config, reward_memory_agent, execute=False, **_):
-        return services.configure_goal(
+        result = services.configure_goal(
             goal_id=goal_id,
             agent_id=reward_memory_agent,
             config_path=reward_memory_config,
             execute=execute,
         )
+        return experiment_documents.configuration(result)
 
     def render_text(self, payload, *, subcommand=None):
         return format_mapping(payload, skip=("automation_intent",))
