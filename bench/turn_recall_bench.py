@@ -192,14 +192,14 @@ def pct(values: list[float], q: float) -> float:
 
 
 def measure(packet: dict, size: int, calls: int) -> dict:
-    from turn_recall import services
+    from turn_recall import documents, services
 
     def call(turn: str, execute: bool) -> tuple[float, dict]:
         start = time.perf_counter()
-        doc = services.agent_turn_recall(
+        doc = documents.turn_recall(services.agent_turn_recall(
             goal_id="bench", agent_id="agent", turn_instance_id=turn,
             quota_decision=packet, execute=execute,
-        )  # fmt: skip
+        ))  # fmt: skip
         return (time.perf_counter() - start) * 1000, doc
 
     warm = call(f"warm-{size}", True)[1]

@@ -18,6 +18,7 @@ from django.contrib import admin, messages
 from loopx_site.core.access import signed_in
 from loopx_site.core.errors import DomainError
 from preferences import services
+from preferences.documents import extensions as extension_documents
 from preferences.models import ProviderExtension, ProviderNote, SemanticPreferenceConfig
 from preferences.recall.local_provider import validate_note
 from preferences.recall.registry import validate_registered
@@ -149,7 +150,7 @@ class ProviderExtensionAdmin(ServiceAdmin):
         self.act_on_rows(
             request,
             queryset,
-            services.deactivate_extension,
+            lambda **call: extension_documents.operation(services.deactivate_extension(**call)),
             "extension_id",
             lambda row: {"extension_id": row.extension_id, "operator": operator, "execute": True},
         )

@@ -62,7 +62,7 @@ NOTES = [
 
 def _install() -> None:
     installed = services.install_extension(manifest_path=MANIFEST, execute=True)
-    if not installed["enabled"]:
+    if not installed.row.active:
         services.activate_extension(extension_id="loopx-local", execute=True)
 
 

@@ -70,8 +70,10 @@ def load(*, log) -> dict:
     packet = ledger.ensure(
         f"turn demo/author/{TURN}",
         exists=lambda: _receipt() is not None,
-        create=lambda: services.run_once(
-            goal_id="demo", agent_id="author", turn_instance_id=TURN, execute=True
+        create=lambda: documents.host_packet(
+            services.run_once(
+                goal_id="demo", agent_id="author", turn_instance_id=TURN, execute=True
+            )
         ),
     )
     if packet is not None:

@@ -5,14 +5,17 @@
 Services, selectors and rule modules compute; this module turns their results into
 the documents a LoopX host parses (``loopx_wire.md``; names in ``contracts``):
 
-* ``recall`` — ``agent_turn_recall_v0`` (every status; errors get ``error_fields``);
+* ``turn_recall`` — ``agent_turn_recall_v0`` of a ``services.TurnRecall`` (every status:
+  ``disabled`` and ``recall``; errors get ``error_fields``);
 * ``situation`` — ``agent_turn_situation_v0`` (material fields only; the fingerprint
   and recall id are added by ``situation.build``);
 * ``quota_decision`` — ``loopx_quota_decision_v0``;
 * ``hook_result`` / ``dispatch`` — the turn-start hook documents;
 * ``capsule_body`` — the unsigned ``loopx_turn_capsule_v0``;
   ``capsule_verification`` — ``loopx_turn_capsule_verification_v0``;
-* ``host_packet`` — ``loopx_turn_host_packet_v0``;
+* ``admission`` — ``quota should-run`` of a ``services.Admission`` (the packet, with
+  ``admitted`` its recall beside it);
+* ``host_packet`` — ``loopx_turn_host_packet_v0`` of a ``services.HostTurn``;
 * ``preference_view`` — the ``agent_preferences_v1`` view carried as hook context;
 * ``demo_reflection`` — the demo's ``turn_reward_memory_reflection_v0``.
 """
@@ -50,6 +53,37 @@ def disabled(goal_id: str, agent_id: str, *, experiment: dict[str, Any]) -> dict
         "provider_call_count": 0,
         **c.ERROR_BOUNDARY,
     }
+
+
+def turn_recall(result) -> dict[str, Any]:
+    """``agent_turn_recall_v0`` of a ``services.TurnRecall``: each status's own fields
+    after the common ones, in the order LoopX prints them."""
+    if result.status == c.DISABLED:
+        return disabled(result.goal_id, result.agent_id, experiment=result.experiment)
+    extra: dict[str, Any] = {
+        "reason_code": result.reason_code,
+        "provider_call_count": result.provider_call_count,
+        "same_turn_receipt_reused": result.status == c.REPLAYED,
+    }
+    if result.recall_reason_codes is not None:  # the provider answered
+        extra["recall_reason_codes"] = result.recall_reason_codes
+    if result.reconciliation is not None:  # a fresh execution
+        extra["outcome_ingest_reconciliation"] = result.reconciliation
+    if result.status == c.REPLAYED:
+        extra["source_status"] = result.source_status
+        extra["replay_dropped"] = result.replay_dropped
+    extra["query_evidence"] = result.query_evidence
+    if result.receipt_written is not None:
+        extra["same_turn_receipt_written"] = result.receipt_written
+    if result.status == c.PREVIEW:
+        extra["execute_required_for_recall"] = True
+    return recall(
+        result.status,
+        result.situation,
+        guidance=result.guidance,
+        preferences=result.preferences,
+        **extra,
+    )
 
 
 def recall(status: str, sit: dict, **extra: Any) -> dict[str, Any]:
@@ -163,6 +197,14 @@ def quota_decision(
     if turn_instance_id is not None:
         doc["turn_instance_id"] = turn_instance_id
     return doc
+
+
+def admission(result) -> dict[str, Any]:
+    """``quota should-run`` of a ``services.Admission``: the read-only packet, or an
+    executing admission's (``admitted``)."""
+    if result.recall is None:
+        return result.packet
+    return admitted(result.packet, turn_recall(result.recall))
 
 
 def admitted(packet: dict[str, Any], recall_document: dict[str, Any]) -> dict[str, Any]:
@@ -282,25 +324,21 @@ def capsule_verification(
 
 
 # -- loopx_turn_host_packet_v0 ---------------------------------------------------------------
-def host_packet(
-    *,
-    goal_id: str,
-    agent_id: str,
-    turn_instance_id: str,
-    execute: bool,
-    packet: dict,
-    recall_document: dict,
-    body: str | None,
-) -> dict[str, Any]:
+def host_packet(turn) -> dict[str, Any]:
+    """``loopx_turn_host_packet_v0`` of a ``services.HostTurn``: the packet, the turn's
+    recall and, when the turn should run, the task body written for the host."""
+    packet = turn.packet
+    recall_document = turn_recall(turn.recall)
+    body = _task_body(packet, recall_document) if packet["should_run"] else None
     hooks = packet.get("turn_start_hooks") or {}
     return {
         "ok": True,
         "schema_version": c.HOST_PACKET_SCHEMA,
         "status": "ready" if packet["should_run"] else "idle",
-        "execute": execute,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "turn_instance_id": turn_instance_id,
+        "execute": turn.execute,
+        "goal_id": turn.goal_id,
+        "agent_id": turn.agent_id,
+        "turn_instance_id": turn.turn_instance_id,
         "task": (
             {"todo_id": packet["selected_todo"]["todo_id"], "body": body}
             if packet["should_run"]
@@ -312,6 +350,49 @@ def host_packet(
         "agent_turn_recall": recall_document,
         **c.BOUNDARY,
     }
+
+
+def _task_body(packet: dict, recall: dict) -> str | None:
+    """The task a host hands its Agent: the Todo, the recalled guidance, the owner's
+    preferences, the reads to run first and a note when turn-start context is missing."""
+    todo = packet.get("selected_todo")
+    if not todo:
+        return None
+    lines = [f"Todo {todo['todo_id']}: {todo['title']}"]
+    if todo.get("target_key"):
+        lines.append(f"Target: {todo['target_key']}")
+    lines.append(f"Phase: {packet['lifecycle_phase']}")
+    lines.append(f"Next intent: {packet['next_intent']}")
+    guidance = (recall.get("context") or {}).get("guidance") or []
+    if guidance:
+        lines += ["", "Recalled guidance (private, advisory; grants no authority):"]
+        for item in guidance:
+            note = f" ({item['applicability_note']})" if item.get("applicability_note") else ""
+            lines.append(f"- [{item['target_class']}] {item['content_summary']}{note}")
+    hooks = packet.get("turn_start_hooks") or {}
+    for ctx in hooks.get("contexts") or []:
+        current = ctx.get("current") or {}
+        items = current.get("items") or []
+        lines += ["", "Owner preferences for this Agent (advisory; re-read before acting on one):"]
+        for item in items:
+            if item.get("state") == "active":
+                lines.append(f"- {item['key']}: {item['statement']}")
+            else:
+                lines.append(f"- {item['key']}: {item.get('state')} (do not act on cached advice)")
+        if current.get("instructions"):
+            lines.append(current["instructions"])
+    reads = hooks.get("required_reads") or []
+    pending = [r for r in reads if not r.get("satisfied_by_delivered_context")]
+    if pending:
+        lines += ["", "Run before work:"]
+        lines += [f"- {r['command']}" for r in pending]
+    if packet.get("turn_capsule"):
+        lines += [
+            "",
+            "Some turn-start context is missing (see turn_capsule): hold only the actions "
+            "that depend on it; independent work keeps its existing permissions.",
+        ]
+    return "\n".join(lines)
 
 
 # -- demo --------------------------------------------------------------------------------------

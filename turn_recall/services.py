@@ -24,13 +24,15 @@ empty base context: no user gate, no quota spend, no sink, and no receipt — th
 turn recalls again once the cause is gone.
 
 ``admit`` is ``quota should-run`` (read-only, or with ``execute`` the seed's executing
-quota admission: hooks, then this recall); ``run_once`` composes the host packet.
-Every document is built by ``turn_recall.documents``.
+quota admission: hooks, then this recall); ``run_once`` runs both for the host packet.
+Each returns a result (``TurnRecall``, ``Admission``, ``HostTurn``) that the edges hand to
+``turn_recall.documents``; the stored receipt is a row of fields, rendered anew by every
+replay, never a stored document.
 """
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -40,7 +42,7 @@ from loopx_site.core import selectors as core_selectors
 from loopx_site.core.canonical import digest_ref
 from loopx_site.core.errors import DomainError
 from loopx_site.core.validation import require_text
-from turn_recall import adapters, documents, quota, situation
+from turn_recall import adapters, quota, situation
 from turn_recall import contracts as c
 from turn_recall.errors import as_recall_document, error
 from turn_recall.models import TurnRecallReceipt
@@ -51,6 +53,55 @@ DEGRADED_REASONS = {
     "guard_blocked": "guard_rejected",
     "provider_unavailable": "provider_unavailable",
 }
+
+
+@dataclass(frozen=True)
+class TurnRecall:
+    """One Agent Turn Recall (``documents.turn_recall`` renders ``agent_turn_recall_v0``).
+
+    ``situation`` is ``None`` only while ``disabled`` (the packet is not read; the
+    Agent's ``experiment`` status is reported instead). The optional fields are set by
+    the step that knows them: ``recall_reason_codes`` once the provider answered,
+    ``reconciliation`` and ``receipt_written`` by a fresh execution, ``source_status``
+    and ``replay_dropped`` by a replay of the stored receipt."""
+
+    status: str
+    goal_id: str
+    agent_id: str
+    situation: dict[str, Any] | None = None
+    query_evidence: Any = None
+    experiment: dict[str, Any] | None = None
+    reason_code: str | None = None
+    guidance: list[dict[str, Any]] = field(default_factory=list)
+    preferences: dict[str, Any] | None = None
+    provider_call_count: int = 0
+    recall_reason_codes: list[str] | None = None
+    reconciliation: dict[str, Any] | None = None
+    receipt_written: bool | None = None
+    source_status: str | None = None
+    replay_dropped: Any = None
+
+
+@dataclass(frozen=True)
+class Admission:
+    """``quota should-run``: the packet, and with ``execute`` the turn's recall
+    (``documents.admission`` renders it)."""
+
+    packet: dict[str, Any]
+    recall: TurnRecall | None = None
+
+
+@dataclass(frozen=True)
+class HostTurn:
+    """``turn run-once``: the turn's quota packet and its recall
+    (``documents.host_packet`` renders ``loopx_turn_host_packet_v0``)."""
+
+    goal_id: str
+    agent_id: str
+    turn_instance_id: str
+    execute: bool
+    packet: dict[str, Any]
+    recall: TurnRecall
 
 
 def scope_digests(goal_id: str, agent_id: str) -> tuple[str, str]:
@@ -88,7 +139,7 @@ def agent_turn_recall(
     session_ref: str | None = None,
     force_refresh: bool = False,
     viewer: tuple[str, str | None] | None = None,
-) -> dict[str, Any]:
+) -> TurnRecall:
     """Run (or preview) the turn recall; errors carry ``agent_turn_recall_v0`` fields.
 
     ``quota_decision`` is the packet, or a callable that reads it: as in LoopX, the
@@ -138,15 +189,15 @@ def _turn_recall(
     session_ref=None,
     force_refresh=False,
     viewer=None,
-) -> dict[str, Any]:
+) -> TurnRecall:
     _one_line(turn_instance_id, "turn_instance_id", c.MAX_TURN_ID)
     if session_ref is not None:
         _one_line(session_ref, "session_ref", c.MAX_SESSION_REF)
     agent = core_selectors.get_agent(goal_id, agent_id, area=c.AREA)
     binding = adapters.turn_admission_binding(goal_id, agent_id, viewer=viewer)
     if binding is None:  # default-off, before the packet is even read (as LoopX)
-        return documents.disabled(
-            goal_id, agent_id, experiment=adapters.experiment_status(goal_id, agent_id)
+        return TurnRecall(
+            c.DISABLED, goal_id, agent_id, experiment=adapters.experiment_status(goal_id, agent_id)
         )
     packet = _read_packet(quota_decision)
     situation.check_packet(packet, goal_id, agent_id, turn_instance_id, binding["project"])
@@ -161,9 +212,7 @@ def _turn_recall(
     text = situation.query(sit)
     evidence = situation.query_evidence(sit, text)
     if not execute:
-        return documents.recall(
-            c.PREVIEW, sit, query_evidence=evidence, execute_required_for_recall=True
-        )
+        return TurnRecall(c.PREVIEW, goal_id, agent_id, sit, evidence)
     now = clock.now()
     stored = _stored_receipt(goal_id, agent_id, sit["turn_recall_id"])
     if stored is not None and not force_refresh:
@@ -194,7 +243,7 @@ def _stored_receipt(goal_id: str, agent_id: str, turn_recall_id: str):
     ).first()
 
 
-def _recall_and_store(turn: _Turn, text: str, stored, *, viewer) -> dict[str, Any]:
+def _recall_and_store(turn: _Turn, text: str, stored, *, viewer) -> TurnRecall:
     """Reconcile pending ingests, recall through the provider, and store the turn's
     receipt; a provider that is down or failing degrades the turn (nothing stored)."""
     reconciliation = adapters.reconcile_ingests(turn.goal_id, turn.agent_id)
@@ -210,19 +259,17 @@ def _recall_and_store(turn: _Turn, text: str, stored, *, viewer) -> dict[str, An
     except DomainError as exc:
         if exc.code in ("goal_not_registered", "agent_not_registered"):
             raise
-        return _degraded(turn.sit, "application_error", reconciliation, turn.evidence, turn.agent)
+        return _degraded(turn, "application_error", reconciliation)
     except Exception as exc:  # an application failure never blocks the turn
         logger.warning("turn recall degraded: %s", type(exc).__name__)
-        return _degraded(turn.sit, "application_error", reconciliation, turn.evidence, turn.agent)
+        return _degraded(turn, "application_error", reconciliation)
 
     if got.status in DEGRADED_REASONS:
         # nothing is stored: once the provider is back the same turn recalls again
         return _degraded(
-            turn.sit,
+            turn,
             DEGRADED_REASONS[got.status],
             reconciliation,
-            turn.evidence,
-            turn.agent,
             provider_call_count=got.provider_calls,
             recall_reason_codes=got.reason_codes,
         )
@@ -235,17 +282,19 @@ def _recall_and_store(turn: _Turn, text: str, stored, *, viewer) -> dict[str, An
     )
     if replayed is not None:
         return replayed
-    return documents.recall(
+    return TurnRecall(
         status,
+        turn.goal_id,
+        turn.agent_id,
         turn.sit,
+        turn.evidence,
+        reason_code=empty_reason or None,
         guidance=guidance,
         preferences=_preferences(turn.agent.goal, turn.agent),
         provider_call_count=got.provider_calls,
         recall_reason_codes=got.reason_codes,
-        outcome_ingest_reconciliation=reconciliation,
-        query_evidence=turn.evidence,
-        same_turn_receipt_written=True,
-        reason_code=empty_reason or None,
+        reconciliation=reconciliation,
+        receipt_written=True,
     )
 
 
@@ -286,20 +335,24 @@ def _store(turn: _Turn, stored, status, guidance, provider_calls, reconciliation
     return None
 
 
-def _degraded(sit, reason, reconciliation, evidence, agent, **extra) -> dict[str, Any]:
-    return documents.recall(
+def _degraded(turn: _Turn, reason, reconciliation, **provider) -> TurnRecall:
+    """The turn degraded for ``reason``: no guidance, nothing stored (``provider``: what
+    the provider answered, when it was reached)."""
+    return TurnRecall(
         c.DEGRADED,
-        sit,
-        **extra,
+        turn.goal_id,
+        turn.agent_id,
+        turn.sit,
+        turn.evidence,
         reason_code=reason,
-        preferences=_preferences(agent.goal, agent),
-        outcome_ingest_reconciliation=reconciliation,
-        query_evidence=evidence,
-        same_turn_receipt_written=False,
+        preferences=_preferences(turn.agent.goal, turn.agent),
+        reconciliation=reconciliation,
+        receipt_written=False,
+        **provider,
     )
 
 
-def _replay(stored: TurnRecallReceipt, sit, agent, evidence, now) -> dict[str, Any]:
+def _replay(stored: TurnRecallReceipt, sit, agent, evidence, now) -> TurnRecall:
     """The stored turn (same ids, zero provider calls, no write) re-read now: its
     guidance passes Reward Memory's readable-records selector again, so a record retired,
     revoked, superseded, expired, refuted or quarantined since is dropped and counted in
@@ -311,61 +364,21 @@ def _replay(stored: TurnRecallReceipt, sit, agent, evidence, now) -> dict[str, A
         guidance=list(stored.guidance or []),
         now=now,
     )
-    return documents.recall(
+    return TurnRecall(
         c.REPLAYED,
+        sit["goal_id"],
+        sit["agent_id"],
         sit,
+        evidence,
         reason_code=stored.reason_code or None,
-        source_status=stored.status,
         guidance=_live(guidance, now),
-        replay_dropped=dropped,
         preferences=_preferences(agent.goal, agent),
-        query_evidence=evidence,
-        same_turn_receipt_reused=True,
+        source_status=stored.status,
+        replay_dropped=dropped,
     )
 
 
 # -- turn run-once -------------------------------------------------------------------------
-def _task_body(packet: dict, recall: dict) -> str | None:
-    todo = packet.get("selected_todo")
-    if not todo:
-        return None
-    lines = [f"Todo {todo['todo_id']}: {todo['title']}"]
-    if todo.get("target_key"):
-        lines.append(f"Target: {todo['target_key']}")
-    lines.append(f"Phase: {packet['lifecycle_phase']}")
-    lines.append(f"Next intent: {packet['next_intent']}")
-    guidance = (recall.get("context") or {}).get("guidance") or []
-    if guidance:
-        lines += ["", "Recalled guidance (private, advisory; grants no authority):"]
-        for item in guidance:
-            note = f" ({item['applicability_note']})" if item.get("applicability_note") else ""
-            lines.append(f"- [{item['target_class']}] {item['content_summary']}{note}")
-    hooks = packet.get("turn_start_hooks") or {}
-    for ctx in hooks.get("contexts") or []:
-        current = ctx.get("current") or {}
-        items = current.get("items") or []
-        lines += ["", "Owner preferences for this Agent (advisory; re-read before acting on one):"]
-        for item in items:
-            if item.get("state") == "active":
-                lines.append(f"- {item['key']}: {item['statement']}")
-            else:
-                lines.append(f"- {item['key']}: {item.get('state')} (do not act on cached advice)")
-        if current.get("instructions"):
-            lines.append(current["instructions"])
-    reads = hooks.get("required_reads") or []
-    pending = [r for r in reads if not r.get("satisfied_by_delivered_context")]
-    if pending:
-        lines += ["", "Run before work:"]
-        lines += [f"- {r['command']}" for r in pending]
-    if packet.get("turn_capsule"):
-        lines += [
-            "",
-            "Some turn-start context is missing (see turn_capsule): hold only the actions "
-            "that depend on it; independent work keeps its existing permissions.",
-        ]
-    return "\n".join(lines)
-
-
 def scope(acting) -> dict[str, Any]:
     """The keyword arguments of a turn call made for an acting ``access.Caller`` (the one
     resolver's ``acting_for``): its Goal, Agent and own read scope."""
@@ -386,14 +399,14 @@ def admit(
     turn_instance_id: str | None = None,
     execute: bool = False,
     viewer: tuple[str, str | None] | None = None,
-) -> dict[str, Any]:
+) -> Admission:
     """``quota should-run``: the read-only packet; with ``execute`` the seed's executing
     quota admission — the turn-start hooks run into the packet, then Agent Turn Recall
     executes for this turn, and the host gets both (``reward_memory_recall``). Execution
     needs the turn (``turn_instance_id``); no quota is spent either way."""
     if not execute:
-        return quota.should_run(
-            goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id
+        return Admission(
+            quota.should_run(goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id)
         )
     if turn_instance_id is None:
         raise error(
@@ -401,22 +414,12 @@ def admit(
             "An executing quota admission needs the turn's turn_instance_id.",
             field="turn_instance_id",
         )
-    return documents.admitted(
-        *_turn(goal_id, agent_id, turn_instance_id, execute=True, viewer=viewer)
-    )
+    return Admission(*_turn(goal_id, agent_id, turn_instance_id, execute=True, viewer=viewer))
 
 
 def run_once(
     *, goal_id: str, agent_id: str, turn_instance_id: str, execute: bool = False
-) -> dict[str, Any]:
-    """quota should-run → agent turn recall → the host packet for one turn."""
+) -> HostTurn:
+    """quota should-run → agent turn recall: what the host packet of one turn carries."""
     packet, recall = _turn(goal_id, agent_id, turn_instance_id, execute=execute)
-    return documents.host_packet(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        turn_instance_id=turn_instance_id,
-        execute=execute,
-        packet=packet,
-        recall_document=recall,
-        body=_task_body(packet, recall) if packet["should_run"] else None,
-    )
+    return HostTurn(goal_id, agent_id, turn_instance_id, execute, packet, recall)

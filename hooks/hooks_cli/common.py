@@ -15,5 +15,5 @@ def listing_arguments(parser) -> None:
 
 def journal(select, options):
     """A journal listing from the operator's shell (``access``: the one scope rule)."""
-    goal_ids, agent_id = access.shell_operator().listing_scope(options["goal_id"], area=AREA)
+    goal_ids, agent_id = access.SHELL.listing_scope(options["goal_id"], area=AREA)
     return call_with_options(select, options, goal_ids=goal_ids, agent_id=agent_id)

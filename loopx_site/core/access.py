@@ -247,11 +247,6 @@ def from_request(request, *, area: str = "loopx") -> Caller:
     return caller
 
 
-def shell_operator(name: str = "shell") -> Caller:
-    """The operator's shell running a command (trusted as an operator)."""
-    return Caller(OPERATOR, name, from_shell=True)
-
-
 # -- one answer for unseen and absent ----------------------------------------------------
 def visible_or_not_found(
     obj: T | None, visible: Callable[[T], bool], not_found: Callable[[], DomainError]
@@ -278,7 +273,7 @@ PERMISSION_REQUIRED = "permission_required"
 # Who runs an operator-only operation: the operator's shell (``SHELL``) or a signed-in
 # account (``signed_in(request)``) — both a ``Caller``. Services take it as a required
 # argument, so no adapter can leave it out.
-SHELL = shell_operator()
+SHELL = Caller(OPERATOR, "shell", from_shell=True)
 
 
 def signed_in(request) -> Caller:

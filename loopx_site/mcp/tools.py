@@ -21,6 +21,7 @@ from reward_memory.api import serializers as memory_inputs
 from reward_memory.errors import AREA as MEMORY_AREA
 from reward_memory.errors import invalid
 from turn_recall import contracts as turn_contracts
+from turn_recall import documents as turn_documents
 from turn_recall import services as turn_services
 from turn_recall.api import serializers as turn_inputs
 from turn_recall.errors import as_recall_document
@@ -134,7 +135,7 @@ def turn_guidance(credential: Credential, *, goal_id=None, agent_id=None, **body
     except DomainError as err:
         raise as_recall_document(err) from None
     throttle(credential, "turn_recall")
-    return turn_services.agent_turn_recall(
+    result = turn_services.agent_turn_recall(
         **turn_services.scope(scope),
         turn_instance_id=values["turn_instance_id"],
         quota_decision=values["quota_decision"],
@@ -142,3 +143,4 @@ def turn_guidance(credential: Credential, *, goal_id=None, agent_id=None, **body
         session_ref=values.get("session_ref"),
         force_refresh=values["force_refresh"],
     )
+    return turn_documents.turn_recall(result)

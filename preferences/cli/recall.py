@@ -26,6 +26,15 @@ def _documents():
     return importlib.import_module("preferences.documents.recall")
 
 
+def _extension_documents():
+    """``preferences.documents.extensions``, imported with the services it renders."""
+    return importlib.import_module("preferences.documents.extensions")
+
+
+def _operation(result) -> dict[str, Any]:
+    return _extension_documents().operation(result)
+
+
 def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--project", default=".", help="Project reference for the provider (default: .)."
@@ -178,22 +187,30 @@ run_maintenance_receipt = _call(
     "evidence_ref",
     render=lambda fields: _documents().maintenance_receipt(**fields),
 )
-run_install = _call("install_extension", "manifest:manifest_path", "execute")
-run_upgrade = _call("upgrade_extension", "manifest:manifest_path", "execute")
-run_enable = _call("activate_extension", "extension_id", "execute")
+run_install = _call("install_extension", "manifest:manifest_path", "execute", render=_operation)
+run_upgrade = _call("upgrade_extension", "manifest:manifest_path", "execute", render=_operation)
+run_enable = _call("activate_extension", "extension_id", "execute", render=_operation)
 
 
 def run_disable(*, extension_id, execute, **_) -> dict[str, Any]:
     from loopx_site.core import access
 
-    return _services().deactivate_extension(
-        extension_id=extension_id, execute=execute, operator=access.SHELL
+    return _operation(
+        _services().deactivate_extension(
+            extension_id=extension_id, execute=execute, operator=access.SHELL
+        )
     )
 
 
-run_rollback = _call("rollback_extension", "extension_id", "execute")
-run_list = _call("list_extensions")
-run_extension_doctor = _call("doctor_extension", "extension_id", "all_enabled", "execute")
+run_rollback = _call("rollback_extension", "extension_id", "execute", render=_operation)
+run_list = _call("list_extensions", render=lambda rows: _extension_documents().listing(rows))
+run_extension_doctor = _call(
+    "doctor_extension",
+    "extension_id",
+    "all_enabled",
+    "execute",
+    render=lambda run: _extension_documents().doctor_run(run),
+)
 run_extension_run = _call("run_extension", "extension_id", "input_json", "execute")
 
 

@@ -1,7 +1,9 @@
-"""Documents of provider extensions: the stored manifest, the extension doctor, lifecycle
-operations (``loopx_extension_operation_v0``), the listing (``loopx_extension_state_v0``)
-and the public projection of an installed row (LoopX's status fields plus ours — no
-command, only its digest)."""
+"""Documents of provider extensions: the stored manifest, the extension doctor
+(``doctor_run`` of ``services.extension_doctor.DoctorRun``), lifecycle operations
+(``operation`` of ``services.extensions.ExtensionOperation``:
+``loopx_extension_operation_v0``), the listing (``loopx_extension_state_v0``) and the
+public projection of an installed row (LoopX's status fields plus ours — no command, only
+its digest)."""
 
 from typing import Any
 
@@ -77,6 +79,31 @@ def disabled_doctor(m) -> dict[str, Any]:
     }
 
 
+def extension_doctor(result) -> dict[str, Any]:
+    """One ``services.extension_doctor.ExtensionDoctor``: ``disabled_doctor`` while
+    disabled, the project provider's in-process report, or the probe's document."""
+    if not result.active:
+        return disabled_doctor(result.manifest)
+    if result.healthy is not None:
+        healthy = result.healthy
+        return doctor(
+            result.manifest,
+            status="ready" if healthy else "provider_unavailable",
+            available=healthy,
+            verified=healthy,
+            failure_kind=None if healthy else "doctor_unhealthy",
+        )
+    return result.probe
+
+
+def doctor_run(result) -> dict[str, Any]:
+    """``extension doctor`` of a ``services.extension_doctor.DoctorRun``: one extension's
+    ``loopx_extension_doctor_v0``, or the ``--all-enabled`` batch."""
+    if result.batch:
+        return doctor_batch([extension_doctor(d) for d in result.doctors], result.execute)
+    return extension_doctor(result.doctors[0])
+
+
 def doctor_batch(doctors: list[dict[str, Any]], execute: bool) -> dict[str, Any]:
     """LoopX's ``--all-enabled`` batch: ``ready`` only when every executed doctor verified
     its extension, ``blocked`` otherwise; ``probe_required`` before ``--execute``."""
@@ -115,6 +142,13 @@ def entrypoint_identity(*, size: int, content_sha256: str) -> dict[str, Any]:
     }
 
 
+def installed(row) -> dict[str, Any]:
+    """``extension`` of a row with the stored entry of its active revision."""
+    entries = [e for e in row.revisions or [] if isinstance(e, dict)]
+    active_entry = next((e for e in entries if e.get("revision") == row.revision), None)
+    return extension(row, active_entry)
+
+
 def extension(row, active_entry: dict[str, Any] | None) -> dict[str, Any]:
     """Public projection of an installed ``ProviderExtension`` (``active_entry``: the
     stored revision entry of its active revision)."""
@@ -146,19 +180,10 @@ def extension(row, active_entry: dict[str, Any] | None) -> dict[str, Any]:
 _UNDECIDED = ("install", "upgrade")
 
 
-def operation(
-    name: str,
-    *,
-    execute: bool,
-    changed: bool,
-    row,
-    payload: dict[str, Any],
-    previous_revision: str | None = None,
-    doctor: dict[str, Any] | None = None,
-    would_change: bool | None = None,
-) -> dict[str, Any]:
-    """``loopx_extension_operation_v0``: ``preview`` unless ``execute``, then ``applied``
-    or ``unchanged``; ``payload`` is ``extension(row, …)``."""
+def operation(result) -> dict[str, Any]:
+    """``loopx_extension_operation_v0`` of a ``services.extensions.ExtensionOperation``:
+    ``preview`` unless ``execute``, then ``applied`` or ``unchanged``."""
+    name, execute, changed, row = result.operation, result.execute, result.changed, result.row
     document = {
         "ok": True,
         "schema_version": OPERATION_SCHEMA,
@@ -170,17 +195,21 @@ def operation(
         "version": row.version,
         "revision": row.revision,
         "active_revision": row.revision or None,
-        "previous_revision": previous_revision,
+        "previous_revision": result.previous_revision,
         # LoopX: an install or upgrade preview has decided nothing about enablement yet.
         "enabled": row.active if (execute or (row.pk and name not in _UNDECIDED)) else None,
-        "doctor": doctor,
+        "doctor": result.doctor,
         "rollback_available": bool(row.rollback_revision),
-        "extension": payload,
+        "extension": installed(row),
     }
-    if would_change is not None:
-        document["would_change"] = would_change
+    if result.target_version is not None:
+        document["version"] = result.target_version
+    if result.would_change is not None:
+        document["would_change"] = result.would_change
     return document
 
 
-def listing(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+def listing(rows) -> dict[str, Any]:
+    """``loopx_extension_state_v0`` of the installed rows (``services.list_extensions``)."""
+    payloads = [installed(row) for row in rows]
     return {"ok": True, "schema_version": LIST_SCHEMA, "status": "listed", "extensions": payloads}

@@ -1,6 +1,7 @@
 """Provider extension lifecycle — the locked writes of installed runtime state.
 
-Lifecycle (``loopx_extension_operation_v0`` documents, preview unless ``execute``):
+Lifecycle (preview unless ``execute``; each verb returns an ``ExtensionOperation`` that
+``preferences.documents.extensions.operation`` renders as ``loopx_extension_operation_v0``):
 ``install`` (new id; installs enabled), ``upgrade`` (new revision of an installed id; the
 old one is kept for ``rollback``), ``enable`` / ``disable`` (aliases ``activate`` /
 ``deactivate``), ``rollback`` (swap the active and the rollback revision). Installing,
@@ -9,13 +10,13 @@ doctor first and refuses when it fails. At most ``MAX_REVISIONS`` revisions are 
 """
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from loopx_site.core import access, clock
 from loopx_site.core.errors import DomainError
-from preferences.documents import extensions as documents
 from preferences.models import ProviderExtension
 from preferences.recall import config as config_module
 from preferences.recall import doctor as extension_doctor
@@ -31,6 +32,22 @@ from preferences.recall.manifest import (
 MAX_REVISIONS = 5
 #: Errors of the extension verbs: ``loopx_extension_error_v0`` (LoopX's schema).
 EXTENSION_AREA = "loopx_extension"
+
+
+@dataclass(frozen=True)
+class ExtensionOperation:
+    """What one lifecycle verb did, or would do (``documents.operation`` renders it):
+    ``row`` as it stands after it (a preview's row is changed but not saved);
+    ``target_version`` is the version a rollback preview would make active."""
+
+    operation: str
+    execute: bool
+    changed: bool
+    row: ProviderExtension
+    previous_revision: str | None = None
+    doctor: dict[str, Any] | None = None
+    would_change: bool | None = None
+    target_version: str | None = None
 
 
 def _fields_from(manifest: Manifest) -> dict[str, Any]:
@@ -60,13 +77,11 @@ def _retain(revisions: list, entry: dict, keep: str | None) -> list:
     return kept
 
 
-def _operation(operation: str, *, row: ProviderExtension, **fields: Any) -> dict[str, Any]:
-    return documents.operation(operation, row=row, payload=_payload(row), **fields)
-
-
-def _preview(operation: str, row: ProviderExtension, previous, doctor) -> dict[str, Any]:
+def _preview(
+    operation: str, row: ProviderExtension, previous, doctor, **fields: Any
+) -> ExtensionOperation:
     """The preview of a change that would move ``row`` off revision ``previous``."""
-    return _operation(
+    return ExtensionOperation(
         operation,
         execute=False,
         changed=False,
@@ -74,11 +89,8 @@ def _preview(operation: str, row: ProviderExtension, previous, doctor) -> dict[s
         previous_revision=previous,
         doctor=doctor,
         would_change=True,
+        **fields,
     )
-
-
-def _payload(row: ProviderExtension) -> dict[str, Any]:
-    return documents.extension(row, revision_entry(row, row.revision))
 
 
 def _locked(extension_id: str) -> ProviderExtension:
@@ -105,7 +117,7 @@ def _extension_id_argument(extension_id: Any) -> str:
 
 def install_manifest(
     manifest: Manifest, *, execute: bool = False, operation: str = "install"
-) -> dict[str, Any]:
+) -> ExtensionOperation:
     """``install`` a new extension (enabled) or ``upgrade`` an installed one.
 
     The same manifest again writes nothing (``changed: false``). ``install`` of an id
@@ -132,7 +144,7 @@ def install_manifest(
     )
 
 
-def _install_locked(manifest, row, operation, execute, doctor) -> dict[str, Any]:
+def _install_locked(manifest, row, operation, execute, doctor) -> ExtensionOperation:
     if row is None and operation == "upgrade":
         raise SemanticPreferenceError(
             "extension_not_found",
@@ -173,12 +185,12 @@ def _install_locked(manifest, row, operation, execute, doctor) -> dict[str, Any]
         return _preview(operation, row, previous, doctor)
     with transaction.atomic():
         row.save()
-    return _operation(
+    return ExtensionOperation(
         operation, execute=True, changed=True, row=row, previous_revision=previous, doctor=doctor
     )
 
 
-def set_active(extension_id: str, *, active: bool, execute: bool = False) -> dict[str, Any]:
+def set_active(extension_id: str, *, active: bool, execute: bool = False) -> ExtensionOperation:
     """``enable`` / ``disable`` an installed extension (idempotent, row-locked)."""
     operation = "enable" if active else "disable"
     with transaction.atomic():
@@ -195,7 +207,7 @@ def set_active(extension_id: str, *, active: bool, execute: bool = False) -> dic
             row.updated_at = now
             row.activated_at = now if active else None
             row.save(update_fields=["active", "updated_at", "activated_at"])
-        return _operation(
+        return ExtensionOperation(
             operation,
             execute=execute,
             changed=execute and would_change,
@@ -205,7 +217,7 @@ def set_active(extension_id: str, *, active: bool, execute: bool = False) -> dic
         )
 
 
-def rollback(extension_id: str, *, execute: bool = False) -> dict[str, Any]:
+def rollback(extension_id: str, *, execute: bool = False) -> ExtensionOperation:
     """Make the rollback revision active again (the current one becomes the rollback)."""
     with transaction.atomic():
         row = _locked(extension_id)
@@ -220,10 +232,8 @@ def rollback(extension_id: str, *, execute: bool = False) -> dict[str, Any]:
             extension_doctor.require_ready(manifest, doctor, "rollback")
         previous = row.revision
         if not execute:
-            document = _preview("rollback", row, previous, doctor)
             # As LoopX: the preview names the version the rollback would make active.
-            document["version"] = _fields_from(manifest).get("version", document["version"])
-            return document
+            return _preview("rollback", row, previous, doctor, target_version=manifest.version)
         now = clock.now()
         for name, value in _fields_from(manifest).items():
             setattr(row, name, value)
@@ -232,7 +242,7 @@ def rollback(extension_id: str, *, execute: bool = False) -> dict[str, Any]:
             row.active, row.activated_at = True, now
         row.updated_at = now
         row.save()
-        return _operation(
+        return ExtensionOperation(
             "rollback",
             execute=True,
             changed=True,
@@ -242,10 +252,9 @@ def rollback(extension_id: str, *, execute: bool = False) -> dict[str, Any]:
         )
 
 
-def list_extensions() -> dict[str, Any]:
-    return documents.listing(
-        [_payload(r) for r in ProviderExtension.objects.order_by("extension_id")]
-    )
+def list_extensions() -> list[ProviderExtension]:
+    """Every installed extension, by id (``documents.listing`` renders them)."""
+    return list(ProviderExtension.objects.order_by("extension_id"))
 
 
 def _extension_errors(function):
@@ -263,19 +272,19 @@ def _extension_errors(function):
 
 
 @_extension_errors
-def install_extension(*, manifest_path, execute: bool = False) -> dict:
+def install_extension(*, manifest_path, execute: bool = False) -> ExtensionOperation:
     """``extension install --manifest FILE [--execute]``: validate, then install enabled."""
     return install_manifest(read_manifest_file(manifest_path), execute=execute)
 
 
 @_extension_errors
-def upgrade_extension(*, manifest_path, execute: bool = False) -> dict:
+def upgrade_extension(*, manifest_path, execute: bool = False) -> ExtensionOperation:
     """``extension upgrade --manifest FILE [--execute]``: a new revision of an installed id."""
     return install_manifest(read_manifest_file(manifest_path), execute=execute, operation="upgrade")
 
 
 @_extension_errors
-def activate_extension(*, extension_id: str, execute: bool = False) -> dict:
+def activate_extension(*, extension_id: str, execute: bool = False) -> ExtensionOperation:
     """``extension enable|activate ID [--execute]``."""
     return set_active(extension_id, active=True, execute=execute)
 
@@ -283,7 +292,7 @@ def activate_extension(*, extension_id: str, execute: bool = False) -> dict:
 @_extension_errors
 def deactivate_extension(
     *, extension_id: str, operator: access.Caller, execute: bool = False
-) -> dict:
+) -> ExtensionOperation:
     """``extension disable|deactivate ID [--execute]`` (the operator's shell) or the admin
     action (an account holding ``preferences.change_providerextension``)."""
     access.require_operator_permission(
@@ -293,6 +302,6 @@ def deactivate_extension(
 
 
 @_extension_errors
-def rollback_extension(*, extension_id: str, execute: bool = False) -> dict:
+def rollback_extension(*, extension_id: str, execute: bool = False) -> ExtensionOperation:
     """``extension rollback ID [--execute]``."""
     return rollback(extension_id, execute=execute)

@@ -27,7 +27,7 @@ def arguments(parser):
 
 
 def run(command, *, goal_id, agent_id, event=None, **options):
-    acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
+    acting = access.SHELL.acting_for(goal_id, agent_id, area=AREA)
     return call_with_options(
         services.run_boundary_hook, options, goal_id=acting.goal_id,
         agent_id=acting.agent_id, viewer=acting.viewer,

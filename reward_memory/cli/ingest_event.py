@@ -24,7 +24,7 @@ def arguments(parser):
 def run(command, *, input, goal_id=None, agent_id=None, execute=False, actor=None, **_):
     principal = principals.operator_account(actor, field="actor") if actor else None
     if goal_id and agent_id:  # the operator's shell, through the same resolver as the API
-        acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
+        acting = access.SHELL.acting_for(goal_id, agent_id, area=AREA)
         goal_id, agent_id = acting.goal_id, acting.agent_id
     return services.submit_event(
         document=read_json(input), goal_id=goal_id, agent_id=agent_id, execute=execute,

@@ -30,7 +30,7 @@ def run(command, *, input, execute=False, goal_id=None, agent_id=None, **_):
     viewer = None
     if goal_id is not None or agent_id is not None:
         # the operator's shell, through the same resolver as the API
-        acting = access.shell_operator().acting_for(goal_id, agent_id, area=AREA)
+        acting = access.SHELL.acting_for(goal_id, agent_id, area=AREA)
         goal_id, agent_id, viewer = acting.goal_id, acting.agent_id, acting.viewer
     return services.recall(
         request=read_json(input), execute=execute, goal_id=goal_id, agent_id=agent_id,

@@ -7,7 +7,7 @@ from loopx_site.core.errors import DomainError
 
 AGENT_TOKEN = access.Caller(access.HOST, "abc", goal_id="demo", agent_id="author", token_id=1)
 GOAL_TOKEN = access.Caller(access.HOST, "def", goal_id="demo", token_id=2)
-SHELL = access.shell_operator()
+SHELL = access.SHELL
 
 
 def test_an_agent_token_acts_for_its_own_agent_and_reads_as_it():

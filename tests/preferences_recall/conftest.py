@@ -122,10 +122,13 @@ def install(db, write_json):
     ``active=False`` disables it again)."""
     from loopx_site.core.access import SHELL
     from preferences import services
+    from preferences.documents import extensions as extension_documents
 
     def do(document: dict, *, active: bool = True) -> dict:
         path = write_json(f"manifests/{document['extension_id']}.json", document)
-        result = services.install_extension(manifest_path=path, execute=True)
+        result = extension_documents.operation(
+            services.install_extension(manifest_path=path, execute=True)
+        )
         if not active:
             services.deactivate_extension(
                 extension_id=document["extension_id"], operator=SHELL, execute=True

@@ -3,6 +3,7 @@
 import pytest
 
 from preferences import services
+from preferences.documents import extensions as extension_documents
 from preferences.models import ProviderExtension
 from preferences.recall.errors import SemanticPreferenceError
 from tests.helpers import run_cli
@@ -15,14 +16,16 @@ def test_doctor_of_one_extension_probes_only_with_execute(install, tmp_path):
     marker = tmp_path / "ran"
     install(manifest("alpha", provider("valid"), doctor=provider("doctor_ok", str(marker))))
     marker.unlink()  # the install ran the manifest doctor once
-    preview = services.doctor_extension(extension_id="alpha")
+    preview = extension_documents.doctor_run(services.doctor_extension(extension_id="alpha"))
     assert (preview["schema_version"], preview["status"], preview["verified"]) == (
         "loopx_extension_doctor_v0",
         "probe_required",
         False,
     )
     assert not marker.exists()
-    result = services.doctor_extension(extension_id="alpha", execute=True)
+    result = extension_documents.doctor_run(
+        services.doctor_extension(extension_id="alpha", execute=True)
+    )
     assert (result["status"], result["verified"], result["failure_kind"]) == ("ready", True, None)
     assert result["entrypoint_identity"] == result["probed_entrypoint_identity"]
     assert marker.exists()
@@ -35,7 +38,9 @@ def test_doctor_of_a_disabled_extension_probes_nothing(install, tmp_path):
         active=False,
     )
     marker.unlink()
-    result = services.doctor_extension(extension_id="alpha", execute=True)
+    result = extension_documents.doctor_run(
+        services.doctor_extension(extension_id="alpha", execute=True)
+    )
     assert (result["status"], result["available"], result["verified"]) == (
         "disabled",
         False,
@@ -52,15 +57,20 @@ def test_doctor_all_enabled_is_ready_only_when_every_doctor_verified(install, tm
         manifest("beta", provider("valid"), doctor=provider("doctor_ok", "--fail-if", str(flag)))
     )
     install(manifest("gamma", provider("valid"), doctor=provider("doctor_ok")), active=False)
-    preview = services.doctor_extension(all_enabled=True)
+    preview = extension_documents.doctor_run(services.doctor_extension(all_enabled=True))
     assert (preview["schema_version"], preview["status"], preview["enabled_count"]) == (
         "loopx_extension_doctor_batch_v0",
         "probe_required",
         2,
     )
-    assert services.doctor_extension(all_enabled=True, execute=True)["status"] == "ready"
+    ready = extension_documents.doctor_run(
+        services.doctor_extension(all_enabled=True, execute=True)
+    )
+    assert ready["status"] == "ready"
     flag.write_text("x")
-    blocked = services.doctor_extension(all_enabled=True, execute=True)
+    blocked = extension_documents.doctor_run(
+        services.doctor_extension(all_enabled=True, execute=True)
+    )
     assert (blocked["status"], blocked["ok"]) == ("blocked", False)
     assert (blocked["verified_count"], blocked["blocked_count"]) == (1, 1)
     assert [d["extension_id"] for d in blocked["extensions"]] == ["alpha", "beta"]

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from loopx_site.core.access import SHELL
 from preferences import services
+from preferences.documents import extensions as extension_documents
 from preferences.models import ProviderExtension
 from preferences.recall.errors import SemanticPreferenceError
 from tests.helpers import run_cli
@@ -29,7 +30,7 @@ SHIPPED = Path(__file__).resolve().parents[2] / "preferences" / "extensions" / "
 
 def test_install_previews_by_default_and_writes_nothing(write_json):
     path = write_json("m.json", manifest("alpha", provider("valid")))
-    result = services.install_extension(manifest_path=path)
+    result = extension_documents.operation(services.install_extension(manifest_path=path))
     assert (result["status"], result["operation"], result["dry_run"]) == (
         "preview",
         "install",
@@ -41,7 +42,9 @@ def test_install_previews_by_default_and_writes_nothing(write_json):
 
 def test_install_execute_installs_enabled_and_a_reinstall_is_an_error(write_json):
     path = write_json("m.json", manifest("alpha", provider("valid")))
-    first = services.install_extension(manifest_path=path, execute=True)
+    first = extension_documents.operation(
+        services.install_extension(manifest_path=path, execute=True)
+    )
     assert (first["status"], first["changed"], first["enabled"]) == ("applied", True, True)
     # real LoopX 2.1.1: installing an installed id again, same manifest or not, is refused
     for execute in (False, True):
@@ -63,15 +66,19 @@ def test_a_changed_manifest_needs_upgrade_which_keeps_a_rollback(install, write_
     with pytest.raises(SemanticPreferenceError) as exc:
         services.install_extension(manifest_path=path, execute=True)
     assert exc.value.code == "extension_installed"
-    preview = services.upgrade_extension(manifest_path=path)
+    preview = extension_documents.operation(services.upgrade_extension(manifest_path=path))
     assert (preview["status"], preview["would_change"]) == ("preview", True)
     assert ProviderExtension.objects.get().timeout_seconds == 10
-    result = services.upgrade_extension(manifest_path=path, execute=True)
+    result = extension_documents.operation(
+        services.upgrade_extension(manifest_path=path, execute=True)
+    )
     assert (result["status"], result["previous_revision"]) == ("applied", first["revision"])
     assert result["rollback_available"] is True
     row = ProviderExtension.objects.get()
     assert (row.timeout_seconds, row.active) == (20, True)
-    back = services.rollback_extension(extension_id="alpha", execute=True)
+    back = extension_documents.operation(
+        services.rollback_extension(extension_id="alpha", execute=True)
+    )
     assert back["revision"] == first["revision"]
     assert ProviderExtension.objects.get().timeout_seconds == 10
 
@@ -85,16 +92,30 @@ def test_upgrade_of_a_missing_extension_is_not_found(write_json):
 
 def test_enable_and_disable_preview_then_apply_idempotently(install):
     install(manifest("alpha", provider("valid")), active=False)
-    preview = services.activate_extension(extension_id="alpha")
+    preview = extension_documents.operation(services.activate_extension(extension_id="alpha"))
     assert (preview["status"], preview["would_change"]) == ("preview", True)
     assert ProviderExtension.objects.get().active is False
-    assert services.activate_extension(extension_id="alpha", execute=True)["changed"] is True
-    assert services.activate_extension(extension_id="alpha", execute=True)["changed"] is False
     assert (
-        services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)["changed"]
+        extension_documents.operation(
+            services.activate_extension(extension_id="alpha", execute=True)
+        )["changed"]
         is True
     )
-    again = services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)
+    assert (
+        extension_documents.operation(
+            services.activate_extension(extension_id="alpha", execute=True)
+        )["changed"]
+        is False
+    )
+    assert (
+        extension_documents.operation(
+            services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)
+        )["changed"]
+        is True
+    )
+    again = extension_documents.operation(
+        services.deactivate_extension(extension_id="alpha", operator=SHELL, execute=True)
+    )
     assert again["status"] == "unchanged"
     assert ProviderExtension.objects.get().active is False
 
@@ -107,7 +128,7 @@ def test_activating_an_unknown_extension_is_not_found():
 
 def test_extension_payloads_never_show_the_command(install):
     install(manifest("alpha", provider("valid"), doctor=provider("doctor_ok")))
-    listing = services.list_extensions()
+    listing = extension_documents.listing(services.list_extensions())
     text = json.dumps(listing)
     assert listing["extensions"][0]["extension_id"] == "alpha"
     assert listing["extensions"][0]["doctor"] is True
@@ -154,7 +175,7 @@ def test_relative_manifest_arguments_resolve_against_the_manifest_directory(tmp_
 
 
 def test_the_shipped_loopx_local_manifest_is_valid_and_project_owned():
-    result = services.install_extension(manifest_path=SHIPPED)
+    result = extension_documents.operation(services.install_extension(manifest_path=SHIPPED))
     assert result["extension"]["extension_id"] == "loopx-local"
     assert result["extension"]["permission"] == "project_database_read"
     document = json.loads(SHIPPED.read_text())
@@ -437,14 +458,16 @@ def test_extension_doctor_and_operations_carry_loopx_fields(write_json):
     import sys
 
     path = write_json("m.json", manifest("alpha", provider("valid"), doctor=provider("doctor_ok")))
-    preview = services.install_extension(manifest_path=path)
+    preview = extension_documents.operation(services.install_extension(manifest_path=path))
     expected = _loopx_identity(sys.executable).hexdigest()
     doctor = preview["doctor"]
     assert list(doctor)[:4] == ["ok", "schema_version", "extension_id", "version"]
     assert (doctor["ok"], doctor["version"], doctor["status"]) == (True, "1.0.0", "probe_required")
     assert doctor["probed_entrypoint_identity"] == expected
     assert doctor["entrypoint_identity"] is None  # only a verified probe admits it
-    applied = services.install_extension(manifest_path=path, execute=True)
+    applied = extension_documents.operation(
+        services.install_extension(manifest_path=path, execute=True)
+    )
     assert applied["doctor"]["verified"] is True
     assert applied["doctor"]["entrypoint_identity"] == expected
     assert applied["active_revision"] == applied["revision"]

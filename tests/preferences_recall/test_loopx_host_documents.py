@@ -3,6 +3,7 @@
 import pytest
 
 from preferences import services
+from preferences.documents import extensions as extension_documents
 from preferences.recall.errors import SemanticPreferenceError
 from tests.preferences_recall.conftest import extension_config, manifest, provider
 
@@ -23,9 +24,11 @@ def test_upgrade_preview_leaves_enabled_undecided_and_rollback_names_its_version
 ):
     install(manifest("alpha", provider("valid")))  # version 1.0.0
     path = write_json("m2.json", {**manifest("alpha", provider("valid")), "version": "1.1.0"})
-    preview = services.upgrade_extension(manifest_path=path)
+    preview = extension_documents.operation(services.upgrade_extension(manifest_path=path))
     assert preview["enabled"] is None
-    applied = services.upgrade_extension(manifest_path=path, execute=True)
+    applied = extension_documents.operation(
+        services.upgrade_extension(manifest_path=path, execute=True)
+    )
     assert (applied["enabled"], applied["version"]) == (True, "1.1.0")
-    back = services.rollback_extension(extension_id="alpha")
+    back = extension_documents.operation(services.rollback_extension(extension_id="alpha"))
     assert (back["status"], back["version"], back["enabled"]) == ("preview", "1.0.0", True)

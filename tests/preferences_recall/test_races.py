@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 
 from preferences import services
+from preferences.documents import extensions as extension_documents
 from preferences.models import ProviderExtension, ProviderNote
 from tests.preferences_recall.conftest import manifest, provider
 
@@ -36,7 +37,12 @@ def _race(n: int, work) -> list:
 @pytest.mark.parametrize("n", [2, 8])
 def test_racing_installs_of_one_manifest_install_it_once(write_json, n):
     path = write_json("m.json", manifest("alpha", provider("valid")))
-    results = _race(n, lambda: services.install_extension(manifest_path=path, execute=True))
+    results = _race(
+        n,
+        lambda: extension_documents.operation(
+            services.install_extension(manifest_path=path, execute=True)
+        ),
+    )
     applied = [r for r in results if isinstance(r, dict)]
     refused = [r for r in results if not isinstance(r, dict)]
     assert [r["status"] for r in applied] == ["applied"], results

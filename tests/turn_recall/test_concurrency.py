@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from tests.turn_recall.conftest import packet, remember_guidance
-from turn_recall import services
+from turn_recall import documents, services
 from turn_recall.models import TurnRecallReceipt
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,12 +42,14 @@ def test_racing_executions_of_one_turn_store_one_receipt(todo, turn_corpus, doub
     doc = packet()
 
     def execute():
-        return services.agent_turn_recall(
-            goal_id="demo",
-            agent_id="author",
-            turn_instance_id="turn-1",
-            quota_decision=doc,
-            execute=True,
+        return documents.turn_recall(
+            services.agent_turn_recall(
+                goal_id="demo",
+                agent_id="author",
+                turn_instance_id="turn-1",
+                quota_decision=doc,
+                execute=True,
+            )
         )
 
     results = race(n, execute)

@@ -2,7 +2,7 @@
 guidance in its turn packet, and loading the demo twice changes nothing."""
 
 from tests.helpers import run_cli
-from turn_recall import services
+from turn_recall import documents, services
 from turn_recall.models import TurnRecallReceipt
 
 
@@ -11,8 +11,10 @@ def test_the_demo_turn_packet_carries_preferences_and_guidance_and_is_idempotent
     assert first.code == 0, first.stdout
     loaded = first.json["loaded"]["turn_recall"]
     assert (loaded["status"], loaded["guidance"] > 0) == ("applied", True)
-    packet = services.run_once(
-        goal_id="demo", agent_id="author", turn_instance_id="demo-turn-recall-1", execute=True
+    packet = documents.host_packet(
+        services.run_once(
+            goal_id="demo", agent_id="author", turn_instance_id="demo-turn-recall-1", execute=True
+        )
     )
     assert packet["agent_turn_recall"]["status"] == "replayed"
     assert packet["agent_turn_recall"]["provider_call_count"] == 0

@@ -15,7 +15,7 @@ import pytest
 from loopx_site.core.errors import DomainError
 from tests.factories import AgentFactory, GoalFactory
 from tests.turn_recall.conftest import packet, remember_guidance
-from turn_recall import services, situation
+from turn_recall import documents, services, situation
 
 SUMMARY = (
     "After merging an origin-task change, report the refinements and ask that task to "
@@ -42,12 +42,14 @@ def quota_decision(phase="reviewing", target_key="pr:123") -> dict:
 
 
 def run(turn="2026-08-02T10:00:00+00:00", execute=True, **kw):
-    return services.agent_turn_recall(
-        goal_id="demo",
-        agent_id="author",
-        turn_instance_id=turn,
-        quota_decision=kw.get("quota", quota_decision()),
-        execute=execute,
+    return documents.turn_recall(
+        services.agent_turn_recall(
+            goal_id="demo",
+            agent_id="author",
+            turn_instance_id=turn,
+            quota_decision=kw.get("quota", quota_decision()),
+            execute=execute,
+        )
     )
 
 
@@ -94,12 +96,14 @@ def test_recall_injects_private_guidance_without_granting_authority(db, turn_cor
 def test_wrong_scope_blocks_before_provider_call(db, turn_corpus, double):
     """LoopX: test_wrong_peer_blocks_before_provider_call — an Agent the corpus does
     not bind gets no recall and no provider call (ours: ``disabled``)."""
-    result = services.agent_turn_recall(
-        goal_id="demo",
-        agent_id="reviewer",
-        turn_instance_id="t",
-        quota_decision=quota_decision() | {"agent_identity": {"agent_id": "reviewer"}},
-        execute=True,
+    result = documents.turn_recall(
+        services.agent_turn_recall(
+            goal_id="demo",
+            agent_id="reviewer",
+            turn_instance_id="t",
+            quota_decision=quota_decision() | {"agent_identity": {"agent_id": "reviewer"}},
+            execute=True,
+        )
     )
     assert result["status"] == "disabled"
     assert result["provider_call_count"] == 0
@@ -190,7 +194,9 @@ def test_same_agent_name_in_another_goal_is_another_identity(db, turn_corpus):
     other = GoalFactory(goal_id="other")
     AgentFactory(goal=other, agent_id="author")
     doc = packet("other", "author")
-    result = services.agent_turn_recall(
-        goal_id="other", agent_id="author", turn_instance_id="t", quota_decision=doc
+    result = documents.turn_recall(
+        services.agent_turn_recall(
+            goal_id="other", agent_id="author", turn_instance_id="t", quota_decision=doc
+        )
     )
     assert result["status"] == "disabled"

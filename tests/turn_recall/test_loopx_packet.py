@@ -11,7 +11,7 @@ import pytest
 from loopx_site.core.errors import DomainError
 from tests.reward_memory import factories as rmf
 from tests.turn_recall.conftest import packet, remember_guidance
-from turn_recall import services
+from turn_recall import documents, services
 from turn_recall.models import TurnRecallReceipt
 
 GUIDANCE = "Re-read the acceptance criteria before resuming a flaky test fix."
@@ -59,12 +59,14 @@ LOOPX_PACKET = {
 
 
 def run(quota, turn="turn-44", execute=True):
-    return services.agent_turn_recall(
-        goal_id="demo",
-        agent_id="author",
-        turn_instance_id=turn,
-        quota_decision=quota,
-        execute=execute,
+    return documents.turn_recall(
+        services.agent_turn_recall(
+            goal_id="demo",
+            agent_id="author",
+            turn_instance_id=turn,
+            quota_decision=quota,
+            execute=execute,
+        )
     )
 
 

@@ -11,19 +11,21 @@ from tests.factories import AgentFactory, GoalFactory
 from tests.hooks.factories import TodoFactory
 from tests.turn_recall.conftest import packet, remember_guidance
 from turn_recall import contracts as c
-from turn_recall import services, situation
+from turn_recall import documents, services, situation
 from turn_recall.models import TurnRecallReceipt
 
 GUIDANCE = "Re-read the acceptance criteria before resuming a flaky test fix."
 
 
 def recall(turn="turn-1", execute=True, goal_id="demo", agent_id="author", quota=None):
-    return services.agent_turn_recall(
-        goal_id=goal_id,
-        agent_id=agent_id,
-        turn_instance_id=turn,
-        quota_decision=quota if quota is not None else packet(goal_id, agent_id),
-        execute=execute,
+    return documents.turn_recall(
+        services.agent_turn_recall(
+            goal_id=goal_id,
+            agent_id=agent_id,
+            turn_instance_id=turn,
+            quota_decision=quota if quota is not None else packet(goal_id, agent_id),
+            execute=execute,
+        )
     )
 
 

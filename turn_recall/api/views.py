@@ -9,7 +9,7 @@ from hooks.api import serializers as hooks_serializers
 from hooks.errors import AREA as HOOKS_AREA
 from loopx_site.core.api.base import DocumentApi
 from loopx_site.core.api.errors import to_domain_error
-from turn_recall import capsule, services, settlement
+from turn_recall import capsule, documents, services, settlement
 from turn_recall import contracts as c
 from turn_recall.api import serializers as s
 from turn_recall.errors import as_recall_document
@@ -49,17 +49,19 @@ class TurnRecallApi(DocumentApi):
             raise as_recall_document(to_domain_error(ValidationError(data.errors), c.AREA))
         values = data.validated_data
         return self.document(
-            services.agent_turn_recall(
-                **services.scope(
-                    self.caller(request).acting_for(
-                        values.get("goal_id"), values.get("agent_id"), area=c.AREA
-                    )
-                ),
-                turn_instance_id=values["turn_instance_id"],
-                quota_decision=values["quota_decision"],
-                execute=values["execute"],
-                session_ref=values.get("session_ref"),
-                force_refresh=values["force_refresh"],
+            documents.turn_recall(
+                services.agent_turn_recall(
+                    **services.scope(
+                        self.caller(request).acting_for(
+                            values.get("goal_id"), values.get("agent_id"), area=c.AREA
+                        )
+                    ),
+                    turn_instance_id=values["turn_instance_id"],
+                    quota_decision=values["quota_decision"],
+                    execute=values["execute"],
+                    session_ref=values.get("session_ref"),
+                    force_refresh=values["force_refresh"],
+                )
             )
         )
 
@@ -104,7 +106,9 @@ class QuotaShouldRunApi(DocumentApi):
         "The quota decision packet for one Agent (read-only)",
     )
     def get(self, request, goal_id: str, agent_id: str):
-        return self.document(services.admit(goal_id=goal_id, agent_id=agent_id))
+        return self.document(
+            documents.admission(services.admit(goal_id=goal_id, agent_id=agent_id))
+        )
 
     @_schema(
         "turn_recall_quota_admit",
@@ -122,10 +126,12 @@ class QuotaShouldRunApi(DocumentApi):
         values = self.parse(s.QuotaAdmitInput, request.data)
         acting = self.caller(request).acting_for(goal_id, agent_id, area=c.AREA)
         return self.document(
-            services.admit(
-                **services.scope(acting),
-                turn_instance_id=values.get("turn_instance_id"),
-                execute=values["execute"],
+            documents.admission(
+                services.admit(
+                    **services.scope(acting),
+                    turn_instance_id=values.get("turn_instance_id"),
+                    execute=values["execute"],
+                )
             )
         )
 

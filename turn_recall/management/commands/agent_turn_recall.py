@@ -2,7 +2,7 @@ from loopx_site.core import files
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from loopx_site.core.errors import DomainError
 from turn_recall import contracts as c
-from turn_recall import services
+from turn_recall import documents, services
 from turn_recall.cli import acting, add_scope
 from turn_recall.errors import as_recall_document
 
@@ -45,7 +45,7 @@ class Command(LoopxCommand):
             scope = services.scope(acting(goal_id, agent_id))
         except DomainError as exc:
             raise as_recall_document(exc, goal_id=goal_id, agent_id=agent_id) from None
-        return services.agent_turn_recall(
+        result = services.agent_turn_recall(
             **scope,
             turn_instance_id=turn_instance_id,
             # read only once the surface is enabled (a bad packet while disabled is
@@ -60,6 +60,7 @@ class Command(LoopxCommand):
             session_ref=session_ref,
             force_refresh=force_refresh,
         )
+        return documents.turn_recall(result)
 
     def render_text(self, payload, *, subcommand=None):
         head = format_mapping(

@@ -1,6 +1,6 @@
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from turn_recall import contracts as c
-from turn_recall import services
+from turn_recall import documents, services
 from turn_recall.cli import acting, add_scope
 
 
@@ -23,10 +23,12 @@ class Command(LoopxCommand):
         )
 
     def run_should_run(self, *, goal_id, agent_id, turn_instance_id=None, execute=False, **_):
-        return services.admit(
-            **services.scope(acting(goal_id, agent_id)),
-            turn_instance_id=turn_instance_id,
-            execute=execute,
+        return documents.admission(
+            services.admit(
+                **services.scope(acting(goal_id, agent_id)),
+                turn_instance_id=turn_instance_id,
+                execute=execute,
+            )
         )
 
     def render_text(self, payload, *, subcommand=None):

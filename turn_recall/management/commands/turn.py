@@ -4,7 +4,7 @@ from hooks.registry import PROFILE_NAMES
 from loopx_site.core import files
 from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
 from reward_memory.domain.inputs import read_json
-from turn_recall import capsule, services, settlement
+from turn_recall import capsule, documents, services, settlement
 from turn_recall import contracts as c
 from turn_recall.cli import acting, add_scope
 
@@ -78,8 +78,13 @@ class Command(LoopxCommand):
         return result.payload
 
     def run_run_once(self, *, goal_id, agent_id, turn_instance_id, execute, **_):
-        return services.run_once(
-            goal_id=goal_id, agent_id=agent_id, turn_instance_id=turn_instance_id, execute=execute
+        return documents.host_packet(
+            services.run_once(
+                goal_id=goal_id,
+                agent_id=agent_id,
+                turn_instance_id=turn_instance_id,
+                execute=execute,
+            )
         )
 
     def run_verify_capsule(self, *, goal_id, agent_id, capsule_file, **_):
