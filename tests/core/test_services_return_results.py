@@ -30,20 +30,24 @@ ALSO_SERVICES = (
 )
 
 #: ``module -> {builder}``: the stored receipts a service renders at write time.
-STORED_RECEIPTS: dict[str, set[str]] = {}
+STORED_RECEIPTS: dict[str, set[str]] = {
+    "reward_memory/services/experiments.py": {
+        "reward_memory.documents.experiments.enablement_receipt"
+    },
+    "reward_memory/services/operator_control.py": {
+        "reward_memory.documents.operator_control.prepared"
+    },
+    "reward_memory/services/reflection.py": {
+        "reward_memory.documents.reflection.validator_validation",
+        "reward_memory.documents.reflection.operator_validation",
+    },
+    "reward_memory/services/review.py": {"reward_memory.documents.review.review"},
+}
 
 STILL_RENDERING = {
     # being converted now (issue 37)
-    "reward_memory/services/activation.py",
-    "reward_memory/services/authority.py",
-    "reward_memory/services/corpora.py",
-    "reward_memory/services/experiments.py",
     "reward_memory/services/ingest.py",
-    "reward_memory/services/operator_control.py",
     "reward_memory/services/recalls.py",
-    "reward_memory/services/records.py",
-    "reward_memory/services/reflection.py",
-    "reward_memory/services/review.py",
     "reward_memory/services/runtime_hooks.py",
     "reward_memory/dogfood.py",
     "reward_memory/evaluation.py",
