@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema
 from loopx_site.core.api.base import DocumentApi
 from reward_memory import principals, selectors, services
 from reward_memory.api import serializers as s
+from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import experiments as experiment_documents
 from reward_memory.documents import records as record_documents
@@ -286,6 +287,5 @@ class BoundaryHookApi(DocumentApi):
         values = self.parse(s.BoundaryHookInput, request.data)
         acting = self.caller(request).acting_for(values["goal_id"], values["agent_id"], area=AREA)
         values["goal_id"], values["agent_id"] = acting.goal_id, acting.agent_id
-        return _answer(
-            services.run_boundary_hook(boundary=boundary, **values, viewer=acting.viewer)
-        )
+        run = services.run_boundary_hook(boundary=boundary, **values, viewer=acting.viewer)
+        return _answer(hook_documents.boundary_hook(run))

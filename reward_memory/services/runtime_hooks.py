@@ -14,8 +14,9 @@ reviewer notification just before send). The hook:
 * ingest (``automatic_ingest``): a compact, already-distilled event goes to the
   surface's ``ingest_corpus_id`` through the ordinary ingest pipeline (standing policy,
   exact readback, idempotent);
-* returns the bounded private context for the in-process caller plus a compact,
-  public-safe application receipt (digests, statuses, call counts). Provider or guard
+* returns what ran (``BoundaryHookRun``: the bounded private context for the in-process
+  caller), which ``documents.boundary_hooks`` renders with a compact, public-safe
+  application receipt (digests, statuses, call counts). Provider or guard
   failures fail open: the module's original output stands, never a user gate.
 
 Without ``execute`` it only reports what would run (no provider call, no write).
@@ -27,7 +28,6 @@ from typing import Any
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import selectors
-from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.domain import loopx
 from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
@@ -72,8 +72,9 @@ def run_boundary_hook(
     event: dict[str, Any] | None = None,
     execute: bool = False,
     viewer: selectors.Viewer = None,
-) -> dict[str, Any]:
-    """``viewer``: the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
+) -> BoundaryHookRun:
+    """What the hook at ``boundary`` ran (the edges render it with
+    ``documents.boundary_hooks.boundary_hook``). ``viewer``: the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
     ``None`` for an operator or an in-process identity) — a Goal-wide token that names
     an Agent never reaches that Agent's private corpora here either."""
     get_agent(goal_id, agent_id, area=AREA)
@@ -106,7 +107,7 @@ def run_boundary_hook(
         run.provider_call_count += run.ingest.pop("_calls")
     run.items = run.recall.pop("items", []) if run.recall else []
     run.status = _status(execute, want_recall, want_ingest, run.recall, run.ingest)
-    return hook_documents.boundary_hook(run)
+    return run
 
 
 def _skip_reason(route, surface, automation, queries, event) -> str | None:
