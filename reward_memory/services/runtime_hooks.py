@@ -74,9 +74,10 @@ def run_boundary_hook(
     viewer: selectors.Viewer = None,
 ) -> BoundaryHookRun:
     """What the hook at ``boundary`` ran (the edges render it with
-    ``documents.boundary_hooks.boundary_hook``). ``viewer``: the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
-    ``None`` for an operator or an in-process identity) — a Goal-wide token that names
-    an Agent never reaches that Agent's private corpora here either."""
+    ``documents.boundary_hooks.boundary_hook``). ``viewer``: the caller's own read scope
+    (``loopx_site.core.access.Acting.viewer``; ``None`` for an operator or an in-process
+    identity) — a Goal-wide token that names an Agent never reaches that Agent's private
+    corpora here either."""
     get_agent(goal_id, agent_id, area=AREA)
     boundary = v.choice(boundary, "boundary", DECLARED_BOUNDARIES)
     queries = [v.text(q, f"queries.{i}", max_length=500) for i, q in enumerate(queries or [])]

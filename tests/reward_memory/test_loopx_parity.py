@@ -7,9 +7,16 @@ import pytest
 
 from loopx_site.core import clock
 from reward_memory import contracts, evaluation, routing, services
+from reward_memory.documents import evaluation as evaluation_documents
+from reward_memory.documents import route_check as route_documents
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
 from tests.reward_memory.test_loopx_contract import _loopx_packet
+
+
+def _route(observation):
+    """The route-check document of ``observation``, as the command renders it."""
+    return route_documents.route(routing.route(observation))
 
 
 # -- architecture ---------------------------------------------------------------------------
@@ -32,15 +39,15 @@ def test_architecture_carries_loopx_design_sections_and_per_class_fields():
 # -- route-check -----------------------------------------------------------------------------
 def test_route_check_says_no_raw_issue_or_memory_was_captured():
     for case in routing.CASES.values():
-        assert routing.route(case)["raw_issue_or_memory_captured"] is False
+        assert _route(case)["raw_issue_or_memory_captured"] is False
 
 
 def test_the_pr_3237_case_carries_loopx_case_ref_but_a_callers_url_is_refused():
-    doc = routing.route(routing.CASES["pr-3237"])
+    doc = _route(routing.CASES["pr-3237"])
     assert doc["case_ref"] == "https://github.com/volcengine/OpenViking/pull/3237"
     assert doc["decision"] == "meta_design_gate"
     with pytest.raises(RewardMemoryError) as exc:
-        routing.route({**routing.CASES["pr-3237"], "case_ref": "https://example.com/pull/2"})
+        _route({**routing.CASES["pr-3237"], "case_ref": "https://example.com/pull/2"})
     assert exc.value.field == "case_ref"
     with pytest.raises(RewardMemoryError):
         routing.route({**routing.CASES["pr-3237"], "case_ref": ["not", "a", "ref"]})
@@ -48,7 +55,7 @@ def test_the_pr_3237_case_carries_loopx_case_ref_but_a_callers_url_is_refused():
 
 # -- evaluate --------------------------------------------------------------------------------
 def test_evaluate_reports_loopx_metrics_dimensions_and_boundaries(db):
-    doc = evaluation.evaluate()
+    doc = evaluation_documents.evaluation(evaluation.evaluate())
     assert (doc["ok"], doc["status"], doc["runner"]) == (
         True,
         "passed",
@@ -86,7 +93,7 @@ def test_evaluate_reports_loopx_metrics_dimensions_and_boundaries(db):
 
 def test_a_nonzero_storage_write_holds_the_gate(db, monkeypatch):
     monkeypatch.setattr(evaluation, "_storage_bytes_since", lambda before: 12)
-    doc = evaluation.evaluate()
+    doc = evaluation_documents.evaluation(evaluation.evaluate())
     assert doc["ok"] is False
     assert "nonzero:storage_write_bytes" in doc["release_gate"]["reason_codes"]
 
