@@ -31,7 +31,7 @@ from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
 from reward_memory import evaluation as stage4
 from reward_memory import selectors
-from reward_memory.documents.dogfood import DISPOSITIONS, RECEIPT_SCHEMA, UTILITY_LABELS
+from reward_memory.documents.dogfood import DISPOSITIONS, UTILITY_LABELS
 from reward_memory.domain import guards
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
@@ -83,16 +83,15 @@ class Utility:
 @dataclass(frozen=True)
 class DogfoodReceipt:
     """One observation settled against its stored application receipt (``facts``:
-    ``selectors.application_receipt_facts``), with its stable ``receipt_id`` and the
-    utility evaluation (``utility`` ``None`` unless ``observed``) —
-    ``documents.dogfood.receipt`` renders it once."""
+    ``selectors.application_receipt_facts``) with its utility evaluation (``utility``
+    ``None`` unless ``observed``) — ``documents.dogfood.receipt`` renders it once, its
+    ``receipt_id`` a digest of its stable fields."""
 
     settled: Settlement
     facts: dict[str, Any]
     module_outcome: dict[str, Any]
     cost: dict[str, int]
     intervention: dict[str, Any]
-    receipt_id: str
     utility: Utility | None
     utility_evaluation: dict[str, Any]
 
@@ -173,20 +172,13 @@ def build_receipt(observation: Any, index: int, *, viewer=None) -> DogfoodReceip
     }
     summary = _safe(intervention.get("summary"), f"{where}.intervention.summary") if count else None
     settled = Settlement(family, domain_id, receipt_id, artifact_ref, outcome)
-    identity = {
-        "schema_version": RECEIPT_SCHEMA,
-        "application_receipt_id": receipt_id,
-        "application_outcome": outcome,
-        "outcome_ref": outcome_doc["outcome_ref"],
-        "outcome_status": outcome_doc["outcome_status"],
-    }
     digests = sorted(facts["memory_ref_digests"])
     utility, utility_evaluation = _utility(
         o.get("utility"), digests, outcome_doc["outcome_ref"], f"{where}.utility"
     )
     return DogfoodReceipt(
         settled, facts, outcome_doc, costs, {"count": count, "summary": summary},
-        digest_ref(identity), utility, utility_evaluation,
+        utility, utility_evaluation,
     )  # fmt: skip
 
 

@@ -3,6 +3,8 @@
 
 from typing import Any
 
+from loopx_site.core.canonical import digest_ref
+
 RECEIPT_SCHEMA = "reward_memory_dogfood_receipt_v1"
 BATCH_SCHEMA = "reward_memory_dogfood_batch_v1"
 UTILITY_SCHEMA = "memory_utility_observation_v0"
@@ -11,9 +13,17 @@ DISPOSITIONS = ("applied", "not_applied", "refuted")
 
 def receipt(r) -> dict[str, Any]:
     """``reward_memory_dogfood_receipt_v1`` of a ``dogfood.DogfoodReceipt``, rendered once
-    (its ``receipt_id`` and utility decided before); ``facts`` are the stored application
-    receipt's (``selectors.application_receipt_facts``)."""
+    (its utility decided before), once; ``facts`` are the stored application receipt's
+    (``selectors.application_receipt_facts``). ``receipt_id`` is a digest of its stable
+    fields, so the same settlement of the same outcome has the same id."""
     settled, facts = r.settled, r.facts
+    identity = {
+        "schema_version": RECEIPT_SCHEMA,
+        "application_receipt_id": settled.receipt_id,
+        "application_outcome": settled.outcome,
+        "outcome_ref": r.module_outcome["outcome_ref"],
+        "outcome_status": r.module_outcome["outcome_status"],
+    }
     return {
         "ok": True,
         "schema_version": RECEIPT_SCHEMA,
@@ -38,7 +48,7 @@ def receipt(r) -> dict[str, Any]:
         "grants_new_action_authority": False,
         "raw_content_captured": False,
         "external_writes_performed": False,
-        "receipt_id": r.receipt_id,
+        "receipt_id": digest_ref(identity),
         "utility_observation": utility_observation(r.utility) if r.utility else None,
         "utility_evaluation": r.utility_evaluation,
     }
