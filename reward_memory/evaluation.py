@@ -154,7 +154,9 @@ def _activate(event) -> dict[str, Any]:
 
 
 def _recall(corpus, query, **overrides) -> dict[str, Any]:
-    return services.recall(request=fx.recall_request(corpus, query, **overrides), execute=True)
+    """One executed recall, as its edges render it (the cases read the document)."""
+    recalled = services.recall(request=fx.recall_request(corpus, query, **overrides), execute=True)
+    return recall_documents.recall_result(recalled)
 
 
 def _loopx_status(result: dict[str, Any]) -> str:

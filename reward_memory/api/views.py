@@ -15,6 +15,7 @@ from reward_memory.api import serializers as s
 from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import experiments as experiment_documents
+from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
 from reward_memory.errors import AREA, invalid
@@ -228,15 +229,14 @@ class RecallApi(DocumentApi):
         acting = self.caller(request).acting_for(*named, area=AREA)
         if not loopx:
             body["goal_id"], body["agent_id"] = acting.goal_id, acting.agent_id
-        return _answer(
-            services.recall(
-                request=body,
-                execute=values["execute"],
-                goal_id=acting.goal_id,
-                agent_id=acting.agent_id,
-                viewer=acting.viewer,
-            )
+        recalled = services.recall(
+            request=body,
+            execute=values["execute"],
+            goal_id=acting.goal_id,
+            agent_id=acting.agent_id,
+            viewer=acting.viewer,
         )
+        return _answer(recall_documents.recall_result(recalled))
 
 
 class ApplicationReceiptApi(DocumentApi):

@@ -42,7 +42,7 @@ def populated(db, corpus):
         principal=f.op(f.REVIEWER),
         execute=True,
     )
-    recall = services.recall(request=f.recall_request(corpus, queries=["PR effect"]), execute=True)
+    recall = f.recalled(request=f.recall_request(corpus, queries=["PR effect"]), execute=True)
     services.record_application(
         document={
             "schema_version": "reward_memory_application_v0",

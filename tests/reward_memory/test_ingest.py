@@ -20,7 +20,7 @@ def ingest(event=None, execute=True, **kwargs):
 
 
 def recall_items(corpus):
-    result = services.recall(request=f.recall_request(corpus), execute=True)
+    result = f.recalled(request=f.recall_request(corpus), execute=True)
     return result["items"]
 
 
@@ -285,7 +285,7 @@ def test_hard_policy_ingest_binds_only_the_verified_checkpoint_scopes(db, agents
     assert record.authority["action_scopes"] == ["issue_fix.request_reproduction"]
     assert record.authority["checkpoint_ref"] == f.CHECKPOINT_ID
     assert record.authority_checkpoint.checkpoint_id == f.CHECKPOINT_ID
-    result = services.recall(
+    result = f.recalled(
         request=f.recall_request(corpus, queries=["reproduction test storage contract"]),
         execute=True,
     )

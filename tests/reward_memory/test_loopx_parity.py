@@ -6,11 +6,12 @@ import datetime as dt
 import pytest
 
 from loopx_site.core import clock
-from reward_memory import contracts, evaluation, routing, services
+from reward_memory import contracts, evaluation, routing
 from reward_memory.documents import evaluation as evaluation_documents
 from reward_memory.documents import route_check as route_documents
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
+from tests.reward_memory import factories as f
 from tests.reward_memory.test_loopx_contract import _loopx_packet
 
 
@@ -103,7 +104,7 @@ def test_a_loopx_packet_with_loopx_offset_observed_at_completes(activated, froze
     packet = _loopx_packet(activated)
     packet["request"]["observed_at"] = frozen_clock.now.isoformat().replace("Z", "+00:00")
     assert packet["request"]["observed_at"].endswith("+00:00")
-    doc = services.recall(request=packet, execute=True, goal_id="demo", agent_id="author")
+    doc = f.recalled(request=packet, execute=True, goal_id="demo", agent_id="author")
     assert (doc["schema_version"], doc["status"]) == ("reward_memory_recall_v0", "completed")
     assert doc["result_count"] == 1
 
@@ -112,10 +113,10 @@ def test_a_non_utc_offset_observed_at_is_read_as_the_same_utc_instant(activated,
     packet = _loopx_packet(activated)
     moment = clock.now().astimezone(dt.timezone(dt.timedelta(hours=1))).replace(microsecond=0)
     packet["request"]["observed_at"] = moment.isoformat()  # …+01:00, RFC 3339
-    doc = services.recall(request=packet, execute=True, goal_id="demo", agent_id="author")
+    doc = f.recalled(request=packet, execute=True, goal_id="demo", agent_id="author")
     assert "freshness_stale" not in doc["reason_codes"]
     packet["request"]["observed_at"] = (moment - dt.timedelta(days=30)).isoformat()
-    stale = services.recall(request=packet, execute=True, goal_id="demo", agent_id="author")
+    stale = f.recalled(request=packet, execute=True, goal_id="demo", agent_id="author")
     assert "freshness_stale" in stale["reason_codes"]
     assert stale["provider_call_count"] == 0
 
@@ -125,7 +126,7 @@ def test_loopx_repository_project_ref_is_accepted_and_guarded_by_project(activat
     packet["request"]["project_ref"] = "repository:example"
     packet["read_authority_checkpoint"]["project_ref"] = "repository:example"
     double.reset_calls()
-    doc = services.recall(request=packet, execute=True, goal_id="demo", agent_id="author")
+    doc = f.recalled(request=packet, execute=True, goal_id="demo", agent_id="author")
     assert (doc["schema_version"], doc["status"]) == ("reward_memory_recall_v0", "guard_blocked")
     assert "project_mismatch" in doc["reason_codes"]
     assert doc["provider_call_count"] == 0
