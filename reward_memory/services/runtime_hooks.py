@@ -101,12 +101,13 @@ def run_boundary_hook(
             )
     run.skip_reason = _skip_reason(route, surface, automation, queries, event)
     if execute and want_recall:
-        run.recall = _recall(goal_id, agent_id, boundary, surface, queries, viewer)
-        run.provider_call_count += run.recall.pop("_calls")
+        run.recall, run.items, calls = _recall(
+            goal_id, agent_id, boundary, surface, queries, viewer
+        )
+        run.provider_call_count += calls
     if execute and want_ingest:
-        run.ingest = _ingest(goal_id, agent_id, surface, event, viewer)
-        run.provider_call_count += run.ingest.pop("_calls")
-    run.items = run.recall.pop("items", []) if run.recall else []
+        run.ingest, calls = _ingest(goal_id, agent_id, surface, event, viewer)
+        run.provider_call_count += calls
     run.status = _status(execute, want_recall, want_ingest, run.recall, run.ingest)
     return run
 
@@ -136,7 +137,9 @@ def _status(execute, want_recall, want_ingest, recall, ingest) -> str:
     return "no_effect"
 
 
-def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[str, Any]:
+def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None):
+    """``(recall, items, provider calls)``: what the recall answered, the bounded private
+    guidance of the first corpus with a hit, and the provider calls it made."""
     limit = surface.recall_profile["limit"]
     calls, statuses = 0, []
     for corpus_id in surface.corpus_ids:  # configured order; the first exact hit stops
@@ -162,28 +165,22 @@ def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[
                     }
                     for item in guidance.items[:MAX_CONTEXT_ITEMS]
                 ]
-                return {
+                recall = {
                     "status": "completed",
                     "corpus_id": corpus_id,
                     "recall_id": guidance.recall_id,
                     "item_count": len(items),
-                    "items": items,
-                    "_calls": calls,
                 }
+                return recall, items, calls
     status = c.INGEST_PROVIDER_UNAVAILABLE if "provider_unavailable" in statuses else "empty"
     if statuses and all(s == c.GUARD_BLOCKED for s in statuses):
         status = c.GUARD_BLOCKED
-    return {
-        "status": status,
-        "corpus_id": None,
-        "recall_id": None,
-        "item_count": 0,
-        "items": [],
-        "_calls": calls,
-    }
+    return {"status": status, "corpus_id": None, "recall_id": None, "item_count": 0}, [], calls
 
 
-def _ingest(goal_id, agent_id, surface, event, viewer=None) -> dict[str, Any]:
+def _ingest(goal_id, agent_id, surface, event, viewer=None):
+    """``(ingest, provider calls)``: the compact event's ingest through the ordinary
+    pipeline, by status and receipt id (a refusal by its code)."""
     compact = loopx.unwrap(
         {"event": event} if "schema_version" in event else event,
         routed=True,
@@ -198,12 +195,11 @@ def _ingest(goal_id, agent_id, surface, event, viewer=None) -> dict[str, Any]:
     except RewardMemoryError as exc:
         if exc.code in ("goal_not_registered", "agent_not_registered"):
             raise
-        return {"status": "refused", "code": exc.code, "receipt_id": None, "_calls": 0}
-    calls = receipt.get("provider_call_count") or 0
-    return {
+        return {"status": "refused", "code": exc.code, "receipt_id": None}, 0
+    ingest = {
         "status": receipt["status"],
         "receipt_id": receipt["receipt_id"],
         "record_ref": receipt.get("record_ref"),
         "memory_available_for_recall": receipt["memory_available_for_recall"],
-        "_calls": calls,
     }
+    return ingest, receipt.get("provider_call_count") or 0
