@@ -54,7 +54,7 @@ def applicability(record: MemoryRecord) -> str:
 
 
 def public_packet(recalled) -> dict[str, Any]:
-    """The public packet of a ``services.recalls.Recalled`` (digests and compact
+    """The public packet of a ``services.recalls.RecallOutcome`` (digests and compact
     lineage; what its ``RecallReceipt`` stores)."""
     request, reasons = recalled.request, recalled.reasons
     return {
@@ -82,7 +82,7 @@ def public_packet(recalled) -> dict[str, Any]:
 
 
 def recall_result(recalled) -> dict[str, Any]:
-    """The private result of a ``services.recalls.Recalled`` with its public packet
+    """The private result of a ``services.recalls.RecallOutcome`` with its public packet
     (``reason`` when an empty recall says why; ``replayed``/``replay_dropped`` for a
     replay of a stored recall) — or, for LoopX's packet, LoopX's ``reward_memory_recall_v0``
     over it."""

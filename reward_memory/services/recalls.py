@@ -55,7 +55,7 @@ APPLICATION_REASONS = {
 
 
 @dataclass(frozen=True)
-class Recalled:
+class RecallOutcome:
     """One recall as decided (``documents.recall.recall_result`` renders it: the private
     result with its public packet, or LoopX's ``reward_memory_recall_v0`` when
     ``loopx_request`` holds the inner request of LoopX's packet).
@@ -178,7 +178,7 @@ def _observed(service):
     once, by the inner call) into ``loopx_recalls_total`` / ``loopx_recall_duration_seconds``."""
 
     @functools.wraps(service)
-    def observed(*, request: Any, execute: bool = False, **kwargs) -> "Recalled":
+    def observed(*, request: Any, execute: bool = False, **kwargs) -> RecallOutcome:
         if not execute or loopx.is_loopx_packet(request):
             return service(request=request, execute=execute, **kwargs)
         started = time.perf_counter()
@@ -217,7 +217,7 @@ def recall(
     goal_id: str | None = None,
     agent_id: str | None = None,
     viewer: selectors.Viewer = None,
-) -> Recalled:
+) -> RecallOutcome:
     """Run one guarded recall; returns what it decided (the edges render it with
     ``documents.recall.recall_result``: the private result with its public packet).
 
@@ -251,9 +251,9 @@ def recall(
     now = clock.now()
     reasons = guards.normalise(shape + _guard(parsed, corpus, now, viewer))
     if reasons:
-        return Recalled(parsed, recall_id, "guard_blocked", reasons=reasons)
+        return RecallOutcome(parsed, recall_id, "guard_blocked", reasons=reasons)
     if not execute:
-        return Recalled(parsed, recall_id, "preview")
+        return RecallOutcome(parsed, recall_id, "preview")
     if context.replay:
         stored = selectors.stored_recall(recall_id)
         if stored is not None:
@@ -261,7 +261,7 @@ def recall(
     return _execute(parsed, recall_id, corpus, context, now)
 
 
-def _execute(parsed: RecallRequest, recall_id: str, corpus: Corpus, context, now) -> Recalled:
+def _execute(parsed: RecallRequest, recall_id: str, corpus: Corpus, context, now) -> RecallOutcome:
     """Ask the corpus's provider, accept what reads back exactly and store the recall's
     receipt (a concurrent identical recall answers from the receipt it stored)."""
     binding = selectors.provider_binding(
@@ -270,13 +270,13 @@ def _execute(parsed: RecallRequest, recall_id: str, corpus: Corpus, context, now
     try:
         records, filtered, calls = _provider_records(corpus, parsed, binding, now)
     except providers.ProviderUnavailable as exc:
-        result = Recalled(
+        result = RecallOutcome(
             parsed, recall_id, "provider_unavailable", calls=exc.calls, failure_kind=exc.kind
         )
         return _store(parsed, corpus, context, result)
     # empty because the ranking itself answered nothing: no record clears the relevance floor
     nothing_relevant = not records and corpus.ranking == HYBRID and not any(filtered.values())
-    result = Recalled(
+    result = RecallOutcome(
         parsed,
         recall_id,
         "ok" if records else "empty",
@@ -437,8 +437,8 @@ def _store(
     request: RecallRequest,
     corpus: Corpus,
     context: selectors.RecallContext,
-    result: Recalled,
-) -> Recalled:
+    result: RecallOutcome,
+) -> RecallOutcome:
     """Store the recall's receipt: its public packet, rendered once, here."""
     packet = documents.public_packet(result)
     values = {
@@ -464,7 +464,7 @@ def _store(
     return result
 
 
-def _replay(request: RecallRequest, stored: RecallReceipt, now) -> Recalled:
+def _replay(request: RecallRequest, stored: RecallReceipt, now) -> RecallOutcome:
     """Same recall id → the stored identity, its results re-read now: only the records
     ``selectors.replay_readable`` still passes (``replay_dropped`` counts the others, by
     reason); no provider call, no second receipt row."""
@@ -477,7 +477,7 @@ def _replay(request: RecallRequest, stored: RecallReceipt, now) -> Recalled:
     )
     rows = {r.record_ref: r for r in _result_rows().filter(record_ref__in=kept)}
     records = [rows[ref] for ref in kept if ref in rows]
-    return Recalled(
+    return RecallOutcome(
         request,
         stored.recall_id,
         stored.status if records or stored.status != "ok" else "empty",
