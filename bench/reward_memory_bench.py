@@ -346,6 +346,7 @@ def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict
     from loopx_site.core import clock
     from loopx_site.engines import fulltext, heap
     from reward_memory import selectors, services
+    from reward_memory.documents import recall as recall_documents
     from reward_memory.providers import local
 
     namespace = local.namespace(selectors.provider_binding(corpus), "issue_fix.pr_description")
@@ -406,7 +407,9 @@ def measure(corpus, queries: list[str], tag: str, reference, check=None) -> dict
         fulltext.search = timed_search
         try:
             started, cpu = time.perf_counter(), time.thread_time()
-            result = services.recall(request=request(i, q), execute=True)
+            # the recall as an edge answers it: the service and its document
+            recalled = services.recall(request=request(i, q), execute=True)
+            result = recall_documents.recall_result(recalled)
             elapsed = time.perf_counter() - started
             service_cpu.append((time.thread_time() - cpu) * 1000)
         finally:

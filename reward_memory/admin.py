@@ -836,8 +836,8 @@ class PendingIngestAdmin(_ActionsOnly, ReadOnlyAdmin):
             ref="/".join,
             done=lambda agent, summary: self.message_user(
                 request,
-                f"{'/'.join(agent)}: {summary['activated']} activated, "
-                f"{summary['still_pending']} still pending, {summary['blocked']} blocked.",
+                f"{'/'.join(agent)}: {summary.activated} activated, "
+                f"{summary.still_pending} still pending, {summary.blocked} blocked.",
                 messages.SUCCESS,
             ),
         )

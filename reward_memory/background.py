@@ -51,10 +51,10 @@ def reconcile_ingests(*, limit_agents: int = 50) -> dict[str, int]:
                 continue
             summary = services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
         counts["claimed"] += 1
-        if summary.get("skipped") == "automatic_ingest_off":
+        if summary.skipped == "automatic_ingest_off":
             counts["automatic_ingest_off"] += 1
         for key in RECONCILE_COUNTS:
-            counts[key] += int(summary.get(key, 0))
+            counts[key] += getattr(summary, key)
     return dict(counts)
 
 

@@ -618,3 +618,9 @@ def provider_content(plan) -> dict[str, Any]:
     if plan.prior_candidate_ref:
         content["lineage"] = {"prior_candidate_ref": plan.prior_candidate_ref}
     return content
+
+
+# A dogfood batch's vocabulary (LoopX's words): how an application ended, and what a
+# reviewer said it was worth.
+DISPOSITIONS = ("applied", "not_applied", "refuted")
+UTILITY_LABELS = ("helpful", "harmful", "neutral", "unknown")

@@ -24,16 +24,14 @@ and a missing, timed-out (``{"status": "timed_out"}``) or malformed utility eval
 fails open: the receipt's ``utility_evaluation`` says which, nothing else changes.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
 from reward_memory import evaluation as stage4
 from reward_memory import selectors
-from reward_memory.documents import dogfood as documents
-from reward_memory.documents.dogfood import (
-    DISPOSITIONS,
-)
+from reward_memory.contracts import DISPOSITIONS, UTILITY_LABELS
 from reward_memory.domain import guards
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError, invalid
@@ -41,11 +39,78 @@ from reward_memory.errors import RewardMemoryError, invalid
 NOT_APPLIED_OUTCOMES = ("ignored", "failed", "not_available", "available_not_applied")
 DOMAIN_FAMILIES = ("issue_fix", "loopx")
 OPERATOR_ACTIONS = ("edit", "retire")
-UTILITY_LABELS = documents.UTILITY_LABELS
 STRONG_EVIDENCE = ("owner_correction", "controlled_replay", "deterministic_effect")
 EVIDENCE_BASES = (*STRONG_EVIDENCE, "evaluator_inference", "insufficient")
 MAX_RECEIPTS = 24
 MAX_CONTROLS = 8
+
+
+def disposition(outcome: str) -> str:
+    """An application outcome as the batch counts it: applied, refuted or not_applied."""
+    return outcome if outcome in ("applied", "refuted") else "not_applied"
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """One observation's identity: its domain, the stored application receipt, the
+    verified artifact and the application outcome."""
+
+    family: str
+    domain_id: str
+    receipt_id: str
+    artifact_ref: str
+    outcome: str
+
+    @property
+    def disposition(self) -> str:
+        return disposition(self.outcome)
+
+
+@dataclass(frozen=True)
+class Utility:
+    """A typed utility judgement of one settlement (``memory_utility_observation_v0``)."""
+
+    observation_id: str
+    label: str
+    basis: str
+    strength: str
+    evidence_ref: str | None
+    memory_ref_digests: list[str]
+    evaluator: str
+    version: str
+
+
+@dataclass(frozen=True)
+class DogfoodReceipt:
+    """One observation settled against its stored application receipt (``facts``:
+    ``selectors.application_receipt_facts``) with its utility evaluation (``utility``
+    ``None`` unless ``observed``) — ``documents.dogfood.receipt`` renders it once, its
+    ``receipt_id`` a digest of its stable fields."""
+
+    settled: Settlement
+    facts: dict[str, Any]
+    module_outcome: dict[str, Any]
+    cost: dict[str, int]
+    intervention: dict[str, Any]
+    utility: Utility | None
+    utility_evaluation: dict[str, Any]
+
+    @property
+    def memory_ref_digests(self) -> list[str]:
+        return sorted(self.facts["memory_ref_digests"])
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A dogfood batch as decided (``documents.dogfood.batch`` renders it): what holds it
+    (none: ready), the Stage 4 gate's status, its receipts and stored operator controls."""
+
+    reasons: list[str]
+    gate_status: str
+    receipts: list[DogfoodReceipt]
+    controls: list[dict[str, Any]]
+    issue_fix: int
+    loopx_domains: list[str]
 
 
 def _safe(value: Any, field: str, *, max_length: int = 360) -> str:
@@ -73,7 +138,7 @@ APPLICATION_FIELDS = {
 UTILITY_FAIL_OPEN = ("missing", "timed_out")
 
 
-def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any]:
+def build_receipt(observation: Any, index: int, *, viewer=None) -> DogfoodReceipt:
     where = f"observations.{index}"
     o = v.obj(observation, where)
     _strict(
@@ -106,21 +171,15 @@ def build_receipt(observation: Any, index: int, *, viewer=None) -> dict[str, Any
         for k in ("latency_ms", "model_tokens", "provider_call_count")
     }
     summary = _safe(intervention.get("summary"), f"{where}.intervention.summary") if count else None
-    settled = documents.Settlement(family, domain_id, receipt_id, artifact_ref, outcome)
-    receipt = documents.receipt(
-        settled, facts, outcome_doc, costs, {"count": count, "summary": summary}
+    settled = Settlement(family, domain_id, receipt_id, artifact_ref, outcome)
+    digests = sorted(facts["memory_ref_digests"])
+    utility, utility_evaluation = _utility(
+        o.get("utility"), digests, outcome_doc["outcome_ref"], f"{where}.utility"
     )
-    identity = {
-        k: receipt[k] for k in ("schema_version", "application_receipt_id", "application_outcome")
-    } | {
-        "outcome_ref": receipt["module_outcome"]["outcome_ref"],
-        "outcome_status": receipt["module_outcome"]["outcome_status"],
-    }
-    receipt["receipt_id"] = digest_ref(identity)
-    receipt["utility_observation"], receipt["utility_evaluation"] = _utility(
-        o.get("utility"), receipt, f"{where}.utility"
-    )
-    return receipt
+    return DogfoodReceipt(
+        settled, facts, outcome_doc, costs, {"count": count, "summary": summary},
+        utility, utility_evaluation,
+    )  # fmt: skip
 
 
 def _application(o: dict, where: str, viewer):
@@ -143,7 +202,7 @@ def _application(o: dict, where: str, viewer):
             raise invalid(f"{aw}.{flag}", f"an application receipt never has {flag}")
     facts = stored_facts(receipt_id, f"{aw}.application_receipt_id", viewer=viewer)
     outcome = _outcome(app, facts, aw)
-    disposition = documents.disposition(outcome)
+    settles_as = disposition(outcome)
     readback = facts["result_readback_verified"]
     current = facts["current_artifact_verified"]
     digests = facts["memory_ref_digests"]
@@ -156,15 +215,15 @@ def _application(o: dict, where: str, viewer):
             app.get("memory_ref_digests"), f"{aw}.memory_ref_digests", v.digest, max_items=20
         )
         _same({"memory_ref_digests": sorted(claimed)}, "memory_ref_digests", digests, aw)
-    if disposition != "not_applied":  # the stored row's facts (record_application's rule)
+    if settles_as != "not_applied":  # the stored row's facts (record_application's rule)
         if not readback:
-            raise invalid(f"{aw}.result_readback_verified", f"{disposition} needs exact readback")
+            raise invalid(f"{aw}.result_readback_verified", f"{settles_as} needs exact readback")
         if not current:
             raise invalid(
-                f"{aw}.current_artifact_verified", f"{disposition} needs artifact verification"
+                f"{aw}.current_artifact_verified", f"{settles_as} needs artifact verification"
             )
         if not digests:
-            raise invalid(f"{aw}.memory_ref_digests", f"{disposition} needs attributed memory")
+            raise invalid(f"{aw}.memory_ref_digests", f"{settles_as} needs attributed memory")
     app_artifact = (
         v.artifact_ref(app["artifact_ref"], f"{aw}.artifact_ref") if "artifact_ref" in app else None
     )
@@ -184,7 +243,7 @@ def _verified_artifact(module: dict, mw: str, facts: dict[str, Any], app_artifac
     return artifact_ref
 
 
-def _utility(proposal: Any, receipt: dict[str, Any], where: str):
+def _utility(proposal: Any, digests: list[str], outcome_ref: str, where: str):
     """Fail open: a missing, timed-out or malformed utility evaluation leaves the
     settlement and the batch readiness as they are (``utility_evaluation`` says which)."""
     if proposal is None:
@@ -194,7 +253,8 @@ def _utility(proposal: Any, receipt: dict[str, Any], where: str):
         if status in UTILITY_FAIL_OPEN:
             return None, {"status": status, "reason": None}
     try:
-        return build_utility(proposal, receipt, where), {"status": "observed", "reason": None}
+        utility = build_utility(proposal, digests, outcome_ref, where)
+        return utility, {"status": "observed", "reason": None}
     except RewardMemoryError as exc:
         return None, {"status": "malformed", "reason": {"code": exc.code, "field": exc.field}}
 
@@ -228,7 +288,10 @@ def stored_facts(receipt_id: str, field: str, *, viewer=None) -> dict[str, Any]:
     return selectors.application_receipt_facts(receipt_id, field=field, viewer=viewer)
 
 
-def build_utility(proposal: Any, receipt: dict[str, Any], where: str) -> dict[str, Any]:
+def build_utility(proposal: Any, digests: list[str], outcome_ref: str, where: str) -> Utility:
+    """The typed utility judgement of the settlement of ``digests`` (sorted memory ref
+    digests) and ``outcome_ref``; its ``observation_id`` is stable per attributed object,
+    evidence and evaluator."""
     p = v.obj(proposal, where)
     _strict(p, {"label", "evidence_basis", "evidence_ref", "evaluator_id", "evaluation_version",
                 "reason_code"}, where)  # fmt: skip
@@ -242,33 +305,31 @@ def build_utility(proposal: Any, receipt: dict[str, Any], where: str) -> dict[st
     evaluator = v.identifier(p.get("evaluator_id"), f"{where}.evaluator_id")
     version = v.identifier(p.get("evaluation_version"), f"{where}.evaluation_version")
     identity = {  # the attributed object (memory set + verified outcome), evidence, evaluator
-        "memory_ref_digests": receipt["memory_ref_digests"],
-        "outcome_ref": receipt["module_outcome"]["outcome_ref"],
+        "memory_ref_digests": digests,
+        "outcome_ref": outcome_ref,
         "evidence_basis": basis,
         "evidence_ref": evidence_ref,
         "evaluator_id": evaluator,
         "evaluation_version": version,
     }
-    return documents.utility_observation(
-        observation_id=digest_ref(identity),
-        label=label,
-        basis=basis,
-        strength="strong"
+    strength = (
+        "strong"
         if basis in STRONG_EVIDENCE
-        else ("weak" if basis == "evaluator_inference" else "lineage_only"),
-        evidence_ref=evidence_ref,
-        memory_ref_digests=receipt["memory_ref_digests"],
-        evaluator=evaluator,
-        version=version,
+        else ("weak" if basis == "evaluator_inference" else "lineage_only")
+    )
+    return Utility(
+        digest_ref(identity), label, basis, strength, evidence_ref, digests, evaluator, version
     )
 
 
 def evaluate_batch(
     document: Any,
     *,
-    evaluation: dict[str, Any] | None = None,
+    evaluation: stage4.Evaluation | None = None,
     viewer: tuple[str, str | None] | None = None,
-) -> dict[str, Any]:
+) -> Batch:
+    """The batch of ``document`` judged against the Stage 4 gate (``evaluation``; run
+    live when ``None``)."""
     d = v.obj(document, None)
     _strict(d, {"schema_version", "observations", "operator_controls"}, "input")
     observations = d.get("observations")
@@ -283,10 +344,11 @@ def evaluate_batch(
     controls = _stored_controls(controls_doc, viewer)
     if evaluation is None:
         evaluation = stage4.evaluate()
-    gate_ready = evaluation["release_gate"]["status"] == "ready_for_bounded_dogfood"
-    issue_fix = sum(r["domain_family"] == "issue_fix" for r in receipts)
-    loopx_domains = sorted({r["domain_id"] for r in receipts if r["domain_family"] == "loopx"})
-    dispositions = {r["application_disposition"] for r in receipts}
+    gate_ready = evaluation.gate_status == stage4.GATE_READY
+    settled = [r.settled for r in receipts]
+    issue_fix = sum(s.family == "issue_fix" for s in settled)
+    loopx_domains = sorted({s.domain_id for s in settled if s.family == "loopx"})
+    dispositions = {s.disposition for s in settled}
     actions = {ctl["action"] for ctl in controls}
     reasons = []
     if not gate_ready:
@@ -299,34 +361,27 @@ def evaluate_batch(
         f"application_disposition_missing:{x}" for x in DISPOSITIONS if x not in dispositions
     ]
     reasons += [f"operator_control_missing:{a}" for a in OPERATOR_ACTIONS if a not in actions]
-    return documents.batch(
-        reasons=reasons,
-        gate_status=evaluation["release_gate"]["status"],
-        receipts=receipts,
-        controls=controls,
-        issue_fix=issue_fix,
-        loopx_domains=loopx_domains,
-    )
+    return Batch(reasons, evaluation.gate_status, receipts, controls, issue_fix, loopx_domains)
 
 
-def _check_counted_once(receipts: list[dict[str, Any]]) -> None:
+def _check_counted_once(receipts: list[DogfoodReceipt]) -> None:
     """An application settlement is counted once, and one observation id carries one
     judgement."""
     seen: set[str] = set()
     for i, r in enumerate(receipts):
-        if r["application_receipt_id"] in seen:
+        if r.settled.receipt_id in seen:
             raise RewardMemoryError(
                 "duplicate_receipt",
                 "an application settlement is counted once: duplicate application_receipt_id",
                 field=f"observations.{i}.application_receipt.application_receipt_id",
             )
-        seen.add(r["application_receipt_id"])
+        seen.add(r.settled.receipt_id)
     judgements: dict[str, str] = {}
     for i, r in enumerate(receipts):
-        u = r["utility_observation"]
+        u = r.utility
         if u is None:
             continue
-        if judgements.setdefault(u["observation_id"], u["label"]) != u["label"]:
+        if judgements.setdefault(u.observation_id, u.label) != u.label:
             raise RewardMemoryError(
                 "utility_observation_conflict",
                 "a different judgement under the same observation id is a conflict; supply "

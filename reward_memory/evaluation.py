@@ -11,6 +11,7 @@ and user gates are all zero — never a production claim.
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from loopx_site.core import clock
@@ -18,10 +19,10 @@ from loopx_site.core.encoding import dumps
 from reward_memory import contracts as c
 from reward_memory import evaluation_fixtures as fx
 from reward_memory import principals, providers, routing, selectors, services
-from reward_memory.documents import evaluation as documents
 from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import registry
 from reward_memory.documents import review as review_documents
+from reward_memory.documents import route_check as route_documents
 from reward_memory.domain import candidates
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
 from reward_memory.providers.double import ProviderDouble
@@ -50,6 +51,23 @@ SUMMED_METRICS = ("assertion_count", "latency_ms", "model_tokens", "public_evide
 SUMMED_METRICS += ZERO_METRICS  # LoopX's metric order
 # the shared application core the ranking case runs (LoopX names its own module)
 SHARED_CORE = "reward_memory.services.record_application"
+GATE_READY = "ready_for_bounded_dogfood"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One run of the eight cases (``documents.evaluation.evaluation`` renders it): each
+    case's measurements, the summed metrics and what holds the release gate (none: the
+    gate is ready)."""
+
+    cases: list[dict[str, Any]]
+    metrics: dict[str, Any]
+    reasons: list[str]
+
+    @property
+    def gate_status(self) -> str:
+        """The release gate: ready for bounded dogfood exactly when no reason is left."""
+        return "hold" if self.reasons else GATE_READY
 
 
 class _Check:
@@ -137,7 +155,9 @@ def _activate(event) -> dict[str, Any]:
 
 
 def _recall(corpus, query, **overrides) -> dict[str, Any]:
-    return services.recall(request=fx.recall_request(corpus, query, **overrides), execute=True)
+    """One executed recall, as its edges render it (the cases read the document)."""
+    recalled = services.recall(request=fx.recall_request(corpus, query, **overrides), execute=True)
+    return recall_documents.recall_result(recalled)
 
 
 def _loopx_status(result: dict[str, Any]) -> str:
@@ -347,7 +367,7 @@ def case_candidate_ranking_influence(check: _Check, rows) -> None:
 
 
 def case_large_edge_case_patch_protection(check: _Check, rows) -> None:
-    route = routing.route(fx.pr_3237_case())
+    route = route_documents.route(routing.route(fx.pr_3237_case()))
     check.that(route["decision"] == "meta_design_gate")
     check.that(route["pilot_authorized"] is False)
     check.that(route["memory_patch_authority"] is False)
@@ -426,7 +446,7 @@ def _storage_bytes_since(before: dict[str, set]) -> int:
     return total
 
 
-def evaluate(*, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def evaluate(*, progress: Callable[[str], None] | None = None) -> Evaluation:
     cases = []
     for index, case_id in enumerate(CASE_IDS, start=1):
         if progress:
@@ -441,4 +461,4 @@ def evaluate(*, progress: Callable[[str], None] | None = None) -> dict[str, Any]
     }
     reasons = [f"case_failed:{case_id}" for case_id in failed]
     reasons += [f"nonzero:{m}" for m in ZERO_METRICS if metrics[m]]
-    return documents.evaluation(cases=cases, metrics=metrics, reasons=reasons)
+    return Evaluation(cases, metrics, reasons)

@@ -13,7 +13,6 @@ hot path or storage change; benchmark only for retrieval/memory-quality claims.
 from dataclasses import dataclass
 from typing import Any
 
-from reward_memory.documents import route_check as documents
 from reward_memory.domain import guards
 from reward_memory.domain import validation as v
 from reward_memory.errors import invalid
@@ -97,8 +96,9 @@ CASES: dict[str, dict[str, Any]] = {
 SHIPPED_CASE_REFS = frozenset(case["case_ref"] for case in CASES.values())
 
 
-def route(observation: dict[str, Any]) -> dict[str, Any]:
-    """The ``reward_memory_pilot_meta_route_v0`` decision for one observation."""
+def route(observation: dict[str, Any]) -> Routed:
+    """The decision for one observation (``documents.route_check.route`` renders it as
+    ``reward_memory_pilot_meta_route_v0``)."""
     status = v.choice(observation.get("behavior_status"), "behavior_status", BEHAVIOR_STATUSES)
     complexity = v.choice(
         observation.get("edge_case_complexity"), "edge_case_complexity", COMPLEXITIES
@@ -153,4 +153,4 @@ def route(observation: dict[str, Any]) -> dict[str, Any]:
             "reproduction_validation_and_relevant_evidence_present",
         ]
     relevant = [name for name, needed in required.items() if needed]
-    return documents.route(Routed(case_ref, decision, reasons, relevant, missing))
+    return Routed(case_ref, decision, reasons, relevant, missing)

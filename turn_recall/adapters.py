@@ -172,7 +172,7 @@ def reconcile_ingests(goal_id: str, agent_id: str) -> dict[str, Any]:
     except Exception:  # reconciliation is best effort: it never blocks the turn
         return {"status": "failed", "error_code": "application_error"}
     keys = ("attempted", "activated", "still_pending", "blocked")
-    return {"status": "reconciled", **{k: int(summary.get(k, 0)) for k in keys}}
+    return {"status": "reconciled", **{k: getattr(summary, k) for k in keys}}
 
 
 @dataclass

@@ -18,6 +18,7 @@ from preferences import services as preference_services
 from preferences.api import serializers as preference_inputs
 from reward_memory import services as memory_services
 from reward_memory.api import serializers as memory_inputs
+from reward_memory.documents import recall as memory_recall_documents
 from reward_memory.errors import AREA as MEMORY_AREA
 from reward_memory.errors import invalid
 from turn_recall import contracts as turn_contracts
@@ -86,13 +87,14 @@ def recall_memory(
     if not loopx:
         body["goal_id"], body["agent_id"] = scope.goal_id, scope.agent_id
     throttle(credential, "reward_recall")
-    return memory_services.recall(
+    recalled = memory_services.recall(
         request=body,
         execute=execute,
         goal_id=scope.goal_id,
         agent_id=scope.agent_id,
         viewer=scope.viewer,
     )
+    return memory_recall_documents.recall_result(recalled)
 
 
 def propose_memory(credential: Credential, *, goal_id=None, agent_id=None, **body) -> dict:

@@ -12,8 +12,10 @@ from drf_spectacular.utils import extend_schema
 from loopx_site.core.api.base import DocumentApi
 from reward_memory import principals, selectors, services
 from reward_memory.api import serializers as s
+from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import experiments as experiment_documents
+from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
 from reward_memory.documents import review as review_documents
@@ -228,15 +230,14 @@ class RecallApi(DocumentApi):
         acting = self.caller(request).acting_for(*named, area=AREA)
         if not loopx:
             body["goal_id"], body["agent_id"] = acting.goal_id, acting.agent_id
-        return _answer(
-            services.recall(
-                request=body,
-                execute=values["execute"],
-                goal_id=acting.goal_id,
-                agent_id=acting.agent_id,
-                viewer=acting.viewer,
-            )
+        recalled = services.recall(
+            request=body,
+            execute=values["execute"],
+            goal_id=acting.goal_id,
+            agent_id=acting.agent_id,
+            viewer=acting.viewer,
         )
+        return _answer(recall_documents.recall_result(recalled))
 
 
 class ApplicationReceiptApi(DocumentApi):
@@ -287,6 +288,5 @@ class BoundaryHookApi(DocumentApi):
         values = self.parse(s.BoundaryHookInput, request.data)
         acting = self.caller(request).acting_for(values["goal_id"], values["agent_id"], area=AREA)
         values["goal_id"], values["agent_id"] = acting.goal_id, acting.agent_id
-        return _answer(
-            services.run_boundary_hook(boundary=boundary, **values, viewer=acting.viewer)
-        )
+        run = services.run_boundary_hook(boundary=boundary, **values, viewer=acting.viewer)
+        return _answer(hook_documents.boundary_hook(run))

@@ -13,10 +13,11 @@ def arguments(parser):
 
 def run(command, *, input, **_):
     from reward_memory import dogfood
+    from reward_memory.documents import dogfood as documents
 
     document = read_json(input)
     command.progress("running the Stage 4 gate for the batch readiness")
-    return dogfood.evaluate_batch(document)
+    return documents.batch(dogfood.evaluate_batch(document))
 
 
 def exit_status(payload):

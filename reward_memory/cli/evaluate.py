@@ -8,8 +8,9 @@ HELP = "Stage 4: run the eight contract cases on the real code; release gate (pr
 
 def run(command, **_):
     from reward_memory import evaluation
+    from reward_memory.documents import evaluation as documents
 
-    return evaluation.evaluate(progress=command.progress)
+    return documents.evaluation(evaluation.evaluate(progress=command.progress))
 
 
 def render(payload):

@@ -9,6 +9,7 @@ from loopx_site.core.cli import (
     format_table,
 )
 from reward_memory import services
+from reward_memory.documents import boundary_hooks as documents
 from reward_memory.domain.inputs import read_json
 from reward_memory.errors import AREA
 
@@ -28,11 +29,12 @@ def arguments(parser):
 
 def run(command, *, goal_id, agent_id, event=None, **options):
     acting = access.SHELL.acting_for(goal_id, agent_id, area=AREA)
-    return call_with_options(
+    run = call_with_options(
         services.run_boundary_hook, options, goal_id=acting.goal_id,
         agent_id=acting.agent_id, viewer=acting.viewer,
         event=read_json(event) if event else None,
     )  # fmt: skip
+    return documents.boundary_hook(run)
 
 
 def render(payload):

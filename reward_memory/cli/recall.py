@@ -8,6 +8,7 @@ from loopx_site.core.cli import (
     format_table,
 )
 from reward_memory import services
+from reward_memory.documents import recall as documents
 from reward_memory.domain.inputs import read_json
 from reward_memory.errors import AREA
 
@@ -32,10 +33,11 @@ def run(command, *, input, execute=False, goal_id=None, agent_id=None, **_):
         # the operator's shell, through the same resolver as the API
         acting = access.SHELL.acting_for(goal_id, agent_id, area=AREA)
         goal_id, agent_id, viewer = acting.goal_id, acting.agent_id, acting.viewer
-    return services.recall(
+    recalled = services.recall(
         request=read_json(input), execute=execute, goal_id=goal_id, agent_id=agent_id,
         viewer=viewer,
     )  # fmt: skip
+    return documents.recall_result(recalled)
 
 
 def render(payload):

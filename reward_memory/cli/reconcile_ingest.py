@@ -2,6 +2,7 @@
 
 from loopx_site.core.cli import add_agent_arguments
 from reward_memory import services
+from reward_memory.documents import ingest as documents
 
 NAME = "reconcile-ingest"
 HELP = "Retry this Agent's pending ingest sidecars (exact readback)."
@@ -12,4 +13,6 @@ def arguments(parser):
 
 
 def run(command, *, goal_id, agent_id, **_):
-    return services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
+    return documents.reconciliation(
+        services.reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
+    )

@@ -1,6 +1,7 @@
 """``reward_memory route-check``."""
 
 from reward_memory import routing
+from reward_memory.documents import route_check as documents
 
 NAME = "route-check"
 HELP = "Route an issue-fix observation to pilot, meta or evidence hold."
@@ -19,11 +20,11 @@ def arguments(parser):
 
 def run(command, *, case=None, **options):
     if case is not None:
-        return routing.route(routing.CASES[case])
+        return documents.route(routing.route(routing.CASES[case]))
     observation = {
         "behavior_status": options.get("behavior_status"),
         "surface_count": options.get("surface_count"),
         "edge_case_complexity": options.get("edge_case_complexity"),
         **{flag: bool(options.get(flag)) for flag in routing.FLAGS},
     }
-    return routing.route(observation)
+    return documents.route(routing.route(observation))

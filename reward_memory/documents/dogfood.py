@@ -1,40 +1,29 @@
 """Stage 5's documents: the dogfood receipt, the utility observation and the batch
 (``reward_memory.dogfood`` validates and decides; these render)."""
 
-from dataclasses import dataclass
 from typing import Any
+
+from loopx_site.core.canonical import digest_ref
+from reward_memory.contracts import DISPOSITIONS, UTILITY_LABELS
 
 RECEIPT_SCHEMA = "reward_memory_dogfood_receipt_v1"
 BATCH_SCHEMA = "reward_memory_dogfood_batch_v1"
 UTILITY_SCHEMA = "memory_utility_observation_v0"
-DISPOSITIONS = ("applied", "not_applied", "refuted")
 
 
-def disposition(outcome: str) -> str:
-    return outcome if outcome in ("applied", "refuted") else "not_applied"
-
-
-@dataclass(frozen=True)
-class Settlement:
-    """One observation's identity: its domain, the stored application receipt, the
-    verified artifact and the application outcome."""
-
-    family: str
-    domain_id: str
-    receipt_id: str
-    artifact_ref: str
-    outcome: str
-
-
-def receipt(
-    settled: Settlement,
-    facts: dict[str, Any],
-    module_outcome: dict[str, Any],
-    cost: dict[str, int],
-    intervention: dict[str, Any],
-) -> dict[str, Any]:
-    """``reward_memory_dogfood_receipt_v1`` before its ``receipt_id`` and utility;
-    ``facts`` are the stored application receipt's (``selectors.application_receipt_facts``)."""
+def receipt(r) -> dict[str, Any]:
+    """``reward_memory_dogfood_receipt_v1`` of a ``dogfood.DogfoodReceipt``, rendered once
+    (its utility decided before), once; ``facts`` are the stored application receipt's
+    (``selectors.application_receipt_facts``). ``receipt_id`` is a digest of its stable
+    fields, so the same settlement of the same outcome has the same id."""
+    settled, facts = r.settled, r.facts
+    identity = {
+        "schema_version": RECEIPT_SCHEMA,
+        "application_receipt_id": settled.receipt_id,
+        "application_outcome": settled.outcome,
+        "outcome_ref": r.module_outcome["outcome_ref"],
+        "outcome_status": r.module_outcome["outcome_status"],
+    }
     return {
         "ok": True,
         "schema_version": RECEIPT_SCHEMA,
@@ -46,48 +35,40 @@ def receipt(
         "surface_id": facts["surface_id"],
         "recall_id": facts["recall_id"],
         "application_outcome": settled.outcome,
-        "application_disposition": disposition(settled.outcome),
-        "memory_ref_digests": sorted(facts["memory_ref_digests"]),
-        "module_outcome": module_outcome,
+        "application_disposition": settled.disposition,
+        "memory_ref_digests": r.memory_ref_digests,
+        "module_outcome": r.module_outcome,
         "verification": {
             "result_readback_verified": facts["result_readback_verified"],
             "current_artifact_verified": facts["current_artifact_verified"],
             "source": "stored_application_receipt",
         },
-        "cost": cost,
-        "intervention": intervention,
+        "cost": r.cost,
+        "intervention": r.intervention,
         "grants_new_action_authority": False,
         "raw_content_captured": False,
         "external_writes_performed": False,
+        "receipt_id": digest_ref(identity),
+        "utility_observation": utility_observation(r.utility) if r.utility else None,
+        "utility_evaluation": r.utility_evaluation,
     }
 
 
-def utility_observation(
-    *,
-    observation_id: str,
-    label: str,
-    basis: str,
-    strength: str,
-    evidence_ref: str | None,
-    memory_ref_digests: list[str],
-    evaluator: str,
-    version: str,
-) -> dict[str, Any]:
-    """``memory_utility_observation_v0``."""
+def utility_observation(u) -> dict[str, Any]:
+    """``memory_utility_observation_v0`` of a ``dogfood.Utility``."""
     return {
         "schema_version": UTILITY_SCHEMA,
-        "observation_id": observation_id,
-        "label": label,
-        "evidence": {"basis": basis, "strength": strength, "evidence_ref": evidence_ref},
-        "attribution": "set" if len(memory_ref_digests) > 1 else "single",
-        "memory_ref_digests": memory_ref_digests,
-        "evaluator_id": evaluator,
-        "evaluation_version": version,
+        "observation_id": u.observation_id,
+        "label": u.label,
+        "evidence": {"basis": u.basis, "strength": u.strength, "evidence_ref": u.evidence_ref},
+        "attribution": "set" if len(u.memory_ref_digests) > 1 else "single",
+        "memory_ref_digests": u.memory_ref_digests,
+        "evaluator_id": u.evaluator,
+        "evaluation_version": u.version,
         "grants_new_action_authority": False,
     }
 
 
-UTILITY_LABELS = ("helpful", "harmful", "neutral", "unknown")
 # LoopX's batch boundaries: what a Stage 5 evaluation never does or claims
 BOUNDARIES = {
     "semantic_uplift_claim_allowed": False,
@@ -128,21 +109,16 @@ def _metrics(receipts: list[dict[str, Any]], issue_fix: int, loopx_domains: list
     }
 
 
-def batch(
-    *,
-    reasons: list[str],
-    gate_status: str,
-    receipts: list[dict[str, Any]],
-    controls: list[dict[str, Any]],
-    issue_fix: int,
-    loopx_domains: list[str],
-) -> dict[str, Any]:
-    """``reward_memory_dogfood_batch_v1`` in LoopX's layout: ``ok`` and
+def batch(decided) -> dict[str, Any]:
+    """``reward_memory_dogfood_batch_v1`` of a ``dogfood.Batch`` in LoopX's layout: ``ok`` and
     ``ready_for_bounded_issue_fix_pilot`` exactly when no reason is left, else ``hold``
     (the command exits 2, as LoopX's does). Ours adds ``stage4_release_gate`` (the gate's
     status word), ``operator_control_records`` (the stored controls),
     ``utility_counts_toward_readiness`` and ``external_writes_performed``; ``receipts``
     are our ``reward_memory_dogfood_receipt_v1`` documents."""
+    reasons, gate_status, controls = decided.reasons, decided.gate_status, decided.controls
+    loopx_domains = decided.loopx_domains
+    receipts = [receipt(r) for r in decided.receipts]
     ready = not reasons
     return {
         "ok": ready,
@@ -153,7 +129,7 @@ def batch(
         "loopx_domains": loopx_domains,
         "application_dispositions": sorted({r["application_disposition"] for r in receipts}),
         "operator_controls": sorted({ctl["action"] for ctl in controls}),
-        "metrics": _metrics(receipts, issue_fix, loopx_domains),
+        "metrics": _metrics(receipts, decided.issue_fix, loopx_domains),
         "receipts": receipts,
         "boundaries": dict(BOUNDARIES),
         "stage4_release_gate": gate_status,

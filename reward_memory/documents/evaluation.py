@@ -7,13 +7,15 @@ EVALUATION_SCHEMA = "reward_memory_evaluation_v0"
 GATE_SCHEMA = "reward_memory_release_gate_v0"
 
 
-def release_gate(reasons: list[str]) -> dict[str, Any]:
-    """``reward_memory_release_gate_v0``: ready for bounded dogfood exactly when no
-    reason is left (never a production or semantic-uplift claim)."""
+def release_gate(run) -> dict[str, Any]:
+    """``reward_memory_release_gate_v0`` of an ``evaluation.Evaluation``: ready for
+    bounded dogfood exactly when no reason is left (never a production or semantic-uplift
+    claim)."""
+    reasons = run.reasons
     passed = not reasons
     return {
         "schema_version": GATE_SCHEMA,
-        "status": "ready_for_bounded_dogfood" if passed else "hold",
+        "status": run.gate_status,
         "decision": "advance_stage_5" if passed else "repair_stage_4",
         "reason_codes": reasons,
         "claim_scope": "core_contract_invariants_only",
@@ -38,11 +40,11 @@ def dimensions(metrics: dict[str, Any]) -> dict[str, Any]:
     return {name: {key: metrics[key] for key in keys} for name, keys in groups.items()}
 
 
-def evaluation(
-    *, cases: list[dict[str, Any]], metrics: dict[str, Any], reasons: list[str]
-) -> dict[str, Any]:
-    """``reward_memory_evaluation_v0`` in LoopX's layout (``ok`` is the verdict)."""
-    verdict = "failed" if reasons else "passed"
+def evaluation(run) -> dict[str, Any]:
+    """``reward_memory_evaluation_v0`` of an ``evaluation.Evaluation`` in LoopX's layout
+    (``ok`` is the verdict)."""
+    cases, metrics = run.cases, run.metrics
+    verdict = "failed" if run.reasons else "passed"
     return {
         "ok": verdict == "passed",
         "schema_version": EVALUATION_SCHEMA,
@@ -54,7 +56,7 @@ def evaluation(
         "cases": cases,
         "metrics": metrics,
         "dimensions": dimensions(metrics),
-        "release_gate": release_gate(reasons),
+        "release_gate": release_gate(run),
         "boundaries": {
             "provider_writes_performed": metrics["provider_write_count"] > 0,
             "external_writes_performed": metrics["external_write_count"] > 0,

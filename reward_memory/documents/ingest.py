@@ -178,28 +178,30 @@ def _loopx_fields(context, status: str, *, executed: bool, outcome) -> dict[str,
     }
 
 
-def reconciliation(
-    *,
-    goal_id: str,
-    agent_id: str,
-    summary: dict[str, int],
-    receipts: list[dict[str, Any]],
-    skipped: str | None = None,
-    experiment_status: str | None = None,
-) -> dict[str, Any]:
-    """``reward_memory_ingest_reconciliation_v0``: one Agent's sidecar retry (``skipped``
-    with the experiment status when automatic ingest is off)."""
+def reconciliation(result) -> dict[str, Any]:
+    """``reward_memory_ingest_reconciliation_v0`` of a ``services.ingest.Reconciliation``:
+    one Agent's sidecar retry (``skipped`` with the experiment status when automatic
+    ingest is off)."""
     document: dict[str, Any] = {
         "schema_version": c.RECONCILIATION_SCHEMA,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        **summary,
+        "goal_id": result.goal_id,
+        "agent_id": result.agent_id,
+        "attempted": result.attempted,
+        "activated": result.activated,
+        "still_pending": result.still_pending,
+        "blocked": result.blocked,
     }
-    if skipped is not None:
-        document["skipped"] = skipped
-        document["experiment_status"] = experiment_status
-    document["receipts"] = receipts
+    if result.skipped is not None:
+        document["skipped"] = result.skipped
+        document["experiment_status"] = result.experiment_status
+    document["receipts"] = [_reconciled(event) for event in result.events]
     return document
+
+
+def _reconciled(event) -> dict[str, Any]:
+    if event.error is not None:
+        return {"event_ref": event.event_ref, "error": event.error}
+    return {"event_ref": event.event_ref, "status": event.status, "receipt_id": event.receipt_id}
 
 
 def _feedback_ref(event: dict[str, Any]) -> str | None:

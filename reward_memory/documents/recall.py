@@ -13,8 +13,7 @@ from loopx_site.core.canonical import digest_ref, text_digest_ref
 from reward_memory import contracts as c
 from reward_memory.documents import registry
 from reward_memory.domain import guards
-from reward_memory.domain.guards import Reason
-from reward_memory.domain.recall_request import Application, RecallRequest
+from reward_memory.domain.recall_request import Application
 from reward_memory.models import MemoryRecord
 
 LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
@@ -54,21 +53,14 @@ def applicability(record: MemoryRecord) -> str:
     return "advisory ranking or rewrite only"
 
 
-def recall_result(
-    request: RecallRequest,
-    recall_id: str,
-    status: str,
-    records: list[MemoryRecord],
-    *,
-    reasons: list[Reason] | None = None,
-    calls: int = 0,
-    filtered: dict[str, int] | None = None,
-    failure_kind: str | None = None,
-) -> dict[str, Any]:
-    packet = {
+def public_packet(recalled) -> dict[str, Any]:
+    """The public packet of a ``services.recalls.RecallOutcome`` (digests and compact
+    lineage; what its ``RecallReceipt`` stores)."""
+    request, reasons = recalled.request, recalled.reasons
+    return {
         "schema_version": c.RECALL_PACKET_SCHEMA,
-        "recall_id": recall_id,
-        "status": status,
+        "recall_id": recalled.recall_id,
+        "status": recalled.status,
         "goal_id": request.goal_id,
         "agent_id": request.agent_id,
         "corpus_id": request.corpus_id,
@@ -76,10 +68,10 @@ def recall_result(
         "mode": request.mode,
         "query_count": len(request.queries),
         "query_digests": [text_digest_ref(q) for q in request.queries],
-        "items": [registry.record_public(r) for r in records],
-        "filtered": filtered or {},
-        "provider_calls": calls,
-        "failure_kind": failure_kind,
+        "items": [registry.record_public(r) for r in recalled.records],
+        "filtered": recalled.filtered or {},
+        "provider_calls": recalled.calls,
+        "failure_kind": recalled.failure_kind,
         "guard": {
             "status": c.GUARD_BLOCKED if reasons else c.GUARD_PASSED,
             "reasons": guards.payload(reasons or []),
@@ -87,19 +79,36 @@ def recall_result(
         "authority_derived_from_hits": False,
         "user_gate": False,
     }
-    return {
+
+
+def recall_result(recalled) -> dict[str, Any]:
+    """The private result of a ``services.recalls.RecallOutcome`` with its public packet
+    (``reason`` when an empty recall says why; ``replayed``/``replay_dropped`` for a
+    replay of a stored recall) — or, for LoopX's packet, LoopX's ``reward_memory_recall_v0``
+    over it."""
+    request, status = recalled.request, recalled.status
+    packet = public_packet(recalled)
+    result = {
         "schema_version": c.RECALL_RESULT_SCHEMA,
         "status": status,
-        "recall_id": recall_id,
+        "recall_id": recalled.recall_id,
         "corpus_id": request.corpus_id,
         "surface": request.surface,
         "mode": request.mode,
-        "items": [private_item(r) for r in records],
-        "provider_calls": calls,
+        "items": [private_item(r) for r in recalled.records],
+        "provider_calls": recalled.calls,
         "setup_guidance": SETUP_GUIDANCE if status == "provider_unavailable" else None,
         "guard": packet["guard"],
         "public_packet": packet,
     }
+    if recalled.reason is not None:
+        result["reason"] = recalled.reason
+    if recalled.replayed:
+        result["replayed"] = True
+        result["replay_dropped"] = recalled.replay_dropped
+    if recalled.loopx_request is not None:
+        return loopx_answer(result, recalled.loopx_request)
+    return result
 
 
 def loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ guards evaluate now. ``IngestEvaluation`` is what the service judged before any 
 the public result ``documents.ingest.receipt`` renders.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -518,65 +518,82 @@ def _submitter(row: IngestEvent) -> Principal | None:
     return None
 
 
-def retry_pending_ingests(*, goal_id: str, agent_id: str, operator) -> dict[str, Any]:
+def retry_pending_ingests(*, goal_id: str, agent_id: str, operator) -> "Reconciliation":
     """An operator's retry of one Agent's pending ingests (the admin action): the
     operator account must hold ``reward_memory.change_pendingingest``."""
     require_operator(operator, "retry_pending_ingest")
     return reconcile_pending_ingests(goal_id=goal_id, agent_id=agent_id)
 
 
-def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Reconciled:
+    """One sidecar event retried: its receipt's status and id, or the ``error`` code that
+    refused it."""
+
+    event_ref: str
+    status: str | None = None
+    receipt_id: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class Reconciliation:
+    """One Agent's sidecar retry (``documents.ingest.reconciliation`` renders it): the
+    counts, each event retried, and ``skipped`` with the experiment status when automatic
+    ingest is off (nothing was retried)."""
+
+    goal_id: str
+    agent_id: str
+    attempted: int = 0
+    activated: int = 0
+    still_pending: int = 0
+    blocked: int = 0
+    events: list[Reconciled] = field(default_factory=list)
+    skipped: str | None = None
+    experiment_status: str | None = None
+
+
+def reconcile_pending_ingests(*, goal_id: str, agent_id: str) -> Reconciliation:
     """Retry this exact Goal+Agent's unresolved sidecar ingests with the same
     deterministic event and ``observed_at`` (exact readback again). Fail-open: provider
     conditions leave the rows pending; guard changes resolve them as blocked."""
     get_agent(goal_id, agent_id, area=AREA)
-    summary = {"attempted": 0, "activated": 0, "still_pending": 0, "blocked": 0}
+    result = Reconciliation(goal_id, agent_id)
     route = routes.experiment_route(goal_id, agent_id)
     if not route.automation["automatic_ingest"]:
         # explicit off (or no verified route) stops reconciliation: zero provider calls
-        return ingest_documents.reconciliation(
-            goal_id=goal_id,
-            agent_id=agent_id,
-            summary=summary,
-            receipts=[],
-            skipped="automatic_ingest_off",
-            experiment_status=route.status,
-        )
-    receipts = []
+        result.skipped, result.experiment_status = "automatic_ingest_off", route.status
+        return result
     pending = list(selectors.pending_ingests(goal_id, agent_id)[:50])
     for sidecar in progress.track(pending, desc="reconcile ingests", unit="event"):
-        summary["attempted"] += 1
-        try:
-            receipt = ingest_event(
-                event=sidecar.event.event,
-                goal_id=goal_id,
-                agent_id=agent_id,
-                execute=True,
-                principal=_submitter(sidecar.event),
-            )
-        except RewardMemoryError as exc:
-            receipt = None
-            summary["blocked"] += 1
-            PendingIngest.objects.filter(pk=sidecar.pk).update(resolved_at=clock.now())
-            receipts.append({"event_ref": sidecar.event.event_ref, "error": exc.code})
-            continue
-        status = receipt["status"]
-        if status == c.INGEST_ACTIVATED:
-            summary["activated"] += 1
-        elif status in c.INGEST_RETRYABLE:
-            summary["still_pending"] += 1
-        else:
-            summary["blocked"] += 1
-            PendingIngest.objects.filter(pk=sidecar.pk, resolved_at__isnull=True).update(
-                resolved_at=clock.now()
-            )
-        receipts.append(
-            {
-                "event_ref": receipt["event_ref"],
-                "status": status,
-                "receipt_id": receipt["receipt_id"],
-            }
+        result.attempted += 1
+        result.events.append(_retry(sidecar, goal_id, agent_id, result))
+    return result
+
+
+def _retry(sidecar: PendingIngest, goal_id: str, agent_id: str, result: Reconciliation):
+    """Ingest one sidecar's event again as its first submitter, counted into ``result``;
+    an event that is refused or blocked now has its sidecar resolved."""
+    try:
+        receipt = ingest_event(
+            event=sidecar.event.event,
+            goal_id=goal_id,
+            agent_id=agent_id,
+            execute=True,
+            principal=_submitter(sidecar.event),
         )
-    return ingest_documents.reconciliation(
-        goal_id=goal_id, agent_id=agent_id, summary=summary, receipts=receipts
-    )
+    except RewardMemoryError as exc:
+        result.blocked += 1
+        PendingIngest.objects.filter(pk=sidecar.pk).update(resolved_at=clock.now())
+        return Reconciled(sidecar.event.event_ref, error=exc.code)
+    status = receipt["status"]
+    if status == c.INGEST_ACTIVATED:
+        result.activated += 1
+    elif status in c.INGEST_RETRYABLE:
+        result.still_pending += 1
+    else:
+        result.blocked += 1
+        PendingIngest.objects.filter(pk=sidecar.pk, resolved_at__isnull=True).update(
+            resolved_at=clock.now()
+        )
+    return Reconciled(receipt["event_ref"], status, receipt["receipt_id"])

@@ -15,7 +15,7 @@ import datetime as dt
 import functools
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -52,6 +52,33 @@ APPLICATION_REASONS = {
     "ignored_by_model": "the model decided not to apply the memory",
     "not_public_safe": "the application carries unsafe or unmodelled fields",
 }
+
+
+@dataclass(frozen=True)
+class RecallOutcome:
+    """One recall as decided (``documents.recall.recall_result`` renders it: the private
+    result with its public packet, or LoopX's ``reward_memory_recall_v0`` when
+    ``loopx_request`` holds the inner request of LoopX's packet).
+
+    ``reasons``: the guards that blocked it; ``reason``: why an empty recall is empty
+    (``NOTHING_RELEVANT``); ``replay_dropped``: set on a replay of a stored recall (the
+    results its re-read dropped, by reason)."""
+
+    request: RecallRequest
+    recall_id: str
+    status: str
+    records: list[MemoryRecord] = field(default_factory=list)
+    reasons: list[Reason] = field(default_factory=list)
+    calls: int = 0
+    filtered: dict[str, int] | None = None
+    failure_kind: str | None = None
+    reason: str | None = None
+    replay_dropped: dict[str, Any] | None = None
+    loopx_request: dict[str, Any] | None = None
+
+    @property
+    def replayed(self) -> bool:
+        return self.replay_dropped is not None
 
 
 def _hidden(request: RecallRequest, corpus: Corpus | None, viewer: selectors.Viewer) -> bool:
@@ -151,7 +178,7 @@ def _observed(service):
     once, by the inner call) into ``loopx_recalls_total`` / ``loopx_recall_duration_seconds``."""
 
     @functools.wraps(service)
-    def observed(*, request: Any, execute: bool = False, **kwargs) -> dict[str, Any]:
+    def observed(*, request: Any, execute: bool = False, **kwargs) -> RecallOutcome:
         if not execute or loopx.is_loopx_packet(request):
             return service(request=request, execute=execute, **kwargs)
         started = time.perf_counter()
@@ -162,11 +189,11 @@ def _observed(service):
             agent_digest=tracing.digest(_text(ids.get("agent_id"))),
         ) as current:
             result = service(request=request, execute=execute, **kwargs)
-            status = str(result.get("status") or "-")
+            status = str(result.status or "-")
             if current is not None:
                 current.set_attribute("loopx.status", status)
         # A blocked request may name any corpus id: keep the label set bounded.
-        corpus = "-" if status == "guard_blocked" else str(result.get("corpus_id") or "-")
+        corpus = "-" if status == "guard_blocked" else str(result.request.corpus_id or "-")
         metrics.recall_observed(
             area="reward_memory",
             corpus=corpus,
@@ -190,16 +217,17 @@ def recall(
     goal_id: str | None = None,
     agent_id: str | None = None,
     viewer: selectors.Viewer = None,
-) -> dict[str, Any]:
-    """Run one guarded recall; returns the private result (with its public packet).
+) -> RecallOutcome:
+    """Run one guarded recall; returns what it decided (the edges render it with
+    ``documents.recall.recall_result``: the private result with its public packet).
 
     ``request`` is our flat ``reward_memory_recall_request_v0`` or LoopX's packet of
     the same name (then ``goal_id``/``agent_id`` — the caller's verified scope — name
-    the Agent, and the answer is LoopX's ``reward_memory_recall_v0``). ``viewer`` is the
-    caller's own read scope (``loopx_site.core.access.Acting.viewer``; ``None``: an
-    operator or an in-process identity): a corpus outside it is ``corpus_not_registered``.
-    Provider failures fail open (``provider_unavailable`` + setup guidance); the caller
-    keeps its original output and no user gate is ever raised.
+    the Agent, and the answer is rendered as LoopX's ``reward_memory_recall_v0``).
+    ``viewer`` is the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
+    ``None``: an operator or an in-process identity): a corpus outside it is
+    ``corpus_not_registered``. Provider failures fail open (``provider_unavailable`` +
+    setup guidance); the caller keeps its original output and no user gate is ever raised.
     """
     if loopx.is_loopx_packet(request):
         corpus_id = loopx.packet_corpus_id(request)
@@ -210,7 +238,7 @@ def recall(
         )
         mapped = loopx.from_loopx_packet(request, goal_id=goal_id, agent_id=agent_id, corpus=corpus)
         result = recall(request=mapped, execute=execute, viewer=viewer)
-        return documents.loopx_answer(result, request["request"])
+        return replace(result, loopx_request=request["request"])
     parsed, shape = parse_recall(request)
     recall_id = recall_id_for(parsed)
     context = selectors.recall_context(parsed.goal_id, parsed.agent_id, parsed.corpus_id, recall_id)
@@ -223,32 +251,41 @@ def recall(
     now = clock.now()
     reasons = guards.normalise(shape + _guard(parsed, corpus, now, viewer))
     if reasons:
-        return documents.recall_result(parsed, recall_id, "guard_blocked", [], reasons=reasons)
+        return RecallOutcome(parsed, recall_id, "guard_blocked", reasons=reasons)
     if not execute:
-        return documents.recall_result(parsed, recall_id, "preview", [])
+        return RecallOutcome(parsed, recall_id, "preview")
     if context.replay:
         stored = selectors.stored_recall(recall_id)
         if stored is not None:
             return _replay(parsed, stored, now)
+    return _execute(parsed, recall_id, corpus, context, now)
+
+
+def _execute(parsed: RecallRequest, recall_id: str, corpus: Corpus, context, now) -> RecallOutcome:
+    """Ask the corpus's provider, accept what reads back exactly and store the recall's
+    receipt (a concurrent identical recall answers from the receipt it stored)."""
     binding = selectors.provider_binding(
         corpus, actor_peer_id=binding_peer(corpus, parsed.goal_id, parsed.agent_id)
     )
     try:
         records, filtered, calls = _provider_records(corpus, parsed, binding, now)
     except providers.ProviderUnavailable as exc:
-        result = documents.recall_result(
-            parsed, recall_id, "provider_unavailable", [], calls=exc.calls, failure_kind=exc.kind
+        result = RecallOutcome(
+            parsed, recall_id, "provider_unavailable", calls=exc.calls, failure_kind=exc.kind
         )
-        _store(parsed, corpus, context, result)
-        return result
-    status = "ok" if records else "empty"
-    result = documents.recall_result(
-        parsed, recall_id, status, records, calls=calls, filtered=filtered
+        return _store(parsed, corpus, context, result)
+    # empty because the ranking itself answered nothing: no record clears the relevance floor
+    nothing_relevant = not records and corpus.ranking == HYBRID and not any(filtered.values())
+    result = RecallOutcome(
+        parsed,
+        recall_id,
+        "ok" if records else "empty",
+        records,
+        calls=calls,
+        filtered=filtered,
+        reason=NOTHING_RELEVANT if nothing_relevant else None,
     )
-    if not records and corpus.ranking == HYBRID and not any(filtered.values()):
-        # the ranking itself answered nothing: no record clears the relevance floor
-        result["reason"] = NOTHING_RELEVANT
-    return _store(parsed, corpus, context, result, records)
+    return _store(parsed, corpus, context, result)
 
 
 def _provider_records(corpus, parsed, binding, now):
@@ -400,21 +437,22 @@ def _store(
     request: RecallRequest,
     corpus: Corpus,
     context: selectors.RecallContext,
-    result: dict,
-    records=(),
-) -> dict[str, Any]:
+    result: RecallOutcome,
+) -> RecallOutcome:
+    """Store the recall's receipt: its public packet, rendered once, here."""
+    packet = documents.public_packet(result)
     values = {
-        "recall_id": result["recall_id"],
+        "recall_id": result.recall_id,
         "corpus_id": corpus.pk,
         "goal_id": context.goal_pk,
         "agent_id": context.agent_pk,
         "surface": request.surface,
         "mode": request.mode,
-        "status": result["status"],
+        "status": result.status,
         "query_count": len(request.queries),
-        "result_refs": [r.record_ref for r in records],
-        "packet": result["public_packet"],
-        "provider_calls": result["provider_calls"],
+        "result_refs": [r.record_ref for r in result.records],
+        "packet": packet,
+        "provider_calls": result.calls,
         "created_at": clock.now(),
     }
     params = [f.get_db_prep_save(values[f.attname], connection) for f in _RECEIPT_FIELDS]
@@ -422,13 +460,11 @@ def _store(
         cursor.execute(_receipt_insert_sql(), params)
         inserted = cursor.rowcount
     if not inserted:  # the same recall ran concurrently: answer from its receipt
-        return _replay(
-            request, RecallReceipt.objects.get(recall_id=result["recall_id"]), clock.now()
-        )
+        return _replay(request, RecallReceipt.objects.get(recall_id=result.recall_id), clock.now())
     return result
 
 
-def _replay(request: RecallRequest, stored: RecallReceipt, now) -> dict[str, Any]:
+def _replay(request: RecallRequest, stored: RecallReceipt, now) -> RecallOutcome:
     """Same recall id → the stored identity, its results re-read now: only the records
     ``selectors.replay_readable`` still passes (``replay_dropped`` counts the others, by
     reason); no provider call, no second receipt row."""
@@ -441,16 +477,14 @@ def _replay(request: RecallRequest, stored: RecallReceipt, now) -> dict[str, Any
     )
     rows = {r.record_ref: r for r in _result_rows().filter(record_ref__in=kept)}
     records = [rows[ref] for ref in kept if ref in rows]
-    result = documents.recall_result(
+    return RecallOutcome(
         request,
         stored.recall_id,
         stored.status if records or stored.status != "ok" else "empty",
         records,
         filtered=stored.packet.get("filtered"),
+        replay_dropped=dropped,
     )
-    result["replayed"] = True
-    result["replay_dropped"] = dropped
-    return result
 
 
 # -- the in-process entry point (turn recall) ---------------------------------------------------
@@ -522,13 +556,13 @@ def recall_guidance(
             "guard_blocked", None, [], None, 0, [{"code": exc.code, "field": exc.field}]
         )
     return RecallGuidance(
-        status=result["status"],
-        recall_id=result["recall_id"],
-        items=result["items"],
-        public_packet=result["public_packet"],
-        provider_calls=result["provider_calls"],
-        reasons=result["guard"]["reasons"],
-        nothing_relevant=result.get("reason") == NOTHING_RELEVANT,
+        status=result.status,
+        recall_id=result.recall_id,
+        items=[documents.private_item(record) for record in result.records],
+        public_packet=documents.public_packet(result),
+        provider_calls=result.calls,
+        reasons=guards.payload(result.reasons),
+        nothing_relevant=result.reason == NOTHING_RELEVANT,
     )
 
 

@@ -14,8 +14,9 @@ reviewer notification just before send). The hook:
 * ingest (``automatic_ingest``): a compact, already-distilled event goes to the
   surface's ``ingest_corpus_id`` through the ordinary ingest pipeline (standing policy,
   exact readback, idempotent);
-* returns the bounded private context for the in-process caller plus a compact,
-  public-safe application receipt (digests, statuses, call counts). Provider or guard
+* returns what ran (``BoundaryHookRun``: the bounded private context for the in-process
+  caller), which ``documents.boundary_hooks`` renders with a compact, public-safe
+  application receipt (digests, statuses, call counts). Provider or guard
   failures fail open: the module's original output stands, never a user gate.
 
 Without ``execute`` it only reports what would run (no provider call, no write).
@@ -27,7 +28,6 @@ from typing import Any
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import selectors
-from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.domain import loopx
 from reward_memory.domain import validation as v
 from reward_memory.errors import AREA, RewardMemoryError, invalid
@@ -72,10 +72,12 @@ def run_boundary_hook(
     event: dict[str, Any] | None = None,
     execute: bool = False,
     viewer: selectors.Viewer = None,
-) -> dict[str, Any]:
-    """``viewer``: the caller's own read scope (``loopx_site.core.access.Acting.viewer``;
-    ``None`` for an operator or an in-process identity) — a Goal-wide token that names
-    an Agent never reaches that Agent's private corpora here either."""
+) -> BoundaryHookRun:
+    """What the hook at ``boundary`` ran (the edges render it with
+    ``documents.boundary_hooks.boundary_hook``). ``viewer``: the caller's own read scope
+    (``loopx_site.core.access.Acting.viewer``; ``None`` for an operator or an in-process
+    identity) — a Goal-wide token that names an Agent never reaches that Agent's private
+    corpora here either."""
     get_agent(goal_id, agent_id, area=AREA)
     boundary = v.choice(boundary, "boundary", DECLARED_BOUNDARIES)
     queries = [v.text(q, f"queries.{i}", max_length=500) for i, q in enumerate(queries or [])]
@@ -99,14 +101,15 @@ def run_boundary_hook(
             )
     run.skip_reason = _skip_reason(route, surface, automation, queries, event)
     if execute and want_recall:
-        run.recall = _recall(goal_id, agent_id, boundary, surface, queries, viewer)
-        run.provider_call_count += run.recall.pop("_calls")
+        run.recall, run.items, calls = _recall(
+            goal_id, agent_id, boundary, surface, queries, viewer
+        )
+        run.provider_call_count += calls
     if execute and want_ingest:
-        run.ingest = _ingest(goal_id, agent_id, surface, event, viewer)
-        run.provider_call_count += run.ingest.pop("_calls")
-    run.items = run.recall.pop("items", []) if run.recall else []
+        run.ingest, calls = _ingest(goal_id, agent_id, surface, event, viewer)
+        run.provider_call_count += calls
     run.status = _status(execute, want_recall, want_ingest, run.recall, run.ingest)
-    return hook_documents.boundary_hook(run)
+    return run
 
 
 def _skip_reason(route, surface, automation, queries, event) -> str | None:
@@ -134,7 +137,9 @@ def _status(execute, want_recall, want_ingest, recall, ingest) -> str:
     return "no_effect"
 
 
-def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[str, Any]:
+def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None):
+    """``(recall, items, provider calls)``: what the recall answered, the bounded private
+    guidance of the first corpus with a hit, and the provider calls it made."""
     limit = surface.recall_profile["limit"]
     calls, statuses = 0, []
     for corpus_id in surface.corpus_ids:  # configured order; the first exact hit stops
@@ -160,28 +165,22 @@ def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None) -> dict[
                     }
                     for item in guidance.items[:MAX_CONTEXT_ITEMS]
                 ]
-                return {
+                recall = {
                     "status": "completed",
                     "corpus_id": corpus_id,
                     "recall_id": guidance.recall_id,
                     "item_count": len(items),
-                    "items": items,
-                    "_calls": calls,
                 }
+                return recall, items, calls
     status = c.INGEST_PROVIDER_UNAVAILABLE if "provider_unavailable" in statuses else "empty"
     if statuses and all(s == c.GUARD_BLOCKED for s in statuses):
         status = c.GUARD_BLOCKED
-    return {
-        "status": status,
-        "corpus_id": None,
-        "recall_id": None,
-        "item_count": 0,
-        "items": [],
-        "_calls": calls,
-    }
+    return {"status": status, "corpus_id": None, "recall_id": None, "item_count": 0}, [], calls
 
 
-def _ingest(goal_id, agent_id, surface, event, viewer=None) -> dict[str, Any]:
+def _ingest(goal_id, agent_id, surface, event, viewer=None):
+    """``(ingest, provider calls)``: the compact event's ingest through the ordinary
+    pipeline, by status and receipt id (a refusal by its code)."""
     compact = loopx.unwrap(
         {"event": event} if "schema_version" in event else event,
         routed=True,
@@ -196,12 +195,11 @@ def _ingest(goal_id, agent_id, surface, event, viewer=None) -> dict[str, Any]:
     except RewardMemoryError as exc:
         if exc.code in ("goal_not_registered", "agent_not_registered"):
             raise
-        return {"status": "refused", "code": exc.code, "receipt_id": None, "_calls": 0}
-    calls = receipt.get("provider_call_count") or 0
-    return {
+        return {"status": "refused", "code": exc.code, "receipt_id": None}, 0
+    ingest = {
         "status": receipt["status"],
         "receipt_id": receipt["receipt_id"],
         "record_ref": receipt.get("record_ref"),
         "memory_available_for_recall": receipt["memory_available_for_recall"],
-        "_calls": calls,
     }
+    return ingest, receipt.get("provider_call_count") or 0

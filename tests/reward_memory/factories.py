@@ -218,6 +218,14 @@ def recall_request(corpus, *, goal_id="demo", agent_id="author", **overrides) ->
     return merge(doc, overrides)
 
 
+def recalled(**kwargs) -> dict:
+    """``services.recall(**kwargs)`` rendered as its edges (view, command, MCP tool)
+    render it."""
+    from reward_memory.documents import recall as recall_documents
+
+    return recall_documents.recall_result(services.recall(**kwargs))
+
+
 def merge(base: dict, overrides: dict) -> dict:
     """Deep-merge ``overrides`` into a copy of ``base``; a value ``DELETE`` removes a key."""
     out = copy.deepcopy(base)

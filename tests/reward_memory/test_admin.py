@@ -45,7 +45,7 @@ def populated(db, corpus):
             execute=True,
         )
     )
-    recall = services.recall(request=f.recall_request(corpus, queries=["PR effect"]), execute=True)
+    recall = f.recalled(request=f.recall_request(corpus, queries=["PR effect"]), execute=True)
     services.record_application(
         document={
             "schema_version": "reward_memory_application_v0",

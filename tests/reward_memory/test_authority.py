@@ -75,7 +75,7 @@ def _client(secret):
 
 
 def _recall_items(corpus, goal_id="demo", agent_id="author", query="reproduction storage"):
-    result = services.recall(
+    result = f.recalled(
         request=f.recall_request(corpus, goal_id=goal_id, agent_id=agent_id, queries=[query]),
         execute=True,
     )
@@ -714,7 +714,7 @@ def test_defect8_other_goals_cannot_tell_a_corpus_exists(db, corpus, other_goal,
     )
     assert review.status_code == 404
     assert review.json()["error"] == missing.json()["error"]
-    recall = services.recall(
+    recall = f.recalled(
         request=f.recall_request(corpus, goal_id="other", agent_id="author"), execute=False
     )
     assert {r["code"] for r in recall["guard"]["reasons"]} == {"corpus_not_registered"}

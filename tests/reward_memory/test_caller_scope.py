@@ -331,7 +331,7 @@ def foreign(other_goal, agents, double, account_client):
             execute=True,
         )
     )
-    recall = services.recall(
+    recall = f.recalled(
         request=f.recall_request(corpus, goal_id="other", agent_id="author"), execute=True
     )
     return {"record": record_ref, "review": review["review_id"], "recall": recall["recall_id"]}
@@ -421,7 +421,7 @@ def test_a_goal_wide_token_cannot_post_an_application_receipt_as_one_of_its_agen
     """On main a Goal-wide token recorded a receipt for ``author``'s recall, and a dogfood
     batch then counted it as ``author``'s: the verified token decides, not the recall."""
     _remember("prefs")
-    recall = services.recall(
+    recall = f.recalled(
         request=f.recall_request(double_corpus, goal_id="demo", agent_id="author"), execute=True
     )
     document = {

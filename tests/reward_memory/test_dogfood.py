@@ -6,16 +6,22 @@ import json
 
 import pytest
 
-from reward_memory import dogfood, services
+from reward_memory import dogfood, evaluation, services
+from reward_memory.documents import dogfood as dogfood_documents
 from reward_memory.documents import operator_control as control_documents
 from reward_memory.errors import RewardMemoryError
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
 
-READY_GATE = {"release_gate": {"status": "ready_for_bounded_dogfood"}}
-HOLD_GATE = {"release_gate": {"status": "hold"}}
+READY_GATE = evaluation.Evaluation(cases=[], metrics={}, reasons=[])
+HOLD_GATE = evaluation.Evaluation(cases=[], metrics={}, reasons=["case_failed:stage4"])
 DIGEST = "sha256:" + "b" * 64
 OUTCOMES = {"applied": "apply", "refuted": "refute"}  # anything else: the model ignored it
+
+
+def _evaluate(document, **kw):
+    """The batch document of ``document``, as the command renders it."""
+    return dogfood_documents.batch(dogfood.evaluate_batch(document, **kw))
 
 
 def _recall(record_ref: str, n: int) -> str:
@@ -152,7 +158,7 @@ def full_batch(stored):
 
 
 def test_the_full_mix_is_ready_for_the_bounded_pilot(db, stored):
-    batch = dogfood.evaluate_batch(full_batch(stored), evaluation=READY_GATE)
+    batch = _evaluate(full_batch(stored), evaluation=READY_GATE)
     assert batch["schema_version"] == "reward_memory_dogfood_batch_v1"
     assert (batch["status"], batch["ok"], batch["reason_codes"]) == (
         "ready_for_bounded_issue_fix_pilot",
@@ -217,7 +223,7 @@ def _no_retire(b, s):
 def test_each_missing_ingredient_flips_readiness(db, stored, mutate, reason, gate):
     batch = full_batch(stored)
     mutate(batch, stored)
-    result = dogfood.evaluate_batch(batch, evaluation=gate)
+    result = _evaluate(batch, evaluation=gate)
     assert result["ok"] is False
     assert result["status"] == "hold"
     assert result["reason_codes"] == [reason]
@@ -227,7 +233,7 @@ def test_duplicate_application_receipts_are_refused(db, stored):
     batch = full_batch(stored)
     batch["observations"].append(copy.deepcopy(batch["observations"][0]))
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+        _evaluate(batch, evaluation=READY_GATE)
     assert exc.value.code == "duplicate_receipt"
     assert exc.value.field == "observations.3.application_receipt.application_receipt_id"
 
@@ -236,7 +242,7 @@ def test_an_observation_cannot_override_the_stored_readback(db, stored):
     batch = full_batch(stored)
     batch["observations"][0]["application_receipt"]["result_readback_verified"] = False
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+        _evaluate(batch, evaluation=READY_GATE)
     assert exc.value.code == "application_receipt_mismatch"
     assert exc.value.field == "observations.0.application_receipt.result_readback_verified"
 
@@ -245,7 +251,7 @@ def test_a_stored_not_applied_receipt_cannot_be_reported_applied(db, stored):
     batch = full_batch(stored)
     batch["observations"][1]["application_receipt"]["outcome"] = "applied"
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+        _evaluate(batch, evaluation=READY_GATE)
     assert (exc.value.code, exc.value.field) == (
         "application_receipt_mismatch",
         "observations.1.application_receipt.outcome",
@@ -258,7 +264,7 @@ def test_readback_and_artifact_verification_come_from_the_stored_rows(db, stored
         o["application_receipt"] = {
             "application_receipt_id": o["application_receipt"]["application_receipt_id"]
         }
-    result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    result = _evaluate(batch, evaluation=READY_GATE)
     first = result["receipts"][0]
     assert first["verification"] == {
         "result_readback_verified": True,
@@ -274,7 +280,7 @@ def test_readback_and_artifact_verification_come_from_the_stored_rows(db, stored
     # the module outcome must be the artifact the stored application verified
     batch["observations"][0]["module_outcome"]["artifact_ref"] = "artifact:other"
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+        _evaluate(batch, evaluation=READY_GATE)
     assert exc.value.code == "application_receipt_mismatch"
 
 
@@ -297,7 +303,7 @@ def test_a_made_up_application_receipt_is_refused_by_name_and_nothing_is_written
     )
     before = _rows()
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+        _evaluate(batch, evaluation=READY_GATE)
     assert (exc.value.code, exc.value.field) == (
         "application_receipt_not_found",
         "observations.0.application_receipt.application_receipt_id",
@@ -314,9 +320,9 @@ def test_a_made_up_application_receipt_is_refused_by_name_and_nothing_is_written
 def test_another_agents_application_receipt_is_refused_like_a_made_up_one(db, stored, agents):
     batch = full_batch(stored)
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE, viewer=("demo", "reviewer"))
+        _evaluate(batch, evaluation=READY_GATE, viewer=("demo", "reviewer"))
     assert exc.value.code == "application_receipt_not_found"
-    mine = dogfood.evaluate_batch(batch, evaluation=READY_GATE, viewer=("demo", "author"))
+    mine = _evaluate(batch, evaluation=READY_GATE, viewer=("demo", "author"))
     assert mine["ok"] is True
 
 
@@ -324,7 +330,7 @@ def test_an_operator_control_that_was_never_stored_is_refused_by_name(db, stored
     batch = full_batch(stored)
     batch["operator_controls"][0] = {"control_id": "control:edit/1", "action": "edit"}
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+        _evaluate(batch, evaluation=READY_GATE)
     assert (exc.value.code, exc.value.field) == (
         "operator_control_not_found",
         "operator_controls.0.control_id",
@@ -332,7 +338,7 @@ def test_an_operator_control_that_was_never_stored_is_refused_by_name(db, stored
     relabelled = full_batch(stored)
     relabelled["operator_controls"][1]["action"] = "edit"  # the stored control is a retire
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(relabelled, evaluation=READY_GATE)
+        _evaluate(relabelled, evaluation=READY_GATE)
     assert exc.value.code == "operator_control_mismatch"
 
 
@@ -376,7 +382,7 @@ def test_raw_fields_urls_and_paths_are_refused(db, stored):
         batch = full_batch(stored)
         mutate(batch["observations"][0])
         with pytest.raises(RewardMemoryError) as exc:
-            dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+            _evaluate(batch, evaluation=READY_GATE)
         assert exc.value.field == field
 
 
@@ -392,8 +398,8 @@ UTILITY = {
 def test_utility_observations_are_typed_stable_and_do_not_count_toward_readiness(db, stored):
     batch = full_batch(stored)
     batch["observations"][0]["utility"] = dict(UTILITY)
-    first = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
-    again = dogfood.evaluate_batch(copy.deepcopy(batch), evaluation=READY_GATE)
+    first = _evaluate(batch, evaluation=READY_GATE)
+    again = _evaluate(copy.deepcopy(batch), evaluation=READY_GATE)
     u = first["receipts"][0]["utility_observation"]
     assert u["schema_version"] == "memory_utility_observation_v0"
     assert u["evidence"] == {
@@ -404,9 +410,7 @@ def test_utility_observations_are_typed_stable_and_do_not_count_toward_readiness
     assert u["observation_id"] == again["receipts"][0]["utility_observation"]["observation_id"]
     assert (
         first["receipts"][0]["receipt_id"]
-        == dogfood.evaluate_batch(full_batch(stored), evaluation=READY_GATE)["receipts"][0][
-            "receipt_id"
-        ]
+        == _evaluate(full_batch(stored), evaluation=READY_GATE)["receipts"][0]["receipt_id"]
     )  # the settlement id ignores utility
     assert first["ok"] is True
 
@@ -423,7 +427,7 @@ def test_utility_observations_are_typed_stable_and_do_not_count_toward_readiness
 def test_a_malformed_utility_evaluation_fails_open(db, stored, change, field):
     batch = full_batch(stored)
     batch["observations"][0]["utility"] = {**UTILITY, **change}
-    result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    result = _evaluate(batch, evaluation=READY_GATE)
     assert result["ok"] is True  # the batch result and readiness are unchanged
     receipt = result["receipts"][0]
     assert receipt["utility_observation"] is None
@@ -431,11 +435,7 @@ def test_a_malformed_utility_evaluation_fails_open(db, stored, change, field):
     assert receipt["utility_evaluation"]["reason"]["field"] == field
     assert (
         receipt["receipt_id"]
-        == (
-            dogfood.evaluate_batch(full_batch(stored), evaluation=READY_GATE)["receipts"][0][
-                "receipt_id"
-            ]
-        )
+        == (_evaluate(full_batch(stored), evaluation=READY_GATE)["receipts"][0]["receipt_id"])
     )
 
 
@@ -443,7 +443,7 @@ def test_a_malformed_utility_evaluation_fails_open(db, stored, change, field):
 def test_a_missing_or_timed_out_utility_evaluation_fails_open(db, stored, utility):
     batch = full_batch(stored)
     batch["observations"][0]["utility"] = utility
-    result = dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+    result = _evaluate(batch, evaluation=READY_GATE)
     assert result["ok"] is True
     assert result["receipts"][0]["utility_observation"] is None
     assert result["receipts"][0]["utility_evaluation"]["status"] == (
@@ -456,7 +456,7 @@ def test_without_evidence_the_label_is_unknown(db, stored):
     batch["observations"][0]["utility"] = {
         **UTILITY, "label": "unknown", "evidence_basis": "insufficient", "evidence_ref": None,
     }  # fmt: skip
-    u = dogfood.evaluate_batch(batch, evaluation=READY_GATE)["receipts"][0]["utility_observation"]
+    u = _evaluate(batch, evaluation=READY_GATE)["receipts"][0]["utility_observation"]
     assert (u["label"], u["evidence"]["strength"]) == ("unknown", "lineage_only")
 
 
@@ -469,7 +469,7 @@ def test_a_conflicting_judgement_under_one_observation_id_is_refused(db, stored)
     other["utility"] = {**UTILITY, "label": "harmful"}
     batch["observations"].append(other)
     with pytest.raises(RewardMemoryError) as exc:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+        _evaluate(batch, evaluation=READY_GATE)
     assert (exc.value.code, exc.value.field) == (
         "utility_observation_conflict",
         "observations.3.utility",
@@ -511,7 +511,7 @@ def test_a_dogfood_artifact_url_with_a_credential_is_refused(stored, url):
     first["application_receipt"]["artifact_ref"] = url
     first["module_outcome"]["artifact_ref"] = url
     with pytest.raises(RewardMemoryError) as refused:
-        dogfood.evaluate_batch(batch, evaluation=READY_GATE)
+        _evaluate(batch, evaluation=READY_GATE)
     assert refused.value.code == "invalid_argument"
     assert refused.value.field == "observations.0.application_receipt.artifact_ref"
     assert url not in json.dumps(refused.value.envelope())

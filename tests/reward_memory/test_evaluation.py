@@ -1,14 +1,17 @@
 """Stage 4: the eight cases pass their gate on the real code, and fail it when a guard
 is deliberately disabled (the cases can fail)."""
 
+import dataclasses
+
 from reward_memory import evaluation, routing
+from reward_memory.documents import evaluation as documents
 from reward_memory.domain import guards
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord
 from tests.helpers import run_cli
 
 
 def test_the_real_code_passes_the_release_gate_and_leaves_nothing_behind(db):
-    result = evaluation.evaluate()
+    result = documents.evaluation(evaluation.evaluate())
     assert result["schema_version"] == "reward_memory_evaluation_v0"
     assert [c["case_id"] for c in result["cases"]] == list(evaluation.CASE_IDS)
     assert all(c["passed"] for c in result["cases"]), result["cases"]
@@ -29,7 +32,7 @@ def test_the_real_code_passes_the_release_gate_and_leaves_nothing_behind(db):
 
 def test_disabling_the_checkpoint_guard_fails_the_gate(db, monkeypatch):
     monkeypatch.setattr(guards, "hard_policy_checkpoint_reasons", lambda *a, **k: [])
-    result = evaluation.evaluate()
+    result = documents.evaluation(evaluation.evaluate())
     failed = {c["case_id"] for c in result["cases"] if not c["passed"]}
     assert "multi_person_authority_conditions" in failed
     assert result["status"] == "failed"
@@ -41,10 +44,10 @@ def test_a_route_guard_that_authorises_the_pilot_fails_the_gate(db, monkeypatch)
     real = routing.route
 
     def lenient(observation):
-        return {**real(observation), "decision": "pilot_fix", "pilot_authorized": True}
+        return dataclasses.replace(real(observation), decision="pilot_fix")
 
     monkeypatch.setattr(routing, "route", lenient)
-    result = evaluation.evaluate()
+    result = documents.evaluation(evaluation.evaluate())
     assert result["release_gate"]["status"] == "hold"
     assert "nonzero:false_application_count" in result["release_gate"]["reason_codes"]
 

@@ -299,7 +299,7 @@ def test_explicit_off_stops_reconciliation_with_zero_provider_calls(db, prefs, d
     assert status["automation_intent"]["automatic_ingest"] == "explicit"
     double.reset_calls()
     summary = services.reconcile_pending_ingests(goal_id="demo", agent_id="author")
-    assert summary["skipped"] == "automatic_ingest_off"
+    assert summary.skipped == "automatic_ingest_off"
     assert double.call_count == 0
 
 

@@ -249,7 +249,7 @@ RECALL_CASES = [
 
 @pytest.mark.parametrize(("code", "overrides"), RECALL_CASES)
 def test_recall_guard_stops_before_the_provider(db, double_corpus, double, code, overrides):
-    result = services.recall(request=f.recall_request(double_corpus, **overrides), execute=True)
+    result = f.recalled(request=f.recall_request(double_corpus, **overrides), execute=True)
     assert code in {r["code"] for r in result["guard"]["reasons"]}
     assert result["status"] == "guard_blocked"
     assert result["items"] == []
@@ -259,7 +259,7 @@ def test_recall_guard_stops_before_the_provider(db, double_corpus, double, code,
 
 def test_recall_on_a_retired_corpus_stops_before_the_provider(db, double_corpus, double):
     corpus = services.set_corpus_active(corpus_id="prefs", active=False, principal=f.op(f.OWNER))
-    result = services.recall(request=f.recall_request(corpus), execute=True)
+    result = f.recalled(request=f.recall_request(corpus), execute=True)
     assert {r["code"] for r in result["guard"]["reasons"]} == {"corpus_not_active"}
     assert double.call_count == 0
 
@@ -269,22 +269,18 @@ def test_peer_scoped_binding_uses_only_the_configured_peer(db, agents, double):
     corpus = f.register(
         "peer", provider_id="double", scope_ref=scope, agents=[("demo", "author", "peer-abc")]
     )
-    blocked = services.recall(
-        request=f.recall_request(corpus, actor_peer_id="peer-xyz"), execute=True
-    )
+    blocked = f.recalled(request=f.recall_request(corpus, actor_peer_id="peer-xyz"), execute=True)
     assert {r["code"] for r in blocked["guard"]["reasons"]} == {"actor_peer_mismatch"}
     assert double.call_count == 0
-    ok = services.recall(request=f.recall_request(corpus), execute=True)
+    ok = f.recalled(request=f.recall_request(corpus), execute=True)
     assert ok["guard"]["status"] == "passed"
     assert double.call_count == 1
     assert double.last_binding.actor_peer_id == "peer-abc"
     # no configured peer for the Agent: the URI's peer is never borrowed
     other = f.register("peer2", provider_id="double", scope_ref=scope, agents=[("demo", "author")])
-    missing = services.recall(request=f.recall_request(other), execute=True)
+    missing = f.recalled(request=f.recall_request(other), execute=True)
     assert {r["code"] for r in missing["guard"]["reasons"]} == {"actor_peer_mismatch"}
-    claimed = services.recall(
-        request=f.recall_request(other, actor_peer_id="peer-abc"), execute=True
-    )
+    claimed = f.recalled(request=f.recall_request(other, actor_peer_id="peer-abc"), execute=True)
     assert {r["code"] for r in claimed["guard"]["reasons"]} == {"actor_peer_mismatch"}
     assert double.call_count == 1
 

@@ -7,6 +7,7 @@ import pytest
 
 from loopx_site.core.errors import DomainError
 from reward_memory import services
+from reward_memory.documents import ingest as ingest_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import IngestEvent, LocalProviderDocument, MemoryRecord, PendingIngest
 from tests.reward_memory import factories as f
@@ -19,7 +20,7 @@ def ingest(event=None, execute=True, **kwargs):
 
 
 def recall_items(corpus):
-    result = services.recall(request=f.recall_request(corpus), execute=True)
+    result = f.recalled(request=f.recall_request(corpus), execute=True)
     return result["items"]
 
 
@@ -152,8 +153,10 @@ def test_retry_after_recovery_activates_with_the_same_observed_at(
     frozen_clock.advance(dt.timedelta(hours=3))
     double.tamper_readback = False
     summary = services.reconcile_pending_ingests(goal_id="demo", agent_id="author")
-    assert summary["schema_version"] == "reward_memory_ingest_reconciliation_v0"
-    assert (summary["attempted"], summary["activated"], summary["still_pending"]) == (1, 1, 0)
+    assert ingest_documents.reconciliation(summary)["schema_version"] == (
+        "reward_memory_ingest_reconciliation_v0"
+    )
+    assert (summary.attempted, summary.activated, summary.still_pending) == (1, 1, 0)
     event = IngestEvent.objects.get()
     assert event.status == "activated"
     assert event.receipt["observed_at"] == first["observed_at"] == "2026-12-01T12:00:00Z"
@@ -165,14 +168,14 @@ def test_retry_after_recovery_activates_with_the_same_observed_at(
     assert record.lifecycle_state == "active"
     assert record.observed_at == f.NOW
     again = services.reconcile_pending_ingests(goal_id="demo", agent_id="author")
-    assert again["attempted"] == 0
+    assert again.attempted == 0
 
 
 def test_reconcile_keeps_pending_while_the_provider_is_still_down(db, double_corpus, double):
     double.available = False
     ingest()
     summary = services.reconcile_pending_ingests(goal_id="demo", agent_id="author")
-    assert (summary["attempted"], summary["still_pending"]) == (1, 1)
+    assert (summary.attempted, summary.still_pending) == (1, 1)
     assert PendingIngest.objects.get().attempts == 2
 
 
@@ -181,8 +184,8 @@ def test_reconcile_is_scoped_to_one_goal_and_agent(db, agents, double):
     double.available = False
     ingest(agent_id="reviewer")
     double.available = True
-    assert services.reconcile_pending_ingests(goal_id="demo", agent_id="author")["attempted"] == 0
-    assert services.reconcile_pending_ingests(goal_id="demo", agent_id="reviewer")["activated"] == 1
+    assert services.reconcile_pending_ingests(goal_id="demo", agent_id="author").attempted == 0
+    assert services.reconcile_pending_ingests(goal_id="demo", agent_id="reviewer").activated == 1
 
 
 def test_reconcile_resolves_events_that_no_longer_pass_the_standing_policy(
@@ -198,7 +201,7 @@ def test_reconcile_resolves_events_that_no_longer_pass_the_standing_policy(
     double.available = True
     double.reset_calls()
     summary = services.reconcile_pending_ingests(goal_id="demo", agent_id="author")
-    assert (summary["attempted"], summary["blocked"]) == (1, 1)
+    assert (summary.attempted, summary.blocked) == (1, 1)
     assert double.call_count == 0
     assert PendingIngest.objects.get().resolved_at is not None
     assert IngestEvent.objects.get().status == "guard_blocked"
@@ -282,7 +285,7 @@ def test_hard_policy_ingest_binds_only_the_verified_checkpoint_scopes(db, agents
     assert record.authority["action_scopes"] == ["issue_fix.request_reproduction"]
     assert record.authority["checkpoint_ref"] == f.CHECKPOINT_ID
     assert record.authority_checkpoint.checkpoint_id == f.CHECKPOINT_ID
-    result = services.recall(
+    result = f.recalled(
         request=f.recall_request(corpus, queries=["reproduction test storage contract"]),
         execute=True,
     )

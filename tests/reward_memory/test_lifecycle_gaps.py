@@ -49,7 +49,7 @@ def test_source_truth_marks_procedural_experience_and_it_leaves_recall(experienc
     assert record.lifecycle_state == state
     last = RecordTransition.objects.filter(record=record).order_by("-seq").first()
     assert (last.reason, last.reference) == (f"source_truth_{state}", "rev:rev-2")
-    result = services.recall(
+    result = f.recalled(
         request=f.recall_request(corpus, queries=["storage migration test listings"]),
         execute=True,
     )

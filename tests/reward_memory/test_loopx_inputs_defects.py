@@ -99,7 +99,7 @@ def test_a_recall_stamped_now_in_the_offset_form_is_not_stale(db, corpus):
     now = clock.now().astimezone(dt.UTC).replace(microsecond=0)
     stamped = now.isoformat()  # 2026-…T…+00:00, LoopX's form
     assert stamped.endswith("+00:00")
-    result = services.recall(
+    result = f.recalled(
         request=f.recall_request(corpus, freshness={"observed_at": stamped}), execute=False
     )
     codes = {r["code"] for r in result.get("guard", {}).get("reasons", [])}

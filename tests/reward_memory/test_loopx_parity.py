@@ -6,10 +6,18 @@ import datetime as dt
 import pytest
 
 from loopx_site.core import clock
-from reward_memory import contracts, evaluation, routing, services
+from reward_memory import contracts, evaluation, routing
+from reward_memory.documents import evaluation as evaluation_documents
+from reward_memory.documents import route_check as route_documents
 from reward_memory.domain import validation as v
 from reward_memory.errors import RewardMemoryError
+from tests.reward_memory import factories as f
 from tests.reward_memory.test_loopx_contract import _loopx_packet
+
+
+def _route(observation):
+    """The route-check document of ``observation``, as the command renders it."""
+    return route_documents.route(routing.route(observation))
 
 
 # -- architecture ---------------------------------------------------------------------------
@@ -32,15 +40,15 @@ def test_architecture_carries_loopx_design_sections_and_per_class_fields():
 # -- route-check -----------------------------------------------------------------------------
 def test_route_check_says_no_raw_issue_or_memory_was_captured():
     for case in routing.CASES.values():
-        assert routing.route(case)["raw_issue_or_memory_captured"] is False
+        assert _route(case)["raw_issue_or_memory_captured"] is False
 
 
 def test_the_pr_3237_case_carries_loopx_case_ref_but_a_callers_url_is_refused():
-    doc = routing.route(routing.CASES["pr-3237"])
+    doc = _route(routing.CASES["pr-3237"])
     assert doc["case_ref"] == "https://github.com/volcengine/OpenViking/pull/3237"
     assert doc["decision"] == "meta_design_gate"
     with pytest.raises(RewardMemoryError) as exc:
-        routing.route({**routing.CASES["pr-3237"], "case_ref": "https://example.com/pull/2"})
+        _route({**routing.CASES["pr-3237"], "case_ref": "https://example.com/pull/2"})
     assert exc.value.field == "case_ref"
     with pytest.raises(RewardMemoryError):
         routing.route({**routing.CASES["pr-3237"], "case_ref": ["not", "a", "ref"]})
@@ -48,7 +56,7 @@ def test_the_pr_3237_case_carries_loopx_case_ref_but_a_callers_url_is_refused():
 
 # -- evaluate --------------------------------------------------------------------------------
 def test_evaluate_reports_loopx_metrics_dimensions_and_boundaries(db):
-    doc = evaluation.evaluate()
+    doc = evaluation_documents.evaluation(evaluation.evaluate())
     assert (doc["ok"], doc["status"], doc["runner"]) == (
         True,
         "passed",
@@ -86,7 +94,7 @@ def test_evaluate_reports_loopx_metrics_dimensions_and_boundaries(db):
 
 def test_a_nonzero_storage_write_holds_the_gate(db, monkeypatch):
     monkeypatch.setattr(evaluation, "_storage_bytes_since", lambda before: 12)
-    doc = evaluation.evaluate()
+    doc = evaluation_documents.evaluation(evaluation.evaluate())
     assert doc["ok"] is False
     assert "nonzero:storage_write_bytes" in doc["release_gate"]["reason_codes"]
 
@@ -96,7 +104,7 @@ def test_a_loopx_packet_with_loopx_offset_observed_at_completes(activated, froze
     packet = _loopx_packet(activated)
     packet["request"]["observed_at"] = frozen_clock.now.isoformat().replace("Z", "+00:00")
     assert packet["request"]["observed_at"].endswith("+00:00")
-    doc = services.recall(request=packet, execute=True, goal_id="demo", agent_id="author")
+    doc = f.recalled(request=packet, execute=True, goal_id="demo", agent_id="author")
     assert (doc["schema_version"], doc["status"]) == ("reward_memory_recall_v0", "completed")
     assert doc["result_count"] == 1
 
@@ -105,10 +113,10 @@ def test_a_non_utc_offset_observed_at_is_read_as_the_same_utc_instant(activated,
     packet = _loopx_packet(activated)
     moment = clock.now().astimezone(dt.timezone(dt.timedelta(hours=1))).replace(microsecond=0)
     packet["request"]["observed_at"] = moment.isoformat()  # …+01:00, RFC 3339
-    doc = services.recall(request=packet, execute=True, goal_id="demo", agent_id="author")
+    doc = f.recalled(request=packet, execute=True, goal_id="demo", agent_id="author")
     assert "freshness_stale" not in doc["reason_codes"]
     packet["request"]["observed_at"] = (moment - dt.timedelta(days=30)).isoformat()
-    stale = services.recall(request=packet, execute=True, goal_id="demo", agent_id="author")
+    stale = f.recalled(request=packet, execute=True, goal_id="demo", agent_id="author")
     assert "freshness_stale" in stale["reason_codes"]
     assert stale["provider_call_count"] == 0
 
@@ -118,7 +126,7 @@ def test_loopx_repository_project_ref_is_accepted_and_guarded_by_project(activat
     packet["request"]["project_ref"] = "repository:example"
     packet["read_authority_checkpoint"]["project_ref"] = "repository:example"
     double.reset_calls()
-    doc = services.recall(request=packet, execute=True, goal_id="demo", agent_id="author")
+    doc = f.recalled(request=packet, execute=True, goal_id="demo", agent_id="author")
     assert (doc["schema_version"], doc["status"]) == ("reward_memory_recall_v0", "guard_blocked")
     assert "project_mismatch" in doc["reason_codes"]
     assert doc["provider_call_count"] == 0

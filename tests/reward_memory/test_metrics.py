@@ -85,11 +85,10 @@ def test_recalls_are_counted_per_corpus_and_status_with_their_latency(
 
 
 def test_a_provider_failure_is_counted_by_kind(db, double_corpus, double):
-    from reward_memory import services
 
     before = _value(_scrape(), "loopx_provider_failures_total", kind="unavailable")
     double.available = False
-    result = services.recall(request=f.recall_request(double_corpus), execute=True)
+    result = f.recalled(request=f.recall_request(double_corpus), execute=True)
     assert result["status"] == "provider_unavailable"
     after = _scrape()
     assert _value(after, "loopx_provider_failures_total", kind="unavailable") == before + 1

@@ -35,7 +35,7 @@ def refs(corpus):
 
 
 def _recall(corpus, execute=True, **overrides):
-    return services.recall(request=f.recall_request(corpus, **overrides), execute=execute)
+    return f.recalled(request=f.recall_request(corpus, **overrides), execute=execute)
 
 
 def test_function_boundary_recall_returns_active_records_privately(db, corpus, refs):

@@ -55,7 +55,7 @@ def test_hybrid_corpus_answers_nothing_relevant_with_a_reason(db, corpus, refs):
     assert got.status == "empty"
     assert got.items == []
     assert got.nothing_relevant is True
-    result = services.recall(
+    result = f.recalled(
         request=f.recall_request(corpus, queries=["bake sourdough bread"]), execute=True
     )
     assert result["status"] == "empty"

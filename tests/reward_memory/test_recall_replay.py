@@ -30,7 +30,7 @@ def _activate(summary, event_id):
 
 
 def _recall(corpus):
-    return services.recall(request=f.recall_request(corpus, queries=QUERY), execute=True)
+    return f.recalled(request=f.recall_request(corpus, queries=QUERY), execute=True)
 
 
 def test_reward_recall_replay_drops_records_closed_since_and_counts_them(db, double_corpus, double):
@@ -97,7 +97,7 @@ def test_replay_readable_names_every_reason_a_stored_record_is_dropped(db, corpu
 
 def test_applying_a_recalled_record_retired_since_is_not_applied(db, corpus):
     refs = [_activate(s, f"ev-{i}") for i, s in enumerate(SUMMARIES)]
-    recall = services.recall(request=f.recall_request(corpus, queries=QUERY), execute=True)
+    recall = f.recalled(request=f.recall_request(corpus, queries=QUERY), execute=True)
     recalled = [i["memory_ref"] for i in recall["items"]]
     assert set(recalled) == set(refs)
     services.retire_record(record_ref=recalled[0], principal=f.op(f.RETIRER))

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from loopx_site.core import clock
 from loopx_site.engines import fulltext
 from reward_memory import providers, selectors, services
+from reward_memory.documents import recall as recall_documents
 from reward_memory.domain.recall_request import parse_recall
 from reward_memory.models import Corpus, LocalProviderDocument, MemoryRecord, RecallReceipt
 from reward_memory.providers import local
@@ -47,7 +48,7 @@ def _own(captured) -> list[str]:
 def test_a_local_recall_runs_three_statements_of_its_own(db, corpus, refs):
     request = f.recall_request(corpus, queries=[QUERY])
     with CaptureQueriesContext(connection) as ctx:
-        result = services.recall(request=request, execute=True)
+        result = f.recalled(request=request, execute=True)
     assert result["status"] == "ok"
     assert len(result["items"]) == 4
     own = _own(ctx.captured_queries)
@@ -61,7 +62,7 @@ def test_a_local_recall_runs_three_statements_of_its_own(db, corpus, refs):
 def test_a_refused_recall_reads_once_and_writes_nothing(db, corpus, refs):
     request = f.recall_request(corpus, queries=[QUERY], conflicts=["open"])
     with CaptureQueriesContext(connection) as ctx:
-        result = services.recall(request=request, execute=True)
+        result = f.recalled(request=request, execute=True)
     assert result["status"] == "guard_blocked"
     assert len(ctx.captured_queries) == 1
     assert not RecallReceipt.objects.exists()
@@ -202,12 +203,12 @@ def test_ranking_the_first_limit_first_answers_what_the_wide_ranking_answers(
 
 def test_a_recall_that_lost_the_race_to_its_receipt_answers_from_the_stored_one(db, corpus, refs):
     request = f.recall_request(corpus, queries=[QUERY])
-    first = services.recall(request=request, execute=True)
+    outcome = services.recall(request=request, execute=True)
+    first = recall_documents.recall_result(outcome)
     parsed, _ = parse_recall(request)
     context = selectors.recall_context("demo", "author", corpus.corpus_id, first["recall_id"])
-    records = [MemoryRecord.objects.get(record_ref=i["memory_ref"]) for i in first["items"]]
     with transaction.atomic():  # inside a caller's transaction: no error, no savepoint
-        again = recalls._store(parsed, corpus, context, dict(first), records)
+        again = recall_documents.recall_result(recalls._store(parsed, corpus, context, outcome))
         assert RecallReceipt.objects.count() == 1  # the transaction is still usable
     assert again["replayed"] is True
     assert [i["memory_ref"] for i in again["items"]] == [i["memory_ref"] for i in first["items"]]
@@ -226,7 +227,7 @@ def test_racing_identical_recalls_store_one_receipt(agents):
     def run():
         try:
             barrier.wait(timeout=30)
-            results.append(services.recall(request=request, execute=True))
+            results.append(f.recalled(request=request, execute=True))
         except Exception as exc:  # surfaced below
             errors.append(exc)
         finally:

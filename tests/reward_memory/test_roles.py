@@ -209,7 +209,7 @@ def test_a_retry_reresolves_the_submitting_tokens_binding(db, agents, double):
     double.available = True
     services.unbind_role(binding=binding, operator=f.op(f.OWNER))
     summary = services.reconcile_pending_ingests(goal_id="demo", agent_id="author")
-    assert summary["blocked"] == 1
+    assert summary.blocked == 1
     assert not MemoryRecord.objects.filter(lifecycle_state="active").exists()
     assert PendingIngest.objects.get().resolved_at is not None
 

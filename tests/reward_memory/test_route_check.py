@@ -4,8 +4,14 @@ shipped cases (LoopX: loopx/capabilities/reward_memory/architecture.py)."""
 import pytest
 
 from reward_memory import routing
+from reward_memory.documents import route_check as route_documents
 from reward_memory.errors import RewardMemoryError
 from tests.helpers import run_cli
+
+
+def _route(observation):
+    """The route-check document of ``observation``, as the command renders it."""
+    return route_documents.route(routing.route(observation))
 
 
 @pytest.mark.parametrize(
@@ -29,7 +35,7 @@ def test_shipped_cases_route_deterministically(case, decision):
 
 
 def test_pr_3237_names_every_meta_trigger_and_missing_evidence():
-    doc = routing.route(routing.CASES["pr-3237"])
+    doc = _route(routing.CASES["pr-3237"])
     assert doc["reason_codes"] == [
         "semantics_by_design",
         "semantic_contract_change",
@@ -54,8 +60,8 @@ def test_pr_3237_names_every_meta_trigger_and_missing_evidence():
 )
 def test_evidence_is_required_only_when_relevant(change, missing):
     base = routing.CASES["confirmed-single-surface"]
-    assert routing.route(base)["decision"] == "pilot_fix"
-    doc = routing.route({**base, **change})
+    assert _route(base)["decision"] == "pilot_fix"
+    doc = _route({**base, **change})
     assert (doc["decision"], doc["missing_required_evidence"]) == ("hold_for_evidence", [missing])
 
 
@@ -72,5 +78,5 @@ def test_flags_build_an_observation_from_the_command_line():
 
 def test_a_url_case_ref_is_refused():
     with pytest.raises(RewardMemoryError) as exc:
-        routing.route({**routing.CASES["pr-3237"], "case_ref": "https://example.com/pull/1"})
+        _route({**routing.CASES["pr-3237"], "case_ref": "https://example.com/pull/1"})
     assert exc.value.field == "case_ref"

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from reward_memory import services
+from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import MemoryRecord
 from tests.helpers import run_cli
@@ -40,7 +41,8 @@ def _event(event_id="hook-1"):
 
 def _hook(**kw):
     kw.setdefault("execute", True)
-    return services.run_boundary_hook(goal_id="demo", agent_id="author", boundary=BOUNDARY, **kw)
+    run = services.run_boundary_hook(goal_id="demo", agent_id="author", boundary=BOUNDARY, **kw)
+    return hook_documents.boundary_hook(run)
 
 
 def test_ingest_then_recall_at_the_boundary_when_both_flags_are_on(db, review_corpus, double):
