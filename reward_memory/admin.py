@@ -32,6 +32,7 @@ from loopx_site.core.admin_base import (
     short_ref,
 )
 from loopx_site.core.errors import DomainError
+from reward_memory import contracts as c
 from reward_memory import dashboard, principals, selectors, services
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
@@ -646,7 +647,9 @@ class LineageClosureAdmin(_ActionsOnly, ReadOnlyAdmin):
 
 class CandidateDecisionFilter(admin.SimpleListFilter):
     """Where a candidate stands for a human: awaiting the reviewer (the to-do), accepted
-    and awaiting the owner's apply, or decided."""
+    and awaiting the owner's apply, or decided; and "awaiting me", the candidates whose
+    next step is the signed-in operator's (the decision where they are the corpus
+    reviewer, the apply where they are its owner) — like the review queue's."""
 
     title = "decision"
     parameter_name = "decision"
@@ -656,19 +659,21 @@ class CandidateDecisionFilter(admin.SimpleListFilter):
             ("awaiting", "awaiting the reviewer"),
             ("apply", "accepted, awaiting apply"),
             ("decided", "decided"),
+            ("mine", "awaiting me"),
         ]
 
     def queryset(self, request, queryset):
         value = self.value()
         if value == "awaiting":
             return selectors.candidates_awaiting_reviewer(queryset)
-        annotated = selectors.with_latest_decision(queryset)
         if value == "apply":
-            return annotated.filter(latest_decision="accept", latest_applied__isnull=True)
+            return selectors.candidates_awaiting_apply(queryset)
+        if value == "mine":
+            return selectors.candidates_awaiting(_operator(request).actor_ref, queryset)
         if value == "decided":
-            return annotated.exclude(
+            return queryset.exclude(
                 pk__in=selectors.candidates_awaiting_reviewer(queryset).values("pk")
-            ).exclude(latest_decision="accept", latest_applied__isnull=True)
+            ).exclude(pk__in=selectors.candidates_awaiting_apply(queryset).values("pk"))
         return queryset
 
 
@@ -930,12 +935,55 @@ class ExperimentBindingAdmin(ReadOnlyAdmin):
     fields = readonly_fields = _shown(ExperimentBinding, "config_path")
 
 
+class ReflectionStateFilter(admin.SimpleListFilter):
+    """A reflection's state, and "awaiting me": those awaiting evidence validation when
+    the signed-in operator may record a validation by hand (a reflection names no
+    reviewer; whoever holds ``record_reflection_validation`` decides it)."""
+
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [
+            (c.REFLECTION_AWAITING, "awaiting evidence validation"),
+            ("ingest_pending", "ingest pending"),
+            (c.REFLECTION_FINALIZED, "finalized"),
+            ("mine", "awaiting me"),
+        ]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "mine":
+            if not request.user.has_perm("reward_memory.record_reflection_validation"):
+                return queryset.none()
+            return queryset.filter(status=c.REFLECTION_AWAITING)
+        return queryset.filter(status=value) if value else queryset
+
+
+#: Short words for a reflection's state (the stored codes are long unbroken words).
+REFLECTION_STATE_WORDS = {
+    c.REFLECTION_AWAITING: "awaiting validation",
+    c.REFLECTION_FINALIZED: "finalized",
+    "ingest_pending": "ingest pending",
+}
+
+
 @admin.register(ReflectionCandidate)
 class ReflectionCandidateAdmin(ReadOnlyAdmin):
     """Operators may record a candidate's validation by hand (as themselves)."""
 
-    list_display = ("reflection_digest", "goal", "agent", "surface", "status", "updated_at")
-    list_filter = ("status", "surface", "turn_settled")
+    # In view at 1280 px: the digest, surface and Turn shortened (whole value on hover),
+    # the state in words, the Goal/Agent in one column (the Goal is its prefix).
+    list_display = (
+        ref_column("reflection_digest", description="reflection"),
+        "state",
+        "agent",
+        "surface_short",
+        ref_column("turn_instance_id", description="turn"),
+        "turn_settled",
+        "updated_at",
+    )
+    list_filter = (ReflectionStateFilter, "turn_settled", "surface")
     search_fields = ("reflection_digest", "turn_instance_id")
     actions = ["record_validation_passed", "record_validation_failed"]
 
@@ -972,6 +1020,21 @@ class ReflectionCandidateAdmin(ReadOnlyAdmin):
     )  # fmt: skip
 
     readonly_fields = _shown(ReflectionCandidate)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("goal", "agent", "agent__goal")
+
+    @admin.display(description="state", ordering="status")
+    def state(self, obj):
+        return format_html(
+            '<span title="{}">{}</span>',
+            obj.status,
+            REFLECTION_STATE_WORDS.get(obj.status, obj.status),
+        )
+
+    @admin.display(description="surface", ordering="surface")
+    def surface_short(self, obj):
+        return short_ref(obj.surface, keep=24)
 
 
 @admin.register(OperatorControl)

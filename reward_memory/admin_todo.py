@@ -1,12 +1,15 @@
 """Reward Memory's rows of the admin's "Waits for a human" (``contributions.REVIEW_TODO``):
 the review to-do counted by ``reward_memory.metrics.review_todo_counts`` (the same counts
-``/metrics`` exposes), each linking the filtered list where the operator acts."""
+``/metrics`` exposes), each linking the filtered list where the operator acts, then what
+of it waits for the signed-in operator ("awaiting me")."""
 
 from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from loopx_site.core import access
 from reward_memory import contracts as c
+from reward_memory import selectors
 from reward_memory.metrics import review_todo_counts
 from reward_memory.models import PendingIngest
 
@@ -38,7 +41,12 @@ def review_todo(request) -> list[dict]:
         {
             "label": "Reflections awaiting evidence validation",
             "count": counts["reflection_validation"],
-            "url": _list("reflectioncandidate", status__exact=c.REFLECTION_AWAITING),
+            "url": _list("reflectioncandidate", state=c.REFLECTION_AWAITING),
+        },
+        {
+            "label": "Candidates awaiting me (my decision as reviewer, my apply as owner)",
+            "count": _mine(request),
+            "url": _list("candidate", decision="mine"),
         },
         {
             "label": "Pending ingests (provider commit unresolved)",
@@ -46,3 +54,8 @@ def review_todo(request) -> list[dict]:
             "url": _list("pendingingest", resolved_at__isnull="True"),
         },
     ]
+
+
+def _mine(request) -> int:
+    """Host and ingest candidates whose next step is the signed-in operator's."""
+    return selectors.candidates_awaiting(access.signed_in(request).actor_ref).count()

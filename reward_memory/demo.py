@@ -1,7 +1,8 @@
 """Demo data: two soft_preference corpora of project ``loopx-demo`` (one for
 ``agent_workflow.turn_admission``, one for ``issue_fix.pr_description``), each with a
 standing policy, and a few active records written through the real pipelines (ingest
-via the standing policy; review → apply by the corpus owner) on the ``local`` provider.
+via the standing policy; review → apply by the corpus owner) on the ``local`` provider,
+plus one host candidate left undecided for the reviewer (the review to-do's first row).
 
 Authority: the corpus owner and retirement authority is the operator account ``make
 run`` signs in with (``loopx_demo --operator NAME``; ``demo-owner`` when loaded without
@@ -15,9 +16,10 @@ three demo corpora; the advisory events' source actors hold their roles through
 operator-granted role checkpoints (``ROLE_CHECKPOINTS``, no action scope).
 
 Create-only (``loopx_site.core.demo_kit``): every account, checkpoint, corpus, experiment
-config and binding, ingested event and review that exists is kept as the operator left
-it — a revoked checkpoint or record, a retired corpus, a disabled experiment, an edited
-private config, the corpus owner stay so; only what is missing is created."""
+config and binding, ingested event, candidate and review that exists is kept as the
+operator left it — a revoked checkpoint or record, a retired corpus, a disabled
+experiment, an edited private config, a decided candidate, the corpus owner stay so;
+only what is missing is created."""
 
 import copy
 import json
@@ -362,6 +364,38 @@ def _duplicate(ledger: Ledger, pr_event: dict, owner: str) -> str:
     return applied["status"] if applied is not None else "kept"
 
 
+#: a host's PR-description candidate nobody has decided yet: the review to-do's first row
+AWAITING_SUMMARY = (
+    "Under How to verify, list the commands a reviewer runs, not only what they check."
+)
+
+
+def _awaiting_candidate(ledger: Ledger, pr_event: dict, owner: str) -> str:
+    """A candidate from a host, recorded undecided (``no_write``, as a host bound to the
+    reviewer role leaves it), so the admin's "Waits for a human" is not empty: the
+    reviewer accepts, rejects or confirms it from Candidates. Created once; decided or
+    not, the candidate stays as the operator left it."""
+    waiting = _reviewed_candidate(pr_event)
+    waiting["source"]["evidence_ref"] = "feedback:loopx-demo/pr-description/0004"
+    waiting["content_summary"] = AWAITING_SUMMARY
+    waiting["reasoning_summary"] = "A host proposed it after two PRs lacked runnable checks."
+    corpus_id = "loopx-demo-pr-description"
+    recorded = ledger.ensure(
+        f"awaiting candidate {corpus_id}",
+        exists=Candidate.objects.filter(
+            corpus__corpus_id=corpus_id, document__content_summary=AWAITING_SUMMARY
+        ).exists,
+        create=lambda: services.review_candidate(
+            candidate=waiting,
+            decision="no_write",
+            principal=principals.operator_account(demo_documents.reviewer(owner), field="reviewer"),
+            corpus_id=corpus_id,
+            execute=True,
+        ),
+    )
+    return "awaiting the reviewer" if recorded is not None else "kept"
+
+
 #: asked of the hybrid PR-description corpus: nothing in it is about bread
 UNRELATED_QUERY = "how long to bake sourdough bread"
 
@@ -422,6 +456,7 @@ def load(*, log, operator: str | None = None) -> dict:
     statuses.append(_ingest(ledger, pr_event))
     review_status = _review(ledger, pr_event, owner)
     log(f"reward_memory duplicate candidate: {_duplicate(ledger, pr_event, owner)}")
+    log(f"reward_memory host candidate: {_awaiting_candidate(ledger, pr_event, owner)}")
     _checkpoint(ledger, CHECKPOINT_ID, lambda: _policy_checkpoint(owner))
     policy_status = _ingest(ledger, demo_documents.policy_event())
     log(f"reward_memory records: {', '.join([*statuses, review_status, policy_status])}")

@@ -847,3 +847,18 @@ def candidates_awaiting_reviewer(queryset=None):
         .filter(latest_decision__in=AWAITING_REVIEWER)
         .exclude(guard_status=c.GUARD_BLOCKED)
     )
+
+
+def candidates_awaiting_apply(queryset=None):
+    """Candidates the reviewer accepted whose corpus owner has not applied the review."""
+    rows = queryset if queryset is not None else models.Candidate.objects.all()
+    return with_latest_decision(rows).filter(latest_decision="accept", latest_applied__isnull=True)
+
+
+def candidates_awaiting(actor_ref: str, queryset=None):
+    """The candidates whose next step is ``actor_ref``'s: undecided ones of corpora it
+    reviews, and accepted, unapplied ones of corpora it owns ("awaiting me")."""
+    rows = queryset if queryset is not None else models.Candidate.objects.all()
+    review = candidates_awaiting_reviewer(rows).filter(corpus__reviewer=actor_ref)
+    apply = candidates_awaiting_apply(rows).filter(corpus__owner=actor_ref)
+    return rows.filter(Q(pk__in=review.values("pk")) | Q(pk__in=apply.values("pk")))

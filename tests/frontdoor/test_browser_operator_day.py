@@ -27,6 +27,32 @@ return [...box.querySelectorAll('thead th')]
 """
 SUBJECTS = "/admin/preferences/preferencesubject/"
 DISPATCHES = "/admin/hooks/hookdispatch/"
+REFLECTIONS = "/admin/reward_memory/reflectioncandidate/"
+CANDIDATES = "/admin/reward_memory/candidate/"
+
+
+def _reflection_awaiting_validation() -> None:
+    """A stored reflection of demo/author awaiting evidence validation (a long digest,
+    surface and Turn id: what used to push the list's columns out of view)."""
+    from loopx_site.core import clock
+    from loopx_site.core.models import Agent
+    from reward_memory.models import ReflectionCandidate
+
+    author = Agent.objects.select_related("goal").get(goal__goal_id="demo", agent_id="author")
+    now = clock.now()
+    ReflectionCandidate.objects.create(
+        goal=author.goal,
+        agent=author,
+        turn_instance_id="turn-browser-" + "7" * 40,
+        reflection_digest="sha256:" + "ab" * 32,
+        surface="agent_workflow.turn_admission",
+        evidence_refs=["feedback:loopx-demo/turn-admission/browser"],
+        reflection={},
+        status="awaiting_evidence_validation",
+        turn_settled=True,
+        created_at=now,
+        updated_at=now,
+    )
 
 
 class OperatorDayInBrowserTests(BrowserTestCase):
@@ -84,6 +110,7 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         self.shot("subject-detail")
 
     def test_lists_keep_their_state_columns_in_view_at_1280_px(self):
+        _reflection_awaiting_validation()  # the demo's own reflection is finalised
         self.browser.set_window_size(1280, 1000)
         try:
             self.log_in()
@@ -93,6 +120,7 @@ class OperatorDayInBrowserTests(BrowserTestCase):
                 ("/admin/reward_memory/authoritycheckpoint/", ("REVOKED AT", "EXPIRES AT")),
                 (SUBJECTS, ("STATEMENT", "UPDATED AT")),
                 (RECORDS, ("STATE", "STATE CHANGED AT")),
+                (REFLECTIONS, ("STATE", "UPDATED AT")),
             ):
                 self.open(path)
                 hidden = self.browser.execute_script(_HIDDEN_COLUMNS)
@@ -100,6 +128,9 @@ class OperatorDayInBrowserTests(BrowserTestCase):
                 heads = self.by_css("#result_list thead").text.upper()
                 assert all(c in heads for c in columns), (path, heads)
             self.shot("checkpoints-1280")
+            self.open(f"{REFLECTIONS}?state=mine")  # "awaiting me": the operator may validate
+            assert len(self.browser.find_elements("css selector", "#result_list tbody tr")) == 1
+            self.shot("reflections-1280")
         finally:
             self.browser.set_window_size(1400, 1000)
 
@@ -169,12 +200,17 @@ class OperatorDayInBrowserTests(BrowserTestCase):
         self.log_in()  # the to-do on the index counts it and opens the filtered list
         label = "Candidates from hosts and ingest awaiting the reviewer"
         row = self.browser.find_element("xpath", f"//tr[th/a[text()='{label}']]")
-        assert row.find_element("css selector", ".lx-todo-count").text == "1"
+        # the demo's own undecided host candidate, and this one
+        assert row.find_element("css selector", ".lx-todo-count").text == "2"
         row.find_element("css selector", "th a").click()
         assert "decision=awaiting" in self.browser.current_url
         assert summary in self.by_css("#result_list").text
-        assert len(self.browser.find_elements("css selector", "#result_list tbody tr")) == 1
+        assert len(self.browser.find_elements("css selector", "#result_list tbody tr")) == 2
         self.shot("candidates")
+        self.open(f"{CANDIDATES}?decision=mine")  # make run's operator is the reviewer
+        assert summary in self.by_css("#result_list").text
+        self.shot("candidates-mine")
+        self.open(f"{CANDIDATES}?decision=awaiting")
         message = self.act("review_accept", candidate.pk)
         assert "accept recorded as review" in message, message
         assert summary not in self.by_css("#changelist").text  # decided: off the to-do

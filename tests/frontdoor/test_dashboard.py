@@ -60,11 +60,12 @@ def test_page_is_read_only_bounded_and_shows_no_private_text(
     # six panels + session, user, admin context; the experiments panel: one read of the
     # Goal's bindings, one route read per binding
     # the provider deletes panel: one read of the outbox (its corpora only when it holds
-    # rows); and the review to-do: five counts, and one review read per operator edit
+    # rows); and the review to-do: six counts (the fifth, the candidates awaiting the
+    # signed-in operator), and one review read per operator edit
     from reward_memory.models import ExperimentBinding, OperatorControl
 
     edits = OperatorControl.objects.filter(action="edit").count()
-    budget = 6 + 3 + 1 + ExperimentBinding.objects.count() + 1 + 5 + 2 * edits
+    budget = 6 + 3 + 1 + ExperimentBinding.objects.count() + 1 + 6 + 2 * edits
     with django_assert_max_num_queries(budget):
         page = operator.get("/admin/dashboard/")
     assert page.status_code == 200

@@ -85,3 +85,30 @@ def test_an_undecided_host_candidate_is_on_the_to_do_until_the_reviewer_decides(
         {"action": "apply_selected", "_selected_action": [review.pk]},
     )
     assert _listed(_as(client, "reviewer"), "decided") == [host_candidate.pk]
+
+
+def test_awaiting_me_lists_the_reviewers_decision_then_the_owners_apply(client, host_candidate):
+    assert _listed(_as(client, "reviewer"), "mine") == [host_candidate.pk]
+    assert _listed(_as(client, "owner"), "mine") == []  # not the owner's turn yet
+    assert _listed(_as(client, "retirer"), "mine") == []  # neither reviewer nor owner
+    _as(client, "reviewer").post(
+        "/admin/reward_memory/candidate/",
+        {"action": "review_accept", "_selected_action": [host_candidate.pk]},
+    )
+    assert _listed(_as(client, "reviewer"), "mine") == []
+    assert _listed(_as(client, "owner"), "mine") == [host_candidate.pk]  # now the apply waits
+    review = Review.objects.get(effective_decision="accept")
+    client.post(
+        "/admin/reward_memory/review/",
+        {"action": "apply_selected", "_selected_action": [review.pk]},
+    )
+    assert _listed(_as(client, "owner"), "mine") == []
+
+
+def test_the_index_counts_the_candidates_awaiting_the_signed_in_operator(client, host_candidate):
+    label = "Candidates awaiting me"
+    index = _as(client, "reviewer").get("/admin/").content.decode()
+    assert "/admin/reward_memory/candidate/?decision=mine" in index
+    assert index.split(label, 1)[1].split('class="lx-todo-count">', 1)[1].startswith("1<")
+    theirs = _as(client, "retirer").get("/admin/").content.decode()
+    assert theirs.split(label, 1)[1].split('class="lx-todo-count">', 1)[1].startswith("0<")

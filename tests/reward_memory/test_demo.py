@@ -43,3 +43,41 @@ def test_demo_is_idempotent_and_shows_active_reviewed_records(db):
     assert surfaces == {"agent_workflow.turn_admission", "issue_fix.pr_description"}
     for corpus in Corpus.objects.all():
         assert corpus.policies.filter(active=True).count() == 1
+
+
+def test_the_demo_leaves_one_host_candidate_awaiting_the_reviewer(db):
+    from reward_memory.metrics import review_todo_counts
+
+    core_demo.load(log=lambda *_: None)
+    first = demo.load(log=lambda *_: None)
+    assert first["objects"]["awaiting candidate loopx-demo-pr-description"] == "created"
+    (waiting,) = selectors.candidates_awaiting_reviewer()
+    assert waiting.document["content_summary"] == demo.AWAITING_SUMMARY
+    assert waiting.corpus.corpus_id == "loopx-demo-pr-description"
+    assert review_todo_counts()["candidate"] == 1  # the to-do a newcomer sees is not empty
+    again = demo.load(log=lambda *_: None)
+    assert again["objects"]["awaiting candidate loopx-demo-pr-description"] == "kept"
+    assert [c.pk for c in selectors.candidates_awaiting_reviewer()] == [waiting.pk]
+
+
+def test_a_rerun_keeps_the_reviewers_decision_on_the_demo_candidate(db):
+    from reward_memory import principals, services
+    from reward_memory.models import Candidate
+
+    core_demo.load(log=lambda *_: None)
+    demo.load(log=lambda *_: None)
+    waiting = selectors.candidates_awaiting_reviewer().get()
+    services.review_candidate(  # the reviewer rejects it (what the admin action calls)
+        candidate=waiting.document,
+        decision="reject",
+        corpus_id=waiting.corpus.corpus_id,
+        principal=principals.operator_account(waiting.corpus.reviewer, field="reviewer"),
+        execute=True,
+    )
+    candidates = Candidate.objects.count()
+    rerun = demo.load(log=lambda *_: None)
+    assert rerun["objects"]["awaiting candidate loopx-demo-pr-description"] == "kept"
+    assert Candidate.objects.count() == candidates  # not recorded again
+    assert not selectors.candidates_awaiting_reviewer().exists()  # still rejected
+    latest = waiting.reviews.order_by("-created_at", "-pk").first()
+    assert latest.effective_decision == "reject"

@@ -6,6 +6,7 @@ reflection is refused before anything is written (``turn settle`` and the settle
 import json
 
 import pytest
+from django.contrib.auth.models import Permission
 
 from hooks.models import DurableWritebackReceipt, QuotaSpend, Todo, TurnSettlement
 from loopx_site.core.canonical import digest_ref
@@ -423,3 +424,29 @@ def test_preview_runs_no_validator_and_stores_nothing(db, agents, routed, tmp_pa
     assert result.payload["reward_memory_reflection"]["status"] == "preview"
     assert result.payload["reward_memory_reflection"]["validator_run_count"] == 0
     assert _nothing_written()
+
+
+def test_the_admin_lists_reflections_awaiting_me_in_short_columns(
+    db, agents, routed, client, admin_user
+):
+    from django.contrib.auth import get_user_model
+
+    todo(agents)
+    _settle(reflection())
+    row = ReflectionCandidate.objects.get()
+    assert row.status == "awaiting_evidence_validation"
+    url = "/admin/reward_memory/reflectioncandidate/"
+    client.force_login(admin_user)  # holds record_reflection_validation
+    mine = client.get(url, {"state": "mine"})
+    assert [r.pk for r in mine.context["cl"].result_list] == [row.pk]
+    page = mine.content.decode()
+    assert f'title="{row.reflection_digest}"' in page  # the whole digest on hover
+    assert f">{row.reflection_digest}<" not in page  # never the 71 characters in a cell
+    assert "awaiting validation" in page
+    assert [r.pk for r in client.get(url, {"state": "finalized"}).context["cl"].result_list] == []
+    viewer = get_user_model().objects.create_user("viewer", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_reflectioncandidate"))
+    client.force_login(viewer)  # may read, may not validate: nothing awaits them
+    assert [r.pk for r in client.get(url, {"state": "mine"}).context["cl"].result_list] == []
+    awaiting = client.get(url, {"state": "awaiting_evidence_validation"})
+    assert [r.pk for r in awaiting.context["cl"].result_list] == [row.pk]
