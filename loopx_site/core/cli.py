@@ -12,9 +12,9 @@ A LoopX command parses its arguments, calls one service and renders the result:
 * Human progress goes to stderr (``self.progress``, ``self.progress_bar``), silent in
   ``--format json`` when stderr is not a terminal.
 
-Subclasses implement ``add_command_arguments(parser)`` and either ``run(**options)``
-returning a payload dict, or, with subcommands made by ``add_subcommands``, one
-``run_<name>(**options)`` method per subcommand.
+A command without subcommands implements ``add_command_arguments(parser)`` and
+``run(**options)`` returning a payload dict; a command with subcommands lists one module
+per subcommand in ``subcommand_modules`` (see ``add_subcommand_modules``) and nothing else.
 """
 
 import argparse
@@ -177,34 +177,18 @@ def call_with_options(service: Callable[..., Any], options: dict[str, Any], **gi
     return service(**{**kwargs, **given})
 
 
-Handler = Callable[..., dict[str, Any]]
-Renderer = Callable[[dict[str, Any]], str]
-
-
 class Subcommands:
-    """Adds subcommands that each accept ``--format`` at the end.
-
-    ``add(name, help)`` makes a leaf; with ``run=`` (and optionally ``render=``) the leaf
-    carries its own handler, which lets one command assemble subcommands from several
-    modules. ``group(name, help)`` nests another level (``semantic_preference agent …``).
-    """
+    """Adds subcommands that each accept ``--format`` at the end: ``add(name, help)``
+    makes a leaf, ``group(name, help)`` nests another level (``semantic_preference
+    agent …``). Used by ``add_subcommand_modules``, never by a command itself."""
 
     def __init__(self, action, path: tuple[str, ...] = ()):
         self._action = action
         self._path = path
 
-    def add(
-        self,
-        name: str,
-        help: str,
-        *,
-        run: Handler | None = None,
-        render: Renderer | None = None,
-    ) -> CommandParser:
+    def add(self, name: str, help: str) -> CommandParser:
         sub = self._action.add_parser(name, help=help, description=help)
         add_format_argument(sub, nested=True)
-        if run is not None:
-            sub.set_defaults(_loopx_run=run, _loopx_render=render)
         return sub
 
     def group(self, name: str, help: str) -> "Subcommands":
@@ -226,10 +210,17 @@ def add_subcommand_modules(sub: Subcommands, modules: Iterable[str]) -> None:
     - ``exit_status(document) -> int`` (optional): a non-zero exit for a document whose
       verdict fails, as LoopX's do.
 
-    Adding a subcommand is one new module plus its dotted path in the command's
-    ``subcommand_modules``."""
+    A group of subcommands (``semantic_preference agent read|remember|…``) is a package
+    whose ``__init__`` declares ``NAME``, ``HELP`` and its own ``subcommand_modules``.
+
+    Adding a subcommand is one new module plus its dotted path in the command's (or its
+    group's) ``subcommand_modules``."""
     for path in modules:
         module = importlib.import_module(path)
+        nested = getattr(module, "subcommand_modules", None)
+        if nested is not None:
+            add_subcommand_modules(sub.group(module.NAME, module.HELP), nested)
+            continue
         parser = sub.add(module.NAME, module.HELP)
         parser.set_defaults(_loopx_module=module)
         arguments = getattr(module, "arguments", None)
@@ -303,11 +294,8 @@ class LoopxCommand(BaseCommand):
     def add_command_arguments(self, parser: CommandParser) -> None:
         """Declare the command's arguments (override), or its ``subcommand_modules``."""
         if self.subcommand_modules:
-            add_subcommand_modules(self.add_subcommands(parser), self.subcommand_modules)
-
-    def add_subcommands(self, parser: CommandParser, dest: str = "subcommand") -> Subcommands:
-        action = parser.add_subparsers(dest=dest, required=True, metavar=dest.upper())
-        return Subcommands(action)
+            action = parser.add_subparsers(dest="subcommand", required=True, metavar="SUBCOMMAND")
+            add_subcommand_modules(Subcommands(action), self.subcommand_modules)
 
     # -- execution --------------------------------------------------------------
     def run_from_argv(self, argv: list[str]) -> None:
@@ -364,21 +352,7 @@ class LoopxCommand(BaseCommand):
         if module is not None:
             self._run_module(module, subcommand, options)
             return
-        run = options.pop("_loopx_run", None)
-        render = options.pop("_loopx_render", None)
-        if run is not None:
-            payload = run(**options)
-            if self.output_format == "text" and render is not None:
-                self.stdout.write(render(payload))
-            else:
-                self.emit(payload, subcommand=subcommand)
-            self._exit_for(payload, subcommand)
-            return
-        if subcommand:
-            handler: Callable[..., dict] = getattr(self, "run_" + subcommand.replace("-", "_"))
-        else:
-            handler = self.run
-        payload = handler(**options)
+        payload = self.run(**options)
         self.emit(payload, subcommand=subcommand)
         self._exit_for(payload, subcommand)
 

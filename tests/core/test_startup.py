@@ -53,7 +53,7 @@ def test_agent_read_cli_skips_schema_driver_admin_and_recall_runtime(tmp_path):
     )
     assert result.returncode == 2  # unknown Goal: a structured error, after a real lookup
     assert '"code"' in result.stdout
-    assert "preferences.cli.agent" in modules  # the measurement saw the command itself
+    assert "preferences.cli.agent.read" in modules  # the measurement saw the command itself
     heavy = {
         "drf_spectacular.plumbing",
         "rest_framework.fields",

@@ -1,6 +1,8 @@
+"""``manage.py semantic_preference …`` — one module per subcommand under
+``preferences/cli/``, the ``agent`` and ``extension`` groups one package each
+(``loopx_site.core.cli.add_subcommand_modules``)."""
+
 from loopx_site.core.cli import LoopxCommand
-from preferences.cli import agent as agent_cli
-from preferences.cli import recall as recall_cli
 
 
 class Command(LoopxCommand):
@@ -9,8 +11,11 @@ class Command(LoopxCommand):
         "the optional semantic preference recall hook."
     )
     error_area = "semantic_preference"
-
-    def add_command_arguments(self, parser):
-        sub = self.add_subcommands(parser)
-        agent_cli.register(sub.group("agent", "The explicit per-(Goal, Agent) preference journal."))
-        recall_cli.register(sub)
+    subcommand_modules = (
+        "preferences.cli.agent",
+        "preferences.cli.recall",
+        "preferences.cli.doctor",
+        "preferences.cli.receipt",
+        "preferences.cli.maintenance_receipt",
+        "preferences.cli.extension",
+    )

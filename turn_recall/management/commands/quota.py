@@ -1,52 +1,11 @@
-from loopx_site.core.cli import LoopxCommand, format_mapping, format_table
+"""``manage.py quota …`` — one module per subcommand under ``turn_recall/quota_cli/``
+(``loopx_site.core.cli.add_subcommand_modules``)."""
+
+from loopx_site.core.cli import LoopxCommand
 from turn_recall import contracts as c
-from turn_recall import documents, services
-from turn_recall.cli import acting, add_scope
 
 
 class Command(LoopxCommand):
     help = "The quota decision packet a host routes an autonomous turn with (read-only)."
     error_area = c.AREA
-
-    def add_command_arguments(self, parser):
-        sub = self.add_subcommands(parser)
-        run = sub.add(
-            "should-run",
-            "Print loopx_quota_decision_v0 for one Agent: the selected Todo, recent "
-            "outcomes, next intent and the turn-start hook dispatch.",
-        )
-        add_scope(
-            run,
-            turn=None,  # optional: the packet then names its turn (agent_turn_recall checks it)
-            execute="Executing admission: run the turn-start hooks and Agent Turn Recall "
-            "for --turn-instance-id (default: read-only).",
-        )
-
-    def run_should_run(self, *, goal_id, agent_id, turn_instance_id=None, execute=False, **_):
-        return documents.admission(
-            services.admit(
-                **services.scope(acting(goal_id, agent_id)),
-                turn_instance_id=turn_instance_id,
-                execute=execute,
-            )
-        )
-
-    def render_text(self, payload, *, subcommand=None):
-        todo = payload.get("selected_todo") or {}
-        head = format_mapping(
-            {
-                "decision": payload["decision"],
-                "goal_id": payload["goal_id"],
-                "agent_id": payload["agent_id"],
-                "phase": payload["lifecycle_phase"],
-                "todo": todo.get("todo_id"),
-                "next_intent": payload["next_intent"],
-                "capsule": "signed" if payload.get("turn_capsule") else None,
-                "recall": (payload.get("reward_memory_recall") or {}).get("status"),
-            }
-        )
-        hooks = payload.get("turn_start_hooks") or {}
-        rows = hooks.get("results") or []
-        table = format_table(rows, ["hook_id", "status", "observation_count", "error_code"])
-        reads = "\n".join(r["command"] for r in hooks.get("required_reads") or [])
-        return head + "\n\n" + table + ("\n\nrequired reads:\n" + reads if reads else "")
+    subcommand_modules = ("turn_recall.quota_cli.should_run",)

@@ -1,0 +1,17 @@
+"""``semantic_preference extension rollback``."""
+
+from preferences.cli.extension.common import PREVIEW, extension_arguments, render_extension
+
+NAME = "rollback"
+HELP = "Make the previous revision active again." + PREVIEW
+arguments = extension_arguments
+render = render_extension
+
+
+def run(command, *, extension_id, execute, **_):
+    from preferences import services
+    from preferences.documents import extensions as documents
+
+    return documents.operation(
+        services.rollback_extension(extension_id=extension_id, execute=execute)
+    )

@@ -1,0 +1,2 @@
+"""``manage.py turn …``: one module per subcommand
+(``loopx_site.core.cli.add_subcommand_modules``)."""
