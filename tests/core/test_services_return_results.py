@@ -52,13 +52,6 @@ STILL_RENDERING = {
     "reward_memory/dogfood.py",
     "reward_memory/evaluation.py",
     "reward_memory/routing.py",
-    # not converted yet: the hooks services render intents, dispatches, settlements,
-    # replays and validator documents
-    "hooks/services/executor.py",
-    "hooks/services/phase.py",
-    "hooks/services/replay.py",
-    "hooks/services/settlement.py",
-    "hooks/services/validators.py",
 }
 
 
