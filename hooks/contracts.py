@@ -7,6 +7,11 @@ payload schema it may propose (``intent_contracts``); the validators here decide
 
 Validators raise ``ContractViolation(code, reason)``; ``reason`` names the rule and
 field only, so it is safe to store and show.
+
+It also builds the packets the services hand to another program: the intent packet a
+governed executor is given (``executor_packet``), and a completion validator's manifest
+(whose digest identifies an installation) and stdin input (``validator_manifest``,
+``validator_input``). They are protocol, not renderings: ``hooks.documents`` shows them.
 """
 
 import re

@@ -3,8 +3,11 @@ once from service and selector results, for the CLI and the API alike (the encod
 ``loopx_site.core.encoding``: the same document is the same bytes on both).
 
 The wire packets of the hook protocol itself (registration, hook input, result,
-intent as a provider proposes it) are ``hooks.contracts``'; this module renders the
-journal, the outbox, Todos, settlements and validators.
+intent as a provider proposes it and as an executor is given it, the completion
+validator's manifest and input) are ``hooks.contracts``'; this module renders the journal,
+the outbox, Todos, settlements, replays, executor runs and validators from the results the
+services return (``settle_result``, ``replay_outcome``, ``execution_run``,
+``validator_operation_result``).
 """
 
 from typing import Any
