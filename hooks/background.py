@@ -76,13 +76,13 @@ def recover_dispatches(*, limit: int = 100, grace_seconds: int | None = None) ->
             if not due:  # another worker holds it, or finished it since we looked
                 counts["skipped"] += 1
                 continue
-            document = services.replay(receipt_id=receipt.receipt_id, execute=True)
+            replayed = services.replay(receipt_id=receipt.receipt_id, execute=True)
         counts["claimed"] += 1
-        for item in document["receipts"]:
-            if item.get("phase_status") == "deferred":
+        for item in replayed.items:
+            if item.phase.status == "deferred":
                 counts["deferred"] += 1
-            for outcome in item.get("outcomes", []):
-                counts[OUTCOME_COUNTS.get(outcome["outcome"], "dispatches_other")] += 1
+            for outcome in item.phase.outcomes:
+                counts[OUTCOME_COUNTS.get(outcome.outcome, "dispatches_other")] += 1
     return dict(counts)
 
 
@@ -104,10 +104,8 @@ def execute_admitted_intents(
             if claim(admitted.filter(pk=pk)).first() is None:
                 counts["skipped"] += 1
                 continue
-            document = services.execute_intents(
-                executor=executor, intent_ids=[intent_id], execute=True
-            )
+            run = services.execute_intents(executor=executor, intent_ids=[intent_id], execute=True)
         counts["claimed"] += 1
-        for decision in document["decisions"]:
-            counts[decision["action"]] += 1
+        for decision in run.decisions:
+            counts[decision.action] += 1
     return dict(counts)

@@ -7,6 +7,11 @@ payload schema it may propose (``intent_contracts``); the validators here decide
 
 Validators raise ``ContractViolation(code, reason)``; ``reason`` names the rule and
 field only, so it is safe to store and show.
+
+It also builds the packets the services hand to another program: the intent packet a
+governed executor is given (``executor_packet``), and a completion validator's manifest
+(whose digest identifies an installation) and stdin input (``validator_manifest``,
+``validator_input``). They are protocol, not renderings: ``hooks.documents`` shows them.
 """
 
 import re
@@ -23,6 +28,11 @@ PROJECTION_SCHEMA = "loopx_post_writeback_event_projection_v0"
 RESULT_SCHEMA = "loopx_post_writeback_hook_result_v0"
 INTENT_SCHEMA = "loopx_post_writeback_intent_v0"
 DISPATCH_RECEIPT_SCHEMA = "loopx_post_writeback_dispatch_receipt_v0"
+#: The completion-validator protocol: the manifest an operator installs and the one
+#: object a validator reads on stdin.
+VALIDATOR_PROTOCOL = "loopx_completion_validator_v0"
+VALIDATOR_MANIFEST_SCHEMA = "loopx_completion_validator_manifest_v0"
+VALIDATOR_INPUT_SCHEMA = "loopx_completion_validator_input_v0"
 
 PHASE = "post_writeback"
 STEP_KIND = "durable_writeback"
@@ -603,4 +613,81 @@ def hook_input(receipt, hook_id: str, capability_id: str, registration: dict, di
         "source": source_block(receipt),
         "projection": (event_projection(receipt) if "bounded_event_projection" in scope else None),
         "boundary": dict(BOUNDARY_FLAGS),
+    }
+
+
+def executor_packet(row) -> dict[str, Any]:
+    """What a governed executor is given for one outbox intent (a ``HookIntent`` row): the
+    validated ``loopx_post_writeback_intent_v0`` packet plus its outbox state."""
+    return {
+        "schema_version": INTENT_SCHEMA,
+        "intent_id": row.intent_id,
+        "hook_id": row.hook_id,
+        "capability_id": row.capability_id,
+        "source_dispatch_id": row.dispatch.dispatch_id,
+        "intent_kind": row.intent_kind,
+        "operation": row.operation,
+        "policy_version": row.policy_version,
+        "payload": row.payload,
+        "budget": row.budget,
+        "requested_write_scope": row.requested_write_scope,
+        "failure_policy": FAILURE_POLICY,
+        "grants_new_action_authority": False,
+        "external_write_performed": False,
+        "outbox": {
+            "status": row.status,
+            "status_reason": row.status_reason or None,
+            "goal_id": row.goal.goal_id,
+            "agent_id": row.agent.agent_id,
+            "created_at": clock.iso(row.created_at),
+            "updated_at": clock.iso(row.updated_at),
+        },
+    }
+
+
+def validator_manifest(manifest) -> dict[str, Any]:
+    """The canonical ``loopx_completion_validator_manifest_v0`` of a validated manifest
+    (its digest identifies the installation)."""
+    return {
+        "schema_version": VALIDATOR_MANIFEST_SCHEMA,
+        "validator_id": manifest.validator_id,
+        "version": manifest.version,
+        "description": manifest.description,
+        "protocol": VALIDATOR_PROTOCOL,
+        "entrypoint": list(manifest.entrypoint),
+        "timeout_seconds": manifest.timeout_seconds,
+    }
+
+
+def validator_input(row, receipt_row, validator, reflection: dict[str, Any]) -> dict[str, Any]:
+    """``loopx_completion_validator_input_v0``: the one object a validator reads on stdin
+    (``row`` is the ``TurnSettlement``)."""
+    todo_row = row.todo
+    return {
+        "schema_version": VALIDATOR_INPUT_SCHEMA,
+        "validator_id": validator.validator_id,
+        "todo": {
+            "goal_id": row.goal.goal_id,
+            "todo_id": todo_row.todo_id,
+            "state": todo_row.state,
+            "revision": todo_row.revision,
+            "segment_ref": todo_row.segment_ref or None,
+        },
+        "settlement": {
+            "goal_id": row.goal.goal_id,
+            "agent_id": row.agent.agent_id,
+            "todo_id": todo_row.todo_id,
+            "turn_instance_id": row.turn_instance_id,
+            "event_kind": row.event_kind,
+            "effect_id": row.effect_id,
+            "receipt_id": receipt_row.receipt_id,
+            "receipt_state": receipt_row.state,
+            "state_revision": receipt_row.state_revision,
+        },
+        "reflection": {
+            "reflection_digest": reflection["reflection_digest"],
+            "surface_id": reflection["surface_id"],
+            "source_types": list(reflection["source_types"]),
+            "evidence_refs": list(reflection["evidence_refs"]),
+        },
     }

@@ -89,9 +89,7 @@ def load(*, log) -> dict:
         )
         if settled is not None and event_kind == "todo_completed":
             # the first settlement's intents are decided once, when it is created
-            intents = [
-                i for d in settled.payload["hook_phase"]["dispatches"] for i in d["intent_ids"]
-            ]
+            intents = [i for _, intent_ids in settled.dispatches for i in intent_ids]
             if intents:
                 services.execute_intents(
                     executor="fake-scheduler", execute=True, intent_ids=intents

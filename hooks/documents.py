@@ -3,8 +3,11 @@ once from service and selector results, for the CLI and the API alike (the encod
 ``loopx_site.core.encoding``: the same document is the same bytes on both).
 
 The wire packets of the hook protocol itself (registration, hook input, result,
-intent as a provider proposes it) are ``hooks.contracts``'; this module renders the
-journal, the outbox, Todos, settlements and validators.
+intent as a provider proposes it and as an executor is given it, the completion
+validator's manifest and input) are ``hooks.contracts``'; this module renders the journal,
+the outbox, Todos, settlements, replays, executor runs and validators from the results the
+services return (``settle_result``, ``replay_outcome``, ``execution_run``,
+``validator_operation_result``).
 """
 
 from typing import Any
@@ -23,9 +26,7 @@ INTENT_LIST_SCHEMA = "loopx_post_writeback_intent_list_v0"
 REGISTRATION_LIST_SCHEMA = "loopx_post_writeback_registration_list_v0"
 REPLAY_SCHEMA = "loopx_post_writeback_replay_v0"
 EXECUTION_SCHEMA = "loopx_post_writeback_intent_execution_v0"
-VALIDATOR_PROTOCOL = "loopx_completion_validator_v0"
-VALIDATOR_MANIFEST_SCHEMA = "loopx_completion_validator_manifest_v0"
-VALIDATOR_INPUT_SCHEMA = "loopx_completion_validator_input_v0"
+VALIDATOR_PROTOCOL = contracts.VALIDATOR_PROTOCOL
 VALIDATOR_OPERATION_SCHEMA = "loopx_completion_validator_operation_v0"
 VALIDATOR_LIST_SCHEMA = "loopx_completion_validator_list_v0"
 
@@ -171,6 +172,32 @@ def settlement_preview(
     }
 
 
+def settle_result(result) -> dict[str, Any]:
+    """``loopx_turn_settlement_v0`` of a ``hooks.services.settlement.SettleResult``."""
+    preview = result.preview
+    if preview is not None:
+        return settlement_preview(
+            preview.agent,
+            preview.todo,
+            preview.profile,
+            preview.effect_id,
+            preview.receipt_id,
+            preview.event_kind,
+            preview.turn_instance_id,
+            preview.planned,
+        )
+    return settlement(
+        result.status,
+        result.execute,
+        result.settlement,
+        result.receipt,
+        spend=quota_spend(result.receipt, result.spend, result.eligibility),
+        phase=result.phase,
+        dispatches=dispatches(result.dispatches),
+        recovered=result.recovered,
+    )
+
+
 # -- the sidecar journal and the outbox ------------------------------------------------------
 def dispatch(row: HookDispatch, intent_ids: list[str]) -> dict[str, Any]:
     """``loopx_post_writeback_dispatch_receipt_v0``: one journalled dispatch."""
@@ -204,32 +231,9 @@ def dispatches(rows) -> list[dict[str, Any]]:
 
 
 def intent(row: HookIntent) -> dict[str, Any]:
-    """The validated ``loopx_post_writeback_intent_v0`` packet plus its outbox state (what
-    a governed executor is given)."""
-    return {
-        "schema_version": contracts.INTENT_SCHEMA,
-        "intent_id": row.intent_id,
-        "hook_id": row.hook_id,
-        "capability_id": row.capability_id,
-        "source_dispatch_id": row.dispatch.dispatch_id,
-        "intent_kind": row.intent_kind,
-        "operation": row.operation,
-        "policy_version": row.policy_version,
-        "payload": row.payload,
-        "budget": row.budget,
-        "requested_write_scope": row.requested_write_scope,
-        "failure_policy": contracts.FAILURE_POLICY,
-        "grants_new_action_authority": False,
-        "external_write_performed": False,
-        "outbox": {
-            "status": row.status,
-            "status_reason": row.status_reason or None,
-            "goal_id": row.goal.goal_id,
-            "agent_id": row.agent.agent_id,
-            "created_at": clock.iso(row.created_at),
-            "updated_at": clock.iso(row.updated_at),
-        },
-    }
+    """The validated ``loopx_post_writeback_intent_v0`` packet plus its outbox state: the
+    packet a governed executor is given (``hooks.contracts.executor_packet``), as listed."""
+    return contracts.executor_packet(row)
 
 
 def dispatch_list(page) -> dict[str, Any]:
@@ -277,6 +281,27 @@ def replay(*, execute: bool, items: list[dict]) -> dict[str, Any]:
     }
 
 
+def replay_item(item) -> dict[str, Any]:
+    """One receipt of a replay (a ``hooks.services.replay.ReplayItem``): what its phase
+    did and its journal now, or (a preview) what a replay would dispatch."""
+    document: dict[str, Any] = {"receipt_id": item.receipt.receipt_id, "reason": item.reason}
+    if item.phase is not None:
+        document["phase_status"] = item.phase.status
+        document["phase_reason"] = item.phase.reason
+        document["outcomes"] = [o.public() for o in item.phase.outcomes]
+        document["dispatches"] = dispatches(item.dispatches)
+    else:
+        document["admissible"] = item.admissible
+        document["planned_dispatch_ids"] = item.planned_dispatch_ids
+    document["intent_states"] = item.intent_states
+    return document
+
+
+def replay_outcome(outcome) -> dict[str, Any]:
+    """``loopx_post_writeback_replay_v0`` of a ``hooks.services.replay.ReplayOutcome``."""
+    return replay(execute=outcome.execute, items=[replay_item(i) for i in outcome.items])
+
+
 def intent_execution(
     *, executor, execute: bool, used: int, deferred: int, decisions
 ) -> dict[str, Any]:
@@ -291,6 +316,18 @@ def intent_execution(
         "network_calls": 0,
         "sink_calls": 0,
     }
+
+
+def execution_run(run) -> dict[str, Any]:
+    """``loopx_post_writeback_intent_execution_v0`` of a
+    ``hooks.services.executor.ExecutionRun``."""
+    return intent_execution(
+        executor=run.executor,
+        execute=run.execute,
+        used=run.used,
+        deferred=run.deferred,
+        decisions=run.decisions,
+    )
 
 
 # -- completion validators --------------------------------------------------------------------
@@ -325,57 +362,21 @@ def validator_operation(operation, *, execute, changed, row, would_change=None) 
     return document
 
 
+def validator_operation_result(result) -> dict[str, Any]:
+    """``loopx_completion_validator_operation_v0`` of a
+    ``hooks.services.validators.ValidatorOperation``."""
+    return validator_operation(
+        result.operation,
+        execute=result.execute,
+        changed=result.changed,
+        row=result.row,
+        would_change=result.would_change,
+    )
+
+
 def validator_list(rows) -> dict[str, Any]:
     return {
         "ok": True,
         "schema_version": VALIDATOR_LIST_SCHEMA,
         "validators": [validator_payload(r) for r in rows],
-    }
-
-
-def validator_manifest(manifest) -> dict[str, Any]:
-    """The canonical ``loopx_completion_validator_manifest_v0`` of a validated manifest
-    (its digest identifies the installation)."""
-    return {
-        "schema_version": VALIDATOR_MANIFEST_SCHEMA,
-        "validator_id": manifest.validator_id,
-        "version": manifest.version,
-        "description": manifest.description,
-        "protocol": VALIDATOR_PROTOCOL,
-        "entrypoint": list(manifest.entrypoint),
-        "timeout_seconds": manifest.timeout_seconds,
-    }
-
-
-def validator_input(row, receipt_row, validator, reflection: dict[str, Any]) -> dict[str, Any]:
-    """``loopx_completion_validator_input_v0``: the one object a validator reads on stdin
-    (``row`` is the ``TurnSettlement``)."""
-    todo_row = row.todo
-    return {
-        "schema_version": VALIDATOR_INPUT_SCHEMA,
-        "validator_id": validator.validator_id,
-        "todo": {
-            "goal_id": row.goal.goal_id,
-            "todo_id": todo_row.todo_id,
-            "state": todo_row.state,
-            "revision": todo_row.revision,
-            "segment_ref": todo_row.segment_ref or None,
-        },
-        "settlement": {
-            "goal_id": row.goal.goal_id,
-            "agent_id": row.agent.agent_id,
-            "todo_id": todo_row.todo_id,
-            "turn_instance_id": row.turn_instance_id,
-            "event_kind": row.event_kind,
-            "effect_id": row.effect_id,
-            "receipt_id": receipt_row.receipt_id,
-            "receipt_state": receipt_row.state,
-            "state_revision": receipt_row.state_revision,
-        },
-        "reflection": {
-            "reflection_digest": reflection["reflection_digest"],
-            "surface_id": reflection["surface_id"],
-            "source_types": list(reflection["source_types"]),
-            "evidence_refs": list(reflection["evidence_refs"]),
-        },
     }

@@ -21,17 +21,31 @@ operator or the Agent's own token.
 A validation document supplied by the caller is never read: the result says
 ``caller_validation_ignored: true``. Without a declared validator nothing runs and the
 candidate stays ``awaiting_evidence_validation`` with zero provider calls.
+
+The hooks service returns the rows it settled; this composition is their edge: it renders
+them (``hooks.documents.settle_result``) as soon as the settlement returns, then adds the
+reflection's outcome beside them.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
+from hooks import documents as hooks_documents
 from hooks import selectors as hooks_selectors
 from hooks import services as hooks_services
 from hooks.errors import AREA as HOOKS_AREA
-from hooks.services.settlement import SettleResult
 from loopx_site.core import access
 from reward_memory import services as reward_memory
 from reward_memory.documents import reflection as reflection_documents
+
+
+@dataclass(frozen=True)
+class SettledTurn:
+    """A settled Turn as its adapters answer it: the settlement's status and its
+    rendered ``loopx_turn_settlement_v0`` (with the reflection's outcome beside it)."""
+
+    status: str  # preview | committed | replayed
+    payload: dict
 
 
 def settle_turn(
@@ -40,10 +54,10 @@ def settle_turn(
     caller_validation_supplied: bool = False,
     caller: access.Caller | None = None,
     **settlement: Any,
-) -> SettleResult:
+) -> SettledTurn:
     """See the module docstring. ``settlement`` are ``hooks.services.settle``'s own
     arguments (``goal_id``, ``agent_id``, ``todo_id``, ``turn_instance_id``,
-    ``event_kind``, ``execute``, ``profile``). Returns the settlement's result, with
+    ``event_kind``, ``execute``, ``profile``). Returns the rendered settlement, with
     ``reward_memory_reflection`` beside it when a reflection was given."""
     goal_id, agent_id = settlement["goal_id"], settlement["agent_id"]
     if caller is not None:
@@ -59,11 +73,11 @@ def settle_turn(
             reflection=reflection,
         )
     result = hooks_services.settle(**settlement)
-    payload = result.payload
+    payload = hooks_documents.settle_result(result)
     if caller_validation_supplied:
         payload["caller_validation_ignored"] = True
     if prepared is None:
-        return result
+        return SettledTurn(result.status, payload)
     runs: list[dict] = []
 
     def validate() -> dict | None:
@@ -88,7 +102,7 @@ def settle_turn(
     if runs:
         document["validator_run"] = runs[0]
     payload["reward_memory_reflection"] = document
-    return result
+    return SettledTurn(result.status, payload)
 
 
 def _require_access(caller: access.Caller, goal_id, agent_id, *, reflection: bool) -> None:

@@ -1,6 +1,6 @@
 """``hooks execute-intents``."""
 
-from hooks import executors, services
+from hooks import documents, executors, services
 from loopx_site.core.cli import call_with_options, format_mapping, format_table
 
 NAME = "execute-intents"
@@ -19,7 +19,7 @@ def arguments(parser):
 
 
 def run(command, **options):
-    return call_with_options(services.execute_intents, options)
+    return documents.execution_run(call_with_options(services.execute_intents, options))
 
 
 def render(payload) -> str:

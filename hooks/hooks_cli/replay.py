@@ -1,6 +1,6 @@
 """``hooks replay``."""
 
-from hooks import services
+from hooks import documents, services
 from loopx_site.core.cli import call_with_options, format_table
 
 NAME = "replay"
@@ -21,7 +21,7 @@ def arguments(parser):
 
 
 def run(command, **options):
-    return call_with_options(services.replay, options)
+    return documents.replay_outcome(call_with_options(services.replay, options))
 
 
 def render(payload) -> str:

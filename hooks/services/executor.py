@@ -5,13 +5,17 @@ deduplicates again on ``intent_id``: one ``IntentExecution`` per (executor, inte
 (unique constraint), taken under a row lock on the intent. An intent moves
 ``pending → admitted → executed`` or ``pending|admitted → rejected``; a decided intent is
 never decided again. No executor performs a network or sink call.
+
+``execute_intents`` returns an ``ExecutionRun`` (its ``Decision`` rows); the adapters render
+it with ``hooks.documents.execution_run``. The packet an executor is given is the
+contract's (``hooks.contracts.executor_packet``).
 """
 
 from dataclasses import asdict, dataclass
 
 from django.db import transaction
 
-from hooks import documents, executors
+from hooks import contracts, executors
 from hooks.errors import AREA, HookError, error
 from hooks.models import HookIntent, IntentExecution
 from loopx_site.core import access, clock, progress
@@ -43,6 +47,17 @@ class Decision:
 
     def public(self) -> dict:
         return asdict(self)  # every field, in declaration order
+
+
+@dataclass(frozen=True)
+class ExecutionRun:
+    """What one executor run decided (or, a preview, would decide)."""
+
+    executor: executors.Executor
+    execute: bool
+    used: int  # intents taken within the run's budget
+    deferred: int  # open intents left over by the budget
+    decisions: list[Decision]
 
 
 def _events(executor_id: str, intent: HookIntent) -> list[dict]:
@@ -94,7 +109,7 @@ def _process(executor, intent_pk: int, *, run: bool) -> Decision:
             .select_related("dispatch", "goal", "agent")
             .get(pk=intent_pk)
         )
-        packet = documents.intent(intent)
+        packet = contracts.executor_packet(intent)
         if intent.status not in OPEN:
             done = IntentExecution.objects.filter(
                 executor_id=executor.executor_id, intent=intent
@@ -118,7 +133,7 @@ def _process(executor, intent_pk: int, *, run: bool) -> Decision:
 
 
 def _preview(executor, intent: HookIntent) -> Decision:
-    packet = documents.intent(intent)
+    packet = contracts.executor_packet(intent)
     reason = executor.admission(packet)
     if reason:
         return Decision(intent.intent_id, "would_reject", reason, None)
@@ -133,7 +148,7 @@ def execute_intents(
     limit: int | None = None,
     intent_ids: list[str] | None = None,
     goal_id: str | None = None,
-) -> dict:
+) -> ExecutionRun:
     """Admit pending/admitted intents against the executor's allowlist and budget, feed
     them to its reducer and record the decision. Preview (default) writes nothing."""
     spec = _executor(executor)
@@ -155,7 +170,7 @@ def execute_intents(
         decisions = [_process(spec, i.pk, run=True) for i in admitted]
     else:
         decisions = [_preview(spec, i) for i in batch]
-    return documents.intent_execution(
+    return ExecutionRun(
         executor=spec,
         execute=execute,
         used=len(batch),

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 
-from hooks import contracts, dispatcher, documents, registry
+from hooks import contracts, dispatcher, registry
 from hooks import errors as codes
 from hooks.dispatcher import Outcome
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, HookPhaseCheckpoint
@@ -59,8 +59,9 @@ class PhaseResult:
     status: str  # dispatched | disabled | not_admissible | deferred
     reason: str | None = None
     outcomes: list[Journalled] = field(default_factory=list)
-    #: dispatch receipts when the phase already knows them (fresh batch), else ``None``
-    dispatches: list[dict] | None = None
+    #: ``(dispatch, intent_ids)`` rows when the phase already knows them (fresh batch),
+    #: else ``None``; ``hooks.documents.dispatches`` renders them
+    dispatches: list[tuple[HookDispatch, list[str]]] | None = None
 
     @property
     def invoked(self) -> int:
@@ -168,8 +169,9 @@ def _insert_intents(dispatch: HookDispatch, outcome: Outcome, now) -> None:
 
 def _insert_batch(
     receipt: DurableWritebackReceipt, outcomes: list[Outcome], registry_digest: str, ids
-) -> list[dict]:
-    """Fresh receipt: journal every outcome and the checkpoint in one savepoint.
+) -> list[tuple[HookDispatch, list[str]]]:
+    """Fresh receipt: journal every outcome and the checkpoint in one savepoint; the
+    ``(dispatch, intent_ids)`` rows written, in ``hook_id`` order.
 
     Raises ``IntegrityError`` (savepoint rolled back) when any row already exists; the
     caller then falls back to the per-dispatch journal."""
@@ -190,7 +192,7 @@ def _insert_batch(
     for intent in intents:
         by_dispatch[intent.dispatch.dispatch_id].append(intent.intent_id)
     ordered = sorted(dispatches, key=lambda d: (d.hook_id, d.pk))
-    return documents.dispatches((d, by_dispatch[d.dispatch_id]) for d in ordered)
+    return [(d, by_dispatch[d.dispatch_id]) for d in ordered]
 
 
 def _merge(existing: HookDispatch, outcome: Outcome, now) -> Journalled:
@@ -282,12 +284,12 @@ def _run(receipt: DurableWritebackReceipt, *, retry_failed: bool, fresh: bool) -
     ids = [dispatcher.dispatch_id_for(receipt, h) for h in hooks]
     if fresh and evaluated and not settled:
         try:
-            payloads = _insert_batch(receipt, evaluated, reg.digest, ids)
+            written = _insert_batch(receipt, evaluated, reg.digest, ids)
         except IntegrityError:  # a racing dispatcher got there first: journal one by one
             pass
         else:
             outcomes = [_j(o, "recorded", o.failure_code) for o in evaluated]
-            return PhaseResult(status="dispatched", outcomes=outcomes, dispatches=payloads)
+            return PhaseResult(status="dispatched", outcomes=outcomes, dispatches=written)
 
     journalled: list[Journalled] = []
     with transaction.atomic():

@@ -9,15 +9,41 @@ A replay answers with the original identities and the present: each receipt's
 ``dispatches`` are the journal rows as they are now and ``intent_states`` the outbox
 state of its intents now (an intent executed or rejected since says so); a replay never
 writes a second dispatch, intent or checkpoint.
+
+``replay`` returns a ``ReplayOutcome`` (one ``ReplayItem`` per receipt, with the rows read
+after its phase); the adapters render it with ``hooks.documents.replay_outcome``.
 """
 
-from hooks import dispatcher, documents, registry, selectors
+from dataclasses import dataclass
+
+from hooks import dispatcher, registry, selectors
 from hooks.errors import AREA, HookError, error
-from hooks.services.phase import run_hook_phase
+from hooks.models import DurableWritebackReceipt, HookDispatch
+from hooks.services.phase import PhaseResult, run_hook_phase
 from loopx_site.core import access, progress
 from loopx_site.core.validation import require_identifier
 
 MAX_REPLAY = 500
+
+
+@dataclass(frozen=True)
+class ReplayItem:
+    """One receipt replayed (``phase`` and ``dispatches`` set) or planned (``admissible``
+    and ``planned_dispatch_ids`` set)."""
+
+    receipt: DurableWritebackReceipt
+    reason: str  # requested | missing_checkpoint | retryable_failure
+    intent_states: list[dict]
+    phase: PhaseResult | None = None
+    dispatches: list[tuple[HookDispatch, list[str]]] | None = None
+    admissible: bool | None = None
+    planned_dispatch_ids: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    execute: bool
+    items: list[ReplayItem]
 
 
 def replay(
@@ -28,7 +54,7 @@ def replay(
     retry_failed: bool = True,
     limit: int = 100,
     operator: access.Caller = access.SHELL,
-) -> dict:
+) -> ReplayOutcome:
     """Preview (default) or run the hook phase for receipts that need it. Run by the
     operator's shell, or by an account holding ``hooks.change_hookdispatch`` (the admin)."""
     if execute:
@@ -57,19 +83,19 @@ def replay(
     reg = registry.installed()
     items = []
     for receipt, reason in progress.track(candidates, desc="hook replay", unit="receipt"):
-        item = {"receipt_id": receipt.receipt_id, "reason": reason}
         if execute:
             phase = run_hook_phase(receipt, retry_failed=retry_failed)
-            item["phase_status"] = phase.status
-            item["phase_reason"] = phase.reason
-            item["outcomes"] = [o.public() for o in phase.outcomes]
-            item["dispatches"] = documents.dispatches(selectors.receipt_dispatches(receipt))
-            item["intent_states"] = selectors.intent_states(receipt)
+            dispatches = selectors.receipt_dispatches(receipt)
+            item = ReplayItem(receipt, reason, selectors.intent_states(receipt), phase, dispatches)
         else:
             settlement = receipt.settlement
             hooks = reg.admitted(allowlist=settlement.hook_allowlist, event_kind=receipt.event_kind)
-            item["admissible"] = dispatcher.inadmissible_reason(receipt) is None
-            item["planned_dispatch_ids"] = [dispatcher.dispatch_id_for(receipt, h) for h in hooks]
-            item["intent_states"] = selectors.intent_states(receipt)
+            item = ReplayItem(
+                receipt,
+                reason,
+                selectors.intent_states(receipt),
+                admissible=dispatcher.inadmissible_reason(receipt) is None,
+                planned_dispatch_ids=[dispatcher.dispatch_id_for(receipt, h) for h in hooks],
+            )
         items.append(item)
-    return documents.replay(execute=execute, items=items)
+    return ReplayOutcome(execute, items)

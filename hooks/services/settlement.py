@@ -10,18 +10,23 @@ Replaying the same settlement (same Agent + ``turn_instance_id`` and the same To
 event and profile) returns the same receipt and the same dispatches, and recovers any
 missing dispatch; the same Turn instance with different identities is
 ``settlement_conflict``.
+
+``settle`` returns a ``SettleResult``: the rows it wrote or found (or, for a first
+preview, what it would write); the adapters render it with
+``hooks.documents.settle_result``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from hooks import contracts, dispatcher, documents, registry, selectors
+from hooks import contracts, dispatcher, registry, selectors
 from hooks.errors import AREA, error
 from hooks.faults import fault_point
 from hooks.models import (
     EVENT_KINDS,
     DurableWritebackReceipt,
+    HookDispatch,
     QuotaSpend,
     Todo,
     TurnSettlement,
@@ -29,16 +34,42 @@ from hooks.models import (
 from hooks.services.phase import PhaseResult, run_hook_phase
 from loopx_site.core import clock
 from loopx_site.core import selectors as core_selectors
+from loopx_site.core.models import Agent
 from loopx_site.core.validation import require_identifier
 
 RECOVERY_SWEEP_LIMIT = 4
 
 
-@dataclass
+@dataclass(frozen=True)
+class SettlePreview:
+    """What a first settlement would write: nothing is stored yet."""
+
+    agent: Agent
+    todo: Todo
+    profile: registry.Profile
+    effect_id: str
+    receipt_id: str
+    event_kind: str
+    turn_instance_id: str
+    planned: list[dict]
+
+
+@dataclass(frozen=True)
 class SettleResult:
+    """A settlement as written or found (``preview`` set only for a first preview)."""
+
     status: str  # preview | committed | replayed
     execute: bool
-    payload: dict
+    settlement: TurnSettlement | None = None
+    receipt: DurableWritebackReceipt | None = None
+    spend: QuotaSpend | None = None
+    eligibility: dict | None = None
+    #: the hook phase that ran here (``None``: it did not, a preview of a replay)
+    phase: PhaseResult | None = None
+    #: ``(dispatch, intent_ids)`` rows of the receipt, in ``hook_id`` order
+    dispatches: list[tuple[HookDispatch, list[str]]] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    preview: SettlePreview | None = None
 
 
 def _validate(goal_id, agent_id, todo_id, turn_instance_id, event_kind, profile_name):
@@ -119,9 +150,7 @@ def settle(
     fault_point("after_primary_commit")
     phase = run_hook_phase(receipt, fresh=True)
     recovered = recover_pending(agent=agent, exclude=receipt)
-    return SettleResult(
-        "committed", True, _payload("committed", True, settlement, receipt, phase, recovered)
-    )
+    return _result("committed", True, settlement, receipt, phase, recovered)
 
 
 def _require_same(existing: TurnSettlement, effect: str, chosen, *, explicit_profile: bool):
@@ -211,9 +240,7 @@ def _event_facts(todo: Todo, event_kind: str, revision: int) -> dict:
 def _replayed(settlement: TurnSettlement, *, execute: bool) -> SettleResult:
     receipt = selectors.receipt_for(settlement)
     phase = run_hook_phase(receipt) if execute else None
-    return SettleResult(
-        "replayed", execute, _payload("replayed", execute, settlement, receipt, phase, [])
-    )
+    return _result("replayed", execute, settlement, receipt, phase, [])
 
 
 def _preview(agent, todo, effect, event_kind, turn_instance_id, chosen) -> SettleResult:
@@ -243,28 +270,23 @@ def _preview(agent, todo, effect, event_kind, turn_instance_id, chosen) -> Settl
             }
             for h in hooks
         ]
-    payload = documents.settlement_preview(
+    preview = SettlePreview(
         agent, todo, chosen, effect, receipt_id, event_kind, turn_instance_id, planned
     )
-    return SettleResult("preview", False, payload)
+    return SettleResult("preview", False, preview=preview)
 
 
-def _payload(status, execute, settlement, receipt, phase: PhaseResult | None, recovered):
+def _result(status, execute, settlement, receipt, phase: PhaseResult | None, recovered):
     known = phase.dispatches if phase is not None else None
-    return documents.settlement(
+    return SettleResult(
         status,
         execute,
-        settlement,
-        receipt,
-        spend=documents.quota_spend(
-            receipt, selectors.quota_spend_for(receipt), selectors.quota_spend_eligibility(receipt)
-        ),
+        settlement=settlement,
+        receipt=receipt,
+        spend=selectors.quota_spend_for(receipt),
+        eligibility=selectors.quota_spend_eligibility(receipt),
         phase=phase,
-        dispatches=(
-            known
-            if known is not None
-            else documents.dispatches(selectors.receipt_dispatches(receipt))
-        ),
+        dispatches=known if known is not None else selectors.receipt_dispatches(receipt),
         recovered=recovered,
     )
 

@@ -49,14 +49,14 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from hooks import documents
+from hooks import contracts
 from hooks.errors import AREA, error
 from hooks.models import CompletionValidator, DurableWritebackReceipt, TurnSettlement
 from loopx_site.core import clock, files, sandbox
 from loopx_site.core.canonical import canonical_bytes, digest_ref
 
-MANIFEST_SCHEMA = documents.VALIDATOR_MANIFEST_SCHEMA
-PROTOCOL = documents.VALIDATOR_PROTOCOL
+MANIFEST_SCHEMA = contracts.VALIDATOR_MANIFEST_SCHEMA
+PROTOCOL = contracts.VALIDATOR_PROTOCOL
 #: The document a validator prints (the seed's name; Reward Memory consumes it).
 VALIDATION_SCHEMA = "reward_memory_reflection_validation_v0"
 
@@ -114,7 +114,7 @@ class Manifest:
 
     @property
     def digest(self) -> str:
-        return digest_ref(documents.validator_manifest(self))
+        return digest_ref(contracts.validator_manifest(self))
 
 
 def _resolve(argv: list[str], base_dir: Path | None) -> tuple[str, ...]:
@@ -192,9 +192,21 @@ def read_manifest_file(path: str | os.PathLike) -> Manifest:
 
 
 # -- install / enable / disable / list -----------------------------------------------------
+@dataclass(frozen=True)
+class ValidatorOperation:
+    """One install, enable or disable: the row as it is (or, a preview, would be); the
+    adapters render it with ``hooks.documents.validator_operation_result``."""
+
+    operation: str  # install | enable | disable
+    execute: bool
+    changed: bool
+    row: CompletionValidator
+    would_change: bool | None = None
+
+
 def install_validator(
     manifest: Manifest, *, installed_by: str = "", execute: bool = False
-) -> dict[str, Any]:
+) -> ValidatorOperation:
     """Install a validator (enabled). The same manifest again is ``unchanged``; the same id
     with another manifest is ``validator_conflict`` (409) — nothing is replaced in place."""
     now = clock.now()
@@ -206,9 +218,7 @@ def install_validator(
                 f"Validator {manifest.validator_id!r} is installed with another manifest",
                 field="validator_id",
             )
-        return documents.validator_operation(
-            "install", execute=execute, changed=False, row=existing
-        )
+        return ValidatorOperation("install", execute=execute, changed=False, row=existing)
     row = CompletionValidator(
         validator_id=manifest.validator_id,
         version=manifest.version,
@@ -222,7 +232,7 @@ def install_validator(
         updated_at=now,
     )
     if not execute:
-        return documents.validator_operation(
+        return ValidatorOperation(
             "install", execute=False, changed=False, row=row, would_change=True
         )
     try:
@@ -230,10 +240,12 @@ def install_validator(
             row.save(force_insert=True)
     except IntegrityError:  # a concurrent install won; decide against that row
         return install_validator(manifest, installed_by=installed_by, execute=execute)
-    return documents.validator_operation("install", execute=True, changed=True, row=row)
+    return ValidatorOperation("install", execute=True, changed=True, row=row)
 
 
-def set_validator_active(validator_id: str, *, active: bool, execute: bool = False) -> dict:
+def set_validator_active(
+    validator_id: str, *, active: bool, execute: bool = False
+) -> ValidatorOperation:
     with transaction.atomic():
         row = CompletionValidator.objects.select_for_update().filter(validator_id=validator_id)
         row = row.first()
@@ -245,7 +257,7 @@ def set_validator_active(validator_id: str, *, active: bool, execute: bool = Fal
         if execute and would_change:
             row.active, row.updated_at = active, clock.now()
             row.save(update_fields=["active", "updated_at"])
-        return documents.validator_operation(
+        return ValidatorOperation(
             "enable" if active else "disable",
             execute=execute,
             changed=execute and would_change,
@@ -254,8 +266,9 @@ def set_validator_active(validator_id: str, *, active: bool, execute: bool = Fal
         )
 
 
-def list_validators() -> dict[str, Any]:
-    return documents.validator_list(CompletionValidator.objects.all())
+def list_validators() -> list[CompletionValidator]:
+    """The installed validators (render with ``hooks.documents.validator_list``)."""
+    return list(CompletionValidator.objects.all())
 
 
 def installed_validator(validator_id: Any) -> CompletionValidator:
@@ -356,7 +369,7 @@ def run_for_settlement(
     }
     if not validator.active or receipt.state != DurableWritebackReceipt.State.COMMITTED:
         return ValidatorRun(**base, status=FAILED, failure_kind="validator_unavailable")
-    request = canonical_bytes(documents.validator_input(settlement, receipt, validator, reflection))
+    request = canonical_bytes(contracts.validator_input(settlement, receipt, validator, reflection))
     run = sandbox.run(
         list(validator.entrypoint_argv),
         request=request + b"\n",

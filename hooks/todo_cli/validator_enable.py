@@ -1,6 +1,6 @@
 """``todo validator-enable``."""
 
-from hooks import services
+from hooks import documents, services
 from hooks.todo_cli.common import render_validator, toggle_arguments
 from loopx_site.core.cli import call_with_options
 
@@ -11,4 +11,6 @@ render = render_validator
 
 
 def run(command, **options):
-    return call_with_options(services.set_validator_active, options, active=True)
+    return documents.validator_operation_result(
+        call_with_options(services.set_validator_active, options, active=True)
+    )

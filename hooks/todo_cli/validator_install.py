@@ -1,6 +1,6 @@
 """``todo validator-install``."""
 
-from hooks import services
+from hooks import documents, services
 from hooks.services import validators
 from hooks.todo_cli.common import render_validator
 
@@ -18,6 +18,8 @@ def arguments(parser):
 
 
 def run(command, *, manifest, execute, **_):
-    return services.install_validator(
-        validators.read_manifest_file(manifest), installed_by="operator_shell", execute=execute
+    return documents.validator_operation_result(
+        services.install_validator(
+            validators.read_manifest_file(manifest), installed_by="operator_shell", execute=execute
+        )
     )

@@ -1,6 +1,6 @@
 """``todo validator-list``."""
 
-from hooks import services
+from hooks import documents, services
 from hooks.todo_cli.common import VALIDATOR_COLUMNS
 from loopx_site.core.cli import format_table
 
@@ -9,7 +9,7 @@ HELP = "List the installed completion validators."
 
 
 def run(command, **_):
-    return services.list_validators()
+    return documents.validator_list(services.list_validators())
 
 
 def render(payload) -> str:

@@ -52,13 +52,6 @@ STILL_RENDERING = {
     "reward_memory/services/ingest.py",
     "reward_memory/services/recalls.py",
     "reward_memory/evaluation.py",
-    # not converted yet: the hooks services render intents, dispatches, settlements,
-    # replays and validator documents
-    "hooks/services/executor.py",
-    "hooks/services/phase.py",
-    "hooks/services/replay.py",
-    "hooks/services/settlement.py",
-    "hooks/services/validators.py",
 }
 
 

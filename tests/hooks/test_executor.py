@@ -6,7 +6,7 @@ from hooks.models import HookIntent, IntentExecution
 from loopx_site.core.access import SHELL
 from loopx_site.core.errors import DomainError
 from tests.hooks.conftest import PERIODIC
-from tests.hooks.factories import TodoFactory, settle
+from tests.hooks.factories import TodoFactory, rendered_execution, settle
 
 
 @pytest.fixture
@@ -20,21 +20,21 @@ def two_triggers(agent):
 
 
 def test_preview_decides_nothing_and_writes_nothing(two_triggers):
-    result = services.execute_intents(executor="fake-scheduler")
+    result = rendered_execution(executor="fake-scheduler")
     assert [d["action"] for d in result["decisions"]] == ["would_execute", "would_execute"]
     assert set(HookIntent.objects.values_list("status", flat=True)) == {"pending"}
     assert not IntentExecution.objects.exists()
 
 
 def test_execute_records_one_decision_per_intent_and_dedupes_on_intent_id(two_triggers):
-    first = services.execute_intents(executor="fake-scheduler", execute=True)
+    first = rendered_execution(executor="fake-scheduler", execute=True)
     decisions = [d["decision"]["decision"] for d in first["decisions"]]
     assert decisions == ["promote", "hold"]  # one report per weekly window
     hold = first["decisions"][1]["decision"]
     assert hold["reason"] == "window_already_promoted"
     assert hold["promoted_by"] == two_triggers[0].intent_id
     assert set(HookIntent.objects.values_list("status", flat=True)) == {"executed"}
-    again = services.execute_intents(executor="fake-scheduler", execute=True)
+    again = rendered_execution(executor="fake-scheduler", execute=True)
     assert again["decisions"] == []
     assert IntentExecution.objects.count() == 2
     rows = {e.intent.intent_id: e for e in IntentExecution.objects.select_related("intent")}
@@ -43,7 +43,7 @@ def test_execute_records_one_decision_per_intent_and_dedupes_on_intent_id(two_tr
 
 
 def test_executor_budget_limits_a_run_and_defers_the_rest(two_triggers):
-    result = services.execute_intents(executor="fake-scheduler", execute=True, limit=1)
+    result = rendered_execution(executor="fake-scheduler", execute=True, limit=1)
     assert result["budget"]["used"] == 1
     assert result["deferred_by_budget"] == 1
     assert HookIntent.objects.filter(status="pending").count() == 1
@@ -52,7 +52,7 @@ def test_executor_budget_limits_a_run_and_defers_the_rest(two_triggers):
 def test_executor_rejects_kinds_outside_its_allowlist(todo, install):
     install("Proposer")
     settle()
-    result = services.execute_intents(executor="fake-scheduler", execute=True)
+    result = rendered_execution(executor="fake-scheduler", execute=True)
     assert result["decisions"][0]["action"] == "rejected"
     assert result["decisions"][0]["reason"] == "intent_kind_not_allowlisted"
     assert HookIntent.objects.get().status == "rejected"
@@ -67,7 +67,7 @@ def test_admit_then_execute_through_the_executor(two_triggers):
         {"intent_id": target, "action": "admitted", "reason": None, "decision": None}
     ]
     assert HookIntent.objects.get(intent_id=target).status == "admitted"
-    result = services.execute_intents(executor="fake-scheduler", execute=True, intent_ids=[target])
+    result = rendered_execution(executor="fake-scheduler", execute=True, intent_ids=[target])
     assert result["decisions"][0]["action"] == "executed"
     assert HookIntent.objects.get(intent_id=target).status == "executed"
     assert IntentExecution.objects.get().admission == "admitted"
@@ -79,7 +79,7 @@ def test_reject_is_final_and_executing_later_skips_it(two_triggers):
     assert out[0]["action"] == "rejected"
     again = services.reject_intents(executor="fake-scheduler", intent_ids=[target], operator=SHELL)
     assert again[0]["action"] == "deduplicated"
-    result = services.execute_intents(executor="fake-scheduler", execute=True)
+    result = rendered_execution(executor="fake-scheduler", execute=True)
     assert [d["intent_id"] for d in result["decisions"]] == [two_triggers[1].intent_id]
     assert result["decisions"][0]["decision"]["decision"] == "promote"
     assert HookIntent.objects.get(intent_id=target).status_reason == "operator_rejected"
@@ -87,7 +87,7 @@ def test_reject_is_final_and_executing_later_skips_it(two_triggers):
 
 def test_unknown_executor_and_unknown_intent_are_structured_errors(two_triggers):
     with pytest.raises(DomainError) as caught:
-        services.execute_intents(executor="real-mailer")
+        rendered_execution(executor="real-mailer")
     assert (caught.value.code, caught.value.field) == ("unknown_executor", "executor")
     with pytest.raises(DomainError) as caught:
         services.admit_intents(

@@ -12,7 +12,7 @@ from hooks import dispatcher, documents, isolation, registry, selectors, service
 from hooks.models import DurableWritebackReceipt, HookDispatch, HookIntent, QuotaSpend
 from tests.helpers import run_cli
 from tests.hooks import providers
-from tests.hooks.factories import TodoFactory, settle
+from tests.hooks.factories import TodoFactory, rendered_replay, settle
 
 
 class ProposerV2(providers.Proposer):
@@ -252,6 +252,6 @@ def test_hooks_replay_finds_and_runs_a_pool_exhausted_dispatch(todo, install, se
     finally:
         hold.set()
         holder.join(5)
-    replayed = services.replay(execute=True)
+    replayed = rendered_replay(execute=True)
     assert [r["reason"] for r in replayed["receipts"]] == ["retryable_failure"]
     assert replayed["receipts"][0]["dispatches"][0]["status"] == "accepted"

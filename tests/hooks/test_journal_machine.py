@@ -65,7 +65,7 @@ class JournalMachine(RuleBasedStateMachine):
             return
         result = services.settle(**kwargs)
         assert result.status == "committed"
-        self.committed[turn] = result.payload["receipt"]["receipt_id"]
+        self.committed[turn] = result.receipt.receipt_id
 
     @rule(data=st.data())
     def replay_a_settlement(self, data):
@@ -83,8 +83,8 @@ class JournalMachine(RuleBasedStateMachine):
             execute=True,
         )
         assert result.status == "replayed"
-        assert result.payload["receipt"]["receipt_id"] == self.committed[turn]
-        assert result.payload["receipt"]["checkpoint_digest"] == before
+        assert result.receipt.receipt_id == self.committed[turn]
+        assert result.receipt.checkpoint_digest == before
 
     @rule()
     def crash_the_sidecar(self):

@@ -22,7 +22,7 @@ from loopx_site.core.errors import DomainError
 from tests.helpers import run_cli
 from tests.hooks import providers
 from tests.hooks.conftest import PERIODIC
-from tests.hooks.factories import TodoFactory, settle
+from tests.hooks.factories import TodoFactory, rendered_execution, rendered_replay, settle
 
 
 # Row: Phase disabled or capability not installed -> zero invocations and no sidecar intent
@@ -114,12 +114,8 @@ def test_matrix_primary_writeback_replay_returns_the_same_dispatch_receipt(todo,
     first = settle().payload["hook_phase"]["dispatches"]
     for _ in range(3):
         assert settle().payload["hook_phase"]["dispatches"] == first
-    assert (
-        services.replay(receipt_id=first[0]["receipt_id"], execute=True)["receipts"][0][
-            "dispatches"
-        ]
-        == first
-    )
+    replay = rendered_replay(receipt_id=first[0]["receipt_id"], execute=True)
+    assert replay["receipts"][0]["dispatches"] == first
     assert HookIntent.objects.count() == 1
     assert providers.CALLS["beta.proposer"] == 1
 
@@ -199,7 +195,7 @@ def test_matrix_intent_requesting_scope_is_recorded_only(todo, install):
     packet = documents.intent(intent)
     assert packet["grants_new_action_authority"] is False
     assert packet["external_write_performed"] is False
-    result = services.execute_intents(executor="fake-scheduler", execute=True)
+    result = rendered_execution(executor="fake-scheduler", execute=True)
     assert result["decisions"][0]["action"] == "rejected"
     assert result["decisions"][0]["reason"] == "write_scope_not_granted"
     intent.refresh_from_db()
@@ -224,7 +220,7 @@ def test_matrix_periodic_report_completion_threshold_yields_one_intent(agent):
     )
     assert intent.payload["transition"] == "segment_completed"
     assert intent.payload["segment_ref"] == "seg-9"
-    decided = services.execute_intents(executor="fake-scheduler", execute=True)
+    decided = rendered_execution(executor="fake-scheduler", execute=True)
     assert decided["decisions"][0]["decision"]["decision"] == "promote"
 
 
@@ -234,7 +230,7 @@ def test_matrix_periodic_report_replan_transition_yields_one_intent(todo):
     (intent,) = HookIntent.objects.all()
     assert intent.intent_kind == "periodic_report.trigger_evaluation"
     assert intent.payload["transition"] == "replan_recorded"
-    decided = services.execute_intents(executor="fake-scheduler", execute=True)
+    decided = rendered_execution(executor="fake-scheduler", execute=True)
     assert decided["decisions"][0]["action"] == "executed"
 
 
@@ -255,10 +251,10 @@ def test_matrix_no_network_or_sink_call_anywhere(todo, monkeypatch):
     monkeypatch.setattr(subprocess, "Popen", forbidden("Popen"))
     settle()
     assert HookIntent.objects.get().status == "pending"  # nothing executes on its own
-    preview = services.execute_intents(executor="fake-scheduler")
+    preview = rendered_execution(executor="fake-scheduler")
     assert preview["decisions"][0]["action"] == "would_execute"
     assert HookIntent.objects.get().status == "pending"
-    done = services.execute_intents(executor="fake-scheduler", execute=True)
+    done = rendered_execution(executor="fake-scheduler", execute=True)
     assert done["network_calls"] == done["sink_calls"] == 0
     decision = done["decisions"][0]["decision"]
     assert decision["sink_called"] is False
@@ -299,8 +295,8 @@ def test_matrix_public_boundary_scan_of_every_output(agent, install, caplog):
         settle(todo_id="t2", turn="turn-2", event_kind="replan_recorded").payload,
         documents.dispatch_list(selectors.list_dispatches()),
         documents.intent_list(selectors.list_intents()),
-        services.replay(execute=True),
-        services.execute_intents(executor="fake-scheduler", execute=True),
+        rendered_replay(execute=True),
+        rendered_execution(executor="fake-scheduler", execute=True),
     ]
     for argv in (
         ("hooks", "dispatches"),

@@ -1,7 +1,6 @@
 """Hook replay keeps the original identities and reports the present: the intents'
 outbox state now (executed, rejected since), and it never writes a second projection."""
 
-from hooks import services
 from hooks.models import (
     DurableWritebackReceipt,
     HookDispatch,
@@ -10,7 +9,7 @@ from hooks.models import (
     IntentExecution,
     QuotaSpend,
 )
-from tests.hooks.factories import TodoFactory, settle
+from tests.hooks.factories import TodoFactory, rendered_execution, rendered_replay, settle
 
 
 def _rows():
@@ -34,13 +33,13 @@ def test_hook_replay_reports_intents_executed_since_and_writes_no_second_project
     dispatch_ids = [d["dispatch_id"] for d in first["hook_phase"]["dispatches"]]
     intent_ids = [i for d in first["hook_phase"]["dispatches"] for i in d["intent_ids"]]
     assert intent_ids, "the default periodic-report hook proposes an intent"
-    before = services.replay(receipt_id=receipt_id, execute=True)["receipts"][0]
+    before = rendered_replay(receipt_id=receipt_id, execute=True)["receipts"][0]
     assert {s["status"] for s in before["intent_states"]} == {"pending"}
-    services.execute_intents(executor="fake-scheduler", execute=True)
+    rendered_execution(executor="fake-scheduler", execute=True)
     rows = _rows()
 
-    replay = services.replay(receipt_id=receipt_id, execute=True)["receipts"][0]
-    preview = services.replay(receipt_id=receipt_id)["receipts"][0]
+    replay = rendered_replay(receipt_id=receipt_id, execute=True)["receipts"][0]
+    preview = rendered_replay(receipt_id=receipt_id)["receipts"][0]
     again = settle().payload
 
     assert [d["dispatch_id"] for d in replay["dispatches"]] == dispatch_ids

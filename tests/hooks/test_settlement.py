@@ -18,7 +18,7 @@ from loopx_site.core.canonical import canonical_bytes
 from loopx_site.core.errors import DomainError
 from tests.factories import AgentFactory, GoalFactory
 from tests.hooks import providers
-from tests.hooks.factories import TodoFactory, settle
+from tests.hooks.factories import TodoFactory, rendered_execution, rendered_replay, settle
 
 FROZEN = dt.datetime(2026, 8, 26, 12, 0, 0, tzinfo=dt.UTC)
 
@@ -244,7 +244,7 @@ def test_hook_phase_failure_of_the_sidecar_database_leaves_primary_committed(
     assert QuotaSpend.objects.count() == 1
     assert not HookPhaseCheckpoint.objects.exists()
     monkeypatch.undo()
-    recovered = services.replay(execute=True)
+    recovered = rendered_replay(execute=True)
     assert recovered["receipts"][0]["reason"] == "missing_checkpoint"
     assert HookDispatch.objects.get().status == "accepted"
 
@@ -379,7 +379,7 @@ def test_journal_constraints(todo, install):
             receipt=receipt, registry_digest="x", completed_at=FROZEN
         )
     )
-    services.execute_intents(executor="fake-scheduler", execute=True)
+    rendered_execution(executor="fake-scheduler", execute=True)
     execution = IntentExecution.objects.get()  # beta.* is not on its allowlist: rejected
     assert (execution.admission, execution.reason) == ("rejected", "intent_kind_not_allowlisted")
     _raises_integrity(
