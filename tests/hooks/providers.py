@@ -22,6 +22,7 @@ import signal
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -487,7 +488,9 @@ class BarrierFlaky(Nondeterministic):
 
     def make(self, hook_input):
         _meet(BarrierProposer.BARRIER)
-        variant = f"p{os.getpid()}t{threading.get_ident()}"  # differs per racer
+        # differs per invocation: a racer whose barrier broke under load may run in the
+        # same kept worker (same pid and thread) as one before it
+        variant = uuid.uuid4().hex
         return build_result(hook_input, [self.note(hook_input, variant=variant)])
 
 
