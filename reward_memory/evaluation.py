@@ -265,7 +265,7 @@ def case_stale_source_rejection(check: _Check, rows) -> None:
     codes = sorted(_codes(result))
     check.that(result["status"] == "guard_blocked")
     check.that("revision_mismatch" in codes)
-    check.that("freshness_stale" in codes and "source_stale" in _codes(receipt))
+    check.that("freshness_stale" in codes and "source_stale" in receipt.reason_codes)
     check.that(calls == 0)
     check.evidence = {
         "recall_status": result["status"],

@@ -189,7 +189,7 @@ def _ingest(goal_id, agent_id, surface, event, viewer=None):
     if isinstance(compact, dict) and "corpus_id" not in compact:
         compact = {**compact, "corpus_id": surface.ingest_corpus_id}
     try:
-        receipt = ingest_event(
+        ingested = ingest_event(
             event=compact, goal_id=goal_id, agent_id=agent_id, execute=True, viewer=viewer
         )
     except RewardMemoryError as exc:
@@ -197,9 +197,9 @@ def _ingest(goal_id, agent_id, surface, event, viewer=None):
             raise
         return {"status": "refused", "code": exc.code, "receipt_id": None}, 0
     ingest = {
-        "status": receipt["status"],
-        "receipt_id": receipt["receipt_id"],
-        "record_ref": receipt.get("record_ref"),
-        "memory_available_for_recall": receipt["memory_available_for_recall"],
+        "status": ingested.status,
+        "receipt_id": ingested.receipt_id,
+        "record_ref": ingested.record_ref,
+        "memory_available_for_recall": ingested.memory_available_for_recall,
     }
-    return ingest, receipt.get("provider_call_count") or 0
+    return ingest, ingested.provider_call_count

@@ -39,8 +39,8 @@ def aged(eager, frozen_clock, double_corpus, double):
         executor="fake-scheduler", intent_ids=[first.intent_id], operator=SHELL
     )
     execute_admitted_intents.apply_async(ignore_result=False).get()  # a run of its own
-    rm.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
-    recall = rm.recall(request=f.recall_request(double_corpus), execute=True)
+    f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    recall = f.recalled(request=f.recall_request(double_corpus), execute=True)
     rm.record_application(
         document={
             "schema_version": "reward_memory_application_v0",

@@ -34,10 +34,13 @@ STORED_RECEIPTS: dict[str, set[str]] = {
     "reward_memory/services/experiments.py": {
         "reward_memory.documents.experiments.enablement_receipt"
     },
+    "reward_memory/services/ingest.py": {"reward_memory.documents.ingest.receipt"},
     "reward_memory/services/operator_control.py": {
         "reward_memory.documents.operator_control.prepared"
     },
     "reward_memory/services/reflection.py": {
+        # the ingest receipt a reflection's candidate keeps, rendered when it is stored
+        "reward_memory.documents.ingest.ingest",
         "reward_memory.documents.reflection.validator_validation",
         "reward_memory.documents.reflection.operator_validation",
     },
@@ -45,11 +48,9 @@ STORED_RECEIPTS: dict[str, set[str]] = {
 }
 
 STILL_RENDERING = {
-    # not converted yet: ``ingest_event`` answers its preview and replay receipts
-    # rendered; ``recall_guidance`` (the in-process entry Turn Recall and the boundary
-    # hooks read) builds its items with ``documents.recall``; the evaluation gate compares
-    # the documents its cases produce
-    "reward_memory/services/ingest.py",
+    # not converted yet: ``recall_guidance`` (the in-process entry Turn Recall and the
+    # boundary hooks read) builds its items with ``documents.recall``; the evaluation gate
+    # compares the documents its cases produce
     "reward_memory/services/recalls.py",
     "reward_memory/evaluation.py",
     # not converted yet: the hooks services render intents, dispatches, settlements,

@@ -226,6 +226,14 @@ def recalled(**kwargs) -> dict:
     return recall_documents.recall_result(services.recall(**kwargs))
 
 
+def ingested(**kwargs) -> dict:
+    """``f.ingested(**kwargs)`` rendered as its edges (view, command, MCP tool)
+    render it."""
+    from reward_memory.documents import ingest as ingest_documents
+
+    return ingest_documents.ingest(services.ingest_event(**kwargs))
+
+
 def merge(base: dict, overrides: dict) -> dict:
     """Deep-merge ``overrides`` into a copy of ``base``; a value ``DELETE`` removes a key."""
     out = copy.deepcopy(base)

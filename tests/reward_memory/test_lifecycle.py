@@ -27,7 +27,7 @@ from tests.reward_memory import factories as f
 
 
 def _ingest(event_id="ev-1", **overrides):
-    return services.ingest_event(
+    return f.ingested(
         event=f.scoped_event(event_id, **overrides),
         goal_id="demo",
         agent_id="author",

@@ -19,7 +19,7 @@ SUMMARIES = [
 
 
 def _activate(summary, event_id, **overrides):
-    receipt = services.ingest_event(
+    receipt = f.ingested(
         event=f.scoped_event(event_id, content_summary=summary, **overrides),
         goal_id="demo",
         agent_id="author",
@@ -120,7 +120,7 @@ def test_provider_bytes_that_do_not_read_back_exactly_are_dropped(db, double_cor
 def test_recall_never_crosses_corpora(db, agents):
     one = f.register("one", agents=[("demo", "author")])
     f.register("two", agents=[("demo", "author")])
-    services.ingest_event(
+    f.ingested(
         event=f.scoped_event("x", corpus_id="two"), goal_id="demo", agent_id="author", execute=True
     )
     result = _recall(one, queries=["PR description effect"])

@@ -22,7 +22,7 @@ SUMMARIES = [
 def refs(corpus):
     out = []
     for i, summary in enumerate(SUMMARIES):
-        receipt = services.ingest_event(
+        receipt = f.ingested(
             event=f.scoped_event(f"ev-{i}", content_summary=summary),
             goal_id="demo",
             agent_id="author",

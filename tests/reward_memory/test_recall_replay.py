@@ -19,7 +19,7 @@ QUERY = ["PR description"]
 
 
 def _activate(summary, event_id):
-    receipt = services.ingest_event(
+    receipt = f.ingested(
         event=f.scoped_event(event_id, content_summary=summary),
         goal_id="demo",
         agent_id="author",
