@@ -5,7 +5,6 @@
 ``RecallReceipt`` stores).
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from loopx_site.core import clock
@@ -146,23 +145,12 @@ def loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any
     }
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What ``services.recalls.record_application`` decided about one application."""
-
-    receipt_id: str
-    status: str
-    reasons: list[str]
-    ref_digests: list[str]
-    artifact: dict[str, Any]
-    attributed: bool
-
-
 def application_receipt(
-    stored: Any, application: Application, verdict: Verdict, *, recorded: bool = False
+    stored: Any, application: Application, verdict, *, recorded: bool = False
 ) -> dict[str, Any]:
-    """``reward_memory_application_receipt_v0`` for the stored recall ``stored``
-    (``recorded``: the one the service stores, rendered once as it is stored)."""
+    """``reward_memory_application_receipt_v0`` for the stored recall ``stored`` and what
+    the service decided about it (``services.recalls.Verdict``; ``recorded``: the one the
+    service stores, rendered once as it is stored)."""
     return {
         "schema_version": c.APPLICATION_RECEIPT_SCHEMA,
         "application_receipt_id": verdict.receipt_id,

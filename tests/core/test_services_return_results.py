@@ -35,6 +35,11 @@ STORED_RECEIPTS: dict[str, set[str]] = {
         "reward_memory.documents.experiments.enablement_receipt"
     },
     "reward_memory/services/ingest.py": {"reward_memory.documents.ingest.receipt"},
+    "reward_memory/services/recalls.py": {
+        # the packet a ``RecallReceipt`` stores; the application receipt it records
+        "reward_memory.documents.recall.public_packet",
+        "reward_memory.documents.recall.application_receipt",
+    },
     "reward_memory/services/operator_control.py": {
         "reward_memory.documents.operator_control.prepared"
     },
@@ -48,10 +53,7 @@ STORED_RECEIPTS: dict[str, set[str]] = {
 }
 
 STILL_RENDERING = {
-    # not converted yet: ``recall_guidance`` (the in-process entry Turn Recall and the
-    # boundary hooks read) builds its items with ``documents.recall``; the evaluation gate
-    # compares the documents its cases produce
-    "reward_memory/services/recalls.py",
+    # not converted yet: the evaluation gate compares the documents its cases produce
     "reward_memory/evaluation.py",
     # not converted yet: the hooks services render intents, dispatches, settlements,
     # replays and validator documents

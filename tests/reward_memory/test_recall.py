@@ -6,7 +6,9 @@ import json
 import pytest
 
 from reward_memory import services
+from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import registry
+from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import ApplicationReceipt, RecallReceipt
 from tests.reward_memory import factories as f
@@ -190,9 +192,10 @@ def test_recall_guidance_for_one_corpus_surface_and_query(db, corpus, refs):
     )
     assert guidance.status == "ok"
     assert guidance.provider_calls == 1
-    assert guidance.items[0]["summary"] == SUMMARIES[1]
-    assert guidance.public_packet["mode"] == "function_boundary"
-    assert SUMMARIES[1] not in json.dumps(guidance.public_packet)
+    assert guidance.records[0].summary == SUMMARIES[1]
+    packet = recall_documents.public_packet(guidance.outcome)
+    assert packet["mode"] == "function_boundary"
+    assert SUMMARIES[1] not in json.dumps(packet)
 
 
 def test_recall_guidance_refuses_agents_the_corpus_does_not_allowlist(db, double_corpus, double):
@@ -200,13 +203,13 @@ def test_recall_guidance_refuses_agents_the_corpus_does_not_allowlist(db, double
         goal_id="demo", agent_id="reviewer", corpus_id="prefs", surface=f.SURFACE, query="x"
     )
     assert guidance.status == "guard_blocked"
-    assert {"code": "agent_not_allowlisted", "field": "agent_id"} in guidance.reasons
+    assert Reason("agent_not_allowlisted", "agent_id") in guidance.reasons
     assert double.call_count == 0
     missing = services.recall_guidance(
         goal_id="demo", agent_id="author", corpus_id="nope", surface=f.SURFACE, query="x"
     )
     assert missing.status == "guard_blocked"
-    assert missing.items == []
+    assert missing.records == []
 
 
 # -- application receipts -----------------------------------------------------------------
