@@ -16,7 +16,6 @@ from reward_memory.domain.recall_request import Application
 from reward_memory.models import MemoryRecord
 
 LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
-LOOPX_STATUS = {"ok": "completed", "empty": "empty"}
 SETUP_GUIDANCE = (
     "The corpus provider is not reachable; continue with the original output. Check the "
     "provider binding with `manage.py reward_memory corpora` (health: index_present)."
@@ -112,7 +111,7 @@ def recall_result(recalled) -> dict[str, Any]:
 
 def loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:
     """LoopX's ``reward_memory_recall_v0`` fields over our private result."""
-    status = LOOPX_STATUS.get(result["status"], result["status"])
+    status = c.LOOPX_RECALL_STATUS.get(result["status"], result["status"])
     items = result["items"]
     return {
         **result,

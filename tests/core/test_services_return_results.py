@@ -22,7 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("loopx_site", "preferences", "reward_memory", "hooks", "turn_recall")
-#: Service modules that are not named ``services``.
+#: Service modules that are not named ``services``. (The evaluation gate's eight cases,
+#: ``reward_memory/evaluation_cases.py``, are its harness beside ``evaluation_fixtures``:
+#: they check the services' results, and render only the record envelope whose size the
+#: restart case reports.)
 ALSO_SERVICES = (
     "reward_memory/dogfood.py",
     "reward_memory/evaluation.py",
@@ -53,8 +56,6 @@ STORED_RECEIPTS: dict[str, set[str]] = {
 }
 
 STILL_RENDERING = {
-    # not converted yet: the evaluation gate compares the documents its cases produce
-    "reward_memory/evaluation.py",
     # not converted yet: the hooks services render intents, dispatches, settlements,
     # replays and validator documents
     "hooks/services/executor.py",
