@@ -4,10 +4,9 @@ Each case runs the real candidate, ingest, recall, review, application, lifecycl
 route code inside the rolled-back sandbox (``evaluation_fixtures``) against the provider
 double, asserts through a ``Check`` and leaves its public evidence there. The cases
 check the services' results — a recall's records and reasons, a review's effective
-decision and guard, a route's decision — not the documents rendered from them. Two
-things they read are documents by nature: the application receipt
-``services.record_application`` answers, and the record envelope whose size the restart
-case reports (what a host reads back after a restart). This module is the gate's
+decision and guard, an application's verdict, a route's decision — not the documents
+rendered from them. The one document they render is the record envelope whose size the
+restart case reports (what a host reads back after a restart). This module is the gate's
 harness, as ``evaluation_fixtures`` holds its inputs: no caller reaches a service
 through it.
 """
@@ -26,7 +25,7 @@ from reward_memory.models import Corpus
 from reward_memory.providers.double import ProviderDouble
 from reward_memory.services import activation, roles
 from reward_memory.services.ingest import IngestEvaluation, activation_plan, ingest_event
-from reward_memory.services.recalls import RecallOutcome
+from reward_memory.services.recalls import ApplicationOutcome, RecallOutcome
 
 # the shared application core the ranking case runs (LoopX names its own module)
 SHARED_CORE = "reward_memory.services.record_application"
@@ -264,9 +263,8 @@ def case_multi_person_authority_conditions(check: Check, rows) -> None:
     }
 
 
-def _apply(recall: RecallOutcome, *, verified: bool) -> dict[str, Any]:
-    """A preview application of every result of ``recall`` (nothing is recorded): the
-    application receipt ``services.record_application`` answers."""
+def _apply(recall: RecallOutcome, *, verified: bool) -> ApplicationOutcome:
+    """A preview application of every result of ``recall`` (nothing is recorded)."""
     return services.record_application(
         document=c.instance(
             c.APPLICATION_SCHEMA,
@@ -295,15 +293,15 @@ def case_gate_non_override(check: Check, rows) -> None:
         verified=True,
     )
     grants = review.effective != "no_write"  # a review grants no authority of its own
-    verified = applied["artifact_verification"]["verified"] is True
-    check.that(applied["status"] == "applied")
+    verified = applied.verdict.artifact["verified"] is True
+    check.that(applied.status == "applied")
     check.that(review.evaluation.guard_status == "guard_blocked" and not grants)
     check.that(verified)
-    check.that(applied["user_gate"] is False and applied["recorded"] is False)
+    check.that(applied.user_gate is False and applied.recorded is False)
     if grants:
         check.false_applications += 1
     check.evidence = {
-        "application_status": applied["status"],
+        "application_status": applied.status,
         "grants_new_action_authority": grants,
         "current_artifact_verified": verified,
         "false_application_observed": grants,
@@ -318,14 +316,14 @@ def case_candidate_ranking_influence(check: Check, rows) -> None:
     verified = _apply(result, verified=True)
     top = "focused_fix" if refs[:1] == [record["record_ref"]] else "broad_refactor"
     check.that(top == "focused_fix")
-    check.that(verified["status"] == "applied")
-    check.that(unverified["status"] == "not_applied")  # no influence before verification
-    check.that(bool(verified["memory_ref_digests"]))
-    if unverified["status"] == "applied":
+    check.that(verified.status == "applied")
+    check.that(unverified.status == "not_applied")  # no influence before verification
+    check.that(bool(verified.verdict.ref_digests))
+    if unverified.status == "applied":
         check.false_applications += 1
     check.evidence = {
         "top_candidate": top,
-        "application_status": verified["status"],
+        "application_status": verified.status,
         "shared_core": SHARED_CORE,
     }
 

@@ -126,7 +126,8 @@ def record_application(credential: Credential, *, receipt: dict, execute: bool =
         raise invalid("recall_id", "recall_id is required")
     memory_services.require_receipt_author(credential.caller, recall_id)  # unseen = absent
     throttle(credential, "write")
-    return memory_services.record_application(document=dict(receipt), execute=execute)
+    applied = memory_services.record_application(document=dict(receipt), execute=execute)
+    return memory_recall_documents.application(applied)
 
 
 # -- Agent Turn Recall -------------------------------------------------------------------

@@ -256,9 +256,8 @@ class ApplicationReceiptApi(DocumentApi):
         if not isinstance(recall_id, str):
             raise invalid("recall_id", "recall_id is required")
         services.require_receipt_author(self.caller(request), recall_id)  # unseen = absent
-        return _answer(
-            services.record_application(document=values["body"], execute=values["execute"])
-        )
+        applied = services.record_application(document=values["body"], execute=values["execute"])
+        return _answer(recall_documents.application(applied))
 
 
 class ExperimentStatusApi(DocumentApi):

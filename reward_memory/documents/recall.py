@@ -144,6 +144,14 @@ def loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any
     }
 
 
+def application(outcome) -> dict[str, Any]:
+    """The answer to an application (``services.recalls.ApplicationOutcome``): the receipt
+    as it was stored once recorded; a preview's (or a refused application's) rendered."""
+    if outcome.stored is not None:
+        return outcome.stored
+    return application_receipt(outcome.recall, outcome.application, outcome.verdict)
+
+
 def application_receipt(
     stored: Any, application: Application, verdict, *, recorded: bool = False
 ) -> dict[str, Any]:

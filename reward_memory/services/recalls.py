@@ -16,7 +16,7 @@ import functools
 import hashlib
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import IntegrityError, connection, transaction
 
@@ -586,6 +586,29 @@ class Verdict:
     attributed: bool
 
 
+@dataclass(frozen=True)
+class ApplicationOutcome:
+    """What ``record_application`` answers (``documents.recall.application`` renders it):
+    the recall reported on, the parsed application and the ``Verdict``; ``stored`` is the
+    receipt kept on its ``ApplicationReceipt`` row once recorded (rendered once, as it was
+    stored), ``None`` for a preview or an application refused as a whole."""
+
+    recall: RecallReceipt
+    application: Any  # ``domain.recall_request.Application``
+    verdict: Verdict
+    stored: dict[str, Any] | None = None
+    #: an application never stops the host for a person: it fails open
+    user_gate: ClassVar[bool] = False
+
+    @property
+    def recorded(self) -> bool:
+        return self.stored is not None
+
+    @property
+    def status(self) -> str:
+        return self.stored["status"] if self.stored is not None else self.verdict.status
+
+
 def require_receipt_author(caller, recall_id: str):
     """The recall an application receipt reports on, if ``caller`` may post one: the
     receipt is the recalling Agent's own act (dogfood batches count it as that Agent's),
@@ -597,8 +620,9 @@ def require_receipt_author(caller, recall_id: str):
     return recall
 
 
-def record_application(*, document: Any, execute: bool = False) -> dict[str, Any]:
-    """``reward_memory_application_receipt_v0`` for one recall.
+def record_application(*, document: Any, execute: bool = False) -> ApplicationOutcome:
+    """The application receipt of one recall (``reward_memory_application_receipt_v0``,
+    rendered once when it is recorded): its ``ApplicationOutcome``.
 
     ``applied`` only when every memory ref is a result of this recall (attributed), the
     recall read its results back exactly, and the current artifact was verified;
@@ -657,10 +681,9 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
         },
     )
     verdict = Verdict(receipt_id, status, reasons, ref_digests, artifact, attributed)
-    recorded = execute and not shape
-    receipt = documents.application_receipt(stored, application, verdict, recorded=recorded)
-    if not recorded:
-        return receipt
+    if not execute or shape:
+        return ApplicationOutcome(stored, application, verdict)
+    receipt = documents.application_receipt(stored, application, verdict, recorded=True)
     try:
         with transaction.atomic():
             row, _ = ApplicationReceipt.objects.get_or_create(
@@ -676,4 +699,4 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
             )
     except IntegrityError:
         row = ApplicationReceipt.objects.get(application_receipt_id=receipt_id)
-    return row.receipt
+    return ApplicationOutcome(stored, application, verdict, stored=row.receipt)

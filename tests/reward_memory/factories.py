@@ -226,6 +226,13 @@ def recalled(**kwargs) -> dict:
     return recall_documents.recall_result(services.recall(**kwargs))
 
 
+def applied(**kwargs) -> dict:
+    """``f.applied(**kwargs)`` rendered as its edges render it."""
+    from reward_memory.documents import recall as recall_documents
+
+    return recall_documents.application(services.record_application(**kwargs))
+
+
 def ingested(**kwargs) -> dict:
     """``f.ingested(**kwargs)`` rendered as its edges (view, command, MCP tool)
     render it."""

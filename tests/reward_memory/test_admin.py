@@ -44,7 +44,7 @@ def populated(db, corpus):
         )
     )
     recall = f.recalled(request=f.recall_request(corpus, queries=["PR effect"]), execute=True)
-    services.record_application(
+    f.applied(
         document={
             "schema_version": "reward_memory_application_v0",
             "recall_id": recall["recall_id"],

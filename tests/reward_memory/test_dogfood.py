@@ -52,7 +52,7 @@ def store_application(record_ref: str, n: int, outcome: str) -> str:
     """A stored ``ApplicationReceipt`` (``record_application --execute``) whose status
     is ``applied``, ``refuted`` or ``not_applied`` for ``outcome``."""
     decision = OUTCOMES.get(outcome, "ignore")
-    receipt = services.record_application(
+    receipt = f.applied(
         document={
             "schema_version": "reward_memory_application_v0",
             "recall_id": _recall(record_ref, n),

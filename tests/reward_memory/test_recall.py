@@ -227,7 +227,7 @@ def _application(recall, refs, *, decision="apply", verified=True, **extra):
         },
         **extra,
     }
-    return services.record_application(document=doc, execute=True)
+    return f.applied(document=doc, execute=True)
 
 
 def test_applied_only_when_attributed_and_the_artifact_is_verified(db, corpus, refs):
@@ -269,11 +269,11 @@ def test_application_receipts_are_idempotent_and_preview_by_default(db, corpus, 
             "verified": True,
         },
     }
-    preview = services.record_application(document=doc)
+    preview = f.applied(document=doc)
     assert preview["recorded"] is False
     assert not ApplicationReceipt.objects.exists()
-    first = services.record_application(document=doc, execute=True)
-    assert services.record_application(document=doc, execute=True) == first
+    first = f.applied(document=doc, execute=True)
+    assert f.applied(document=doc, execute=True) == first
     assert ApplicationReceipt.objects.count() == 1
 
 
@@ -296,7 +296,7 @@ def test_unsafe_application_fields_are_not_recorded(db, corpus, refs):
 
 def test_unknown_recall_is_not_found(db, corpus):
     with pytest.raises(RewardMemoryError) as exc:
-        services.record_application(
+        f.applied(
             document={
                 "schema_version": "reward_memory_application_v0",
                 "recall_id": "rmc_" + "0" * 64,
