@@ -26,6 +26,8 @@ CORPUS_SCHEMA = "reward_memory_corpus_v0"
 CORPUS_HEALTH_SCHEMA = "reward_memory_corpus_health_v0"
 RECALL_RESULT_SCHEMA = "reward_memory_recall_result_v0"
 RECALL_PACKET_SCHEMA = "reward_memory_recall_packet_v0"
+#: a recall's status in LoopX's words (``reward_memory_recall_v0``); others as ours
+LOOPX_RECALL_STATUS = {"ok": "completed", "empty": "empty"}
 APPLICATION_SCHEMA = "reward_memory_application_v0"
 APPLICATION_RECEIPT_SCHEMA = "reward_memory_application_receipt_v0"
 PROVIDER_CONTENT_SCHEMA = "reward_memory_provider_content_v0"

@@ -234,7 +234,7 @@ def _ingest(ledger: Ledger, event: dict) -> str:
             event=event, goal_id="demo", agent_id="author", execute=True
         ),
     )
-    return receipt["status"] if receipt is not None else "kept"
+    return receipt.status if receipt is not None else "kept"
 
 
 #: the first turn lesson, proposed again by a later turn (standing-policy ingest)
@@ -261,7 +261,7 @@ def _ingested_duplicate(ledger: Ledger) -> str:
     )
     if receipt is None:
         return "kept"
-    return "evidence_added" if receipt.get("duplicate_of") else receipt["status"]
+    return "evidence_added" if receipt.duplicate_of else receipt.status
 
 
 def _checkpoint(ledger: Ledger, checkpoint_id: str, grant) -> None:

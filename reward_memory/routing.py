@@ -11,7 +11,7 @@ hot path or storage change; benchmark only for retrieval/memory-quality claims.
 """
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from reward_memory.domain import guards
 from reward_memory.domain import validation as v
@@ -44,6 +44,14 @@ class Routed:
     reasons: list[str]
     required: list[str]
     missing: list[str]
+    #: a route check never authorises a memory patch (a deterministic guard fixture, not
+    #: a live reasoner)
+    memory_patch_authority: ClassVar[bool] = False
+
+    @property
+    def pilot_authorized(self) -> bool:
+        """Only a ``pilot_fix`` decision authorises a pilot."""
+        return self.decision == "pilot_fix"
 
 
 def _case(case_ref: str, **values: Any) -> dict[str, Any]:

@@ -196,7 +196,7 @@ def recall(
     """One function-boundary Reward Memory recall for the turn-admission surface, read
     as ``viewer`` (the caller's own scope; ``None``: operator or in-process)."""
     from reward_memory import services as rm
-    from reward_memory.models import MemoryRecord
+    from reward_memory.documents import recall as recall_documents
 
     got = rm.recall_guidance(
         goal_id=goal_id,
@@ -208,22 +208,19 @@ def recall(
         request_id=request_id,
         viewer=viewer,
     )
-    refs = [i["memory_ref"] for i in got.items]
-    candidates = dict(
-        MemoryRecord.objects.filter(record_ref__in=refs).values_list("record_ref", "candidate_ref")
-    )
+    items = [recall_documents.private_item(record) for record in got.records]
     guidance = [
         {
-            "candidate_ref": candidates.get(i["memory_ref"]),
+            "candidate_ref": i["candidate_ref"],
             "memory_ref": i["memory_ref"],
             "target_class": i["memory_class"],
             "content_summary": i["summary"],
             "applicability_note": i.get("applicability_note"),
             "expires_at": i.get("expires_at"),
         }
-        for i in got.items
+        for i in items
     ]
-    reasons = [r.get("code") for r in (got.reasons or []) if isinstance(r, dict)]
+    reasons = [r.code for r in got.reasons]
     return Recalled(
         got.status,
         guidance,

@@ -18,6 +18,7 @@ from preferences import services as preference_services
 from preferences.api import serializers as preference_inputs
 from reward_memory import services as memory_services
 from reward_memory.api import serializers as memory_inputs
+from reward_memory.documents import ingest as memory_ingest_documents
 from reward_memory.documents import recall as memory_recall_documents
 from reward_memory.errors import AREA as MEMORY_AREA
 from reward_memory.errors import invalid
@@ -107,7 +108,7 @@ def propose_memory(credential: Credential, *, goal_id=None, agent_id=None, **bod
     document = {
         key: values.pop(key) for key in ("adapter", "event", "observed_at") if key in values
     }
-    return memory_services.submit_event(
+    ingested = memory_services.submit_event(
         document=document,
         goal_id=scope.goal_id,
         agent_id=scope.agent_id,
@@ -115,6 +116,7 @@ def propose_memory(credential: Credential, *, goal_id=None, agent_id=None, **bod
         viewer=scope.viewer,
         principal=credential.caller,  # the role bindings' subject
     )
+    return memory_ingest_documents.ingest(ingested)
 
 
 def record_application(credential: Credential, *, receipt: dict, execute: bool = False) -> dict:
@@ -124,7 +126,8 @@ def record_application(credential: Credential, *, receipt: dict, execute: bool =
         raise invalid("recall_id", "recall_id is required")
     memory_services.require_receipt_author(credential.caller, recall_id)  # unseen = absent
     throttle(credential, "write")
-    return memory_services.record_application(document=dict(receipt), execute=execute)
+    applied = memory_services.record_application(document=dict(receipt), execute=execute)
+    return memory_recall_documents.application(applied)
 
 
 # -- Agent Turn Recall -------------------------------------------------------------------

@@ -15,6 +15,7 @@ from reward_memory.api import serializers as s
 from reward_memory.documents import boundary_hooks as hook_documents
 from reward_memory.documents import corpora as corpus_documents
 from reward_memory.documents import experiments as experiment_documents
+from reward_memory.documents import ingest as ingest_documents
 from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import records as record_documents
 from reward_memory.documents import registry
@@ -199,14 +200,13 @@ class IngestApi(DocumentApi):
         document = {
             key: values.pop(key) for key in ("adapter", "event", "observed_at") if key in values
         }
-        return _answer(
-            services.submit_event(
-                **values,
-                document=document,
-                viewer=viewer,
-                principal=caller,  # the role bindings' subject
-            )
+        ingested = services.submit_event(
+            **values,
+            document=document,
+            viewer=viewer,
+            principal=caller,  # the role bindings' subject
         )
+        return _answer(ingest_documents.ingest(ingested))
 
 
 class RecallApi(DocumentApi):
@@ -256,9 +256,8 @@ class ApplicationReceiptApi(DocumentApi):
         if not isinstance(recall_id, str):
             raise invalid("recall_id", "recall_id is required")
         services.require_receipt_author(self.caller(request), recall_id)  # unseen = absent
-        return _answer(
-            services.record_application(document=values["body"], execute=values["execute"])
-        )
+        applied = services.record_application(document=values["body"], execute=values["execute"])
+        return _answer(recall_documents.application(applied))
 
 
 class ExperimentStatusApi(DocumentApi):

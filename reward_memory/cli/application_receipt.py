@@ -2,6 +2,7 @@
 
 from loopx_site.core.cli import add_execute_argument
 from reward_memory import services
+from reward_memory.documents import recall as documents
 from reward_memory.domain.inputs import read_json
 
 NAME = "application-receipt"
@@ -14,4 +15,5 @@ def arguments(parser):
 
 
 def run(command, *, input, execute=False, **_):
-    return services.record_application(document=read_json(input), execute=execute)
+    applied = services.record_application(document=read_json(input), execute=execute)
+    return documents.application(applied)

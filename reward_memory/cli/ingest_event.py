@@ -3,6 +3,7 @@
 from loopx_site.core import access
 from loopx_site.core.cli import add_agent_arguments, add_execute_argument
 from reward_memory import principals, services
+from reward_memory.documents import ingest as documents
 from reward_memory.domain.inputs import read_json
 from reward_memory.errors import AREA
 
@@ -26,7 +27,8 @@ def run(command, *, input, goal_id=None, agent_id=None, execute=False, actor=Non
     if goal_id and agent_id:  # the operator's shell, through the same resolver as the API
         acting = access.SHELL.acting_for(goal_id, agent_id, area=AREA)
         goal_id, agent_id = acting.goal_id, acting.agent_id
-    return services.submit_event(
+    ingested = services.submit_event(
         document=read_json(input), goal_id=goal_id, agent_id=agent_id, execute=execute,
         principal=principal,
     )  # fmt: skip
+    return documents.ingest(ingested)

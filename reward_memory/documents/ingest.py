@@ -5,11 +5,10 @@ import hashlib
 from typing import Any
 
 from loopx_site.core import clock
-from loopx_site.core.canonical import digest_ref, prefixed_id
+from loopx_site.core.canonical import digest_ref
 from reward_memory import contracts as c
 from reward_memory.documents import review as review_documents
 from reward_memory.domain import guards
-from reward_memory.domain.guards import Reason
 
 SETUP_GUIDANCE = (
     "The corpus provider is not reachable; the event is kept for a retry at the next "
@@ -30,47 +29,39 @@ LOOPX_ADAPTER_SCHEMAS = {
 }
 
 
-def receipt(
-    evaluation,
-    status: str,
-    *,
-    executed: bool,
-    observed_at,
-    outcome,
-    plan,
-    reasons: list[Reason],
-    duplicate=None,
-) -> dict[str, Any]:
-    """``reward_memory_ingest_receipt_v0`` of one evaluated event (the service's
-    ``IngestEvaluation``: event, corpus, policy and scope) with its status and, once
-    executed, the activation's plan and outcome; ``receipt_id`` is a digest of its stable
-    fields, so the same event and outcome has the same id."""
-    context = evaluation
+def ingest(outcome) -> dict[str, Any]:
+    """The answer to an ingest (``services.ingest.IngestOutcome``): the receipt stored on
+    the event row as written; for a replay, that receipt with the present beside it
+    (``replay``); when nothing was stored (a preview, an event blocked before it had a
+    row), its judgement rendered (``receipt``)."""
+    if outcome.stored is None:
+        return receipt(outcome.judgement)
+    if outcome.present is None:
+        return outcome.stored
+    present = outcome.present
+    return replay(outcome.stored, present.record_state, present.available, present.reasons)
+
+
+def receipt(judgement) -> dict[str, Any]:
+    """``reward_memory_ingest_receipt_v0`` of one judged event (the service's
+    ``Judgement``: its ``IngestEvaluation`` — event, corpus, policy and scope — with its
+    status and, once executed, the activation's plan and outcome); ``receipt_id`` is a
+    digest of its stable fields, so the same event and outcome has the same id."""
+    context, status, plan = judgement.evaluation, judgement.status, judgement.plan
+    outcome, duplicate, executed = judgement.outcome, judgement.duplicate, judgement.executed
     evaluation, corpus = context.adapted.evaluation, context.corpus
     event_ref, goal_id, agent_id = context.adapted.event_ref, context.goal_id, context.agent_id
-    policy_digest, record_ref = context.policy_digest, context.record_ref(status)
-    if duplicate is not None and record_ref is not None:
-        record_ref = duplicate.record.record_ref
+    policy_digest, record_ref = context.policy_digest, judgement.record_ref
     candidate = evaluation.candidate or {}
     scope = candidate.get("scope") or {}
     target_digest = digest_ref(plan.resource_ref) if plan else None
-    stable = {
-        "status": status,
-        "event_ref": event_ref,
-        "goal_id": goal_id,
-        "agent_id": agent_id,
-        "candidate_ref": evaluation.candidate_ref,
-        "record_ref": record_ref,
-        "policy_digest": policy_digest,
-        "content_digest": plan.content_digest if plan else None,
-    }
     retryable = status in c.INGEST_RETRYABLE
-    reason_payload = guards.payload(reasons)
+    reason_payload = guards.payload(judgement.reasons)
     quality = _experience_quality(candidate, reason_payload)
     return {
         "ok": True,
         "schema_version": c.INGEST_RECEIPT_SCHEMA,
-        "receipt_id": prefixed_id("rmir_", stable),
+        "receipt_id": judgement.receipt_id,
         "status": status,
         "executed": executed,
         "adapter": context.adapted.adapter.adapter_id,
@@ -84,8 +75,8 @@ def receipt(
         "candidate_digest": evaluation.candidate_digest,
         "policy_digest": policy_digest,
         "record_ref": record_ref,
-        "content_digest": plan.content_digest if plan else None,
-        "observed_at": clock.iso(observed_at),
+        "content_digest": judgement.content_digest,
+        "observed_at": clock.iso(judgement.observed_at),
         "memory_available_for_recall": status == c.INGEST_ACTIVATED,
         "record_state": c.ACTIVE if status == c.INGEST_ACTIVATED else None,
         "replayed": False,
@@ -109,9 +100,7 @@ def receipt(
     }
 
 
-def replay(
-    stored: dict[str, Any], state: str, available: bool, reasons: list[Reason]
-) -> dict[str, Any]:
+def replay(stored: dict[str, Any], state: str, available: bool, reasons) -> dict[str, Any]:
     """The answer to an activated event submitted again: the receipt stored at its first
     execution, unchanged (same ``receipt_id``), with the present beside it —
     ``deduplicated``/``replayed``, the record's ``record_state`` and

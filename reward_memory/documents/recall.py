@@ -5,7 +5,6 @@
 ``RecallReceipt`` stores).
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from loopx_site.core import clock
@@ -17,7 +16,6 @@ from reward_memory.domain.recall_request import Application
 from reward_memory.models import MemoryRecord
 
 LOOPX_RECALL_SCHEMA = "reward_memory_recall_v0"
-LOOPX_STATUS = {"ok": "completed", "empty": "empty"}
 SETUP_GUIDANCE = (
     "The corpus provider is not reachable; continue with the original output. Check the "
     "provider binding with `manage.py reward_memory corpora` (health: index_present)."
@@ -113,7 +111,7 @@ def recall_result(recalled) -> dict[str, Any]:
 
 def loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any]:
     """LoopX's ``reward_memory_recall_v0`` fields over our private result."""
-    status = LOOPX_STATUS.get(result["status"], result["status"])
+    status = c.LOOPX_RECALL_STATUS.get(result["status"], result["status"])
     items = result["items"]
     return {
         **result,
@@ -146,23 +144,20 @@ def loopx_answer(result: dict[str, Any], inner: dict[str, Any]) -> dict[str, Any
     }
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What ``services.recalls.record_application`` decided about one application."""
-
-    receipt_id: str
-    status: str
-    reasons: list[str]
-    ref_digests: list[str]
-    artifact: dict[str, Any]
-    attributed: bool
+def application(outcome) -> dict[str, Any]:
+    """The answer to an application (``services.recalls.ApplicationOutcome``): the receipt
+    as it was stored once recorded; a preview's (or a refused application's) rendered."""
+    if outcome.stored is not None:
+        return outcome.stored
+    return application_receipt(outcome.recall, outcome.application, outcome.verdict)
 
 
 def application_receipt(
-    stored: Any, application: Application, verdict: Verdict, *, recorded: bool = False
+    stored: Any, application: Application, verdict, *, recorded: bool = False
 ) -> dict[str, Any]:
-    """``reward_memory_application_receipt_v0`` for the stored recall ``stored``
-    (``recorded``: the one the service stores, rendered once as it is stored)."""
+    """``reward_memory_application_receipt_v0`` for the stored recall ``stored`` and what
+    the service decided about it (``services.recalls.Verdict``; ``recorded``: the one the
+    service stores, rendered once as it is stored)."""
     return {
         "schema_version": c.APPLICATION_RECEIPT_SCHEMA,
         "application_receipt_id": verdict.receipt_id,

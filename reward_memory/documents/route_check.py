@@ -16,11 +16,11 @@ def route(routed) -> dict[str, Any]:
         "reason_codes": routed.reasons,
         "required_evidence": routed.required,
         "missing_required_evidence": routed.missing,
-        "pilot_authorized": routed.decision == "pilot_fix",
+        "pilot_authorized": routed.pilot_authorized,
         "meta_review_required": routed.decision == "meta_design_gate",
         "route_check_role": "deterministic_guard_fixture_not_live_reasoner",
         "live_reasoning_required": True,
-        "memory_patch_authority": False,
+        "memory_patch_authority": routed.memory_patch_authority,
         "external_write_authorized": False,
         "raw_issue_or_memory_captured": False,
     }

@@ -16,12 +16,15 @@ commit pending, readback mismatch) leave a sidecar ``PendingIngest`` row that
 ``event_id`` is the idempotency key per (Agent, corpus) — a unique constraint on
 ``IngestEvent.event_key`` plus a content-digest (``event_ref``) compare under the row
 lock: the same id and content replays, the same id with other content is
-``operation_conflict`` (preview and execute) and writes nothing. A replay of an
-activated event answers its stored receipt as written (the row is never patched) with
-the present beside it (``_replayed``, ``documents.ingest.replay``): ``record_state`` and
-``memory_available_for_recall`` from the record's present lifecycle, ``guard`` as the
-guards evaluate now. ``IngestEvaluation`` is what the service judged before any write —
-the public result ``documents.ingest.receipt`` renders.
+``operation_conflict`` (preview and execute) and writes nothing.
+
+The service returns an ``IngestOutcome``; the edges render it (``documents.ingest.ingest``).
+An executed event's receipt is rendered once, when it is stored on the event row
+(``documents.ingest.receipt`` of its ``Judgement``), and answered as stored. A replay of
+an activated event is that stored receipt (the row is never patched) with the present
+beside it (``Present``: ``record_state`` and ``memory_available_for_recall`` from the
+record's present lifecycle, the guards as they evaluate now). A preview, or an event
+blocked before it had a row, is its ``Judgement``: what the service judged, unrendered.
 """
 
 from dataclasses import dataclass, field
@@ -31,6 +34,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 
 from loopx_site.core import clock, progress
+from loopx_site.core.canonical import prefixed_id
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import principals, selectors
@@ -52,7 +56,7 @@ def submit_event(
     agent_id: str | None = None,
     execute: bool = False,
     **caller: Any,
-) -> dict[str, Any]:
+) -> "IngestOutcome":
     """What a host or an operator submits (CLI and API alike): a compact event, LoopX's
     wrapper (``adapter``, ``event``, ``observed_at``) or LoopX's packet, unwrapped and
     routed once (its ``observed_at`` in any of LoopX's timezone forms, kept as the same
@@ -95,8 +99,8 @@ def ingest_event(
     execute: bool = False,
     viewer: tuple[str, str | None] | None = None,
     principal: Principal | None = None,
-) -> dict[str, Any]:
-    """Run the ingest pipeline for one compact event; returns the ingest receipt.
+) -> "IngestOutcome":
+    """Run the ingest pipeline for one compact event; returns its ``IngestOutcome``.
 
     ``viewer`` is the caller's verified (Goal, Agent) scope (``None``: an operator); a
     corpus it may not read does not exist for it. A hard_policy event activates only
@@ -141,12 +145,14 @@ def ingest_event(
         existing = (
             selectors.ingest_event_row(goal_id, agent_id, adapted.event_ref) if agent else None
         )
-        return _receipt(
-            context,
-            c.INGEST_PLANNED,
-            observed_at=existing.observed_at if existing else None,
-            executed=False,
-            duplicate=_duplicate(context),
+        return IngestOutcome(
+            judgement=Judgement(
+                context,
+                c.INGEST_PLANNED,
+                executed=False,
+                observed_at=existing.observed_at if existing else None,
+                duplicate=_duplicate(context),
+            )
         )
     return _execute(context, agent)
 
@@ -184,11 +190,17 @@ def _blocked(context: "IngestEvaluation", reasons: list[Reason], *, execute: boo
     if row is not None and row.status == c.INGEST_ACTIVATED and row.receipt:
         return _replayed(row, reasons)
     if row is not None:
-        receipt = _receipt(
-            context, c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
+        judgement = Judgement(
+            context,
+            c.GUARD_BLOCKED,
+            executed=True,
+            reasons=tuple(reasons),
+            observed_at=row.observed_at,
         )
-        return _finalize(row, receipt, None)
-    return _receipt(context, c.GUARD_BLOCKED, reasons=reasons, executed=execute)
+        return _finalize(row, judgement)
+    return IngestOutcome(
+        judgement=Judgement(context, c.GUARD_BLOCKED, executed=execute, reasons=tuple(reasons))
+    )
 
 
 def require_same_event_content(agent, corpus, adapted) -> None:
@@ -301,29 +313,138 @@ def activation_plan(evaluation: IngestEvaluation, observed_at) -> activation.Act
     )
 
 
-def _receipt(
-    evaluation: IngestEvaluation,
-    status: str,
-    *,
-    executed: bool,
-    reasons: list[Reason] | None = None,
-    observed_at=None,
-    outcome: activation.ActivationOutcome | None = None,
-    plan: activation.ActivationPlan | None = None,
-    duplicate: duplicates.Match | None = None,
-) -> dict[str, Any]:
-    """The receipt of this event, rendered once (``documents.ingest.receipt``): answered
-    as is by a preview, stored as is by an execution (``_finalize``)."""
-    return ingest_documents.receipt(
-        evaluation,
-        status,
-        executed=executed,
-        observed_at=observed_at,
-        outcome=outcome,
-        plan=plan,
-        reasons=reasons or [],
-        duplicate=duplicate,
-    )
+@dataclass(frozen=True)
+class Judgement:
+    """One event's receipt before it is rendered: the ``IngestEvaluation`` with its
+    status, the guards' reasons and, once executed, when it was first observed and the
+    activation's plan and outcome (``duplicate``: the live record it restates).
+    ``documents.ingest.receipt`` renders it."""
+
+    evaluation: IngestEvaluation
+    status: str
+    executed: bool
+    reasons: tuple[Reason, ...] = ()
+    observed_at: Any = None
+    outcome: activation.ActivationOutcome | None = None
+    plan: activation.ActivationPlan | None = None
+    duplicate: duplicates.Match | None = None
+
+    @property
+    def record_ref(self) -> str | None:
+        """The record the event activates (or would); the record it restates when it is
+        a duplicate."""
+        record_ref = self.evaluation.record_ref(self.status)
+        if self.duplicate is not None and record_ref is not None:
+            return self.duplicate.record.record_ref
+        return record_ref
+
+    @property
+    def content_digest(self) -> str | None:
+        return self.plan.content_digest if self.plan else None
+
+    @property
+    def receipt_id(self) -> str:
+        """A digest of the receipt's stable fields: the same event and outcome has the
+        same id."""
+        evaluation = self.evaluation
+        return prefixed_id(
+            "rmir_",
+            {
+                "status": self.status,
+                "event_ref": evaluation.adapted.event_ref,
+                "goal_id": evaluation.goal_id,
+                "agent_id": evaluation.agent_id,
+                "candidate_ref": evaluation.adapted.evaluation.candidate_ref,
+                "record_ref": self.record_ref,
+                "policy_digest": evaluation.policy_digest,
+                "content_digest": self.content_digest,
+            },
+        )
+
+
+@dataclass(frozen=True)
+class Present:
+    """An activated event submitted again, as it stands now: its record's lifecycle
+    (``record_state``, ``available`` to recall) and the guards' reasons now."""
+
+    record_state: str
+    available: bool
+    reasons: tuple[Reason, ...] = ()
+
+
+@dataclass(frozen=True)
+class IngestOutcome:
+    """What ``ingest_event`` answers (``documents.ingest.ingest`` renders it): the
+    receipt ``stored`` on the event row (written now, or replayed with the ``present``
+    beside it), or, when nothing was stored (a preview, an event blocked before it had a
+    row), its ``judgement``. The attributes read either, for callers that only need
+    the status."""
+
+    judgement: Judgement | None = None
+    stored: dict[str, Any] | None = None
+    present: Present | None = None
+
+    def _get(self, key: str) -> Any:
+        return (self.stored or {}).get(key)
+
+    @property
+    def replayed(self) -> bool:
+        return self.present is not None
+
+    @property
+    def status(self) -> str:
+        return self.judgement.status if self.judgement else self._get("status")
+
+    @property
+    def receipt_id(self) -> str | None:
+        return self.judgement.receipt_id if self.judgement else self._get("receipt_id")
+
+    @property
+    def event_ref(self) -> str | None:
+        if self.judgement:
+            return self.judgement.evaluation.adapted.event_ref
+        return self._get("event_ref")
+
+    @property
+    def record_ref(self) -> str | None:
+        return self.judgement.record_ref if self.judgement else self._get("record_ref")
+
+    @property
+    def memory_available_for_recall(self) -> bool:
+        if self.judgement:
+            return self.judgement.status == c.INGEST_ACTIVATED
+        if self.present is not None:
+            return self.present.available
+        return bool(self._get("memory_available_for_recall"))
+
+    @property
+    def readback(self) -> Any:
+        if self.judgement:
+            return self.judgement.outcome.readback if self.judgement.outcome else None
+        return self._get("readback")
+
+    @property
+    def provider_call_count(self) -> int:
+        if self.judgement:
+            return self.judgement.outcome.provider_calls if self.judgement.outcome else 0
+        return self._get("provider_call_count") or 0
+
+    @property
+    def reason_codes(self) -> list[str]:
+        """The guards' reason codes: as judged, as they evaluate now for a replay, or as
+        stored."""
+        if self.judgement or self.present:
+            reasons = (self.judgement or self.present).reasons
+            return [reason.code for reason in guards.normalise(reasons)]
+        return [reason["code"] for reason in (self._get("guard") or {}).get("reasons") or []]
+
+    @property
+    def duplicate_of(self) -> str | None:
+        """The record ref this event restates, or ``None``."""
+        if self.judgement:
+            duplicate = self.judgement.duplicate
+            return duplicate.record.record_ref if duplicate is not None else None
+        return (self._get("duplicate_of") or {}).get("record_ref")
 
 
 def _duplicate(evaluation: IngestEvaluation) -> duplicates.Match | None:
@@ -383,22 +504,24 @@ def _claim(context: IngestEvaluation, agent) -> IngestEvent:
     return row
 
 
-def _replayed(row: IngestEvent, reasons: list[Reason] | None = None) -> dict[str, Any]:
+def _replayed(row: IngestEvent, reasons: list[Reason] | None = None) -> IngestOutcome:
     """An activated event again: its stored receipt as it was written (same
     ``receipt_id``, zero provider calls, no write; the row is never patched), answered
     with the present beside it — the record's lifecycle now (``record_state``,
     ``memory_available_for_recall`` from the readable-records selector) and the guards
-    as they evaluate now (``documents.ingest.replay``)."""
+    as they evaluate now."""
     record = row.record
     if record is None and row.receipt.get("record_ref"):
         record = MemoryRecord.objects.filter(record_ref=row.receipt["record_ref"]).first()
     state, available = selectors.record_present_state(
         record, goal_id=row.receipt.get("goal_id"), agent_id=row.receipt.get("agent_id")
     )
-    return ingest_documents.replay(row.receipt, state, available, reasons or [])
+    return IngestOutcome(
+        stored=row.receipt, present=Present(state, available, tuple(reasons or ()))
+    )
 
 
-def _execute(context: IngestEvaluation, agent) -> dict[str, Any]:
+def _execute(context: IngestEvaluation, agent) -> IngestOutcome:
     row = _claim(context, agent)
     if row.status == c.INGEST_ACTIVATED and row.receipt:
         # idempotent replay: the stored receipt (same receipt_id), zero provider calls,
@@ -411,23 +534,26 @@ def _execute(context: IngestEvaluation, agent) -> dict[str, Any]:
     outcome = activation.sync_and_verify(plan)
     if outcome.status in ("record_closed", c.GUARD_BLOCKED):
         code = outcome.guard_reason or "record_closed"
-        reasons = [Reason(code, "candidate_ref")]
-        receipt = _receipt(
-            context, c.GUARD_BLOCKED, reasons=reasons, observed_at=row.observed_at, executed=True
+        judgement = Judgement(
+            context,
+            c.GUARD_BLOCKED,
+            executed=True,
+            reasons=(Reason(code, "candidate_ref"),),
+            observed_at=row.observed_at,
         )
     else:
-        receipt = _receipt(
+        judgement = Judgement(
             context,
             outcome.status,
-            observed_at=row.observed_at,
             executed=True,
+            observed_at=row.observed_at,
             outcome=outcome,
             plan=plan,
         )
-    return _finalize(row, receipt, outcome)
+    return _finalize(row, judgement)
 
 
-def _merge_duplicate(context: IngestEvaluation, row: IngestEvent, plan) -> dict[str, Any] | None:
+def _merge_duplicate(context: IngestEvaluation, row: IngestEvent, plan) -> IngestOutcome | None:
     """A standing-policy candidate that says what a live record of the corpus already
     says is no second active record: the event is marked ``duplicate_of`` that record and
     its evidence joins the record's lineage (``services.lineage.add_evidence``), with no
@@ -454,22 +580,24 @@ def _merge_duplicate(context: IngestEvaluation, row: IngestEvent, plan) -> dict[
     outcome = activation.ActivationOutcome(
         c.INGEST_ACTIVATED, match.record, activation.verified(), deduplicated=True
     )
-    receipt = _receipt(
+    judgement = Judgement(
         context,
         c.INGEST_ACTIVATED,
-        observed_at=row.observed_at,
         executed=True,
+        observed_at=row.observed_at,
         outcome=outcome,
         plan=plan,
         duplicate=match,
     )
-    return _finalize(row, receipt, outcome)
+    return _finalize(row, judgement)
 
 
-def _finalize(row: IngestEvent, receipt: dict[str, Any], outcome) -> dict[str, Any]:
-    """Store the receipt (never downgrading an activated event) and the sidecar state."""
+def _finalize(row: IngestEvent, judgement: Judgement) -> IngestOutcome:
+    """Store the receipt, rendered once here (never downgrading an activated event), and
+    the sidecar state; answer the receipt as stored."""
     now = clock.now()
-    status = receipt["status"]
+    receipt, outcome = ingest_documents.receipt(judgement), judgement.outcome
+    status = judgement.status
     with transaction.atomic():
         IngestEvent.objects.filter(pk=row.pk).filter(~Q(status=c.INGEST_ACTIVATED)).update(
             status=status,
@@ -500,7 +628,7 @@ def _finalize(row: IngestEvent, receipt: dict[str, Any], outcome) -> dict[str, A
                 resolved_at=now, last_attempt_at=now, reason=status
             )
     final = IngestEvent.objects.get(pk=row.pk)
-    return final.receipt
+    return IngestOutcome(stored=final.receipt)
 
 
 def _submitter(row: IngestEvent) -> Principal | None:
@@ -575,7 +703,7 @@ def _retry(sidecar: PendingIngest, goal_id: str, agent_id: str, result: Reconcil
     """Ingest one sidecar's event again as its first submitter, counted into ``result``;
     an event that is refused or blocked now has its sidecar resolved."""
     try:
-        receipt = ingest_event(
+        ingested = ingest_event(
             event=sidecar.event.event,
             goal_id=goal_id,
             agent_id=agent_id,
@@ -586,7 +714,7 @@ def _retry(sidecar: PendingIngest, goal_id: str, agent_id: str, result: Reconcil
         result.blocked += 1
         PendingIngest.objects.filter(pk=sidecar.pk).update(resolved_at=clock.now())
         return Reconciled(sidecar.event.event_ref, error=exc.code)
-    status = receipt["status"]
+    status = ingested.status
     if status == c.INGEST_ACTIVATED:
         result.activated += 1
     elif status in c.INGEST_RETRYABLE:
@@ -596,4 +724,4 @@ def _retry(sidecar: PendingIngest, goal_id: str, agent_id: str, result: Reconcil
         PendingIngest.objects.filter(pk=sidecar.pk, resolved_at__isnull=True).update(
             resolved_at=clock.now()
         )
-    return Reconciled(receipt["event_ref"], status, receipt["receipt_id"])
+    return Reconciled(ingested.event_ref, status, ingested.receipt_id)

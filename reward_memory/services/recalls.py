@@ -16,7 +16,7 @@ import functools
 import hashlib
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import IntegrityError, connection, transaction
 
@@ -488,14 +488,20 @@ def _replay(request: RecallRequest, stored: RecallReceipt, now) -> RecallOutcome
 
 
 # -- the in-process entry point (turn recall) ---------------------------------------------------
-@dataclass
+@dataclass(frozen=True)
 class RecallGuidance:
+    """One function-boundary recall for an in-process caller: its status and id, the
+    records it returned (private: the caller renders them with
+    ``documents.recall.private_item``), the ``outcome`` as decided (``None`` when the
+    recall was refused; its public packet is ``documents.recall.public_packet``), the
+    provider calls and the guards' reasons (normalised)."""
+
     status: str
     recall_id: str | None
-    items: list[dict[str, Any]]  # private: summaries for the in-process caller only
-    public_packet: dict[str, Any] | None
+    records: list[MemoryRecord]
+    outcome: RecallOutcome | None
     provider_calls: int
-    reasons: list[dict[str, Any]]
+    reasons: list[Reason]
     nothing_relevant: bool = False  # empty because nothing clears the relevance floor
 
 
@@ -552,21 +558,57 @@ def recall_guidance(
     except RewardMemoryError as exc:
         if exc.code in ("goal_not_registered", "agent_not_registered"):
             raise
-        return RecallGuidance(
-            "guard_blocked", None, [], None, 0, [{"code": exc.code, "field": exc.field}]
-        )
+        return RecallGuidance("guard_blocked", None, [], None, 0, [Reason(exc.code, exc.field)])
     return RecallGuidance(
         status=result.status,
         recall_id=result.recall_id,
-        items=[documents.private_item(record) for record in result.records],
-        public_packet=documents.public_packet(result),
+        records=list(result.records),
+        outcome=result,
         provider_calls=result.calls,
-        reasons=guards.payload(result.reasons),
+        reasons=guards.normalise(result.reasons),
         nothing_relevant=result.reason == NOTHING_RELEVANT,
     )
 
 
 # -- application receipts ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    """What ``record_application`` decided about one application: the receipt's id and
+    status, the reasons it is not applied, the memory refs' digests, the artifact's
+    verification and whether every ref is a result of the recall
+    (``documents.recall.application_receipt`` renders it)."""
+
+    receipt_id: str
+    status: str
+    reasons: list[str]
+    ref_digests: list[str]
+    artifact: dict[str, Any]
+    attributed: bool
+
+
+@dataclass(frozen=True)
+class ApplicationOutcome:
+    """What ``record_application`` answers (``documents.recall.application`` renders it):
+    the recall reported on, the parsed application and the ``Verdict``; ``stored`` is the
+    receipt kept on its ``ApplicationReceipt`` row once recorded (rendered once, as it was
+    stored), ``None`` for a preview or an application refused as a whole."""
+
+    recall: RecallReceipt
+    application: Any  # ``domain.recall_request.Application``
+    verdict: Verdict
+    stored: dict[str, Any] | None = None
+    #: an application never stops the host for a person: it fails open
+    user_gate: ClassVar[bool] = False
+
+    @property
+    def recorded(self) -> bool:
+        return self.stored is not None
+
+    @property
+    def status(self) -> str:
+        return self.stored["status"] if self.stored is not None else self.verdict.status
+
+
 def require_receipt_author(caller, recall_id: str):
     """The recall an application receipt reports on, if ``caller`` may post one: the
     receipt is the recalling Agent's own act (dogfood batches count it as that Agent's),
@@ -578,8 +620,9 @@ def require_receipt_author(caller, recall_id: str):
     return recall
 
 
-def record_application(*, document: Any, execute: bool = False) -> dict[str, Any]:
-    """``reward_memory_application_receipt_v0`` for one recall.
+def record_application(*, document: Any, execute: bool = False) -> ApplicationOutcome:
+    """The application receipt of one recall (``reward_memory_application_receipt_v0``,
+    rendered once when it is recorded): its ``ApplicationOutcome``.
 
     ``applied`` only when every memory ref is a result of this recall (attributed), the
     recall read its results back exactly, and the current artifact was verified;
@@ -637,11 +680,10 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
             "reasoning_digest": text_digest_ref(reasoning) if reasoning else None,
         },
     )
-    verdict = documents.Verdict(receipt_id, status, reasons, ref_digests, artifact, attributed)
-    recorded = execute and not shape
-    receipt = documents.application_receipt(stored, application, verdict, recorded=recorded)
-    if not recorded:
-        return receipt
+    verdict = Verdict(receipt_id, status, reasons, ref_digests, artifact, attributed)
+    if not execute or shape:
+        return ApplicationOutcome(stored, application, verdict)
+    receipt = documents.application_receipt(stored, application, verdict, recorded=True)
     try:
         with transaction.atomic():
             row, _ = ApplicationReceipt.objects.get_or_create(
@@ -657,4 +699,4 @@ def record_application(*, document: Any, execute: bool = False) -> dict[str, Any
             )
     except IntegrityError:
         row = ApplicationReceipt.objects.get(application_receipt_id=receipt_id)
-    return row.receipt
+    return ApplicationOutcome(stored, application, verdict, stored=row.receipt)

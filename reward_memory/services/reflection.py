@@ -35,6 +35,7 @@ from loopx_site.core.rows import get_or_create_once
 from loopx_site.core.selectors import get_agent
 from reward_memory import contracts as c
 from reward_memory import principals
+from reward_memory.documents import ingest as ingest_documents
 from reward_memory.documents import reflection as reflection_documents
 from reward_memory.domain import guards
 from reward_memory.domain import validation as v
@@ -219,7 +220,7 @@ def _finalize(row: ReflectionCandidate, route, surface):
         return receipt, 0
     event = {**row.reflection["event"], "corpus_id": surface.ingest_corpus_id}
     try:
-        receipt = ingest.ingest_event(
+        ingested = ingest.ingest_event(
             event=event, goal_id=row.goal.goal_id, agent_id=row.agent.agent_id, execute=True
         )
     except RewardMemoryError as exc:  # after the settlement: fail open, never a 4xx
@@ -227,14 +228,15 @@ def _finalize(row: ReflectionCandidate, route, surface):
         return {"status": "ingest_refused", "error_code": exc.code}, 0
     status = (
         c.REFLECTION_FINALIZED
-        if receipt["status"] == c.INGEST_ACTIVATED and receipt["readback"]
+        if ingested.status == c.INGEST_ACTIVATED and ingested.readback
         else "ingest_pending"
     )
+    receipt = ingest_documents.ingest(ingested)  # stored on the candidate: rendered once
     ReflectionCandidate.objects.filter(pk=row.pk).exclude(status=c.REFLECTION_FINALIZED).update(
         status=status, ingest_receipt=receipt, updated_at=clock.now()
     )
     row.refresh_from_db()
-    return receipt, receipt.get("provider_call_count") or 0
+    return receipt, ingested.provider_call_count
 
 
 def _outcome(row, route, receipt, provider_calls, **extra) -> ReflectionOutcome:

@@ -41,7 +41,6 @@ DECLARED_BOUNDARIES = (
     "reviewer_notification.before_send",
 )
 MAX_CONTEXT_ITEMS = 8
-MAX_SUMMARY_CHARS = 600
 
 
 @dataclass
@@ -58,7 +57,9 @@ class BoundaryHookRun:
     skip_reason: str | None = None
     recall: dict[str, Any] | None = None
     ingest: dict[str, Any] | None = None
-    items: list[dict[str, Any]] = field(default_factory=list)  # private bounded guidance
+    #: private bounded guidance: the records of the first corpus with a hit (at most
+    #: ``MAX_CONTEXT_ITEMS``), rendered for the in-process caller only
+    records: list[Any] = field(default_factory=list)
     provider_call_count: int = 0
     status: str = "skipped"
 
@@ -101,7 +102,7 @@ def run_boundary_hook(
             )
     run.skip_reason = _skip_reason(route, surface, automation, queries, event)
     if execute and want_recall:
-        run.recall, run.items, calls = _recall(
+        run.recall, run.records, calls = _recall(
             goal_id, agent_id, boundary, surface, queries, viewer
         )
         run.provider_call_count += calls
@@ -138,8 +139,9 @@ def _status(execute, want_recall, want_ingest, recall, ingest) -> str:
 
 
 def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None):
-    """``(recall, items, provider calls)``: what the recall answered, the bounded private
-    guidance of the first corpus with a hit, and the provider calls it made."""
+    """``(recall, records, provider calls)``: what the recall answered, the bounded
+    private guidance (records) of the first corpus with a hit, and the provider calls it
+    made."""
     limit = surface.recall_profile["limit"]
     calls, statuses = 0, []
     for corpus_id in surface.corpus_ids:  # configured order; the first exact hit stops
@@ -155,23 +157,15 @@ def _recall(goal_id, agent_id, boundary, surface, queries, viewer=None):
             )
             calls += guidance.provider_calls
             statuses.append(guidance.status)
-            if guidance.items:
-                items = [
-                    {
-                        "memory_ref_digest": item["memory_ref_digest"],
-                        "memory_class": item["memory_class"],
-                        "summary": str(item["summary"] or "")[:MAX_SUMMARY_CHARS],
-                        "requires_artifact_verification": item["requires_artifact_verification"],
-                    }
-                    for item in guidance.items[:MAX_CONTEXT_ITEMS]
-                ]
+            if guidance.records:
+                records = guidance.records[:MAX_CONTEXT_ITEMS]
                 recall = {
                     "status": "completed",
                     "corpus_id": corpus_id,
                     "recall_id": guidance.recall_id,
-                    "item_count": len(items),
+                    "item_count": len(records),
                 }
-                return recall, items, calls
+                return recall, records, calls
     status = c.INGEST_PROVIDER_UNAVAILABLE if "provider_unavailable" in statuses else "empty"
     if statuses and all(s == c.GUARD_BLOCKED for s in statuses):
         status = c.GUARD_BLOCKED
@@ -189,7 +183,7 @@ def _ingest(goal_id, agent_id, surface, event, viewer=None):
     if isinstance(compact, dict) and "corpus_id" not in compact:
         compact = {**compact, "corpus_id": surface.ingest_corpus_id}
     try:
-        receipt = ingest_event(
+        ingested = ingest_event(
             event=compact, goal_id=goal_id, agent_id=agent_id, execute=True, viewer=viewer
         )
     except RewardMemoryError as exc:
@@ -197,9 +191,9 @@ def _ingest(goal_id, agent_id, surface, event, viewer=None):
             raise
         return {"status": "refused", "code": exc.code, "receipt_id": None}, 0
     ingest = {
-        "status": receipt["status"],
-        "receipt_id": receipt["receipt_id"],
-        "record_ref": receipt.get("record_ref"),
-        "memory_available_for_recall": receipt["memory_available_for_recall"],
+        "status": ingested.status,
+        "receipt_id": ingested.receipt_id,
+        "record_ref": ingested.record_ref,
+        "memory_available_for_recall": ingested.memory_available_for_recall,
     }
-    return ingest, receipt.get("provider_call_count") or 0
+    return ingest, ingested.provider_call_count

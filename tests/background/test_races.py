@@ -20,7 +20,6 @@ from hooks.models import (
 from hooks.tasks import execute_admitted_intents, recover_dispatches
 from loopx_site.core.access import SHELL
 from loopx_site.core.models import BackgroundRun
-from reward_memory import services as rm
 from reward_memory.models import IngestEvent, PendingIngest, RecordTransition
 from reward_memory.tasks import expire_records, reconcile_ingests
 from tests.background.conftest import crashed_settles, seed_goal
@@ -95,7 +94,7 @@ def test_two_workers_executing_admitted_intents_execute_each_once(eager):
 
 def test_two_workers_reconciling_at_once_activate_the_event_once(eager, double_corpus, double):
     double.tamper_readback = True
-    rm.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     double.tamper_readback = False
     results = race(2, lambda: _run(reconcile_ingests))
     assert _total(results, "activated") == 1
@@ -108,7 +107,7 @@ def test_two_workers_reconciling_at_once_activate_the_event_once(eager, double_c
 def test_two_workers_expiring_at_once_close_each_record_once(eager, corpus, frozen_clock):
     lessons = ("Lead PR descriptions with the effect.", "Name the reviewer.", "Link the issue.")
     for n, lesson in enumerate(lessons):  # three distinct lessons (a restated one merges)
-        rm.ingest_event(
+        f.ingested(
             event=f.scoped_event(
                 f"ev-{n}",
                 expires_at="2026-12-02T00:00:00Z",
@@ -161,7 +160,7 @@ def test_a_receipt_another_worker_holds_is_skipped_not_waited_for(eager):
 @postgres_only
 def test_an_agent_another_worker_reconciles_is_skipped(eager, double_corpus, double):
     double.tamper_readback = True
-    rm.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     double.tamper_readback = False
     release, held = threading.Event(), threading.Event()
     other = _hold(lambda: PendingIngest.objects.select_for_update(), release, held)

@@ -14,7 +14,6 @@ from loopx_site.core.access import SHELL
 from loopx_site.core.background import record_run
 from loopx_site.core.models import BackgroundRun
 from loopx_site.core.tasks import enforce_retention
-from reward_memory import services as rm
 from reward_memory.models import ApplicationReceipt, RecallReceipt
 from tests.background.conftest import seed_goal
 from tests.helpers import run_cli
@@ -39,9 +38,9 @@ def aged(eager, frozen_clock, double_corpus, double):
         executor="fake-scheduler", intent_ids=[first.intent_id], operator=SHELL
     )
     execute_admitted_intents.apply_async(ignore_result=False).get()  # a run of its own
-    rm.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     recall = f.recalled(request=f.recall_request(double_corpus), execute=True)
-    rm.record_application(
+    f.applied(
         document={
             "schema_version": "reward_memory_application_v0",
             "recall_id": recall["recall_id"],

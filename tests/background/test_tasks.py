@@ -94,7 +94,7 @@ def test_a_bad_argument_is_a_failed_run_with_its_code_and_nothing_written(eager)
 
 def test_reconcile_task_retries_every_agents_pending_ingests_once(eager, double_corpus, double):
     double.tamper_readback = True
-    rm.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     assert PendingIngest.objects.filter(resolved_at__isnull=True).count() == 1
     still = _run(reconcile_ingests)
     assert (still["agents"], still["claimed"], still["still_pending"]) == (1, 1, 1)
@@ -110,7 +110,7 @@ def test_reconcile_task_retries_every_agents_pending_ingests_once(eager, double_
 
 
 def test_expire_task_closes_due_records_once(eager, corpus, frozen_clock):
-    receipt = rm.ingest_event(
+    receipt = f.ingested(
         event=f.scoped_event("ev-1", expires_at="2026-12-02T00:00:00Z"),
         goal_id="demo",
         agent_id="author",
@@ -132,7 +132,7 @@ def test_provider_delete_task_retries_a_pending_delete_until_confirmed(
     from reward_memory.models import ProviderDeletion
     from reward_memory.services.provider_deletions import backoff
 
-    ref = rm.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)[
+    ref = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)[
         "record_ref"
     ]
     double.available = False  # the provider is down when the record is retired

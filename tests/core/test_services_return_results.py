@@ -13,8 +13,8 @@ Two lists say where a service still renders:
 * ``STORED_RECEIPTS`` — ``module -> builders`` that render a *stored receipt* (JSON kept
   on a row), rendered once when the service writes it and answered as stored. Exact: a
   pair no longer used fails, as does any other builder the module uses.
-* ``STILL_RENDERING`` — modules not converted yet. The list only shrinks: a listed module
-  that no longer renders (beyond its stored receipts) fails until it is taken off.
+* ``STILL_RENDERING`` — modules not converted yet: empty since issue 37 converted the
+  last of them, and it stays empty (a listed module that no longer renders fails).
 """
 
 import ast
@@ -22,7 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("loopx_site", "preferences", "reward_memory", "hooks", "turn_recall")
-#: Service modules that are not named ``services``.
+#: Service modules that are not named ``services``. (The evaluation gate's eight cases,
+#: ``reward_memory/evaluation_cases.py``, are its harness beside ``evaluation_fixtures``:
+#: they check the services' results, and render only the record envelope whose size the
+#: restart case reports.)
 ALSO_SERVICES = (
     "reward_memory/dogfood.py",
     "reward_memory/evaluation.py",
@@ -34,25 +37,25 @@ STORED_RECEIPTS: dict[str, set[str]] = {
     "reward_memory/services/experiments.py": {
         "reward_memory.documents.experiments.enablement_receipt"
     },
+    "reward_memory/services/ingest.py": {"reward_memory.documents.ingest.receipt"},
+    "reward_memory/services/recalls.py": {
+        # the packet a ``RecallReceipt`` stores; the application receipt it records
+        "reward_memory.documents.recall.public_packet",
+        "reward_memory.documents.recall.application_receipt",
+    },
     "reward_memory/services/operator_control.py": {
         "reward_memory.documents.operator_control.prepared"
     },
     "reward_memory/services/reflection.py": {
+        # the ingest receipt a reflection's candidate keeps, rendered when it is stored
+        "reward_memory.documents.ingest.ingest",
         "reward_memory.documents.reflection.validator_validation",
         "reward_memory.documents.reflection.operator_validation",
     },
     "reward_memory/services/review.py": {"reward_memory.documents.review.review"},
 }
 
-STILL_RENDERING = {
-    # not converted yet: ``ingest_event`` answers its preview and replay receipts
-    # rendered; ``recall_guidance`` (the in-process entry Turn Recall and the boundary
-    # hooks read) builds its items with ``documents.recall``; the evaluation gate compares
-    # the documents its cases produce
-    "reward_memory/services/ingest.py",
-    "reward_memory/services/recalls.py",
-    "reward_memory/evaluation.py",
-}
+STILL_RENDERING: set[str] = set()
 
 
 def is_service(relative: str) -> bool:

@@ -12,8 +12,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from reward_memory import services as rm_services
 from reward_memory.domain.inputs import FIXTURES
+from tests.reward_memory import factories as rm_f
 
 pytestmark = pytest.mark.slow  # runs make and manage.py in subprocesses
 
@@ -71,8 +71,8 @@ def test_repeated_ingest_returns_the_same_receipt_flagged_deduplicated(capsys):
     call_command("loopx_demo")
     capsys.readouterr()
     event = json.loads((FIXTURES / "scoped_feedback_event.json").read_text())
-    again = rm_services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
-    twice = rm_services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
+    again = rm_f.ingested(event=event, goal_id="demo", agent_id="author", execute=True)
+    twice = rm_f.ingested(event=event, goal_id="demo", agent_id="author", execute=True)
     assert again["deduplicated"] is True
     assert again == twice
     assert again["status"] == "activated"

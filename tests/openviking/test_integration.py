@@ -470,7 +470,7 @@ def _activated_at_the_real_server(settings, goal, monkeypatch):
         checkpoint_id=f.ROLE_CHECKPOINT_ID, project=f.PROJECT, actor="user:maint-1",
         role="maintainer", action_scopes=[], operator=f.op(f.OWNER), execute=True,
     )  # fmt: skip
-    receipt = rm.ingest_event(
+    receipt = f.ingested(
         event=f.scoped_event(corpus_id="ov-prefs"), goal_id=goal, agent_id="explorer",
         execute=True,
     )  # fmt: skip

@@ -19,7 +19,7 @@ def soft_record(db, agent, monkeypatch):
     rmf.operator_accounts()
     rmf.role_binding("user:maint-1", "maintainer")  # the event's source holds its role
     rmf.register("prefs", agents=[("demo", "author")])
-    receipt = rm.ingest_event(
+    receipt = rmf.ingested(
         event=rmf.scoped_event("ev-1", content_summary=SUMMARY),
         goal_id="demo",
         agent_id="author",

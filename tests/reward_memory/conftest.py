@@ -110,8 +110,7 @@ def authority_rows(request):
 def activated(db, double_corpus, double):
     """``double_corpus`` holding one activated record of Agent ``demo/author``; the
     double's call log starts empty."""
-    from reward_memory import services
 
-    services.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     double.reset_calls()
     return double_corpus

@@ -226,6 +226,21 @@ def recalled(**kwargs) -> dict:
     return recall_documents.recall_result(services.recall(**kwargs))
 
 
+def applied(**kwargs) -> dict:
+    """``f.applied(**kwargs)`` rendered as its edges render it."""
+    from reward_memory.documents import recall as recall_documents
+
+    return recall_documents.application(services.record_application(**kwargs))
+
+
+def ingested(**kwargs) -> dict:
+    """``f.ingested(**kwargs)`` rendered as its edges (view, command, MCP tool)
+    render it."""
+    from reward_memory.documents import ingest as ingest_documents
+
+    return ingest_documents.ingest(services.ingest_event(**kwargs))
+
+
 def merge(base: dict, overrides: dict) -> dict:
     """Deep-merge ``overrides`` into a copy of ``base``; a value ``DELETE`` removes a key."""
     out = copy.deepcopy(base)

@@ -33,9 +33,7 @@ MODELS = [
 
 @pytest.fixture
 def populated(db, corpus):
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     review_documents.decision(
         services.review_candidate(
             candidate=f.candidate(content_summary="Another preference."),
@@ -46,7 +44,7 @@ def populated(db, corpus):
         )
     )
     recall = f.recalled(request=f.recall_request(corpus, queries=["PR effect"]), execute=True)
-    services.record_application(
+    f.applied(
         document={
             "schema_version": "reward_memory_application_v0",
             "recall_id": recall["recall_id"],
@@ -98,7 +96,7 @@ def test_records_filter_by_lifecycle_state(admin_client, populated):
 
 def test_retry_action_reconciles_pending_ingests(admin_client, double_corpus, double):
     double.available = False
-    services.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
+    f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     double.available = True
     sidecar = PendingIngest.objects.get()
     response = admin_client.post(

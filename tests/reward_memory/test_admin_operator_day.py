@@ -28,9 +28,7 @@ def _grant(checkpoint_id, actor, scopes):
 
 @pytest.fixture
 def record(db, double_corpus, double):
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     return MemoryRecord.objects.get(record_ref=receipt["record_ref"])
 
 
@@ -89,7 +87,7 @@ def test_with_no_usable_checkpoint_the_message_points_to_the_grant_page(client, 
 
 def test_record_transitions_read_by_ref_with_their_reference_linked(db, corpus, admin_client):
     old, new = (
-        services.ingest_event(
+        f.ingested(
             event=f.scoped_event(event_id, content_summary=summary),
             goal_id="demo",
             agent_id="author",

@@ -337,9 +337,7 @@ def test_defect4_a_retired_review_record_does_not_return_under_the_standing_poli
         services.apply_review(review_id=review["review_id"], principal=f.op(f.OWNER), execute=True)
     )
     services.retire_record(record_ref=applied["record_ref"], principal=f.op(f.RETIRER))
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     assert receipt["status"] == "guard_blocked"
     assert {r["code"] for r in receipt["guard"]["reasons"]} == {"lineage_closed"}
     accept_again = review_documents.decision(
@@ -383,9 +381,7 @@ def test_only_an_operator_reopen_or_a_referencing_candidate_brings_a_lineage_bac
         "--candidate-ref", rejected["candidate_ref"], "--actor", f.OWNER, "--execute",
     )  # fmt: skip
     assert (reopened.code, reopened.json["status"]) == (0, "reopened"), reopened.stdout
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     assert receipt["status"] == "activated"
 
 
@@ -398,10 +394,10 @@ def services_principal_host():
 def test_supersede_and_revoke_over_the_api_check_the_authenticated_owner(
     db, corpus, host_client, account_client
 ):
-    first = services.ingest_event(
+    first = f.ingested(
         event=f.scoped_event("ev-1"), goal_id="demo", agent_id="author", execute=True
     )
-    second = services.ingest_event(
+    second = f.ingested(
         event=f.scoped_event("ev-2", content_summary="Lead with the effect, then validation."),
         goal_id="demo",
         agent_id="author",
@@ -425,10 +421,10 @@ def test_supersede_and_revoke_over_the_api_check_the_authenticated_owner(
 
 
 def test_supersede_and_revoke_commands(db, corpus):
-    a = services.ingest_event(
-        event=f.scoped_event("ev-1"), goal_id="demo", agent_id="author", execute=True
-    )["record_ref"]
-    b = services.ingest_event(
+    a = f.ingested(event=f.scoped_event("ev-1"), goal_id="demo", agent_id="author", execute=True)[
+        "record_ref"
+    ]
+    b = f.ingested(
         event=f.scoped_event("ev-2", content_summary="Another preference entirely."),
         goal_id="demo",
         agent_id="author",
@@ -456,7 +452,7 @@ def test_defect5_the_local_provider_reads_only_what_the_calling_goal_may_read(
     db, agents, other_goal, monkeypatch
 ):
     f.register("private-prefs", agents=[("demo", "author")], visibility="private")
-    services.ingest_event(
+    f.ingested(
         event=f.scoped_event(
             corpus_id="private-prefs", content_summary="Private marker preference zebra."
         ),
@@ -489,7 +485,7 @@ def test_defect5_the_local_provider_reads_only_what_the_calling_goal_may_read(
 
 def test_readable_records_respect_visibility_and_lifecycle(db, agents, other_goal):
     f.register("goal-prefs", agents=[("demo", "author")], visibility="project")
-    ref = services.ingest_event(
+    ref = f.ingested(
         event=f.scoped_event(corpus_id="goal-prefs"),
         goal_id="demo",
         agent_id="author",
@@ -544,9 +540,7 @@ def test_admin_grants_a_checkpoint_through_the_add_form(admin_client, db):
 def test_admin_revoking_a_checkpoint_removes_its_hard_policy_from_recall_at_once(
     admin_client, db, policy_corpus
 ):
-    services.ingest_event(
-        event=_hard_policy_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    f.ingested(event=_hard_policy_event(), goal_id="demo", agent_id="author", execute=True)
     before = _recall_items(policy_corpus)
     assert [i["memory_class"] for i in before["items"]] == ["hard_policy"]
     checkpoint = AuthorityCheckpoint.objects.get(checkpoint_id=f.CHECKPOINT_ID)
@@ -578,9 +572,7 @@ def test_an_expired_checkpoint_hides_its_hard_policy_from_recall(db, policy_corp
     )
     event = _hard_policy_event(authority_checkpoint={"checkpoint_ref": "ckpt-hour"})
     assert (
-        services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)[
-            "status"
-        ]
+        f.ingested(event=event, goal_id="demo", agent_id="author", execute=True)["status"]
         == "activated"
     )
     assert len(_recall_items(policy_corpus)["items"]) == 1
@@ -657,7 +649,7 @@ def test_defect6_ingest_checks_the_configured_peer_before_any_provider_call(
     f.register(
         "peer2", provider_id="double", scope_ref=scope, agents=[("demo", "author", "peer-abc")]
     )
-    ok = services.ingest_event(
+    ok = f.ingested(
         event=f.scoped_event(corpus_id="peer2"), goal_id="demo", agent_id="author", execute=True
     )
     assert ok["status"] == "activated"
@@ -768,7 +760,5 @@ def test_admin_reopens_a_closed_lineage(admin_client, db, corpus):
     )
     closure.refresh_from_db()
     assert closure.reopened_by == "user:admin"
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     assert receipt["status"] == "activated"

@@ -29,7 +29,7 @@ def _post(client, path, body):
 
 
 def _remember(corpus_id: str, goal_id="demo", agent_id="author", event_id="ev-1") -> str:
-    receipt = services.ingest_event(
+    receipt = f.ingested(
         event=f.scoped_event(event_id, corpus_id=corpus_id),
         goal_id=goal_id,
         agent_id=agent_id,
@@ -135,7 +135,7 @@ def test_goal_wide_token_boundary_hook_never_recalls_a_private_corpus(agents, do
         "review", provider_id="double", surfaces=[boundary], visibility="private",
         agents=[("demo", "author")],
     )  # fmt: skip
-    services.ingest_event(
+    f.ingested(
         event=f.scoped_event(corpus_id=corpus.corpus_id, scope={"surface": boundary}),
         goal_id="demo",
         agent_id="author",

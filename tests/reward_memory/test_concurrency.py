@@ -8,7 +8,6 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from reward_memory import services
 from reward_memory.models import IngestEvent, LocalProviderDocument, MemoryRecord, RecordTransition
 from tests.helpers import run_manage
 from tests.reward_memory import factories as f
@@ -45,7 +44,7 @@ def test_racing_duplicate_ingest_events_make_one_record(agents, n):
     event = f.scoped_event()
 
     def ingest(_):
-        return services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
+        return f.ingested(event=event, goal_id="demo", agent_id="author", execute=True)
 
     receipts = _race(n, ingest)
     assert len(receipts) == n
@@ -71,7 +70,7 @@ def test_racing_distinct_events_of_one_candidate_make_one_record(agents):
     f.register("prefs", agents=[("demo", "author")])
 
     def ingest(i):
-        return services.ingest_event(
+        return f.ingested(
             event=f.scoped_event(f"ev-{i}"), goal_id="demo", agent_id="author", execute=True
         )
 

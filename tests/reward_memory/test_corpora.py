@@ -169,7 +169,7 @@ def test_soft_preference_documents_are_active_unexpired_records_of_the_project(
 
     def activate(event_id, corpus_id="prefs", **kw):
         kw.setdefault("content_summary", f"Preference {event_id}.")
-        return services.ingest_event(
+        return f.ingested(
             event=f.scoped_event(event_id, corpus_id=corpus_id, **kw),
             goal_id="demo",
             agent_id="author",
@@ -195,7 +195,7 @@ def test_soft_preference_documents_are_active_unexpired_records_of_the_project(
 def test_soft_preference_documents_is_one_query(db, corpus):
     topics = ("changelog entries", "reviewer assignment", "commit tense", "release notes", "tests")
     for i, topic in enumerate(topics):  # five distinct lessons (a restated one would merge)
-        services.ingest_event(
+        f.ingested(
             event=f.scoped_event(f"e{i}", content_summary=f"Keep {topic} consistent."),
             goal_id="demo",
             agent_id="author",

@@ -52,7 +52,7 @@ def store_application(record_ref: str, n: int, outcome: str) -> str:
     """A stored ``ApplicationReceipt`` (``record_application --execute``) whose status
     is ``applied``, ``refuted`` or ``not_applied`` for ``outcome``."""
     decision = OUTCOMES.get(outcome, "ignore")
-    receipt = services.record_application(
+    receipt = f.applied(
         document={
             "schema_version": "reward_memory_application_v0",
             "recall_id": _recall(record_ref, n),
@@ -75,7 +75,7 @@ def store_application(record_ref: str, n: int, outcome: str) -> str:
 def stored(db, corpus):
     """Stored rows of the full mix: an active record, three application receipts (one
     per disposition) and an edit and a retire operator control."""
-    record_ref = services.ingest_event(
+    record_ref = f.ingested(
         event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
     )["record_ref"]
     receipts = {
@@ -84,7 +84,7 @@ def stored(db, corpus):
     }
     # an executed retire control retires its record at once (issue 33: one operation on
     # every adapter), so it acts on a second record of its own
-    retired_ref = services.ingest_event(
+    retired_ref = f.ingested(
         event=f.scoped_event("ev-2", content_summary="Keep PR titles under 60 characters."),
         goal_id="demo",
         agent_id="author",

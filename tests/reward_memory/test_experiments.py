@@ -263,11 +263,9 @@ def test_config_digest_drift_makes_automation_unavailable_but_ordinary_work_cont
     assert status["reason_code"] == "config_digest_missing_or_drifted"
     assert (status["automatic_recall"], status["automatic_ingest"]) == (False, False)
     with pytest.raises(RewardMemoryError) as exc:
-        services.ingest_event(
-            event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-        )
+        f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     assert exc.value.code == "experiment_route_unavailable"
-    planned = services.ingest_event(event=f.scoped_event(), goal_id="demo", agent_id="author")
+    planned = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author")
     assert planned["status"] == "planned"  # ordinary (non-experiment) work still answers
     assert double.call_count == 0
     assert not MemoryRecord.objects.exists()
@@ -305,13 +303,11 @@ def test_explicit_off_stops_reconciliation_with_zero_provider_calls(db, prefs, d
 
 def test_ingest_execute_needs_the_surface_routed_to_this_corpus(db, prefs, double):
     _enabled(prefs)
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     assert receipt["status"] == "activated"
     other = f.register("other", provider_id="double", agents=[("demo", "author")], route=False)
     with pytest.raises(RewardMemoryError) as exc:  # same surface, not its ingest corpus
-        services.ingest_event(
+        f.ingested(
             event=f.scoped_event("e2", corpus_id=other.corpus_id),
             goal_id="demo",
             agent_id="author",

@@ -128,7 +128,7 @@ def test_shape_refusal_never_echoes_the_refused_values(db):
 
 # -- ingest-only guards (standing policy) --------------------------------------------------
 def _ingest(event, double):
-    receipt = services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
+    receipt = f.ingested(event=event, goal_id="demo", agent_id="author", execute=True)
     assert double.call_count == 0, "a guard must stop before any provider call"
     assert not MemoryRecord.objects.exists()
     return {r["code"] for r in receipt["guard"]["reasons"]}, receipt
@@ -187,12 +187,12 @@ def test_action_scope_not_in_policy_blocks_hard_policy_ingest(db, agents, double
 def test_a_retired_record_closes_its_lineage_and_ingest_never_reactivates_it(
     db, double_corpus, double
 ):
-    first = services.ingest_event(
+    first = f.ingested(
         event=f.scoped_event("ev-1"), goal_id="demo", agent_id="author", execute=True
     )
     services.retire_record(record_ref=first["record_ref"], principal=f.op(f.RETIRER))
     double.reset_calls()
-    again = services.ingest_event(
+    again = f.ingested(
         event=f.scoped_event("ev-2"), goal_id="demo", agent_id="author", execute=True
     )
     assert again["status"] == "guard_blocked"
@@ -205,7 +205,7 @@ def test_a_retired_record_closes_its_lineage_and_ingest_never_reactivates_it(
 def test_record_closed_blocks_reactivating_an_expired_record(
     db, double_corpus, double, frozen_clock
 ):
-    first = services.ingest_event(
+    first = f.ingested(
         event=f.scoped_event("ev-1", expires_at="2026-12-02T00:00:00Z"),
         goal_id="demo",
         agent_id="author",
@@ -216,7 +216,7 @@ def test_record_closed_blocks_reactivating_an_expired_record(
     assert MemoryRecord.objects.get(record_ref=first["record_ref"]).lifecycle_state == "expired"
     double.reset_calls()
     frozen_clock.set(f.NOW)
-    again = services.ingest_event(
+    again = f.ingested(
         event=f.scoped_event("ev-2", expires_at="2026-12-02T00:00:00Z"),
         goal_id="demo",
         agent_id="author",

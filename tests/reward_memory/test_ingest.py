@@ -16,7 +16,7 @@ from tests.reward_memory import factories as f
 def ingest(event=None, execute=True, **kwargs):
     kwargs.setdefault("goal_id", "demo")
     kwargs.setdefault("agent_id", "author")
-    return services.ingest_event(event=event or f.scoped_event(), execute=execute, **kwargs)
+    return f.ingested(event=event or f.scoped_event(), execute=execute, **kwargs)
 
 
 def recall_items(corpus):
@@ -25,7 +25,7 @@ def recall_items(corpus):
 
 
 def test_planned_by_default_writes_nothing_and_calls_no_provider(db, double_corpus, double):
-    receipt = services.ingest_event(event=f.scoped_event())
+    receipt = f.ingested(event=f.scoped_event())
     assert receipt["schema_version"] == "reward_memory_ingest_receipt_v0"
     assert receipt["status"] == "planned"
     assert receipt["executed"] is False
@@ -39,7 +39,7 @@ def test_planned_by_default_writes_nothing_and_calls_no_provider(db, double_corp
 
 def test_execute_requires_goal_and_an_enabled_experiment_route(db, double_corpus, double):
     with pytest.raises(RewardMemoryError) as exc:
-        services.ingest_event(event=f.scoped_event(), execute=True)
+        f.ingested(event=f.scoped_event(), execute=True)
     assert exc.value.field == "goal_id"
     with pytest.raises(RewardMemoryError) as exc:  # same Goal, not on the experiment allowlist
         ingest(agent_id="reviewer")

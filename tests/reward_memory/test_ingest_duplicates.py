@@ -16,7 +16,7 @@ UNRELATED = "Run the storage migration tests before touching the schema."
 
 
 def ingest(event, execute=True):
-    return services.ingest_event(event=event, execute=execute, goal_id="demo", agent_id="author")
+    return f.ingested(event=event, execute=execute, goal_id="demo", agent_id="author")
 
 
 def event(event_id: str, summary: str, evidence: str = "feedback:proj-a/pr/18") -> dict:

@@ -26,7 +26,7 @@ from tests.reward_memory import factories as f
 def ingest(event=None, execute=True, **kwargs):
     kwargs.setdefault("goal_id", "demo")
     kwargs.setdefault("agent_id", "author")
-    return services.ingest_event(event=event or f.scoped_event(), execute=execute, **kwargs)
+    return f.ingested(event=event or f.scoped_event(), execute=execute, **kwargs)
 
 
 def _rows():

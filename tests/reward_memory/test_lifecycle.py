@@ -27,7 +27,7 @@ from tests.reward_memory import factories as f
 
 
 def _ingest(event_id="ev-1", **overrides):
-    return services.ingest_event(
+    return f.ingested(
         event=f.scoped_event(event_id, **overrides),
         goal_id="demo",
         agent_id="author",
@@ -306,7 +306,7 @@ def test_constraints_of_recall_and_application_receipts(active_record):
     result = f.recalled(request=f.recall_request(active_record.corpus), execute=True)
     recall = RecallReceipt.objects.get(recall_id=result["recall_id"])
     _raises(RecallReceipt, **_clone(recall, recall_id="rmc_other", query_count=4))
-    services.record_application(
+    f.applied(
         document={
             "schema_version": "reward_memory_application_v0",
             "recall_id": recall.recall_id,

@@ -35,7 +35,7 @@ def experience(db, agents):
             "artifact_digest": DIGEST,
         },
     )
-    receipt = services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
+    receipt = f.ingested(event=event, goal_id="demo", agent_id="author", execute=True)
     assert receipt["status"] == "activated", receipt["guard"]
     return corpus, receipt["record_ref"], event
 
@@ -74,9 +74,7 @@ def test_quarantined_experience_can_be_refuted_but_not_reactivated(experience):
 
 
 def test_only_procedural_experience_is_marked_and_only_by_its_authorities(db, corpus):
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     with pytest.raises(RewardMemoryError) as wrong_class:
         services.mark_experience(
             record_ref=receipt["record_ref"],
@@ -125,7 +123,7 @@ def test_low_confidence_hard_policy_never_activates_by_standing_policy(db, agent
         "corpus_id": "policy",
         **doc,
     }
-    receipt = services.ingest_event(event=event, goal_id="demo", agent_id="author", execute=True)
+    receipt = f.ingested(event=event, goal_id="demo", agent_id="author", execute=True)
     assert {r["code"] for r in receipt["guard"]["reasons"]} == {"weak_policy_needs_review"}
     assert not MemoryRecord.objects.exists()
 

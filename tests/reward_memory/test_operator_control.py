@@ -33,9 +33,7 @@ def record(db, double_corpus, double):
     _grant("ckpt-retire", f.RETIRER, ["reward_memory.retire.prefs"])
     _grant("ckpt-other-project", f.OWNER, ["reward_memory.edit.prefs"], project="proj-b")
     _grant("ckpt-wrong-action", f.OWNER, ["reward_memory.retire.prefs"])
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     double.reset_calls()
     return MemoryRecord.objects.get(record_ref=receipt["record_ref"])
 

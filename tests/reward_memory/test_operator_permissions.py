@@ -28,10 +28,10 @@ def snapshot() -> dict:
 @pytest.fixture
 def world(db, corpus):
     """An active record, a second one, a closed lineage and a role binding."""
-    first = services.ingest_event(
+    first = f.ingested(
         event=f.scoped_event("ev-1"), goal_id="demo", agent_id="author", execute=True
     )
-    second = services.ingest_event(
+    second = f.ingested(
         event=f.scoped_event("ev-2", content_summary="Lead with the effect, then risks."),
         goal_id="demo",
         agent_id="author",

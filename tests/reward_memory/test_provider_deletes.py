@@ -51,9 +51,7 @@ def activated(db, server):
         goal_id="demo", agent_id="author", config_path="experiments/ov.json", execute=True
     )
     assert configured.status not in ("unavailable", "canary_readback_failed"), configured
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     assert receipt["status"] == "activated", json.dumps(receipt)
     record = MemoryRecord.objects.get(record_ref=receipt["record_ref"])
     assert server.finds(SUMMARY, scope, peer) == [record.provider_resource_ref]

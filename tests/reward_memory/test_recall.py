@@ -6,7 +6,9 @@ import json
 import pytest
 
 from reward_memory import services
+from reward_memory.documents import recall as recall_documents
 from reward_memory.documents import registry
+from reward_memory.domain.guards import Reason
 from reward_memory.errors import RewardMemoryError
 from reward_memory.models import ApplicationReceipt, RecallReceipt
 from tests.reward_memory import factories as f
@@ -19,7 +21,7 @@ SUMMARIES = [
 
 
 def _activate(summary, event_id, **overrides):
-    receipt = services.ingest_event(
+    receipt = f.ingested(
         event=f.scoped_event(event_id, content_summary=summary, **overrides),
         goal_id="demo",
         agent_id="author",
@@ -120,7 +122,7 @@ def test_provider_bytes_that_do_not_read_back_exactly_are_dropped(db, double_cor
 def test_recall_never_crosses_corpora(db, agents):
     one = f.register("one", agents=[("demo", "author")])
     f.register("two", agents=[("demo", "author")])
-    services.ingest_event(
+    f.ingested(
         event=f.scoped_event("x", corpus_id="two"), goal_id="demo", agent_id="author", execute=True
     )
     result = _recall(one, queries=["PR description effect"])
@@ -190,9 +192,10 @@ def test_recall_guidance_for_one_corpus_surface_and_query(db, corpus, refs):
     )
     assert guidance.status == "ok"
     assert guidance.provider_calls == 1
-    assert guidance.items[0]["summary"] == SUMMARIES[1]
-    assert guidance.public_packet["mode"] == "function_boundary"
-    assert SUMMARIES[1] not in json.dumps(guidance.public_packet)
+    assert guidance.records[0].summary == SUMMARIES[1]
+    packet = recall_documents.public_packet(guidance.outcome)
+    assert packet["mode"] == "function_boundary"
+    assert SUMMARIES[1] not in json.dumps(packet)
 
 
 def test_recall_guidance_refuses_agents_the_corpus_does_not_allowlist(db, double_corpus, double):
@@ -200,13 +203,13 @@ def test_recall_guidance_refuses_agents_the_corpus_does_not_allowlist(db, double
         goal_id="demo", agent_id="reviewer", corpus_id="prefs", surface=f.SURFACE, query="x"
     )
     assert guidance.status == "guard_blocked"
-    assert {"code": "agent_not_allowlisted", "field": "agent_id"} in guidance.reasons
+    assert Reason("agent_not_allowlisted", "agent_id") in guidance.reasons
     assert double.call_count == 0
     missing = services.recall_guidance(
         goal_id="demo", agent_id="author", corpus_id="nope", surface=f.SURFACE, query="x"
     )
     assert missing.status == "guard_blocked"
-    assert missing.items == []
+    assert missing.records == []
 
 
 # -- application receipts -----------------------------------------------------------------
@@ -224,7 +227,7 @@ def _application(recall, refs, *, decision="apply", verified=True, **extra):
         },
         **extra,
     }
-    return services.record_application(document=doc, execute=True)
+    return f.applied(document=doc, execute=True)
 
 
 def test_applied_only_when_attributed_and_the_artifact_is_verified(db, corpus, refs):
@@ -266,11 +269,11 @@ def test_application_receipts_are_idempotent_and_preview_by_default(db, corpus, 
             "verified": True,
         },
     }
-    preview = services.record_application(document=doc)
+    preview = f.applied(document=doc)
     assert preview["recorded"] is False
     assert not ApplicationReceipt.objects.exists()
-    first = services.record_application(document=doc, execute=True)
-    assert services.record_application(document=doc, execute=True) == first
+    first = f.applied(document=doc, execute=True)
+    assert f.applied(document=doc, execute=True) == first
     assert ApplicationReceipt.objects.count() == 1
 
 
@@ -293,7 +296,7 @@ def test_unsafe_application_fields_are_not_recorded(db, corpus, refs):
 
 def test_unknown_recall_is_not_found(db, corpus):
     with pytest.raises(RewardMemoryError) as exc:
-        services.record_application(
+        f.applied(
             document={
                 "schema_version": "reward_memory_application_v0",
                 "recall_id": "rmc_" + "0" * 64,

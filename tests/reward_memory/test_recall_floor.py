@@ -22,7 +22,7 @@ SUMMARIES = [
 def refs(corpus):
     out = []
     for i, summary in enumerate(SUMMARIES):
-        receipt = services.ingest_event(
+        receipt = f.ingested(
             event=f.scoped_event(f"ev-{i}", content_summary=summary),
             goal_id="demo",
             agent_id="author",
@@ -44,7 +44,7 @@ def test_hybrid_corpus_answers_a_relevant_query(db, corpus, refs):
     corpus.save(update_fields=["ranking"])
     got = _guidance("I pasted a password into the settings file")
     assert got.status == "ok"
-    assert got.items[0]["memory_ref"] == refs[2]
+    assert got.records[0].record_ref == refs[2]
     assert got.nothing_relevant is False
 
 
@@ -53,7 +53,7 @@ def test_hybrid_corpus_answers_nothing_relevant_with_a_reason(db, corpus, refs):
     corpus.save(update_fields=["ranking"])
     got = _guidance("how long to bake sourdough bread in the oven")
     assert got.status == "empty"
-    assert got.items == []
+    assert got.records == []
     assert got.nothing_relevant is True
     result = f.recalled(
         request=f.recall_request(corpus, queries=["bake sourdough bread"]), execute=True

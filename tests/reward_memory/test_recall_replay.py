@@ -19,7 +19,7 @@ QUERY = ["PR description"]
 
 
 def _activate(summary, event_id):
-    receipt = services.ingest_event(
+    receipt = f.ingested(
         event=f.scoped_event(event_id, content_summary=summary),
         goal_id="demo",
         agent_id="author",
@@ -103,7 +103,7 @@ def test_applying_a_recalled_record_retired_since_is_not_applied(db, corpus):
     services.retire_record(record_ref=recalled[0], principal=f.op(f.RETIRER))
 
     def apply(memory_refs):
-        return services.record_application(
+        return f.applied(
             document={
                 "schema_version": "reward_memory_application_v0",
                 "recall_id": recall["recall_id"],

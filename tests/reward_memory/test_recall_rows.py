@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 
 from loopx_site.core import clock
 from reward_memory import contracts as c
-from reward_memory import selectors, services
+from reward_memory import selectors
 from reward_memory.models import AuthorityCheckpoint, Corpus, LocalProviderDocument, MemoryRecord
 from tests.reward_memory import factories as f
 
@@ -32,9 +32,9 @@ def _checkpoint(checkpoint_id, *, expires_at=None, revoked_at=None):
 
 def test_recall_rows_readable_is_readable_records_in_every_state(db, agents):
     f.register("prefs", agents=[("demo", "author")])
-    ref = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )["record_ref"]
+    ref = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)[
+        "record_ref"
+    ]
     record = MemoryRecord.objects.get(record_ref=ref)
     corpus = Corpus.objects.get(corpus_id="prefs")
     scope_key = selectors.provider_binding(corpus).scope_key
@@ -112,9 +112,9 @@ def test_recall_rows_readable_is_readable_records_in_every_state(db, agents):
 
 def test_recall_rows_loads_the_rendered_columns_like_the_orm(db, agents):
     f.register("prefs", agents=[("demo", "author")])
-    ref = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )["record_ref"]
+    ref = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)[
+        "record_ref"
+    ]
     record = MemoryRecord.objects.select_related("review").get(record_ref=ref)
     corpus = Corpus.objects.get(corpus_id="prefs")
     got = selectors.recall_rows(

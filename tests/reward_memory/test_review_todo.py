@@ -24,9 +24,7 @@ def edit(db, double_corpus, double):
         operator=f.op(f.OWNER),
         execute=True,
     )
-    receipt = services.ingest_event(
-        event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True
-    )
+    receipt = f.ingested(event=f.scoped_event(), goal_id="demo", agent_id="author", execute=True)
     record = MemoryRecord.objects.get(record_ref=receipt["record_ref"])
     services.operator_control(
         record_ref=record.record_ref,

@@ -130,20 +130,20 @@ def test_a_host_token_bound_to_a_corpus_role_speaks_as_that_role_and_no_one_else
 
 def test_an_operator_account_is_bound_to_the_operator_role_as_itself_only(db, shared):
     mine = f.scoped_event("ev-1", source={**OPERATOR_CHOICE, "actor": f.OWNER})
-    receipt = services.ingest_event(
+    receipt = f.ingested(
         event=mine, goal_id="demo", agent_id="author", execute=True, principal=f.op(f.OWNER)
     )
     assert receipt["status"] == "activated"
     assert receipt["source_verification"]["basis"] == "operator_account"
     # without the authenticated account (the demo loader, an internal call) it is a claim
-    again = services.ingest_event(
+    again = f.ingested(
         event=f.scoped_event("ev-2", source={**OPERATOR_CHOICE, "actor": f.OWNER}),
         goal_id="demo",
         agent_id="author",
         execute=True,
     )
     assert _codes(again) == {"actor_role_unverified"}
-    someone = services.ingest_event(
+    someone = f.ingested(
         event=f.scoped_event("ev-3", source=OPERATOR_CHOICE),
         goal_id="demo",
         agent_id="author",

@@ -11,7 +11,6 @@ import pytest
 
 from loopx_site.core import tracing
 from loopx_site.core.canonical import text_digest_ref
-from reward_memory import services
 from tests.helpers import ROOT
 from tests.reward_memory import factories as f
 
@@ -32,7 +31,7 @@ def spans():
 
 @pytest.mark.privacy_exempt("feeds a recalled summary and query to show spans never carry them")
 def test_one_recall_is_one_trace_across_view_service_and_provider(db, corpus, host_client, spans):
-    receipt = services.ingest_event(
+    receipt = f.ingested(
         event=f.scoped_event("ev-1", content_summary=SUMMARY),
         goal_id="demo",
         agent_id="author",

@@ -4,7 +4,6 @@ bytes for the same operation."""
 
 import json
 
-from reward_memory import services
 from reward_memory.models import MemoryRecord
 from tests.helpers import run_cli
 from tests.reward_memory import factories as f
@@ -27,7 +26,7 @@ def test_the_corpus_list_is_the_same_bytes_on_the_cli_and_the_api(corpus, operat
 
 
 def test_a_record_revoke_preview_is_the_same_bytes_on_the_cli_and_the_api(corpus, account_client):
-    record_ref = services.ingest_event(
+    record_ref = f.ingested(
         event=f.scoped_event("ev-1"), goal_id="demo", agent_id="author", execute=True
     )["record_ref"]
     cli = run_cli(

@@ -46,9 +46,8 @@ def turn_corpus(agent, double):
 
 def remember_guidance(summary: str, event_id: str = "ev-1", **overrides) -> dict:
     """Activate one turn-admission record through the real ingest pipeline."""
-    from reward_memory import services
 
-    receipt = services.ingest_event(
+    receipt = rmf.ingested(
         event=rmf.scoped_event(
             event_id,
             corpus_id="turns",
