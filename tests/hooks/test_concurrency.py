@@ -133,21 +133,40 @@ def test_racing_hook_dispatches_in_threads_record_one_row(seeded, install, setti
     _one_of_each(hooks=1, intents=1)
 
 
-def test_racing_dispatches_with_different_results_conflict_and_keep_one(seeded, install, settings):
+def test_racing_dispatches_with_different_results_conflict_and_keep_one(
+    seeded, install, settings, caplog
+):
     n = 4
     settings.LOOPX_HOOK_WORKERS = n + 2
     receipt_id = _bare_receipt(install, "BarrierFlaky")
     providers.BarrierProposer.BARRIER = providers.barrier(n)
     isolation.reset()  # kept workers (LOOPX_HOOK_ISOLATION=worker) predate the barrier
+    caplog.set_level("INFO", logger="loopx.hooks")
     try:
         results = race(n, lambda: _phase(receipt_id))
     finally:
         providers.BarrierProposer.BARRIER = None
+    # A racer whose child brought no result (it did not answer within its budget on a
+    # loaded machine, or no worker was free) replays the kept one instead of conflicting.
+    late = sum(
+        r.getMessage().startswith(
+            (
+                "hook rho.barrier_flaky timed out",
+                "hook rho.barrier_flaky not run",
+                "hook rho.barrier_flaky failed",
+            )
+        )
+        for r in caplog.records
+    )
     outcomes = sorted(r.outcomes[0].outcome for r in results)
-    assert outcomes == ["conflict"] * (n - 1) + ["recorded"]
-    assert {r.outcomes[0].code for r in results} == {None, "intent_conflict"}
+    assert outcomes == ["conflict"] * (n - 1 - late) + ["recorded"] + ["replayed"] * late
+    assert late < n - 1, "every racer but one timed out: nothing raced"
+    assert {r.outcomes[0].code for r in results if r.outcomes[0].outcome != "replayed"} == {
+        None,
+        "intent_conflict",
+    }
     row = HookDispatch.objects.get()
-    assert row.conflict_count == n - 1
+    assert row.conflict_count == n - 1 - late
     assert row.conflict_code == "intent_conflict"
     assert HookIntent.objects.count() == 1
 
